@@ -1,0 +1,35 @@
+import type { Config } from 'jest';
+
+// ESM throughout (NestJS 12 and client-node are ESM-only): ts-jest compiles our TypeScript as ESM
+// and npm scripts run jest under Node 24 with --experimental-vm-modules.
+const shared = {
+  extensionsToTreatAsEsm: ['.ts'],
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
+  moduleNameMapper: {
+    // package.json "imports" (#quantity, #api, ...) point at each lib's index.ts.
+    '^#([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    // ESM sources import siblings as ./x.js; jest resolves them to ./x.ts.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+} satisfies Partial<Config>;
+
+const config: Config = {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 120_000,
+    },
+  ],
+};
+
+export default config;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds etcd, kube-apiserver, kube-controller-manager and kubectl from the Go module proxy into a
+# cache keyed by version, outside the work tree. Idempotent: a version already in the cache is kept,
+# so only a new machine pays the cold build (minutes on 2 cores).
+#
+# Usage: tools/kube-binaries/build.sh        prints the cache directory of each component
+# Env:   KARMADA_QUOTA_BIN_CACHE             cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/karmada-quota/bin)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="${KARMADA_QUOTA_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/karmada-quota/bin}"
+
+module_version() { # module dir, module path -> version required by that wrapper's go.mod
+  (cd "$here/$1" && go list -m -f '{{.Version}}' "$2")
+}
+
+build() { # wrapper dir, version, output dir, then "binary=package" pairs
+  local dir="$1" version="$2" out="$3"; shift 3
+  local missing=()
+  for pair in "$@"; do [ -x "$out/${pair%%=*}" ] || missing+=("$pair"); done
+  if [ ${#missing[@]} -eq 0 ]; then echo "$out"; return; fi
+  mkdir -p "$out"
+  for pair in "${missing[@]}"; do
+    local bin="${pair%%=*}" pkg="${pair#*=}"
+    echo "building $bin $version (first run on this machine: this takes minutes)..." >&2
+    local ldflags=""
+    case "$pkg" in k8s.io/kubernetes/*)
+      ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean"
+    esac
+    # Build to a temp name and rename, so an interrupted build never leaves a broken binary cached.
+    (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/.$bin.partial" "$pkg")
+    mv "$out/.$bin.partial" "$out/$bin"
+  done
+  echo "$out"
+}
+
+etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
+kube_version="$(module_version kubernetes k8s.io/kubernetes)"
+build etcd "$etcd_version" "$cache/etcd-$etcd_version" "etcd=go.etcd.io/etcd/server/v3"
+build kubernetes "$kube_version" "$cache/kubernetes-$kube_version" \
+  "kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver" \
+  "kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager" \
+  "kubectl=k8s.io/kubernetes/cmd/kubectl"
