@@ -15,6 +15,8 @@ const shared = {
 } satisfies Partial<Config>;
 
 const config: Config = {
+  // Integration tests wait for real API servers and controllers; unit tests finish far sooner.
+  testTimeout: 120_000,
   projects: [
     {
       ...shared,
@@ -25,9 +27,8 @@ const config: Config = {
       ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 120_000,
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
   ],
 };

@@ -1,0 +1,346 @@
+/**
+ * Wire types (JSON as the API server sends and accepts it) for the three kinds karmada-quota works with:
+ * KarmadaQuota (ours), ResourceBinding and Cluster (Karmada's). The CRD files in libs/api/crds describe the
+ * same shapes; see crds.ts.
+ *
+ * Quantities are strings on the wire ("100m", "2Gi"). The CRDs declare them int-or-string like core types do,
+ * so an object written by hand with an unquoted integer (`pods: 10`) is stored and returned as a JSON number:
+ * code reading quantities from the API server must accept both (e.g. `String(value)`).
+ *
+ * Timestamps are RFC 3339 strings. `metadata` uses client-node's V1ObjectMeta so objects are assignable to
+ * client-node's KubernetesObject (informers, KubernetesObjectApi); note its Date-typed timestamps are strings
+ * in raw JSON.
+ */
+import type { V1NodeSelector, V1ObjectMeta, V1Toleration } from '@kubernetes/client-node';
+
+/** Group, version and names of an API resource. */
+export interface ApiResourceInfo {
+  readonly group: string;
+  readonly version: string;
+  /** `group/version`, as in an object's apiVersion. */
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly namespaced: boolean;
+}
+
+export const KARMADA_QUOTA = {
+  group: 'quota.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'KarmadaQuota',
+  listKind: 'KarmadaQuotaList',
+  plural: 'karmadaquotas',
+  singular: 'karmadaquota',
+  shortNames: ['kq'],
+  namespaced: true,
+} as const satisfies ApiResourceInfo;
+
+export const RESOURCE_BINDING = {
+  group: 'work.karmada.io',
+  version: 'v1alpha2',
+  apiVersion: 'work.karmada.io/v1alpha2',
+  kind: 'ResourceBinding',
+  listKind: 'ResourceBindingList',
+  plural: 'resourcebindings',
+  singular: 'resourcebinding',
+  shortNames: ['rb'],
+  namespaced: true,
+} as const satisfies ApiResourceInfo;
+
+export const CLUSTER = {
+  group: 'cluster.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'cluster.karmada.io/v1alpha1',
+  kind: 'Cluster',
+  listKind: 'ClusterList',
+  plural: 'clusters',
+  singular: 'cluster',
+  shortNames: [],
+  namespaced: false,
+} as const satisfies ApiResourceInfo;
+
+/** A resource.Quantity in its wire form, e.g. "100m", "2Gi", "10". */
+export type Quantity = string;
+
+/** Resource name -> quantity, as core/v1 ResourceList. */
+export type ResourceList = Record<string, Quantity>;
+
+/** metav1.Condition in its wire form (lastTransitionTime is an RFC 3339 string). */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+// ---------------------------------------------------------------------------------------------------------
+// KarmadaQuota (quota.karmada.io/v1alpha1)
+// ---------------------------------------------------------------------------------------------------------
+
+export interface KarmadaQuota {
+  apiVersion?: typeof KARMADA_QUOTA.apiVersion;
+  kind?: typeof KARMADA_QUOTA.kind;
+  metadata?: V1ObjectMeta;
+  spec: KarmadaQuotaSpec;
+  status?: KarmadaQuotaStatus;
+}
+
+export interface KarmadaQuotaList {
+  apiVersion?: typeof KARMADA_QUOTA.apiVersion;
+  kind?: typeof KARMADA_QUOTA.listKind;
+  metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  items: KarmadaQuota[];
+}
+
+export interface KarmadaQuotaSpec {
+  /** Limits by resource name, summed over all member clusters. */
+  hard: ResourceList;
+  scopeSelector?: ScopeSelector;
+}
+
+/** Same semantics as core/v1 ResourceQuota scopeSelector. */
+export interface ScopeSelector {
+  matchExpressions?: ScopedResourceSelectorRequirement[];
+}
+
+export interface ScopedResourceSelectorRequirement {
+  /** e.g. `PriorityClass`. */
+  scopeName: string;
+  operator: ScopeSelectorOperator;
+  values?: string[];
+}
+
+export type ScopeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export const SCOPE_SELECTOR_OPERATORS = [
+  'In',
+  'NotIn',
+  'Exists',
+  'DoesNotExist',
+] as const satisfies readonly ScopeSelectorOperator[];
+
+export interface KarmadaQuotaStatus {
+  /** Limits in force (copy of spec.hard once reconciled). */
+  hard?: ResourceList;
+  /** Observed usage: sum over member clusters of what exists there. */
+  used?: ResourceList;
+  /** Sum of reservations[].reserved. */
+  reserved?: ResourceList;
+  /** Admitted but not (fully) observed yet. */
+  reservations?: Reservation[];
+  /** Per member cluster, sorted by name. */
+  clusters?: ClusterUsage[];
+  conditions?: Condition[];
+  observedGeneration?: number;
+}
+
+export interface Reservation {
+  reservedBy: ReservedBy;
+  reserved: ResourceList;
+  /** RFC 3339; only for reservations whose binding is not (yet) persisted. */
+  expirationTime?: string;
+}
+
+export interface ReservedBy {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid?: string;
+}
+
+export interface ClusterUsage {
+  name: string;
+  used: ResourceList;
+  /** RFC 3339. */
+  lastSyncTime: string;
+  state: ClusterUsageState;
+}
+
+export type ClusterUsageState = 'Ready' | 'Stale' | 'Unreachable';
+
+export const CLUSTER_USAGE_STATES = [
+  'Ready',
+  'Stale',
+  'Unreachable',
+] as const satisfies readonly ClusterUsageState[];
+
+/** Condition types of KarmadaQuota.status.conditions. */
+export const KarmadaQuotaConditionType = {
+  Ready: 'Ready',
+  ClustersSynced: 'ClustersSynced',
+  OverQuota: 'OverQuota',
+} as const;
+export type KarmadaQuotaConditionType =
+  (typeof KarmadaQuotaConditionType)[keyof typeof KarmadaQuotaConditionType];
+
+// ---------------------------------------------------------------------------------------------------------
+// ResourceBinding (work.karmada.io/v1alpha2): the fields karmada-quota reads, as Karmada's CRD types them.
+// ---------------------------------------------------------------------------------------------------------
+
+export interface ResourceBinding {
+  apiVersion?: typeof RESOURCE_BINDING.apiVersion;
+  kind?: typeof RESOURCE_BINDING.kind;
+  metadata?: V1ObjectMeta;
+  spec: ResourceBindingSpec;
+  /** Not read by karmada-quota beyond conditions. */
+  status?: ResourceBindingStatus;
+}
+
+export interface ResourceBindingSpec {
+  /** The resource (workload) being propagated. */
+  resource: ObjectReference;
+  /** Replica count of the referencing resource (absent for workloads without replicas). */
+  replicas?: number;
+  /** Requirements of each replica. */
+  replicaRequirements?: ReplicaRequirements;
+  /** Multi-template workloads: requirements per pod template. */
+  components?: Component[];
+  /** Scheduling result: target member clusters. */
+  clusters?: TargetCluster[];
+  placement?: Placement;
+}
+
+/** Karmada work/v1alpha2 ObjectReference. */
+export interface ObjectReference {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface ReplicaRequirements {
+  nodeClaim?: NodeClaim;
+  /** Resources requested by each replica. */
+  resourceRequest?: ResourceList;
+  namespace?: string;
+  priorityClassName?: string;
+}
+
+export interface NodeClaim {
+  hardNodeAffinity?: V1NodeSelector;
+  nodeSelector?: Record<string, string>;
+  tolerations?: V1Toleration[];
+}
+
+export interface Component {
+  name: string;
+  /** Replicas of this component (pod template). */
+  replicas: number;
+  replicaRequirements?: ComponentReplicaRequirements;
+}
+
+export interface ComponentReplicaRequirements {
+  nodeClaim?: NodeClaim;
+  resourceRequest?: ResourceList;
+  priorityClassName?: string;
+}
+
+export interface TargetCluster {
+  name: string;
+  /** Replicas assigned to this cluster (absent for non-workload resources). */
+  replicas?: number;
+  /** Per-component assignment (Karmada master only; no release has it yet). */
+  components?: TargetComponent[];
+}
+
+export interface TargetComponent {
+  name: string;
+  replicas: number;
+}
+
+/** PropagationPolicy placement, as copied into the binding. Only replicaScheduling is typed. */
+export interface Placement {
+  replicaScheduling?: ReplicaSchedulingStrategy;
+  [field: string]: unknown;
+}
+
+export interface ReplicaSchedulingStrategy {
+  /** Defaults to Divided. */
+  replicaSchedulingType?: ReplicaSchedulingType;
+  replicaDivisionPreference?: 'Aggregated' | 'Weighted';
+  weightPreference?: unknown;
+}
+
+export type ReplicaSchedulingType = 'Duplicated' | 'Divided';
+
+export interface ResourceBindingStatus {
+  conditions?: Condition[];
+  [field: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Cluster (cluster.karmada.io/v1alpha1, cluster-scoped), from Karmada's OpenAPI definitions.
+// ---------------------------------------------------------------------------------------------------------
+
+export interface Cluster {
+  apiVersion?: typeof CLUSTER.apiVersion;
+  kind?: typeof CLUSTER.kind;
+  metadata?: V1ObjectMeta;
+  spec: ClusterSpec;
+  status?: ClusterStatus;
+}
+
+export interface ClusterSpec {
+  id?: string;
+  syncMode: ClusterSyncMode;
+  /** hostname, hostname:port, IP or IP:port, or an https URL. */
+  apiEndpoint?: string;
+  /** Secret with `token` and `caBundle` for the member cluster. */
+  secretRef?: LocalSecretReference;
+  impersonatorSecretRef?: LocalSecretReference;
+  insecureSkipTLSVerification?: boolean;
+  /** http, https or socks5 proxy URL. */
+  proxyURL?: string;
+  proxyHeader?: Record<string, string>;
+  provider?: string;
+  region?: string;
+  zone?: string;
+  zones?: string[];
+  taints?: Taint[];
+  resourceModels?: unknown[];
+}
+
+export type ClusterSyncMode = 'Push' | 'Pull';
+
+export interface LocalSecretReference {
+  namespace: string;
+  name: string;
+}
+
+/** core/v1 Taint in its wire form. */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+export interface ClusterStatus {
+  kubernetesVersion?: string;
+  apiEnablements?: ApiEnablement[];
+  /** Condition `Ready` tells whether Karmada can reach the member cluster. */
+  conditions?: Condition[];
+  nodeSummary?: { totalNum?: number; readyNum?: number };
+  resourceSummary?: {
+    allocatable?: ResourceList;
+    allocating?: ResourceList;
+    allocated?: ResourceList;
+    allocatableModelings?: { grade: number; count: number }[];
+  };
+  remedyActions?: string[];
+}
+
+export interface ApiEnablement {
+  groupVersion: string;
+  resources?: { name: string; kind: string }[];
+}

@@ -1,0 +1,60 @@
+import { ConsoleLogger, type INestApplication, type LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ConfigError } from './config.js';
+
+const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
+
+export interface ServiceOptions {
+  name: string;
+  port: number;
+  bindAddress: string;
+  logLevel: LogLevel;
+}
+
+/** Structured JSON logs, one object per line, tagged with the service name. */
+export function jsonLogger(name: string, level: LogLevel): ConsoleLogger {
+  return new ConsoleLogger(name, { json: true, logLevels: LEVELS.slice(0, LEVELS.indexOf(level) + 1) });
+}
+
+/**
+ * Boots a service on Fastify with JSON logs and graceful shutdown: SIGTERM or SIGINT stop accepting
+ * requests, run every onModuleDestroy/onApplicationShutdown hook, then exit 0.
+ */
+export async function startService(module: unknown, options: ServiceOptions): Promise<INestApplication> {
+  const logger = jsonLogger(options.name, options.logLevel);
+  const app = await NestFactory.create<NestFastifyApplication>(module as never, new FastifyAdapter(), {
+    logger,
+    abortOnError: false,
+  });
+  await app.listen(options.port, options.bindAddress);
+  logger.log(`${options.name} listening on ${await app.getUrl()}`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.log(`${signal} received, shutting down`);
+      app.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+          process.exit(1);
+        },
+      );
+    });
+  }
+  return app;
+}
+
+/**
+ * Runs `main` and turns a configuration error into a clear message and exit code 2 instead of a
+ * stack trace; any other start-up failure exits 1 with its message.
+ */
+export function runMain(name: string, main: () => Promise<unknown>): void {
+  main().catch((err: unknown) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`${name}: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

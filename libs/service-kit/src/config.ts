@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+/** Start-up configuration that cannot be used; the message lists every bad variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const port = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a whole number')
+    .min(1, 'must be between 1 and 65535')
+    .max(65535, 'must be between 1 and 65535')
+    .default(fallback);
+
+/** Variables every service reads. */
+export function serviceEnv(defaultPort: number) {
+  return {
+    PORT: port(defaultPort),
+    BIND_ADDRESS: z.string().min(1).default('0.0.0.0'),
+    LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+    KUBECONFIG: z
+      .string()
+      .optional()
+      .refine((path) => path === undefined || path === '' || existsSync(path), 'no such file'),
+  };
+}
+
+export const redisEnv = {
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+    .default('redis://127.0.0.1:6379'),
+};
+
+/**
+ * Parses the environment against `shape`. Throws ConfigError naming every variable that is wrong,
+ * what is wrong with it and the value it had, so an operator can fix them all at once.
+ */
+export function loadConfig<Shape extends z.ZodRawShape>(
+  shape: Shape,
+  env: NodeJS.ProcessEnv = process.env,
+): z.infer<z.ZodObject<Shape>> {
+  const result = z.object(shape).safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const variable = String(issue.path[0]);
+    return `  ${variable}=${JSON.stringify(env[variable] ?? '')}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration, fix these environment variables:\n${lines.join('\n')}`);
+}

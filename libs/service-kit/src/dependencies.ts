@@ -1,0 +1,30 @@
+import * as k8s from '@kubernetes/client-node';
+import type { Redis } from 'ioredis';
+import type { ReadinessCheck } from './health.js';
+
+/** The host (Karmada control plane) cluster: KUBECONFIG when set, else in-cluster credentials. */
+export function hostKubeConfig(kubeconfigPath: string | undefined): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+export function hostApiReadiness(kc: k8s.KubeConfig): ReadinessCheck {
+  const version = kc.makeApiClient(k8s.VersionApi);
+  return {
+    name: 'host-apiserver',
+    probe: async () => {
+      await version.getCode();
+    },
+  };
+}
+
+export function redisReadiness(redis: Redis): ReadinessCheck {
+  return {
+    name: 'redis',
+    probe: async () => {
+      await redis.ping();
+    },
+  };
+}

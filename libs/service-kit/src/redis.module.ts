@@ -1,0 +1,29 @@
+import { Inject, Module, type DynamicModule, type OnModuleDestroy } from '@nestjs/common';
+import { Redis } from 'ioredis';
+
+/** Injection token of the shared ioredis connection. */
+export const REDIS = Symbol('REDIS');
+
+/** One Redis connection per service, retried in the background and closed on shutdown. */
+@Module({})
+export class RedisModule implements OnModuleDestroy {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  static forRoot(url: string): DynamicModule {
+    return {
+      module: RedisModule,
+      global: true,
+      providers: [
+        {
+          provide: REDIS,
+          useFactory: () => new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
+        },
+      ],
+      exports: [REDIS],
+    };
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

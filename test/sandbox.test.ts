@@ -1,0 +1,96 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '../tools/federation/src/index.js';
+import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
+
+const canListen = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const portOf = (url: string): number => Number(new URL(url).port);
+
+/** Every process whose command line or environment mentions `dir` (all the sandbox starts do). */
+function processesUsing(dir: string): number[] {
+  const mentions = (file: string): boolean => {
+    try {
+      return readFileSync(file).includes(dir);
+    } catch {
+      return false; // exited meanwhile, or not ours to read
+    }
+  };
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => pid !== process.pid && (mentions(`/proc/${pid}/cmdline`) || mentions(`/proc/${pid}/environ`)));
+}
+
+describe('npm run sandbox', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'karmada-quota-sandbox-')), 'sandbox');
+  const sandbox = (...args: string[]) =>
+    spawnSync('npm', ['run', '--silent', 'sandbox', '--', ...args], {
+      cwd: repoRoot(),
+      encoding: 'utf8',
+      env: { ...process.env, SANDBOX_DIR: dir },
+      timeout: 600_000,
+    });
+
+  afterAll(() => {
+    sandbox('down'); // also when a test failed half-way
+    rmSync(join(dir, '..'), { recursive: true, force: true });
+  });
+
+  test('up starts a ready federation and writes env.json; down leaves no process and no bound port', async () => {
+    const started = sandbox('up', '--members', '1');
+    expect(started.stderr).not.toMatch(/sandbox:/);
+    expect(started.status).toBe(0);
+    expect(started.stdout).toContain('karmada-quota sandbox is ready');
+    expect(started.stdout).toMatch(/team-a\s+team-a/); // real `kubectl get kq -A` output
+
+    const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
+    expect(env.members.map((m) => m.name)).toEqual(['member1']);
+    expect(env.redisUrl).toMatch(/^redis:\/\//);
+    for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url]) {
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    }
+    const ports = [env.host.server, ...env.members.map((m) => m.server), env.webhook.url, env.aggregator.url, env.reconciler.url].map(portOf);
+    const pids = readFileSync(join(dir, 'pids'), 'utf8').split('\n').filter(Boolean).map(Number);
+    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 3); // etcd, 2 API servers + 2 controller managers, 3 services
+    for (const port of ports) expect(await canListen(port)).toBe(false);
+    expect(processesUsing(dir).length).toBeGreaterThan(0);
+
+    const stopped = sandbox('down');
+    expect(stopped.status).toBe(0);
+    expect(stopped.stdout).toContain('sandbox stopped');
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(processesUsing(dir)).toEqual([]);
+    for (const port of ports) expect(await canListen(port)).toBe(true);
+    expect(existsSync(dir)).toBe(false);
+  }, 900_000);
+
+  test('down without a running sandbox says so and succeeds', () => {
+    const result = sandbox('down');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('no sandbox is running');
+  });
+
+  test('a bad --members value is refused with a clear message', () => {
+    const result = sandbox('up', '--members', 'lots');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('--members must be a whole number from 1 to 10, got "lots"');
+  });
+});

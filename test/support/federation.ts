@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import * as k8s from '@kubernetes/client-node';
+import type { FederationInfo, ApiEndpoint } from '../../tools/federation/src/index.js';
+import { kubeConfigFor, sleep } from '../../tools/federation/src/index.js';
+
+/** Set by global-setup.mjs: the JSON file describing the running test federation. */
+const FEDERATION_INFO_ENV = 'KARMADA_QUOTA_TEST_FEDERATION';
+
+/** The federation that jest's global setup started. */
+export function federation(): FederationInfo {
+  const file = process.env[FEDERATION_INFO_ENV];
+  if (!file) throw new Error(`${FEDERATION_INFO_ENV} is not set: run integration tests through jest's global setup`);
+  return JSON.parse(readFileSync(file, 'utf8')) as FederationInfo;
+}
+
+export const client = (endpoint: ApiEndpoint): k8s.KubeConfig => kubeConfigFor(endpoint);
+
+/** A namespace name unique to this test run, so tests never see each other's objects. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+}
+
+/** Polls `read` until `accept` holds for its result; returns that result or throws with the last one. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      last = await read();
+      if (accept(last)) return last;
+    } catch (err) {
+      lastError = err;
+    }
+    await sleep(250);
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)} ${lastError ?? ''}`);
+}
+
+export async function createNamespace(endpoint: ApiEndpoint, name: string): Promise<void> {
+  await client(endpoint).makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name } } });
+}

@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { basename, join } from 'node:path';
+import { repoRoot } from './paths.js';
+
+export interface KubeBinaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  kubectl: string;
+  etcdVersion: string;
+  kubernetesVersion: string;
+}
+
+/**
+ * Returns the cached etcd and Kubernetes binaries, building them from the Go module proxy first
+ * when this machine has not got them yet (tools/kube-binaries/build.sh; progress goes to stderr).
+ */
+export async function ensureBinaries(): Promise<KubeBinaries> {
+  const script = join(repoRoot(), 'tools', 'kube-binaries', 'build.sh');
+  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) {
+    throw new Error(
+      `building the Kubernetes binaries failed (exit ${code}); run 'npm run kube:binaries' to see why. ` +
+        'It needs Go >= 1.24 and the Go module proxy.',
+    );
+  }
+  const dirs = stdout.trim().split('\n');
+  const etcdDir = dirs.find((d) => basename(d).startsWith('etcd-'));
+  const kubeDir = dirs.find((d) => basename(d).startsWith('kubernetes-'));
+  if (!etcdDir || !kubeDir) throw new Error(`unexpected output from ${script}: ${stdout}`);
+  return {
+    etcd: join(etcdDir, 'etcd'),
+    kubeApiserver: join(kubeDir, 'kube-apiserver'),
+    kubeControllerManager: join(kubeDir, 'kube-controller-manager'),
+    kubectl: join(kubeDir, 'kubectl'),
+    etcdVersion: basename(etcdDir).slice('etcd-'.length),
+    kubernetesVersion: basename(kubeDir).slice('kubernetes-'.length),
+  };
+}

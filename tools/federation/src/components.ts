@@ -1,0 +1,218 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeBinaries } from './binaries.js';
+import { writeKubeconfig } from './kubeconfig.js';
+import { freePort, probe, waitFor } from './net.js';
+import { ManagedProcess, type OrphanGuard } from './processes.js';
+
+const START_TIMEOUT_MS = 120_000;
+
+/** A component that can be stopped and started again on the same ports and data. */
+abstract class Component {
+  protected proc?: ManagedProcess;
+  constructor(
+    readonly name: string,
+    protected readonly dir: string,
+    protected readonly guard: OrphanGuard,
+  ) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  get running(): boolean {
+    return this.proc?.running ?? false;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.proc) return;
+    await this.proc.stop();
+    this.guard.untrack(this.proc);
+    this.proc = undefined;
+  }
+
+  protected launch(command: string, args: string[]): ManagedProcess {
+    this.proc = this.guard.track(ManagedProcess.start(this.name, command, args, { logFile: join(this.dir, 'log') }));
+    return this.proc;
+  }
+
+  protected async awaitHealthy(url: string, options: { ca?: string; token?: string } = {}): Promise<void> {
+    const proc = this.proc!;
+    await waitFor(`${this.name} at ${url}`, async () => {
+      if (!proc.running) throw new Error(`${this.name} exited during start-up; its log:\n${proc.logTail()}`);
+      return (await probe(url, options)) === 200;
+    }, { timeoutMs: START_TIMEOUT_MS, describe: () => `${this.name} log:\n${proc.logTail()}` });
+  }
+}
+
+export class Etcd extends Component {
+  private constructor(
+    dir: string,
+    guard: OrphanGuard,
+    private readonly binary: string,
+    private readonly clientPort: number,
+    private readonly peerPort: number,
+  ) {
+    super('etcd', dir, guard);
+  }
+
+  static async create(dir: string, guard: OrphanGuard, binaries: KubeBinaries): Promise<Etcd> {
+    return new Etcd(dir, guard, binaries.etcd, await freePort(), await freePort());
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.clientPort}`;
+  }
+
+  async start(): Promise<void> {
+    const peer = `http://127.0.0.1:${this.peerPort}`;
+    this.launch(this.binary, [
+      '--name=karmada-quota',
+      `--data-dir=${join(this.dir, 'data')}`,
+      `--listen-client-urls=${this.url}`,
+      `--advertise-client-urls=${this.url}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=karmada-quota=${peer}`,
+      '--unsafe-no-fsync', // throwaway test data: durability is not worth the fsync latency
+      '--log-level=warn',
+    ]);
+    await this.awaitHealthy(`${this.url}/health`);
+  }
+}
+
+/** Connection details of one API server, as written to kubeconfig and sandbox env.json. */
+export interface ApiEndpoint {
+  name: string;
+  server: string;
+  kubeconfig: string;
+  /** Bearer token of the static admin user (system:masters). */
+  token: string;
+  /** PEM file of the self-signed serving certificate (leaf and CA in one). */
+  caFile: string;
+}
+
+export class ApiServer extends Component {
+  readonly endpoint: ApiEndpoint;
+  private constructor(
+    name: string,
+    dir: string,
+    guard: OrphanGuard,
+    private readonly binaries: KubeBinaries,
+    private readonly etcdUrl: string,
+    private readonly port: number,
+  ) {
+    super(name, dir, guard);
+    const tokenFile = join(dir, 'tokens.csv');
+    const token = randomBytes(24).toString('hex');
+    writeFileSync(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(this.serviceAccountKeyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    this.endpoint = {
+      name,
+      server: `https://127.0.0.1:${port}`,
+      kubeconfig: join(dir, 'kubeconfig'),
+      token,
+      caFile: join(dir, 'certs', 'apiserver.crt'),
+    };
+  }
+
+  static async create(
+    name: string,
+    dir: string,
+    guard: OrphanGuard,
+    binaries: KubeBinaries,
+    etcdUrl: string,
+  ): Promise<ApiServer> {
+    return new ApiServer(name, dir, guard, binaries, etcdUrl, await freePort());
+  }
+
+  get serviceAccountKeyFile(): string {
+    return join(this.dir, 'service-account.key');
+  }
+
+  get caPem(): string {
+    return readFileSync(this.endpoint.caFile, 'utf8');
+  }
+
+  async start(): Promise<void> {
+    this.launch(this.binaries.kubeApiserver, [
+      `--etcd-servers=${this.etcdUrl}`,
+      `--etcd-prefix=/${this.name}`, // one etcd serves every API server of the federation
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1', // start-up fails without it on a machine with no default route
+      `--secure-port=${this.port}`,
+      `--cert-dir=${join(this.dir, 'certs')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--endpoint-reconciler-type=none', // loopback addresses are not valid Endpoints
+      `--service-account-issuer=https://${this.name}.karmada-quota.local`,
+      `--service-account-key-file=${this.serviceAccountKeyFile}`,
+      `--service-account-signing-key-file=${this.serviceAccountKeyFile}`,
+      `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      '--profiling=false',
+      '--v=1',
+    ]);
+    await waitFor(`${this.name} serving certificate`, async () => {
+      if (!this.proc!.running) throw new Error(`${this.name} exited during start-up; its log:\n${this.proc!.logTail()}`);
+      try {
+        return this.caPem.includes('BEGIN CERTIFICATE');
+      } catch {
+        return false;
+      }
+    }, { timeoutMs: START_TIMEOUT_MS, describe: () => this.proc!.logTail() });
+    await this.awaitHealthy(`${this.endpoint.server}/readyz`, { ca: this.caPem, token: this.endpoint.token });
+    writeKubeconfig(this.endpoint.kubeconfig, { ...this.endpoint, caPem: this.caPem });
+  }
+}
+
+/**
+ * Controllers a member runs so Deployments, StatefulSets, DaemonSets and Jobs create Pods (which
+ * stay Pending: there are no nodes) and deleted objects are garbage-collected.
+ */
+export const MEMBER_CONTROLLERS = [
+  'deployment', 'replicaset', 'statefulset', 'daemonset', 'job', 'cronjob', 'garbagecollector',
+  'namespace', 'serviceaccount', 'serviceaccount-token', 'podgc', 'ttl-after-finished',
+];
+/** What Karmada's own control plane runs: no workload controllers, so nothing runs on the host. */
+export const HOST_CONTROLLERS = ['namespace', 'garbagecollector', 'serviceaccount', 'serviceaccount-token'];
+
+export class ControllerManager extends Component {
+  private constructor(
+    private readonly apiServer: ApiServer,
+    dir: string,
+    guard: OrphanGuard,
+    private readonly binary: string,
+    private readonly controllers: string[],
+    private readonly port: number,
+  ) {
+    super(`${apiServer.name}-controller-manager`, dir, guard);
+  }
+
+  static async create(
+    apiServer: ApiServer,
+    dir: string,
+    guard: OrphanGuard,
+    binaries: KubeBinaries,
+    controllers: string[],
+  ): Promise<ControllerManager> {
+    return new ControllerManager(apiServer, dir, guard, binaries.kubeControllerManager, controllers, await freePort());
+  }
+
+  async start(): Promise<void> {
+    const kubeconfig = this.apiServer.endpoint.kubeconfig;
+    this.launch(this.binary, [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      `--service-account-private-key-file=${this.apiServer.serviceAccountKeyFile}`,
+      `--root-ca-file=${this.apiServer.endpoint.caFile}`,
+      `--controllers=${this.controllers.join(',')}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${this.port}`,
+      `--cert-dir=${join(this.dir, 'certs')}`,
+      '--v=1',
+    ]);
+    await this.awaitHealthy(`https://127.0.0.1:${this.port}/healthz`);
+  }
+}

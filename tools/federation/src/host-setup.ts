@@ -1,0 +1,83 @@
+import * as k8s from '@kubernetes/client-node';
+import { CLUSTER, loadCrds, type Cluster } from '#api';
+import { readFileSync } from 'node:fs';
+import type { ApiEndpoint } from './components.js';
+import { waitFor } from './net.js';
+
+/** Namespace where Karmada keeps member-cluster credential Secrets. */
+export const CLUSTER_SECRET_NAMESPACE = 'karmada-cluster';
+
+export function kubeConfigFor(endpoint: ApiEndpoint): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(endpoint.kubeconfig);
+  return kc;
+}
+
+const isStatus = (err: unknown, code: number): boolean => err instanceof k8s.ApiException && err.code === code;
+
+/** Creates `create()`'s object, or leaves the existing one (idempotent set-up). */
+async function ensure(create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    if (!isStatus(err, 409)) throw err;
+  }
+}
+
+/** Installs the KarmadaQuota, ResourceBinding and Cluster CRDs and waits until they are served. */
+export async function installCrds(host: ApiEndpoint): Promise<void> {
+  const api = kubeConfigFor(host).makeApiClient(k8s.ApiextensionsV1Api);
+  for (const crd of loadCrds()) {
+    await ensure(() => api.createCustomResourceDefinition({ body: crd }));
+    const name = crd.metadata!.name!;
+    await waitFor(`CRD ${name} to be established`, async () => {
+      const current = await api.readCustomResourceDefinition({ name });
+      return !!current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    }, { timeoutMs: 30_000 });
+  }
+}
+
+/**
+ * Registers a member the way `karmadactl join` does: a Secret with `token` and `caBundle` in
+ * karmada-cluster, and a Cluster object pointing at the member's API endpoint.
+ */
+export async function registerMember(host: ApiEndpoint, member: ApiEndpoint): Promise<void> {
+  const kc = kubeConfigFor(host);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  await ensure(() => core.createNamespace({ body: { metadata: { name: CLUSTER_SECRET_NAMESPACE } } }));
+  await ensure(() =>
+    core.createNamespacedSecret({
+      namespace: CLUSTER_SECRET_NAMESPACE,
+      body: {
+        metadata: { name: member.name },
+        stringData: { token: member.token, caBundle: readFileSync(member.caFile, 'utf8') },
+      },
+    }),
+  );
+  const cluster: Cluster = {
+    apiVersion: CLUSTER.apiVersion,
+    kind: 'Cluster',
+    metadata: { name: member.name },
+    spec: {
+      apiEndpoint: member.server,
+      secretRef: { namespace: CLUSTER_SECRET_NAMESPACE, name: member.name },
+      syncMode: 'Push',
+    },
+  };
+  await ensure(() => objects.create(cluster));
+}
+
+/** Removes a member's Cluster object and its credential Secret from the host. */
+export async function unregisterMember(host: ApiEndpoint, memberName: string): Promise<void> {
+  const kc = kubeConfigFor(host);
+  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const ignoreMissing = (err: unknown) => {
+    if (!isStatus(err, 404)) throw err;
+  };
+  await objects
+    .delete({ apiVersion: CLUSTER.apiVersion, kind: 'Cluster', metadata: { name: memberName } })
+    .catch(ignoreMissing);
+  await core.deleteNamespacedSecret({ namespace: CLUSTER_SECRET_NAMESPACE, name: memberName }).catch(ignoreMissing);
+}

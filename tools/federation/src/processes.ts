@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+
+/** A long-running local process (etcd, kube-apiserver, ...) whose output goes to a log file. */
+export class ManagedProcess {
+  private exited = false;
+  private constructor(
+    readonly name: string,
+    readonly logFile: string,
+    private readonly child: ChildProcess,
+  ) {
+    child.once('exit', () => (this.exited = true));
+  }
+
+  /**
+   * Starts `command` in its own process group (so a Ctrl-C to the terminal reaches only the
+   * supervisor, which then stops children in order) with stdout and stderr appended to `logFile`.
+   */
+  static start(
+    name: string,
+    command: string,
+    args: string[],
+    options: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+  ): ManagedProcess {
+    const log = openSync(options.logFile, 'a');
+    try {
+      const child = spawn(command, args, {
+        stdio: ['ignore', log, log],
+        detached: true,
+        env: options.env ?? process.env,
+        cwd: options.cwd,
+      });
+      return new ManagedProcess(name, options.logFile, child);
+    } finally {
+      closeSync(log);
+    }
+  }
+
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error(`${this.name} did not start (see ${this.logFile})`);
+    return this.child.pid;
+  }
+
+  get running(): boolean {
+    return !this.exited && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The last lines of the log, for error messages that let an operator see why it failed. */
+  logTail(lines = 25): string {
+    try {
+      return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch {
+      return '(no log)';
+    }
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (!this.running) return;
+    const exited = once(this.child, 'exit');
+    this.signal('SIGTERM');
+    const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
+    try {
+      await exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private signal(sig: NodeJS.Signals): void {
+    try {
+      process.kill(-this.pid, sig); // the whole group: some binaries fork helpers
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Guarantees that no child outlives its owner, even when the owner is SIGKILLed or jest is
+ * interrupted before its teardown runs: a detached shell polls the owner and, once it is gone,
+ * kills every process group listed in `pidFile`.
+ */
+export class OrphanGuard {
+  private readonly pids = new Set<number>();
+  private constructor(
+    private readonly pidFile: string,
+    private readonly watcher: ChildProcess,
+  ) {}
+
+  static start(pidFile: string, ownerPid = process.pid): OrphanGuard {
+    writeFileSync(pidFile, '');
+    const script = `
+      while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done
+      for p in $(cat "$0"); do kill -TERM -- "-$p" 2>/dev/null; done
+      sleep 5
+      for p in $(cat "$0"); do kill -KILL -- "-$p" 2>/dev/null; done`;
+    const watcher = spawn('bash', ['-c', script, pidFile], { detached: true, stdio: 'ignore' });
+    watcher.unref();
+    return new OrphanGuard(pidFile, watcher);
+  }
+
+  track(proc: ManagedProcess): ManagedProcess {
+    this.pids.add(proc.pid);
+    this.flush();
+    return proc;
+  }
+
+  untrack(proc: ManagedProcess): void {
+    this.pids.delete(proc.pid);
+    this.flush();
+  }
+
+  /** Called after an orderly shutdown: nothing is left to guard. */
+  dispose(): void {
+    this.pids.clear();
+    this.flush();
+    if (this.watcher.pid !== undefined) {
+      try {
+        process.kill(-this.watcher.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private flush(): void {
+    writeFileSync(this.pidFile, [...this.pids].join('\n'));
+  }
+}

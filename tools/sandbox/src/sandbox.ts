@@ -1,0 +1,196 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { Federation, kubeConfigFor, repoRoot, sleep, startServices, waitFor, type RunningService } from '../../federation/src/index.js';
+
+/** `.sandbox/env.json`: the contract scripts and tests rely on (spec §10). */
+export interface SandboxEnv {
+  host: { kubeconfig: string; server: string };
+  members: { name: string; kubeconfig: string; server: string }[];
+  redisUrl: string;
+  webhook: { url: string };
+  aggregator: { url: string };
+  reconciler: { url: string };
+  kubectl: string;
+  kubernetesVersion: string;
+}
+
+export interface SandboxPaths {
+  dir: string;
+  envFile: string;
+  pidFile: string;
+}
+
+export function sandboxPaths(dir = process.env.SANDBOX_DIR ?? join(repoRoot(), '.sandbox')): SandboxPaths {
+  return { dir, envFile: join(dir, 'env.json'), pidFile: join(dir, 'supervisor.pid') };
+}
+
+const DEMO_NAMESPACE = 'team-a';
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function runningSupervisor(paths: SandboxPaths): number | undefined {
+  if (!existsSync(paths.pidFile)) return undefined;
+  const pid = Number(readFileSync(paths.pidFile, 'utf8'));
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+}
+
+async function seedDemo(federation: Federation): Promise<void> {
+  const kc = kubeConfigFor(federation.info.host);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: DEMO_NAMESPACE } } }).catch(() => undefined);
+  for (const member of federation.info.members) {
+    const memberCore = kubeConfigFor(member).makeApiClient(k8s.CoreV1Api);
+    await memberCore.createNamespace({ body: { metadata: { name: DEMO_NAMESPACE } } }).catch(() => undefined);
+  }
+  const quota: KarmadaQuota = {
+    apiVersion: KARMADA_QUOTA.apiVersion,
+    kind: 'KarmadaQuota',
+    metadata: { name: DEMO_NAMESPACE, namespace: DEMO_NAMESPACE },
+    spec: { hard: { cpu: '100', memory: '200Gi', pods: '500' } },
+  };
+  await k8s.KubernetesObjectApi.makeApiClient(kc).create(quota);
+}
+
+function kubectl(env: SandboxEnv, args: string[]): string {
+  const result = spawnSync(env.kubectl, ['--kubeconfig', env.host.kubeconfig, ...args], { encoding: 'utf8' });
+  return (result.stdout + result.stderr).trimEnd();
+}
+
+function instructions(env: SandboxEnv): string {
+  const members = env.members.map((m) => `  ${m.name.padEnd(9)} ${m.server}  kubeconfig ${m.kubeconfig}`).join('\n');
+  return `
+karmada-quota sandbox is ready (Kubernetes ${env.kubernetesVersion}).
+
+  host      ${env.host.server}  kubeconfig ${env.host.kubeconfig}
+${members}
+  redis     ${env.redisUrl}
+  webhook   ${env.webhook.url}   aggregator ${env.aggregator.url}   reconciler ${env.reconciler.url}
+
+kubectl get kq -A  (on the host):
+${kubectl(env, ['get', 'kq', '-A'])
+  .split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+
+Try:
+  alias kubectl=${env.kubectl}
+  export KUBECONFIG=${env.host.kubeconfig}
+  kubectl get kq -A
+  kubectl get clusters.cluster.karmada.io
+  kubectl --kubeconfig ${env.members[0]?.kubeconfig} create deployment web --image=nginx --replicas=3 -n ${DEMO_NAMESPACE}
+  kubectl --kubeconfig ${env.members[0]?.kubeconfig} get pods -n ${DEMO_NAMESPACE}
+  curl ${env.webhook.url}/readyz
+`;
+}
+
+/**
+ * The supervisor: starts the federation and the services, seeds the demo quota, writes env.json,
+ * then waits for SIGINT/SIGTERM and stops everything it started.
+ */
+export async function supervise(options: { members: number; paths: SandboxPaths; print: (s: string) => void }): Promise<void> {
+  const { paths, print } = options;
+  const already = runningSupervisor(paths);
+  if (already) throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
+  rmSync(paths.dir, { recursive: true, force: true });
+  mkdirSync(paths.dir, { recursive: true });
+  writeFileSync(paths.pidFile, String(process.pid));
+
+  let stopping: Promise<void> | undefined;
+  let federation: Federation | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      print('stopping the sandbox...');
+      await federation?.stop();
+      rmSync(paths.dir, { recursive: true, force: true });
+      print('sandbox stopped');
+    })());
+  const stopped = new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop().then(resolve));
+  });
+
+  try {
+    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    federation = await Federation.start({ stateDir: paths.dir, members: options.members, log: print });
+    print('starting webhook, aggregator and reconciler');
+    const services = await startServices(federation, { redisUrl });
+    const url = (name: RunningService['name']) => ({ url: services.find((s) => s.name === name)!.url });
+    print('seeding the demo quota team-a/team-a');
+    await seedDemo(federation);
+    const info = federation.info;
+    const env: SandboxEnv = {
+      host: { kubeconfig: info.host.kubeconfig, server: info.host.server },
+      members: info.members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig, server: m.server })),
+      redisUrl,
+      webhook: url('webhook'),
+      aggregator: url('aggregator'),
+      reconciler: url('reconciler'),
+      kubectl: info.kubectl,
+      kubernetesVersion: info.kubernetesVersion,
+    };
+    print(instructions(env));
+    print('Press Ctrl-C to stop (or run: npm run sandbox -- down).');
+    // Written last: `up` and scripts take its presence to mean everything is ready.
+    writeFileSync(paths.envFile, JSON.stringify(env, null, 2));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  await stopped;
+}
+
+/** `up`: runs the supervisor detached and returns once env.json says everything is ready. */
+export async function up(options: { members: number; paths: SandboxPaths; entry: string; print: (s: string) => void }): Promise<void> {
+  const { paths, print } = options;
+  const already = runningSupervisor(paths);
+  if (already) throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
+  mkdirSync(paths.dir, { recursive: true });
+  rmSync(paths.envFile, { force: true });
+  const logFd = openSync(`${paths.dir}.log`, 'w');
+  const child = spawn(process.execPath, [options.entry, 'run', '--members', String(options.members)], {
+    detached: true,
+    stdio: ['ignore', logFd, logFd],
+    env: { ...process.env, SANDBOX_DIR: paths.dir },
+  });
+  child.unref();
+  print(`starting the sandbox in the background (log: ${paths.dir}.log); the first run builds Kubernetes (minutes)`);
+  const supervisorLog = () => readFileSync(`${paths.dir}.log`, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
+  await waitFor('the sandbox to become ready', async () => {
+    if (child.exitCode !== null || !isAlive(child.pid!)) throw new Error(`the sandbox failed to start:\n${supervisorLog()}`);
+    return existsSync(paths.envFile);
+  }, { timeoutMs: 30 * 60_000, intervalMs: 500, describe: supervisorLog });
+  const log = readFileSync(`${paths.dir}.log`, 'utf8');
+  print(log.slice(log.indexOf('karmada-quota sandbox is ready')).trimEnd());
+  print(`env: ${paths.envFile}`);
+}
+
+/** `down`: stops the supervisor (which stops everything it started) and removes the state. */
+export async function down(options: { paths: SandboxPaths; print: (s: string) => void }): Promise<void> {
+  const { paths, print } = options;
+  const pid = runningSupervisor(paths);
+  if (pid === undefined) {
+    rmSync(paths.dir, { recursive: true, force: true });
+    print('no sandbox is running');
+    return;
+  }
+  process.kill(pid, 'SIGTERM');
+  try {
+    await waitFor('the sandbox to stop', async () => !isAlive(pid), { timeoutMs: 60_000, intervalMs: 200 });
+  } catch {
+    // The supervisor hung: its orphan guard kills the children once the supervisor is gone.
+    process.kill(pid, 'SIGKILL');
+    await sleep(6_000);
+  }
+  rmSync(paths.dir, { recursive: true, force: true });
+  rmSync(`${paths.dir}.log`, { force: true });
+  print('sandbox stopped');
+}
