@@ -1,10 +1,12 @@
 import eslint from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.sandbox/', 'test-results/', '**/*.cjs'] },
+  { ignores: ['dist/', 'node_modules/', '.sandbox/', 'test-results/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],

@@ -21,7 +21,11 @@ const config: Config = {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/apps/**/*.spec.ts',
+        '<rootDir>/tools/**/*.spec.ts',
+      ],
     },
     {
       ...shared,

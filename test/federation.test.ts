@@ -76,14 +76,22 @@ describe('the local federation', () => {
         body: { ...created, status: { used: { cpu: '2' } } },
       });
       await expect(stale).rejects.toMatchObject({ code: 409 });
-      const current = (await api.getNamespacedCustomObject({ ...QUOTA, namespace, name: 'cas' })) as KarmadaQuota;
+      const current = (await api.getNamespacedCustomObject({
+        ...QUOTA,
+        namespace,
+        name: 'cas',
+      })) as KarmadaQuota;
       expect(current.status?.used).toEqual({ cpu: '1' });
     });
 
     test('kubectl get kq shows used, reserved and hard for cpu, memory and pods', async () => {
-      const out = spawnSync(fed.kubectl, ['--kubeconfig', fed.host.kubeconfig, 'get', 'kq', '-n', namespace], {
-        encoding: 'utf8',
-      });
+      const out = spawnSync(
+        fed.kubectl,
+        ['--kubeconfig', fed.host.kubeconfig, 'get', 'kq', '-n', namespace],
+        {
+          encoding: 'utf8',
+        },
+      );
       expect(out.stderr).toBe('');
       const header = out.stdout.split('\n')[0]!;
       for (const resource of ['CPU', 'MEMORY', 'PODS']) expect(header).toContain(resource);
@@ -101,8 +109,15 @@ describe('the local federation', () => {
         group: 'cluster.karmada.io',
         version: 'v1alpha1',
         plural: 'clusters',
-      })) as { items: { metadata: { name: string }; spec: { apiEndpoint: string; secretRef: { namespace: string; name: string } } }[] };
-      expect(clusters.items.map((c) => c.metadata.name).sort()).toEqual(fed.members.map((m) => m.name).sort());
+      })) as {
+        items: {
+          metadata: { name: string };
+          spec: { apiEndpoint: string; secretRef: { namespace: string; name: string } };
+        }[];
+      };
+      expect(clusters.items.map((c) => c.metadata.name).sort()).toEqual(
+        fed.members.map((m) => m.name).sort(),
+      );
 
       const core = kc.makeApiClient(k8s.CoreV1Api);
       for (const cluster of clusters.items) {
@@ -111,7 +126,9 @@ describe('the local federation', () => {
         const caBundle = Buffer.from(secret.data!.caBundle!, 'base64').toString();
         const member = new k8s.KubeConfig();
         member.loadFromOptions({
-          clusters: [{ name: 'm', server: cluster.spec.apiEndpoint, caData: Buffer.from(caBundle).toString('base64') }],
+          clusters: [
+            { name: 'm', server: cluster.spec.apiEndpoint, caData: Buffer.from(caBundle).toString('base64') },
+          ],
           users: [{ name: 'm', token }],
           contexts: [{ name: 'm', cluster: 'm', user: 'm' }],
           currentContext: 'm',
@@ -121,33 +138,38 @@ describe('the local federation', () => {
       }
     });
 
-    test.each([0, 1])('a Deployment in member %i gets its Pods from kube-controller-manager', async (index) => {
-      const member = fed.members[index]!;
-      const namespace = uniqueName('deploy');
-      await createNamespace(member, namespace);
-      const kc = client(member);
-      await kc.makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({
-        namespace,
-        body: {
-          metadata: { name: 'web' },
-          spec: {
-            replicas: 3,
-            selector: { matchLabels: { app: 'web' } },
-            template: {
-              metadata: { labels: { app: 'web' } },
-              spec: { containers: [{ name: 'web', image: 'nginx', resources: { requests: { cpu: '200m' } } }] },
+    test.each([0, 1])(
+      'a Deployment in member %i gets its Pods from kube-controller-manager',
+      async (index) => {
+        const member = fed.members[index]!;
+        const namespace = uniqueName('deploy');
+        await createNamespace(member, namespace);
+        const kc = client(member);
+        await kc.makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({
+          namespace,
+          body: {
+            metadata: { name: 'web' },
+            spec: {
+              replicas: 3,
+              selector: { matchLabels: { app: 'web' } },
+              template: {
+                metadata: { labels: { app: 'web' } },
+                spec: {
+                  containers: [{ name: 'web', image: 'nginx', resources: { requests: { cpu: '200m' } } }],
+                },
+              },
             },
           },
-        },
-      });
-      const pods = await eventually(
-        () => kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace }),
-        (list) => list.items.length === 3,
-      );
-      for (const pod of pods.items) {
-        expect(pod.metadata?.ownerReferences?.[0]?.kind).toBe('ReplicaSet');
-        expect(pod.status?.phase).toBe('Pending'); // no nodes: Pending pods still count towards quota
-      }
-    });
+        });
+        const pods = await eventually(
+          () => kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace }),
+          (list) => list.items.length === 3,
+        );
+        for (const pod of pods.items) {
+          expect(pod.metadata?.ownerReferences?.[0]?.kind).toBe('ReplicaSet');
+          expect(pod.status?.phase).toBe('Pending'); // no nodes: Pending pods still count towards quota
+        }
+      },
+    );
   });
 });

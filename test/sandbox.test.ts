@@ -36,7 +36,9 @@ function processesUsing(dir: string): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .map(Number)
-    .filter((pid) => pid !== process.pid && (mentions(`/proc/${pid}/cmdline`) || mentions(`/proc/${pid}/environ`)));
+    .filter(
+      (pid) => pid !== process.pid && (mentions(`/proc/${pid}/cmdline`) || mentions(`/proc/${pid}/environ`)),
+    );
 }
 
 describe('npm run sandbox', () => {
@@ -67,7 +69,13 @@ describe('npm run sandbox', () => {
     for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url]) {
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
     }
-    const ports = [env.host.server, ...env.members.map((m) => m.server), env.webhook.url, env.aggregator.url, env.reconciler.url].map(portOf);
+    const ports = [
+      env.host.server,
+      ...env.members.map((m) => m.server),
+      env.webhook.url,
+      env.aggregator.url,
+      env.reconciler.url,
+    ].map(portOf);
     const pids = readFileSync(join(dir, 'pids'), 'utf8').split('\n').filter(Boolean).map(Number);
     expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 3); // etcd, 2 API servers + 2 controller managers, 3 services
     for (const port of ports) expect(await canListen(port)).toBe(false);

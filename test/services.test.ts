@@ -12,21 +12,34 @@ describe.each(SERVICES)('the %s service', (name) => {
     const result = spawnSync(process.execPath, [main], {
       encoding: 'utf8',
       timeout: 30_000,
-      env: { PATH: process.env.PATH, PORT: 'http', LOG_LEVEL: 'chatty', KUBECONFIG: '/nonexistent/kubeconfig', REDIS_URL: 'localhost' },
+      env: {
+        PATH: process.env.PATH,
+        PORT: 'http',
+        LOG_LEVEL: 'chatty',
+        KUBECONFIG: '/nonexistent/kubeconfig',
+        REDIS_URL: 'localhost',
+      },
     });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(`${name}: invalid configuration, fix these environment variables:`);
     expect(result.stderr).toContain('PORT="http": must be a port number');
     expect(result.stderr).toMatch(/LOG_LEVEL="chatty": .*error.*verbose/);
     expect(result.stderr).toContain('KUBECONFIG="/nonexistent/kubeconfig": no such file');
-    if (name !== 'webhook') expect(result.stderr).toContain('REDIS_URL="localhost": must be a redis:// or rediss:// URL');
+    if (name !== 'webhook')
+      expect(result.stderr).toContain('REDIS_URL="localhost": must be a redis:// or rediss:// URL');
   });
 
   test('boots against the host and Redis, serves /healthz and /readyz, and stops on SIGTERM', async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [main], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PORT: String(port), BIND_ADDRESS: '127.0.0.1', KUBECONFIG: federation().host.kubeconfig, REDIS_URL },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        BIND_ADDRESS: '127.0.0.1',
+        KUBECONFIG: federation().host.kubeconfig,
+        REDIS_URL,
+      },
     });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -40,9 +53,14 @@ describe.each(SERVICES)('the %s service', (name) => {
       });
       const health = await (await fetch(`${url}/healthz`)).json();
       expect(health).toEqual({ status: 'ok' });
-      const ready = (await (await fetch(`${url}/readyz`)).json()) as { status: string; info: Record<string, unknown> };
+      const ready = (await (await fetch(`${url}/readyz`)).json()) as {
+        status: string;
+        info: Record<string, unknown>;
+      };
       expect(ready.status).toBe('ok');
-      expect(Object.keys(ready.info).sort()).toEqual(name === 'webhook' ? ['host-apiserver'] : ['host-apiserver', 'redis']);
+      expect(Object.keys(ready.info).sort()).toEqual(
+        name === 'webhook' ? ['host-apiserver'] : ['host-apiserver', 'redis'],
+      );
       // Structured logs: every line on stdout is a JSON object.
       const lines = output.split('\n').filter(Boolean);
       expect(lines.length).toBeGreaterThan(0);

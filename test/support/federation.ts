@@ -9,7 +9,8 @@ const FEDERATION_INFO_ENV = 'KARMADA_QUOTA_TEST_FEDERATION';
 /** The federation that jest's global setup started. */
 export function federation(): FederationInfo {
   const file = process.env[FEDERATION_INFO_ENV];
-  if (!file) throw new Error(`${FEDERATION_INFO_ENV} is not set: run integration tests through jest's global setup`);
+  if (!file)
+    throw new Error(`${FEDERATION_INFO_ENV} is not set: run integration tests through jest's global setup`);
   return JSON.parse(readFileSync(file, 'utf8')) as FederationInfo;
 }
 
@@ -38,9 +39,13 @@ export async function eventually<T>(
     }
     await sleep(250);
   }
-  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)} ${lastError ?? ''}`);
+  throw new Error(
+    `condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)} ${lastError ?? ''}`,
+  );
 }
 
 export async function createNamespace(endpoint: ApiEndpoint, name: string): Promise<void> {
-  await client(endpoint).makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  await client(endpoint)
+    .makeApiClient(k8s.CoreV1Api)
+    .createNamespace({ body: { metadata: { name } } });
 }

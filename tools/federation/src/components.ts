@@ -31,16 +31,23 @@ abstract class Component {
   }
 
   protected launch(command: string, args: string[]): ManagedProcess {
-    this.proc = this.guard.track(ManagedProcess.start(this.name, command, args, { logFile: join(this.dir, 'log') }));
+    this.proc = this.guard.track(
+      ManagedProcess.start(this.name, command, args, { logFile: join(this.dir, 'log') }),
+    );
     return this.proc;
   }
 
   protected async awaitHealthy(url: string, options: { ca?: string; token?: string } = {}): Promise<void> {
     const proc = this.proc!;
-    await waitFor(`${this.name} at ${url}`, async () => {
-      if (!proc.running) throw new Error(`${this.name} exited during start-up; its log:\n${proc.logTail()}`);
-      return (await probe(url, options)) === 200;
-    }, { timeoutMs: START_TIMEOUT_MS, describe: () => `${this.name} log:\n${proc.logTail()}` });
+    await waitFor(
+      `${this.name} at ${url}`,
+      async () => {
+        if (!proc.running)
+          throw new Error(`${this.name} exited during start-up; its log:\n${proc.logTail()}`);
+        return (await probe(url, options)) === 200;
+      },
+      { timeoutMs: START_TIMEOUT_MS, describe: () => `${this.name} log:\n${proc.logTail()}` },
+    );
   }
 }
 
@@ -106,7 +113,9 @@ export class ApiServer extends Component {
     const token = randomBytes(24).toString('hex');
     writeFileSync(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    writeFileSync(this.serviceAccountKeyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    writeFileSync(this.serviceAccountKeyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+      mode: 0o600,
+    });
     this.endpoint = {
       name,
       server: `https://127.0.0.1:${port}`,
@@ -152,14 +161,19 @@ export class ApiServer extends Component {
       '--profiling=false',
       '--v=1',
     ]);
-    await waitFor(`${this.name} serving certificate`, async () => {
-      if (!this.proc!.running) throw new Error(`${this.name} exited during start-up; its log:\n${this.proc!.logTail()}`);
-      try {
-        return this.caPem.includes('BEGIN CERTIFICATE');
-      } catch {
-        return false;
-      }
-    }, { timeoutMs: START_TIMEOUT_MS, describe: () => this.proc!.logTail() });
+    await waitFor(
+      `${this.name} serving certificate`,
+      async () => {
+        if (!this.proc!.running)
+          throw new Error(`${this.name} exited during start-up; its log:\n${this.proc!.logTail()}`);
+        try {
+          return this.caPem.includes('BEGIN CERTIFICATE');
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs: START_TIMEOUT_MS, describe: () => this.proc!.logTail() },
+    );
     await this.awaitHealthy(`${this.endpoint.server}/readyz`, { ca: this.caPem, token: this.endpoint.token });
     writeKubeconfig(this.endpoint.kubeconfig, { ...this.endpoint, caPem: this.caPem });
   }
@@ -170,8 +184,18 @@ export class ApiServer extends Component {
  * stay Pending: there are no nodes) and deleted objects are garbage-collected.
  */
 export const MEMBER_CONTROLLERS = [
-  'deployment', 'replicaset', 'statefulset', 'daemonset', 'job', 'cronjob', 'garbagecollector',
-  'namespace', 'serviceaccount', 'serviceaccount-token', 'podgc', 'ttl-after-finished',
+  'deployment',
+  'replicaset',
+  'statefulset',
+  'daemonset',
+  'job',
+  'cronjob',
+  'garbagecollector',
+  'namespace',
+  'serviceaccount',
+  'serviceaccount-token',
+  'podgc',
+  'ttl-after-finished',
 ];
 /** What Karmada's own control plane runs: no workload controllers, so nothing runs on the host. */
 export const HOST_CONTROLLERS = ['namespace', 'garbagecollector', 'serviceaccount', 'serviceaccount-token'];
@@ -195,7 +219,14 @@ export class ControllerManager extends Component {
     binaries: KubeBinaries,
     controllers: string[],
   ): Promise<ControllerManager> {
-    return new ControllerManager(apiServer, dir, guard, binaries.kubeControllerManager, controllers, await freePort());
+    return new ControllerManager(
+      apiServer,
+      dir,
+      guard,
+      binaries.kubeControllerManager,
+      controllers,
+      await freePort(),
+    );
   }
 
   async start(): Promise<void> {

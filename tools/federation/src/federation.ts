@@ -122,7 +122,10 @@ export class Federation {
    * `<stateDir>/<name>.log`, it is stopped before the clusters, and never outlives the owner.
    */
   launch(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): ManagedProcess {
-    const proc = ManagedProcess.start(name, command, args, { logFile: join(this.stateDir, `${name}.log`), env });
+    const proc = ManagedProcess.start(name, command, args, {
+      logFile: join(this.stateDir, `${name}.log`),
+      env,
+    });
     this.processes.push(this.guard.track(proc));
     return proc;
   }

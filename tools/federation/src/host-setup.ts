@@ -13,7 +13,8 @@ export function kubeConfigFor(endpoint: ApiEndpoint): k8s.KubeConfig {
   return kc;
 }
 
-const isStatus = (err: unknown, code: number): boolean => err instanceof k8s.ApiException && err.code === code;
+const isStatus = (err: unknown, code: number): boolean =>
+  err instanceof k8s.ApiException && err.code === code;
 
 /** Creates `create()`'s object, or leaves the existing one (idempotent set-up). */
 async function ensure(create: () => Promise<unknown>): Promise<void> {
@@ -30,10 +31,14 @@ export async function installCrds(host: ApiEndpoint): Promise<void> {
   for (const crd of loadCrds()) {
     await ensure(() => api.createCustomResourceDefinition({ body: crd }));
     const name = crd.metadata!.name!;
-    await waitFor(`CRD ${name} to be established`, async () => {
-      const current = await api.readCustomResourceDefinition({ name });
-      return !!current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      `CRD ${name} to be established`,
+      async () => {
+        const current = await api.readCustomResourceDefinition({ name });
+        return !!current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      },
+      { timeoutMs: 30_000 },
+    );
   }
 }
 
@@ -79,5 +84,7 @@ export async function unregisterMember(host: ApiEndpoint, memberName: string): P
   await objects
     .delete({ apiVersion: CLUSTER.apiVersion, kind: 'Cluster', metadata: { name: memberName } })
     .catch(ignoreMissing);
-  await core.deleteNamespacedSecret({ namespace: CLUSTER_SECRET_NAMESPACE, name: memberName }).catch(ignoreMissing);
+  await core
+    .deleteNamespacedSecret({ namespace: CLUSTER_SECRET_NAMESPACE, name: memberName })
+    .catch(ignoreMissing);
 }

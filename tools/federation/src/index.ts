@@ -1,7 +1,13 @@
 export { ensureBinaries, type KubeBinaries } from './binaries.js';
 export type { ApiEndpoint } from './components.js';
 export { Federation, type FederationInfo, type FederationOptions } from './federation.js';
-export { CLUSTER_SECRET_NAMESPACE, installCrds, kubeConfigFor, registerMember, unregisterMember } from './host-setup.js';
+export {
+  CLUSTER_SECRET_NAMESPACE,
+  installCrds,
+  kubeConfigFor,
+  registerMember,
+  unregisterMember,
+} from './host-setup.js';
 export { writeKubeconfig } from './kubeconfig.js';
 export { freePort, probe, sleep, waitFor } from './net.js';
 export { ManagedProcess, OrphanGuard } from './processes.js';

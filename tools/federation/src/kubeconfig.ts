@@ -17,7 +17,10 @@ export function writeKubeconfig(path: string, access: ClusterAccess): void {
     clusters: [
       {
         name: access.name,
-        cluster: { server: access.server, 'certificate-authority-data': Buffer.from(access.caPem).toString('base64') },
+        cluster: {
+          server: access.server,
+          'certificate-authority-data': Buffer.from(access.caPem).toString('base64'),
+        },
       },
     ],
     users: [{ name: access.name, user: { token: access.token } }],

@@ -24,18 +24,27 @@ export async function startServices(
     (options.services ?? SERVICES).map(async (name) => {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const proc = federation.launch(name, process.execPath, [join(root, 'dist', 'apps', name, 'src', 'main.js')], {
-        ...process.env,
-        PORT: String(port),
-        BIND_ADDRESS: '127.0.0.1',
-        KUBECONFIG: federation.info.host.kubeconfig,
-        REDIS_URL: options.redisUrl,
-        ...options.env,
-      });
-      await waitFor(`${name} to become ready at ${url}/readyz`, async () => {
-        if (!proc.running) throw new Error(`${name} exited during start-up; its log:\n${proc.logTail()}`);
-        return (await probe(`${url}/readyz`)) === 200;
-      }, { timeoutMs: 60_000, describe: () => proc.logTail() });
+      const proc = federation.launch(
+        name,
+        process.execPath,
+        [join(root, 'dist', 'apps', name, 'src', 'main.js')],
+        {
+          ...process.env,
+          PORT: String(port),
+          BIND_ADDRESS: '127.0.0.1',
+          KUBECONFIG: federation.info.host.kubeconfig,
+          REDIS_URL: options.redisUrl,
+          ...options.env,
+        },
+      );
+      await waitFor(
+        `${name} to become ready at ${url}/readyz`,
+        async () => {
+          if (!proc.running) throw new Error(`${name} exited during start-up; its log:\n${proc.logTail()}`);
+          return (await probe(`${url}/readyz`)) === 200;
+        },
+        { timeoutMs: 60_000, describe: () => proc.logTail() },
+      );
       return { name, url };
     }),
   );

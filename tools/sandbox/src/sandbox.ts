@@ -3,7 +3,15 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { Federation, kubeConfigFor, repoRoot, sleep, startServices, waitFor, type RunningService } from '../../federation/src/index.js';
+import {
+  Federation,
+  kubeConfigFor,
+  repoRoot,
+  sleep,
+  startServices,
+  waitFor,
+  type RunningService,
+} from '../../federation/src/index.js';
 
 /** `.sandbox/env.json`: the contract scripts and tests rely on (spec §10). */
 export interface SandboxEnv {
@@ -67,7 +75,9 @@ function kubectl(env: SandboxEnv, args: string[]): string {
 }
 
 function instructions(env: SandboxEnv): string {
-  const members = env.members.map((m) => `  ${m.name.padEnd(9)} ${m.server}  kubeconfig ${m.kubeconfig}`).join('\n');
+  const members = env.members
+    .map((m) => `  ${m.name.padEnd(9)} ${m.server}  kubeconfig ${m.kubeconfig}`)
+    .join('\n');
   return `
 karmada-quota sandbox is ready (Kubernetes ${env.kubernetesVersion}).
 
@@ -97,10 +107,15 @@ Try:
  * The supervisor: starts the federation and the services, seeds the demo quota, writes env.json,
  * then waits for SIGINT/SIGTERM and stops everything it started.
  */
-export async function supervise(options: { members: number; paths: SandboxPaths; print: (s: string) => void }): Promise<void> {
+export async function supervise(options: {
+  members: number;
+  paths: SandboxPaths;
+  print: (s: string) => void;
+}): Promise<void> {
   const { paths, print } = options;
   const already = runningSupervisor(paths);
-  if (already) throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
+  if (already)
+    throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
   rmSync(paths.dir, { recursive: true, force: true });
   mkdirSync(paths.dir, { recursive: true });
   writeFileSync(paths.pidFile, String(process.pid));
@@ -115,7 +130,8 @@ export async function supervise(options: { members: number; paths: SandboxPaths;
       print('sandbox stopped');
     })());
   const stopped = new Promise<void>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop().then(resolve));
+    for (const signal of ['SIGINT', 'SIGTERM'] as const)
+      process.once(signal, () => void stop().then(resolve));
   });
 
   try {
@@ -149,10 +165,16 @@ export async function supervise(options: { members: number; paths: SandboxPaths;
 }
 
 /** `up`: runs the supervisor detached and returns once env.json says everything is ready. */
-export async function up(options: { members: number; paths: SandboxPaths; entry: string; print: (s: string) => void }): Promise<void> {
+export async function up(options: {
+  members: number;
+  paths: SandboxPaths;
+  entry: string;
+  print: (s: string) => void;
+}): Promise<void> {
   const { paths, print } = options;
   const already = runningSupervisor(paths);
-  if (already) throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
+  if (already)
+    throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
   mkdirSync(paths.dir, { recursive: true });
   rmSync(paths.envFile, { force: true });
   const logFd = openSync(`${paths.dir}.log`, 'w');
@@ -162,12 +184,20 @@ export async function up(options: { members: number; paths: SandboxPaths; entry:
     env: { ...process.env, SANDBOX_DIR: paths.dir },
   });
   child.unref();
-  print(`starting the sandbox in the background (log: ${paths.dir}.log); the first run builds Kubernetes (minutes)`);
-  const supervisorLog = () => readFileSync(`${paths.dir}.log`, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
-  await waitFor('the sandbox to become ready', async () => {
-    if (child.exitCode !== null || !isAlive(child.pid!)) throw new Error(`the sandbox failed to start:\n${supervisorLog()}`);
-    return existsSync(paths.envFile);
-  }, { timeoutMs: 30 * 60_000, intervalMs: 500, describe: supervisorLog });
+  print(
+    `starting the sandbox in the background (log: ${paths.dir}.log); the first run builds Kubernetes (minutes)`,
+  );
+  const supervisorLog = () =>
+    readFileSync(`${paths.dir}.log`, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
+  await waitFor(
+    'the sandbox to become ready',
+    async () => {
+      if (child.exitCode !== null || !isAlive(child.pid!))
+        throw new Error(`the sandbox failed to start:\n${supervisorLog()}`);
+      return existsSync(paths.envFile);
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 500, describe: supervisorLog },
+  );
   const log = readFileSync(`${paths.dir}.log`, 'utf8');
   print(log.slice(log.indexOf('karmada-quota sandbox is ready')).trimEnd());
   print(`env: ${paths.envFile}`);
