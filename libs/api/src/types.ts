@@ -144,7 +144,13 @@ export interface KarmadaQuotaStatus {
 
 export interface Reservation {
   reservedBy: ReservedBy;
+  /** The part of `charge` not yet observed in the member clusters. */
   reserved: ResourceList;
+  /**
+   * The binding's full charge (on this quota's keys) this reservation was admitted for: what makes
+   * admission idempotent, since the same change seen twice finds it already held.
+   */
+  charge?: ResourceList;
   /** RFC 3339; only for reservations whose binding is not (yet) persisted. */
   expirationTime?: string;
 }

@@ -1,0 +1,609 @@
+import { formatList, Quantity, type ResourceList } from '#quantity';
+import { admitBatch, type AdmissionItem, type BatchResult, type Decision } from './admission.js';
+import { sumReserved, type BindingKey, type QuotaState, type ReservationEntry } from './state.js';
+
+const NOW = new Date('2026-11-22T10:00:00Z');
+const EXPIRES = '2026-11-22T10:02:00.000Z';
+const TTL = 120;
+
+const list = (raw: Record<string, string> = {}): ResourceList =>
+  Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Quantity.parse(v)]));
+
+const quota = (
+  name: string,
+  hard: Record<string, string>,
+  used: Record<string, string> = {},
+  reservations: ReservationEntry[] = [],
+): QuotaState => ({ name, hard: list(hard), used: list(used), reservations });
+
+const key = (name: string, uid?: string): BindingKey => ({
+  namespace: 'team-a',
+  name,
+  ...(uid ? { uid } : {}),
+});
+
+const reservation = (
+  name: string,
+  reserved: Record<string, string>,
+  charge: Record<string, string> = reserved,
+  extra: { uid?: string; expirationTime?: string } = {},
+): ReservationEntry => ({
+  binding: key(name, extra.uid),
+  reserved: list(reserved),
+  charge: list(charge),
+  ...(extra.expirationTime ? { expirationTime: extra.expirationTime } : {}),
+});
+
+interface ItemOptions {
+  old?: Record<string, string>;
+  persisted?: boolean;
+  dryRun?: boolean;
+  uid?: string;
+}
+
+/** A CREATE by default; `old` makes it an UPDATE of a persisted binding. */
+const item = (name: string, charge: Record<string, string>, options: ItemOptions = {}): AdmissionItem => ({
+  binding: key(name, options.uid),
+  charge: list(charge),
+  ...(options.old ? { oldCharge: list(options.old) } : {}),
+  persisted: options.persisted ?? options.old !== undefined,
+  dryRun: options.dryRun ?? false,
+});
+
+const admit = (
+  quotas: QuotaState[],
+  items: AdmissionItem[],
+  matches: (quota: string, index: number) => boolean = () => true,
+): BatchResult => admitBatch(quotas, items, matches, { now: NOW, ttlSeconds: TTL });
+
+/** Wire-like view of a state's reservations, for readable expectations. */
+const view = (state: QuotaState | undefined) =>
+  (state?.reservations ?? []).map((r) => ({
+    name: r.binding.name,
+    ...(r.binding.uid ? { uid: r.binding.uid } : {}),
+    reserved: formatList(r.reserved),
+    charge: formatList(r.charge),
+    ...(r.expirationTime ? { expirationTime: r.expirationTime } : {}),
+  }));
+
+const ALLOWED: Decision = { allowed: true };
+
+describe('admitBatch: limits', () => {
+  it.each<[string, QuotaState, AdmissionItem, Decision]>([
+    [
+      'exactly at the limit',
+      quota('team-a', { cpu: '10' }, { cpu: '6' }, [reservation('x', { cpu: '2' })]),
+      item('web', { cpu: '2' }),
+      ALLOWED,
+    ],
+    [
+      'one over the limit',
+      quota('team-a', { cpu: '10' }, { cpu: '6' }, [reservation('x', { cpu: '2' })]),
+      item('web', { cpu: '3' }),
+      {
+        allowed: false,
+        quota: 'team-a',
+        exceeded: ['cpu'],
+        message: 'exceeded quota: team-a, requested: cpu=3, used: cpu=8, limited: cpu=10',
+      },
+    ],
+    [
+      'one milli-CPU over',
+      quota('team-a', { cpu: '10' }, { cpu: '9' }),
+      item('web', { cpu: '1001m' }),
+      {
+        allowed: false,
+        quota: 'team-a',
+        exceeded: ['cpu'],
+        message: 'exceeded quota: team-a, requested: cpu=1001m, used: cpu=9, limited: cpu=10',
+      },
+    ],
+    [
+      'only exceeded keys are reported, sorted, with canonical quantities',
+      quota('team-a', { pods: '5', memory: '1Gi', cpu: '2' }, { cpu: '1.5', memory: '512Mi' }),
+      item('web', { pods: '1', memory: '1Gi', cpu: '1' }),
+      {
+        allowed: false,
+        quota: 'team-a',
+        exceeded: ['cpu', 'memory'],
+        message:
+          'exceeded quota: team-a, requested: cpu=1,memory=1Gi, used: cpu=1500m,memory=512Mi, limited: cpu=2,memory=1Gi',
+      },
+    ],
+    [
+      'a key absent from used counts as 0',
+      quota('team-a', { 'requests.nvidia.com/gpu': '1' }),
+      item('web', { 'requests.nvidia.com/gpu': '2' }),
+      {
+        allowed: false,
+        quota: 'team-a',
+        exceeded: ['requests.nvidia.com/gpu'],
+        message:
+          'exceeded quota: team-a, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=1',
+      },
+    ],
+    [
+      'keys the quota does not track are not checked',
+      quota('team-a', { cpu: '1' }),
+      item('web', { cpu: '1', memory: '1Ei' }),
+      ALLOWED,
+    ],
+    [
+      'no hard key in common: admitted trivially',
+      quota('team-a', { pods: '0' }),
+      item('web', { cpu: '100' }),
+      ALLOWED,
+    ],
+    [
+      'a zero limit denies any increase',
+      quota('team-a', { pods: '0' }),
+      item('web', { pods: '1' }),
+      {
+        allowed: false,
+        quota: 'team-a',
+        exceeded: ['pods'],
+        message: 'exceeded quota: team-a, requested: pods=1, used: pods=0, limited: pods=0',
+      },
+    ],
+    [
+      'already over the limit: a change that increases nothing is allowed',
+      quota('team-a', { cpu: '1' }, { cpu: '5' }),
+      item('web', { cpu: '2' }, { old: { cpu: '2' } }),
+      ALLOWED,
+    ],
+  ])('%s', (_name, state, admission, expected) => {
+    const result = admit([state], [admission]);
+    expect(result.decisions).toEqual([expected]);
+    if (!expected.allowed) {
+      expect(result.changed).toEqual([]);
+      expect(result.quotas[0]).toBe(state);
+    }
+  });
+});
+
+describe('admitBatch: running total', () => {
+  it('evaluates the batch in order against a running total', () => {
+    const state = quota('team-a', { cpu: '10' }, { cpu: '1' });
+    const result = admit(
+      [state],
+      [item('a', { cpu: '4' }), item('b', { cpu: '4' }), item('c', { cpu: '4' }), item('d', { cpu: '1' })],
+    );
+    expect(result.decisions).toEqual([
+      ALLOWED,
+      ALLOWED,
+      {
+        allowed: false,
+        quota: 'team-a',
+        exceeded: ['cpu'],
+        message: 'exceeded quota: team-a, requested: cpu=4, used: cpu=9, limited: cpu=10',
+      },
+      ALLOWED,
+    ]);
+    expect(view(result.quotas[0]).map((r) => [r.name, r.reserved])).toEqual([
+      ['a', { cpu: '4' }],
+      ['b', { cpu: '4' }],
+      ['d', { cpu: '1' }],
+    ]);
+    expect(result.changed).toEqual(['team-a']);
+    expect(state.reservations).toEqual([]); // input not mutated
+  });
+
+  it('dryRun items get the real answer but change nothing', () => {
+    const state = quota('team-a', { cpu: '10' });
+    const result = admit(
+      [state],
+      [
+        item('a', { cpu: '8' }, { dryRun: true }),
+        item('b', { cpu: '11' }, { dryRun: true }),
+        item('c', { cpu: '8' }),
+        item('d', { cpu: '8' }, { dryRun: true }),
+      ],
+    );
+    expect(result.decisions.map((d) => d.allowed)).toEqual([true, false, true, false]);
+    expect(result.decisions[1]).toMatchObject({
+      message: 'exceeded quota: team-a, requested: cpu=11, used: cpu=0, limited: cpu=10',
+    });
+    expect(result.decisions[3]).toMatchObject({
+      message: 'exceeded quota: team-a, requested: cpu=8, used: cpu=8, limited: cpu=10',
+    });
+    expect(view(result.quotas[0]).map((r) => r.name)).toEqual(['c']);
+  });
+
+  it('a dryRun-only batch writes nothing', () => {
+    const state = quota('team-a', { cpu: '10' });
+    const result = admit([state], [item('a', { cpu: '1' }, { dryRun: true })]);
+    expect(result).toEqual({ decisions: [ALLOWED], quotas: [state], changed: [] });
+    expect(result.quotas[0]).toBe(state);
+  });
+});
+
+describe('admitBatch: idempotency', () => {
+  it('the same CREATE twice in a batch charges once', () => {
+    const result = admit(
+      [quota('team-a', { cpu: '5' })],
+      [item('web', { cpu: '4' }), item('web', { cpu: '4' })],
+    );
+    expect(result.decisions).toEqual([ALLOWED, ALLOWED]);
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'web', reserved: { cpu: '4' }, charge: { cpu: '4' }, expirationTime: EXPIRES },
+    ]);
+  });
+
+  it('a retried request in a later batch charges once and writes nothing', () => {
+    const first = admit([quota('team-a', { cpu: '5' })], [item('web', { cpu: '4' }, { uid: 'u1' })]);
+    const second = admit(first.quotas, [item('web', { cpu: '4' }, { uid: 'u1' })]);
+    expect(second.decisions).toEqual([ALLOWED]);
+    expect(second.changed).toEqual([]);
+    expect(second.quotas[0]).toBe(first.quotas[0]);
+  });
+
+  it('a retried UPDATE finds its increase already held', () => {
+    const state = quota('team-a', { cpu: '10' }, { cpu: '4' });
+    const update = item('web', { cpu: '8' }, { old: { cpu: '4' } });
+    const first = admit([state], [update]);
+    expect(view(first.quotas[0])).toEqual([{ name: 'web', reserved: { cpu: '4' }, charge: { cpu: '8' } }]);
+    const second = admit(first.quotas, [update, update]);
+    expect(second.decisions).toEqual([ALLOWED, ALLOWED]);
+    expect(second.changed).toEqual([]);
+  });
+
+  it('a retried CREATE near the limit is still admitted (its charge is held)', () => {
+    const state = quota('team-a', { cpu: '4' }, {}, [
+      reservation('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: EXPIRES }),
+    ]);
+    expect(admit([state], [item('web', { cpu: '4' })]).decisions).toEqual([ALLOWED]);
+  });
+
+  it('the UPDATE that follows an admitted CREATE removes the expiration and charges nothing more', () => {
+    const created = admit([quota('team-a', { cpu: '4' })], [item('web', { cpu: '4' }, { uid: 'u1' })]);
+    const updated = admit(created.quotas, [item('web', { cpu: '4' }, { uid: 'u1', old: { cpu: '4' } })]);
+    expect(updated.decisions).toEqual([ALLOWED]);
+    expect(view(updated.quotas[0])).toEqual([
+      { name: 'web', uid: 'u1', reserved: { cpu: '4' }, charge: { cpu: '4' } },
+    ]);
+    expect(updated.changed).toEqual(['team-a']);
+  });
+});
+
+describe('admitBatch: scaling', () => {
+  it.each<[string, QuotaState, AdmissionItem, boolean, ReturnType<typeof view>]>([
+    [
+      'scale-up charges only the increase',
+      quota('team-a', { cpu: '10' }, { cpu: '8' }),
+      item('web', { cpu: '6' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '2' }, charge: { cpu: '6' } }],
+    ],
+    [
+      'scale-up one over: denied',
+      quota('team-a', { cpu: '10' }, { cpu: '8' }),
+      item('web', { cpu: '7' }, { old: { cpu: '4' } }),
+      false,
+      [],
+    ],
+    [
+      'scale-up adds to an existing reservation',
+      quota('team-a', { cpu: '10' }, { cpu: '2' }, [reservation('web', { cpu: '2' }, { cpu: '4' })]),
+      item('web', { cpu: '6' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '4' }, charge: { cpu: '6' } }],
+    ],
+    [
+      'scale-down is allowed over a lowered limit, persisted: nothing to reserve',
+      quota('team-a', { cpu: '5' }, { cpu: '8' }),
+      item('web', { cpu: '2' }, { old: { cpu: '4' } }),
+      true,
+      [],
+    ],
+    [
+      'scale-down shrinks the reservation by the decrease',
+      quota('team-a', { cpu: '5' }, { cpu: '8' }, [reservation('web', { cpu: '3' }, { cpu: '4' })]),
+      item('web', { cpu: '2' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '1' }, charge: { cpu: '2' } }],
+    ],
+    [
+      'scale-down never takes a reservation below zero; an empty persisted one is dropped',
+      quota('team-a', { cpu: '5' }, {}, [
+        reservation('web', { cpu: '1' }, { cpu: '4' }),
+        reservation('other', { cpu: '1' }),
+      ]),
+      item('web', { cpu: '1' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'other', reserved: { cpu: '1' }, charge: { cpu: '1' } }],
+    ],
+    [
+      'a decrease of a not-yet-persisted binding keeps its (empty) reservation until it expires',
+      quota('team-a', { cpu: '5' }, {}, [
+        reservation('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: 'x' }),
+      ]),
+      item('web', { cpu: '0' }),
+      true,
+      [{ name: 'web', reserved: {}, charge: {}, expirationTime: EXPIRES }],
+    ],
+    [
+      'up on one key and down on another: the increase is checked, both applied',
+      quota('team-a', { cpu: '10', memory: '4Gi' }, {}, [reservation('web', { cpu: '4', memory: '4Gi' })]),
+      item('web', { cpu: '6', memory: '1Gi' }, { old: { cpu: '4', memory: '4Gi' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '6', memory: '1Gi' }, charge: { cpu: '6', memory: '1Gi' } }],
+    ],
+    [
+      'up on one key over the limit and down on another: denied, nothing applied',
+      quota('team-a', { cpu: '4', memory: '4Gi' }, {}, [reservation('web', { cpu: '4', memory: '4Gi' })]),
+      item('web', { cpu: '6', memory: '1Gi' }, { old: { cpu: '4', memory: '4Gi' } }),
+      false,
+      [{ name: 'web', reserved: { cpu: '4', memory: '4Gi' }, charge: { cpu: '4', memory: '4Gi' } }],
+    ],
+    [
+      'held is the larger of the reservation charge and the old charge, per key',
+      quota('team-a', { cpu: '10', pods: '10' }, { cpu: '9', pods: '9' }, [
+        reservation('web', { cpu: '1' }, { cpu: '5', pods: '1' }),
+      ]),
+      item('web', { cpu: '5', pods: '2' }, { old: { cpu: '1', pods: '2' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '1' }, charge: { cpu: '5', pods: '2' } }],
+    ],
+  ])('%s', (_name, state, admission, allowed, reservations) => {
+    const result = admit([state], [admission]);
+    expect(result.decisions[0]?.allowed).toBe(allowed);
+    expect(view(result.quotas[0])).toEqual(reservations);
+  });
+});
+
+describe('admitBatch: several quotas', () => {
+  const cpuQuota = quota('cpu-quota', { cpu: '10' });
+  const podQuota = quota('pod-quota', { pods: '2' }, { pods: '2' });
+  const memQuota = quota('mem-quota', { memory: '1Gi' }, { memory: '1Gi' });
+
+  it('all must admit; a denial leaves no partial reservation', () => {
+    const result = admit([cpuQuota, podQuota], [item('web', { cpu: '1', pods: '1' })]);
+    expect(result.decisions).toEqual([
+      {
+        allowed: false,
+        quota: 'pod-quota',
+        exceeded: ['pods'],
+        message: 'exceeded quota: pod-quota, requested: pods=1, used: pods=2, limited: pods=2',
+      },
+    ]);
+    expect(result.changed).toEqual([]);
+    expect(result.quotas).toEqual([cpuQuota, podQuota]);
+  });
+
+  it('with several quotas denying, the first in the given order is reported', () => {
+    const charge = { pods: '1', memory: '1Mi' };
+    expect(admit([podQuota, memQuota], [item('web', charge)]).decisions[0]).toMatchObject({
+      quota: 'pod-quota',
+    });
+    expect(admit([memQuota, podQuota], [item('web', charge)]).decisions[0]).toMatchObject({
+      quota: 'mem-quota',
+    });
+  });
+
+  it('each admitting quota gets the reservation on its own keys', () => {
+    const result = admit(
+      [cpuQuota, quota('pod-quota', { pods: '5' })],
+      [item('web', { cpu: '1', pods: '1', memory: '1Gi' })],
+    );
+    expect(result.decisions).toEqual([ALLOWED]);
+    expect(result.changed).toEqual(['cpu-quota', 'pod-quota']);
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'web', reserved: { cpu: '1' }, charge: { cpu: '1' }, expirationTime: EXPIRES },
+    ]);
+    expect(view(result.quotas[1])).toEqual([
+      { name: 'web', reserved: { pods: '1' }, charge: { pods: '1' }, expirationTime: EXPIRES },
+    ]);
+  });
+
+  it('only matching quotas are evaluated and charged', () => {
+    const result = admit(
+      [cpuQuota, podQuota],
+      [item('a', { cpu: '1', pods: '1' }), item('b', { cpu: '1', pods: '1' })],
+      (q, i) => (q === 'cpu-quota' ? true : i === 1),
+    );
+    expect(result.decisions.map((d) => d.allowed)).toEqual([true, false]);
+    expect(view(result.quotas[0]).map((r) => r.name)).toEqual(['a']);
+    expect(result.changed).toEqual(['cpu-quota']);
+  });
+
+  it('a quota sharing no key with the charge admits and keeps no reservation', () => {
+    const result = admit([quota('gpu', { 'requests.nvidia.com/gpu': '0' })], [item('web', { cpu: '1' })]);
+    expect(result).toMatchObject({ decisions: [ALLOWED], changed: [] });
+    expect(result.quotas[0]?.reservations).toEqual([]);
+  });
+
+  it('no quotas: everything is admitted', () => {
+    expect(admit([], [item('web', { cpu: '1' })])).toEqual({ decisions: [ALLOWED], quotas: [], changed: [] });
+  });
+});
+
+describe('admitBatch: expiration and uid', () => {
+  it('a CREATE gets now + ttl; an UPDATE of a persisted binding none', () => {
+    const result = admit(
+      [quota('team-a', { cpu: '10' })],
+      [item('new', { cpu: '1' }), item('old', { cpu: '2' }, { old: { cpu: '1' } })],
+    );
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'new', reserved: { cpu: '1' }, charge: { cpu: '1' }, expirationTime: EXPIRES },
+      { name: 'old', reserved: { cpu: '1' }, charge: { cpu: '2' } },
+    ]);
+  });
+
+  it('a CREATE whose charge is all zero on the quota keys reserves nothing', () => {
+    const result = admit([quota('team-a', { cpu: '10' })], [item('web', { cpu: '0', pods: '1' })]);
+    expect(result.changed).toEqual([]);
+  });
+
+  it('a reservation of a reused name (another uid) is replaced, not held', () => {
+    const state = quota('team-a', { cpu: '10' }, {}, [
+      reservation('web', { cpu: '4' }, { cpu: '4' }, { uid: 'old-uid' }),
+      reservation('other', { cpu: '1' }),
+    ]);
+    const result = admit([state], [item('web', { cpu: '4' }, { uid: 'new-uid' })]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'web', uid: 'new-uid', reserved: { cpu: '4' }, charge: { cpu: '4' }, expirationTime: EXPIRES },
+      { name: 'other', reserved: { cpu: '1' }, charge: { cpu: '1' } },
+    ]);
+    expect(formatList(sumReserved(result.quotas[0]?.reservations ?? []))).toEqual({ cpu: '5' });
+  });
+
+  it('a reused name is checked against the running total including the stale reservation', () => {
+    const state = quota('team-a', { cpu: '6' }, {}, [
+      reservation('web', { cpu: '4' }, { cpu: '4' }, { uid: 'old-uid' }),
+    ]);
+    expect(admit([state], [item('web', { cpu: '4' }, { uid: 'new-uid' })]).decisions[0]).toMatchObject({
+      allowed: false,
+      message: 'exceeded quota: team-a, requested: cpu=4, used: cpu=4, limited: cpu=6',
+    });
+  });
+
+  it('a missing uid on either side matches by name, and the known uid is kept', () => {
+    const state = quota('team-a', { cpu: '4' }, {}, [
+      reservation('web', { cpu: '4' }, { cpu: '4' }, { uid: 'u1' }),
+    ]);
+    const result = admit([state], [item('web', { cpu: '4' }, { old: { cpu: '4' } })]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'web', uid: 'u1', reserved: { cpu: '4' }, charge: { cpu: '4' } },
+    ]);
+  });
+
+  it('a reused name with a decrease drops the stale reservation', () => {
+    const state = quota('team-a', { cpu: '10' }, {}, [
+      reservation('web', { cpu: '4' }, { cpu: '4' }, { uid: 'old' }),
+    ]);
+    const result = admit([state], [item('web', { cpu: '0' }, { uid: 'new', old: { cpu: '0' } })]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    expect(result.quotas[0]?.reservations).toEqual([]);
+    expect(result.changed).toEqual(['team-a']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Property test: a seeded stream of random admissions.
+// ---------------------------------------------------------------------------------------------------------
+
+/** mulberry32: small deterministic PRNG. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const milli = (q: Quantity | undefined): bigint => (q === undefined ? 0n : q.milliValue());
+
+describe('admitBatch: property (500 seeded random items)', () => {
+  const HARD = { cpu: '100', memory: '64Gi', pods: '60' };
+  const hardList = list(HARD);
+  const keys = Object.keys(HARD);
+
+  it.each([1, 2, 3, 42, 2026])(
+    'seed %i: CREATEs only, reserved never exceeds hard and equals admitted increases',
+    (seed) => {
+      const random = prng(seed);
+      const pick = (n: number): number => Math.floor(random() * n);
+      // 80 bindings, each with a fixed charge (repeats are retries of the same CREATE).
+      const charges = Array.from({ length: 80 }, () =>
+        list({ cpu: `${1 + pick(8000)}m`, memory: `${1 + pick(4096)}Mi`, pods: `${1 + pick(4)}` }),
+      );
+      let states = [quota('team-a', HARD)];
+      const admittedOnce = new Set<number>();
+      const expected = new Map<string, bigint>(keys.map((k) => [k, 0n]));
+      let remaining = 500;
+      while (remaining > 0) {
+        const size = Math.min(remaining, 1 + pick(20));
+        remaining -= size;
+        const ids = Array.from({ length: size }, () => pick(charges.length));
+        const items = ids.map((id): AdmissionItem => ({
+          binding: key(`b${id}`),
+          charge: charges[id] as ResourceList,
+          persisted: false,
+          dryRun: random() < 0.15,
+        }));
+        const before = sumReserved(states[0]?.reservations ?? []);
+        const result = admit(states, items);
+        // Replay the decisions: the first real admission of a binding adds its charge; nothing else does.
+        result.decisions.forEach((decision, i) => {
+          const id = ids[i] as number;
+          if (admittedOnce.has(id)) expect(decision.allowed).toBe(true); // a held charge is never denied
+          if (!decision.allowed || (items[i] as AdmissionItem).dryRun || admittedOnce.has(id)) return;
+          admittedOnce.add(id);
+          for (const k of keys) expected.set(k, (expected.get(k) as bigint) + milli(charges[id]?.[k]));
+        });
+        if (result.decisions.every((d, i) => !d.allowed || (items[i] as AdmissionItem).dryRun)) {
+          expect(result.changed).toEqual([]);
+          expect(formatList(sumReserved(result.quotas[0]?.reservations ?? []))).toEqual(formatList(before));
+        }
+        states = result.quotas;
+        const total = sumReserved(states[0]?.reservations ?? []);
+        for (const k of keys) {
+          expect(milli(total[k])).toBeLessThanOrEqual(milli(hardList[k]));
+          expect(milli(total[k])).toBe(expected.get(k));
+        }
+      }
+      // Enough traffic reached the limit for the test to mean something.
+      expect(admittedOnce.size).toBeGreaterThan(5);
+      expect(admittedOnce.size).toBeLessThan(charges.length);
+    },
+  );
+
+  it.each([7, 99, 12345])(
+    'seed %i: mixed CREATE/UPDATE/scale-down, used + reserved never exceeds hard',
+    (seed) => {
+      const random = prng(seed);
+      const pick = (n: number): number => Math.floor(random() * n);
+      const randomCharge = (): ResourceList =>
+        list({ cpu: `${pick(10000)}m`, memory: `${pick(8192)}Mi`, pods: `${pick(6)}` });
+      const used = list({ cpu: '10', memory: '4Gi', pods: '5' });
+      let states: QuotaState[] = [{ ...quota('team-a', HARD), used }];
+      const current = new Map<number, ResourceList>(); // the persisted charge of each binding, once admitted
+      let denied = 0;
+      for (let n = 0; n < 500;) {
+        const size = 1 + pick(16);
+        const items: AdmissionItem[] = [];
+        const ids: number[] = [];
+        for (let i = 0; i < size && n < 500; i++, n++) {
+          const id = pick(40);
+          const old = current.get(id);
+          ids.push(id);
+          items.push({
+            binding: key(`b${id}`),
+            charge: randomCharge(),
+            ...(old ? { oldCharge: old } : {}),
+            persisted: old !== undefined,
+            dryRun: random() < 0.1,
+          });
+        }
+        const result = admit(states, items);
+        result.decisions.forEach((decision, i) => {
+          const it = items[i] as AdmissionItem;
+          if (decision.allowed && !it.dryRun) current.set(ids[i] as number, it.charge);
+          if (!decision.allowed) {
+            denied++;
+            expect(decision.message).toMatch(/^exceeded quota: team-a, requested: /);
+          }
+        });
+        states = result.quotas;
+        const total = sumReserved(states[0]?.reservations ?? []);
+        for (const k of keys) {
+          expect(milli(total[k])).toBeGreaterThanOrEqual(0n);
+          expect(milli(used[k]) + milli(total[k])).toBeLessThanOrEqual(milli(hardList[k]));
+        }
+        // A reservation never holds more than its binding's admitted charge.
+        for (const r of states[0]?.reservations ?? []) {
+          for (const k of Object.keys(r.reserved))
+            expect(milli(r.reserved[k])).toBeLessThanOrEqual(milli(r.charge[k]));
+        }
+      }
+      // Both outcomes occurred, so the invariant was exercised at the limit.
+      expect(denied).toBeGreaterThan(10);
+      expect(current.size).toBeGreaterThan(10);
+    },
+  );
+});

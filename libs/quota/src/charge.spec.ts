@@ -1,0 +1,473 @@
+import { formatList } from '#quantity';
+import type { Component, ResourceBinding, TargetCluster } from '#api';
+import { bindingCharge, countResourceName, guessPlural, missingRequestErrors } from './charge.js';
+
+interface Shape {
+  kind?: string;
+  apiVersion?: string;
+  replicas?: number;
+  request?: Record<string, unknown>;
+  clusters?: TargetCluster[];
+  components?: Component[];
+  priorityClassName?: string;
+}
+
+function binding(shape: Shape = {}): ResourceBinding {
+  const spec: Record<string, unknown> = {
+    resource: {
+      apiVersion: shape.apiVersion ?? 'apps/v1',
+      kind: shape.kind ?? 'Deployment',
+      namespace: 'team-a',
+      name: 'web',
+    },
+  };
+  if (shape.replicas !== undefined) spec['replicas'] = shape.replicas;
+  if (shape.request !== undefined || shape.priorityClassName !== undefined) {
+    spec['replicaRequirements'] = {
+      resourceRequest: shape.request,
+      priorityClassName: shape.priorityClassName,
+    };
+  }
+  if (shape.clusters !== undefined) spec['clusters'] = shape.clusters;
+  if (shape.components !== undefined) spec['components'] = shape.components;
+  return { metadata: { namespace: 'team-a', name: 'web-deployment' }, spec } as unknown as ResourceBinding;
+}
+
+const charge = (shape: Shape): Record<string, string> => {
+  const result = bindingCharge(binding(shape));
+  expect(result.errors).toEqual([]);
+  return formatList(result.charge);
+};
+
+describe('bindingCharge: replicas and compute', () => {
+  const cpuMem = { cpu: '500m', memory: '1Gi' };
+  it.each<[string, Shape, Record<string, string>]>([
+    [
+      'unscheduled: charged for spec.replicas',
+      { replicas: 3, request: cpuMem },
+      {
+        'count/deployments.apps': '1',
+        cpu: '1500m',
+        memory: '3Gi',
+        pods: '3',
+        'requests.cpu': '1500m',
+        'requests.memory': '3Gi',
+      },
+    ],
+    [
+      'Divided placement: the scheduled sum equals spec.replicas',
+      {
+        replicas: 4,
+        request: { cpu: '1' },
+        clusters: [
+          { name: 'a', replicas: 1 },
+          { name: 'b', replicas: 3 },
+        ],
+      },
+      { 'count/deployments.apps': '2', cpu: '4', pods: '4', 'requests.cpu': '4' },
+    ],
+    [
+      'Duplicated placement: every copy is charged (2 replicas on 2 clusters -> 4)',
+      {
+        replicas: 2,
+        request: { cpu: '1' },
+        clusters: [
+          { name: 'a', replicas: 2 },
+          { name: 'b', replicas: 2 },
+        ],
+      },
+      { 'count/deployments.apps': '2', cpu: '4', pods: '4', 'requests.cpu': '4' },
+    ],
+    [
+      'scaled down but not yet rescheduled: the larger scheduled figure holds',
+      { replicas: 2, request: { cpu: '1' }, clusters: [{ name: 'a', replicas: 3 }] },
+      { 'count/deployments.apps': '1', cpu: '3', pods: '3', 'requests.cpu': '3' },
+    ],
+    [
+      'scaled up, not yet rescheduled: spec.replicas holds',
+      { replicas: 5, request: { cpu: '1' }, clusters: [{ name: 'a', replicas: 3 }] },
+      { 'count/deployments.apps': '1', cpu: '5', pods: '5', 'requests.cpu': '5' },
+    ],
+    [
+      'spec.replicas absent, scheduled replicas only',
+      { request: { cpu: '1' }, clusters: [{ name: 'a', replicas: 2 }] },
+      { 'count/deployments.apps': '1', cpu: '2', pods: '2', 'requests.cpu': '2' },
+    ],
+    [
+      'zero replicas: only the object count',
+      { replicas: 0, request: { cpu: '1' } },
+      { 'count/deployments.apps': '1' },
+    ],
+    [
+      'ephemeral-storage under both names',
+      { replicas: 2, request: { 'ephemeral-storage': '1Gi' } },
+      {
+        'count/deployments.apps': '1',
+        'ephemeral-storage': '2Gi',
+        pods: '2',
+        'requests.ephemeral-storage': '2Gi',
+      },
+    ],
+    [
+      'hugepages under both names',
+      { replicas: 2, request: { 'hugepages-2Mi': '4Mi' } },
+      { 'count/deployments.apps': '1', 'hugepages-2Mi': '8Mi', pods: '2', 'requests.hugepages-2Mi': '8Mi' },
+    ],
+    [
+      'extended resource under the bare name and requests.<name>',
+      { replicas: 3, request: { 'nvidia.com/gpu': '1' } },
+      { 'count/deployments.apps': '1', 'nvidia.com/gpu': '3', pods: '3', 'requests.nvidia.com/gpu': '3' },
+    ],
+    [
+      'names quota cannot track are not charged (storage, kubernetes.io/*)',
+      { replicas: 1, request: { storage: '1Gi', 'kubernetes.io/batch-cpu': '1', pods: '7' } },
+      { 'count/deployments.apps': '1', pods: '1' },
+    ],
+    [
+      'numeric quantities (int-or-string) are accepted',
+      { replicas: 2, request: { cpu: 2, memory: 0.5 } },
+      {
+        'count/deployments.apps': '1',
+        cpu: '4',
+        memory: '1',
+        pods: '2',
+        'requests.cpu': '4',
+        'requests.memory': '1',
+      },
+    ],
+    [
+      'replicas without requirements: pods only',
+      { replicas: 2 },
+      { 'count/deployments.apps': '1', pods: '2' },
+    ],
+    [
+      'zero requests are dropped',
+      { replicas: 2, request: { cpu: '0', memory: '1Mi' } },
+      { 'count/deployments.apps': '1', memory: '2Mi', pods: '2', 'requests.memory': '2Mi' },
+    ],
+  ])('%s', (_name, shape, expected) => {
+    expect(charge(shape)).toEqual(expected);
+  });
+});
+
+describe('bindingCharge: object counts', () => {
+  it.each<[string, string, number, Record<string, string>]>([
+    ['v1', 'Service', 0, { 'count/services': '1', services: '1' }],
+    ['v1', 'Service', 3, { 'count/services': '3', services: '3' }],
+    ['v1', 'Secret', 2, { 'count/secrets': '2', secrets: '2' }],
+    ['v1', 'ConfigMap', 1, { 'count/configmaps': '1', configmaps: '1' }],
+    ['v1', 'PersistentVolumeClaim', 2, { 'count/persistentvolumeclaims': '2', persistentvolumeclaims: '2' }],
+    ['v1', 'ResourceQuota', 0, { 'count/resourcequotas': '1', resourcequotas: '1' }],
+    ['v1', 'ServiceAccount', 0, { 'count/serviceaccounts': '1' }],
+    ['v1', 'Endpoints', 0, { 'count/endpoints': '1' }],
+    ['apps/v1', 'StatefulSet', 2, { 'count/statefulsets.apps': '2' }],
+    ['apps/v1', 'DaemonSet', 0, { 'count/daemonsets.apps': '1' }],
+    ['apps/v1', 'ReplicaSet', 0, { 'count/replicasets.apps': '1' }],
+    ['batch/v1', 'Job', 0, { 'count/jobs.batch': '1' }],
+    ['batch/v1', 'CronJob', 2, { 'count/cronjobs.batch': '2' }],
+    ['networking.k8s.io/v1', 'Ingress', 0, { 'count/ingresses.networking.k8s.io': '1' }],
+    ['networking.k8s.io/v1', 'NetworkPolicy', 0, { 'count/networkpolicies.networking.k8s.io': '1' }],
+    ['autoscaling/v2', 'HorizontalPodAutoscaler', 0, { 'count/horizontalpodautoscalers.autoscaling': '1' }],
+    ['policy/v1', 'PodDisruptionBudget', 0, { 'count/poddisruptionbudgets.policy': '1' }],
+    ['flink.apache.org/v1beta1', 'FlinkDeployment', 0, { 'count/flinkdeployments.flink.apache.org': '1' }],
+    ['gateway.networking.k8s.io/v1', 'Gateway', 0, { 'count/gateways.gateway.networking.k8s.io': '1' }],
+    // Legacy bare names are for the core group only.
+    ['example.com/v1', 'Service', 0, { 'count/services.example.com': '1' }],
+  ])('%s %s on %i clusters', (apiVersion, kind, clusterCount, expected) => {
+    const clusters = Array.from({ length: clusterCount }, (_, i) => ({ name: `m${i}` }));
+    expect(charge({ apiVersion, kind, clusters })).toEqual(expected);
+  });
+
+  it('ReplicationController: legacy name, count and its pods', () => {
+    expect(
+      charge({ apiVersion: 'v1', kind: 'ReplicationController', replicas: 2, request: { cpu: '1' } }),
+    ).toEqual({
+      'count/replicationcontrollers': '1',
+      cpu: '2',
+      pods: '2',
+      replicationcontrollers: '1',
+      'requests.cpu': '2',
+    });
+  });
+
+  it.each<[string, Shape, Record<string, string>]>([
+    [
+      'bare Pod without replicas, unscheduled: one pod',
+      { apiVersion: 'v1', kind: 'Pod', request: { cpu: '250m' } },
+      { 'count/pods': '1', cpu: '250m', pods: '1', 'requests.cpu': '250m' },
+    ],
+    [
+      'bare Pod without replicas on 2 clusters: one per cluster',
+      { apiVersion: 'v1', kind: 'Pod', request: { cpu: '250m' }, clusters: [{ name: 'a' }, { name: 'b' }] },
+      { 'count/pods': '2', cpu: '500m', pods: '2', 'requests.cpu': '500m' },
+    ],
+    [
+      'bare Pod with replicas 1, Duplicated to 2 clusters',
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        replicas: 1,
+        request: { cpu: '1' },
+        clusters: [
+          { name: 'a', replicas: 1 },
+          { name: 'b', replicas: 1 },
+        ],
+      },
+      { 'count/pods': '2', cpu: '2', pods: '2', 'requests.cpu': '2' },
+    ],
+  ])('%s', (_name, shape, expected) => {
+    expect(charge(shape)).toEqual(expected);
+  });
+});
+
+describe('bindingCharge: components', () => {
+  const components: Component[] = [
+    {
+      name: 'jobmanager',
+      replicas: 1,
+      replicaRequirements: { resourceRequest: { cpu: '1', memory: '1Gi' } },
+    },
+    { name: 'taskmanager', replicas: 2, replicaRequirements: { resourceRequest: { cpu: '2' } } },
+  ];
+  const flink = { apiVersion: 'flink.apache.org/v1beta1', kind: 'FlinkDeployment' };
+
+  it.each<[string, Shape, Record<string, string>]>([
+    [
+      'unscheduled: sum of the components once',
+      { ...flink, components },
+      {
+        'count/flinkdeployments.flink.apache.org': '1',
+        cpu: '5',
+        memory: '1Gi',
+        pods: '3',
+        'requests.cpu': '5',
+        'requests.memory': '1Gi',
+      },
+    ],
+    [
+      'scheduled to 2 clusters: times 2',
+      { ...flink, components, clusters: [{ name: 'a' }, { name: 'b' }] },
+      {
+        'count/flinkdeployments.flink.apache.org': '2',
+        cpu: '10',
+        memory: '2Gi',
+        pods: '6',
+        'requests.cpu': '10',
+        'requests.memory': '2Gi',
+      },
+    ],
+    [
+      'top-level replicas/replicaRequirements are ignored when components exist',
+      { ...flink, components, replicas: 7, request: { cpu: '100' } },
+      {
+        'count/flinkdeployments.flink.apache.org': '1',
+        cpu: '5',
+        memory: '1Gi',
+        pods: '3',
+        'requests.cpu': '5',
+        'requests.memory': '1Gi',
+      },
+    ],
+    [
+      'a per-cluster component assignment larger than replicas x clusters wins',
+      {
+        ...flink,
+        components,
+        clusters: [
+          {
+            name: 'a',
+            components: [
+              { name: 'taskmanager', replicas: 3 },
+              { name: 'jobmanager', replicas: 1 },
+            ],
+          },
+        ],
+      },
+      {
+        'count/flinkdeployments.flink.apache.org': '1',
+        cpu: '7',
+        memory: '1Gi',
+        pods: '4',
+        'requests.cpu': '7',
+        'requests.memory': '1Gi',
+      },
+    ],
+    [
+      'a component without requirements charges pods only',
+      { ...flink, components: [{ name: 'sidecar', replicas: 2 }] },
+      { 'count/flinkdeployments.flink.apache.org': '1', pods: '2' },
+    ],
+  ])('%s', (_name, shape, expected) => {
+    expect(charge(shape)).toEqual(expected);
+  });
+});
+
+describe('bindingCharge: errors', () => {
+  it.each<[string, Shape, string[], Record<string, string>]>([
+    [
+      'invalid quantity: named field, other resources still charged',
+      { replicas: 2, request: { cpu: 'lots', memory: '1Gi' } },
+      ['spec.replicaRequirements.resourceRequest[cpu]: invalid quantity "lots"'],
+      { 'count/deployments.apps': '1', memory: '2Gi', pods: '2', 'requests.memory': '2Gi' },
+    ],
+    [
+      'negative request',
+      { replicas: 1, request: { cpu: '-1' } },
+      ['spec.replicaRequirements.resourceRequest[cpu]: must be greater than or equal to 0, got "-1"'],
+      { 'count/deployments.apps': '1', pods: '1' },
+    ],
+    [
+      'negative replicas',
+      { replicas: -2, request: { cpu: '1' } },
+      ['spec.replicas: must be a whole number of 0 or more, got -2'],
+      { 'count/deployments.apps': '1' },
+    ],
+    [
+      'fractional cluster replicas',
+      { replicas: 1, request: { cpu: '1' }, clusters: [{ name: 'a', replicas: 1.5 }] },
+      ['spec.clusters[0].replicas: must be a whole number of 0 or more, got 1.5'],
+      { 'count/deployments.apps': '1', cpu: '1', pods: '1', 'requests.cpu': '1' },
+    ],
+    [
+      'invalid component quantity',
+      {
+        components: [
+          { name: 'tm', replicas: 1, replicaRequirements: { resourceRequest: { memory: '1 Gi' } } },
+        ],
+      },
+      ['spec.components[0].replicaRequirements.resourceRequest[memory]: invalid quantity "1 Gi"'],
+      { 'count/deployments.apps': '1', pods: '1' },
+    ],
+    [
+      'request is not a map',
+      { replicas: 1, request: 'cpu=1' as unknown as Record<string, unknown> },
+      ['spec.replicaRequirements.resourceRequest: must be an object'],
+      { 'count/deployments.apps': '1', pods: '1' },
+    ],
+    ['missing kind', { kind: '', replicas: 1 }, ['spec.resource.kind: required'], { pods: '1' }],
+  ])('%s', (_name, shape, expectedPrefixes, expectedCharge) => {
+    const result = bindingCharge(binding(shape));
+    expect(result.errors).toHaveLength(expectedPrefixes.length);
+    result.errors.forEach((error, i) => expect(error.startsWith(expectedPrefixes[i] as string)).toBe(true));
+    expect(formatList(result.charge)).toEqual(expectedCharge);
+  });
+
+  it('never throws on garbage', () => {
+    for (const garbage of [undefined, null, 42, 'x', {}, { spec: null }, { spec: { clusters: 'a' } }]) {
+      expect(() => bindingCharge(garbage as unknown as ResourceBinding)).not.toThrow();
+    }
+    expect(bindingCharge({} as ResourceBinding).errors).toEqual([
+      'spec: required: a ResourceBinding must have a spec',
+    ]);
+    expect(bindingCharge({ spec: { clusters: 'a' } } as unknown as ResourceBinding).errors).toContain(
+      'spec.clusters: must be a list, got string',
+    );
+  });
+});
+
+describe('plurals', () => {
+  it.each([
+    ['Deployment', 'deployments'],
+    ['Ingress', 'ingresses'],
+    ['Status', 'statuses'],
+    ['Policy', 'policies'],
+    ['Gateway', 'gateways'],
+    ['Endpoints', 'endpoints'],
+    ['FlinkDeployment', 'flinkdeployments'],
+    ['HTTPRoute', 'httproutes'],
+    ['', ''],
+  ])('guessPlural(%s) = %s', (kind, plural) => {
+    expect(guessPlural(kind)).toBe(plural);
+  });
+
+  it.each([
+    ['v1', 'Service', 'count/services'],
+    ['apps/v1', 'Deployment', 'count/deployments.apps'],
+    ['batch/v1', 'Job', 'count/jobs.batch'],
+    ['networking.k8s.io/v1', 'Ingress', 'count/ingresses.networking.k8s.io'],
+    ['extensions/v1beta1', 'Ingress', 'count/ingresses.extensions'],
+    ['example.com/v1', 'Widget', 'count/widgets.example.com'],
+  ])('countResourceName(%s, %s) = %s', (apiVersion, kind, name) => {
+    expect(countResourceName(apiVersion, kind)).toBe(name);
+  });
+});
+
+describe('missingRequestErrors', () => {
+  it.each<[string, Shape, string[], string[]]>([
+    ['cpu tracked, no cpu request', { replicas: 2, request: { memory: '1Gi' } }, ['cpu'], ['requests.cpu']],
+    [
+      'requests.cpu tracked, no cpu request',
+      { replicas: 2, request: { memory: '1Gi' } },
+      ['requests.cpu'],
+      ['requests.cpu'],
+    ],
+    [
+      'memory tracked, no memory request',
+      { replicas: 1, request: { cpu: '1' } },
+      ['requests.memory'],
+      ['requests.memory'],
+    ],
+    [
+      'both tracked, no requirements at all',
+      { replicas: 1 },
+      ['cpu', 'memory'],
+      ['requests.cpu', 'requests.memory'],
+    ],
+    [
+      'both tracked and declared',
+      { replicas: 1, request: { cpu: '1', memory: '1Gi' } },
+      ['cpu', 'memory'],
+      [],
+    ],
+    ['a zero request counts as declared', { replicas: 1, request: { cpu: '0' } }, ['cpu'], []],
+    ['quota tracks neither', { replicas: 3 }, ['pods', 'nvidia.com/gpu', 'ephemeral-storage'], []],
+    ['no replicas: nothing to require', { replicas: 0 }, ['cpu'], []],
+    ['a Service has no replicas', { apiVersion: 'v1', kind: 'Service' }, ['cpu', 'memory'], []],
+    [
+      'scheduled replicas count',
+      { request: {}, clusters: [{ name: 'a', replicas: 1 }] },
+      ['cpu'],
+      ['requests.cpu'],
+    ],
+  ])('%s', (_name, shape, hard, expected) => {
+    const messages = missingRequestErrors(binding(shape), hard, 'team-a');
+    expect(messages.map((m) => /^must specify (\S+) /.exec(m)?.[1])).toEqual(expected);
+  });
+
+  it('names the workload, the binding, the quota and the resource', () => {
+    expect(
+      missingRequestErrors(binding({ replicas: 1, request: { memory: '1Gi' } }), ['cpu'], 'team-a'),
+    ).toEqual([
+      'must specify requests.cpu for Deployment web (ResourceBinding team-a/web-deployment): quota team-a tracks cpu, ' +
+        'so every replica must declare a cpu request; set resources.requests.cpu on its containers ' +
+        '(spec.replicaRequirements.resourceRequest has none)',
+    ]);
+    expect(missingRequestErrors(binding({ replicas: 1 }), ['memory'])[0]).toContain(
+      'a KarmadaQuota of this namespace tracks memory',
+    );
+  });
+
+  it('checks every component with replicas', () => {
+    const messages = missingRequestErrors(
+      binding({
+        kind: 'FlinkDeployment',
+        apiVersion: 'flink.apache.org/v1beta1',
+        components: [
+          { name: 'jobmanager', replicas: 1, replicaRequirements: { resourceRequest: { cpu: '1' } } },
+          { name: 'taskmanager', replicas: 2, replicaRequirements: { resourceRequest: { memory: '1Gi' } } },
+          { name: 'idle', replicas: 0 },
+        ],
+      }),
+      ['cpu', 'requests.memory'],
+      'team-a',
+    );
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toMatch(
+      /^must specify requests\.memory for component jobmanager of FlinkDeployment web \(ResourceBinding team-a\/web-deployment\)/,
+    );
+    expect(messages[0]).toContain('(spec.components[0].replicaRequirements.resourceRequest has none)');
+    expect(messages[1]).toMatch(
+      /^must specify requests\.cpu for component taskmanager of FlinkDeployment web/,
+    );
+  });
+});

@@ -1,0 +1,324 @@
+/**
+ * What a ResourceBinding is charged (spec §3): the one place that answers "what does a binding cost".
+ *
+ * Pods and compute:
+ * - A binding WITHOUT `spec.components` has one pod template, described by `spec.replicas` and
+ *   `spec.replicaRequirements`: `scheduled = sum(spec.clusters[].replicas)`,
+ *   `replicas = max(spec.replicas, scheduled)`. An unscheduled binding is charged for spec.replicas; a
+ *   Duplicated placement (replicas 2 on clusters a:2, b:2) for every copy (4); a binding being
+ *   rescheduled down keeps its larger figure until the clusters follow.
+ * - A bare core Pod binding is charged at least one pod per target cluster (`max(1, len(clusters))`),
+ *   even when Karmada left `spec.replicas` unset (older Karmada versions interpret no replicas for Pods).
+ * - A binding WITH `spec.components` (multi-template workloads, e.g. FlinkDeployment) is charged from
+ *   its components only: Karmada leaves `spec.replicas`/`spec.replicaRequirements` unset for such
+ *   workloads, and when a writer sets both, the components are the complete description, so adding the
+ *   top-level template would count the same pods twice. Per component:
+ *   `replicas = max(component.replicas x max(1, len(spec.clusters)), sum of that component's
+ *   per-cluster assignment in spec.clusters[].components)`.
+ * - Each template charges `replicas x request` under both the bare name and `requests.<name>` for cpu,
+ *   memory, ephemeral-storage, hugepages-* and extended resources (`nvidia.com/gpu` and
+ *   `requests.nvidia.com/gpu`); other request names (e.g. `storage`) are not quota-tracked and ignored.
+ *   `pods` is the sum of the templates' replicas.
+ *
+ * Object counts: the kind in `spec.resource` counts one per copy, `max(1, len(spec.clusters))`, under
+ * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy
+ * bare name (`services`, `secrets`, `configmaps`, `persistentvolumeclaims`, `replicationcontrollers`,
+ * `resourcequotas`). `services.nodeports` / `services.loadbalancers` cannot be derived from a binding
+ * (it does not carry the Service's type) and are left to observed usage.
+ *
+ * Zero entries are dropped from the charge (absent means zero everywhere in this library).
+ */
+import { Quantity, parseResourceList, type ResourceList } from '#quantity';
+import type { ResourceBinding } from '#api';
+import { quotaNamesForRequest, REQUESTS_PREFIX } from './resource-names.js';
+
+export interface BindingCharge {
+  /** Quota name -> amount, zero entries removed. Entries with errors are left out. */
+  charge: ResourceList;
+  /**
+   * One message per problem in the binding, each naming its field, e.g.
+   * `spec.replicaRequirements.resourceRequest[cpu]: invalid quantity "lots": ...`. Callers should deny
+   * a binding whose charge has errors: the charge is incomplete.
+   */
+  errors: string[];
+}
+
+/** One pod template of a binding, as charged. */
+export interface BindingTemplate {
+  /** The component name, or undefined for the single template of `spec.replicaRequirements`. */
+  component?: string;
+  /** Field path of the template's requirements, e.g. `spec.components[1].replicaRequirements`. */
+  path: string;
+  /** Pods charged for this template, over all target clusters. */
+  replicas: number;
+  /** The raw wire `resourceRequest` (quantities as strings or numbers), or undefined. */
+  resourceRequest: unknown;
+  /** The template's priority class (a component without one inherits `spec.replicaRequirements`'). */
+  priorityClassName?: string;
+}
+
+/** Well-known kinds -> plural resource name. Anything else: `guessPlural`. */
+export const KNOWN_PLURALS: Readonly<Record<string, string>> = {
+  // core
+  ConfigMap: 'configmaps',
+  Endpoints: 'endpoints',
+  Event: 'events',
+  LimitRange: 'limitranges',
+  PersistentVolumeClaim: 'persistentvolumeclaims',
+  Pod: 'pods',
+  PodTemplate: 'podtemplates',
+  ReplicationController: 'replicationcontrollers',
+  ResourceQuota: 'resourcequotas',
+  Secret: 'secrets',
+  Service: 'services',
+  ServiceAccount: 'serviceaccounts',
+  // apps
+  ControllerRevision: 'controllerrevisions',
+  DaemonSet: 'daemonsets',
+  Deployment: 'deployments',
+  ReplicaSet: 'replicasets',
+  StatefulSet: 'statefulsets',
+  // batch
+  CronJob: 'cronjobs',
+  Job: 'jobs',
+  // networking.k8s.io, discovery.k8s.io
+  EndpointSlice: 'endpointslices',
+  Ingress: 'ingresses',
+  IngressClass: 'ingressclasses',
+  NetworkPolicy: 'networkpolicies',
+  // autoscaling, policy, rbac.authorization.k8s.io, coordination.k8s.io, storage.k8s.io
+  HorizontalPodAutoscaler: 'horizontalpodautoscalers',
+  PodDisruptionBudget: 'poddisruptionbudgets',
+  Role: 'roles',
+  RoleBinding: 'rolebindings',
+  Lease: 'leases',
+  CSIStorageCapacity: 'csistoragecapacities',
+};
+
+/** Core kinds that Kubernetes also counts under a legacy bare quota name. */
+export const LEGACY_COUNT_NAMES: Readonly<Record<string, string>> = {
+  ConfigMap: 'configmaps',
+  PersistentVolumeClaim: 'persistentvolumeclaims',
+  ReplicationController: 'replicationcontrollers',
+  ResourceQuota: 'resourcequotas',
+  Secret: 'secrets',
+  Service: 'services',
+};
+
+/**
+ * Kubernetes' UnsafeGuessKindToResource, with one fix: a `y` after a vowel takes `s` (Gateway ->
+ * gateways, as CRD generators pluralize), not `ies`. Lowercase; `...endpoints` stays; `...s` -> `...ses`;
+ * consonant + `y` -> `...ies`; otherwise `+s`.
+ */
+export function guessPlural(kind: string): string {
+  const singular = kind.toLowerCase();
+  if (singular.length === 0 || singular.endsWith('endpoints')) return singular;
+  if (singular.endsWith('s')) return `${singular}es`;
+  if (singular.endsWith('y') && !'aeiou'.includes(singular.charAt(singular.length - 2))) {
+    return `${singular.slice(0, -1)}ies`;
+  }
+  return `${singular}s`;
+}
+
+/** `apps/v1` -> `apps`; `v1` -> `` (core). */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/** The object-count quota name of a kind: `count/deployments.apps`, `count/services`. */
+export function countResourceName(apiVersion: string, kind: string): string {
+  const group = groupOf(apiVersion);
+  const plural = Object.hasOwn(KNOWN_PLURALS, kind) ? (KNOWN_PLURALS[kind] as string) : guessPlural(kind);
+  return group === '' ? `count/${plural}` : `count/${plural}.${group}`;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A replica count from the wire: absent -> 0; anything but a whole number >= 0 is an error (-> 0). */
+function readCount(value: unknown, field: string, errors: string[]): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  errors.push(`${field}: must be a whole number of 0 or more, got ${JSON.stringify(value)}`);
+  return 0;
+}
+
+function readArray(value: unknown, field: string, errors: string[]): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value;
+  errors.push(`${field}: must be a list, got ${typeof value}`);
+  return [];
+}
+
+function readString(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+function isCorePod(rb: ResourceBinding): boolean {
+  const resource: unknown = rb.spec?.resource;
+  return (
+    isObject(resource) && resource['kind'] === 'Pod' && groupOf(String(resource['apiVersion'] ?? '')) === ''
+  );
+}
+
+/**
+ * The binding's pod templates as charged: its components when it has any, else the single template of
+ * `spec.replicas`/`spec.replicaRequirements` (returned even with 0 replicas, e.g. for a ConfigMap).
+ * Problems reading replica counts are appended to `errors`.
+ */
+export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): BindingTemplate[] {
+  const spec: unknown = rb?.spec;
+  if (!isObject(spec)) return [];
+  const clusters = readArray(spec['clusters'], 'spec.clusters', errors);
+  const copies = Math.max(1, clusters.length);
+  const topRequirements = isObject(spec['replicaRequirements']) ? spec['replicaRequirements'] : {};
+  const topPriority = readString(topRequirements['priorityClassName']);
+  const components = readArray(spec['components'], 'spec.components', errors);
+
+  if (components.length === 0) {
+    let scheduled = 0;
+    clusters.forEach((cluster, i) => {
+      if (isObject(cluster))
+        scheduled += readCount(cluster['replicas'], `spec.clusters[${i}].replicas`, errors);
+    });
+    let replicas = Math.max(readCount(spec['replicas'], 'spec.replicas', errors), scheduled);
+    if (isCorePod(rb)) replicas = Math.max(replicas, copies);
+    return [
+      {
+        path: 'spec.replicaRequirements',
+        replicas,
+        resourceRequest: topRequirements['resourceRequest'],
+        priorityClassName: topPriority,
+      },
+    ];
+  }
+
+  return components.map((raw, i): BindingTemplate => {
+    const component = isObject(raw) ? raw : {};
+    const name = readString(component['name']) ?? `#${i}`;
+    const declared = readCount(component['replicas'], `spec.components[${i}].replicas`, errors);
+    let assigned = 0;
+    clusters.forEach((cluster, j) => {
+      if (!isObject(cluster)) return;
+      readArray(cluster['components'], `spec.clusters[${j}].components`, errors).forEach((target, k) => {
+        if (isObject(target) && target['name'] === name) {
+          assigned += readCount(target['replicas'], `spec.clusters[${j}].components[${k}].replicas`, errors);
+        }
+      });
+    });
+    const requirements = isObject(component['replicaRequirements']) ? component['replicaRequirements'] : {};
+    return {
+      component: name,
+      path: `spec.components[${i}].replicaRequirements`,
+      replicas: Math.max(declared * copies, assigned),
+      resourceRequest: requirements['resourceRequest'],
+      priorityClassName: readString(requirements['priorityClassName']) ?? topPriority,
+    };
+  });
+}
+
+/** The binding's charge (spec §3). Never throws; problems are returned in `errors`. */
+export function bindingCharge(rb: ResourceBinding): BindingCharge {
+  const errors: string[] = [];
+  const totals = new Map<string, Quantity>();
+  const add = (key: string, amount: Quantity): void => {
+    const current = totals.get(key);
+    totals.set(key, current === undefined ? amount : current.add(amount));
+  };
+
+  const spec: unknown = rb?.spec;
+  if (!isObject(spec)) {
+    return { charge: {}, errors: ['spec: required: a ResourceBinding must have a spec'] };
+  }
+
+  let pods = 0;
+  for (const template of bindingTemplates(rb, errors)) {
+    pods += template.replicas;
+    const field = `${template.path}.resourceRequest`;
+    const parsed = parseResourceList(template.resourceRequest, field);
+    for (const error of parsed.errors) errors.push(`${error.field}: ${error.message}`);
+    for (const [name, perReplica] of Object.entries(parsed.list)) {
+      if (perReplica.sign() < 0) {
+        errors.push(
+          `${field}[${name}]: must be greater than or equal to 0, got ${JSON.stringify(perReplica.toString())}`,
+        );
+        continue;
+      }
+      const total = perReplica.mul(BigInt(template.replicas));
+      for (const key of quotaNamesForRequest(name)) add(key, total);
+    }
+  }
+  add('pods', Quantity.fromInt(BigInt(pods)));
+
+  const resource = spec['resource'];
+  if (!isObject(resource)) {
+    errors.push('spec.resource: required: the binding must reference the resource it propagates');
+  } else {
+    const kind = readString(resource['kind']);
+    const apiVersion = typeof resource['apiVersion'] === 'string' ? resource['apiVersion'] : undefined;
+    if (kind === undefined) errors.push('spec.resource.kind: required: the kind of the propagated resource');
+    if (apiVersion === undefined || apiVersion === '') {
+      errors.push('spec.resource.apiVersion: required: the apiVersion of the propagated resource');
+    }
+    if (kind !== undefined && apiVersion !== undefined && apiVersion !== '') {
+      const clusters = Array.isArray(spec['clusters']) ? spec['clusters'] : [];
+      const copies = Quantity.fromInt(BigInt(Math.max(1, clusters.length)));
+      add(countResourceName(apiVersion, kind), copies);
+      if (groupOf(apiVersion) === '' && Object.hasOwn(LEGACY_COUNT_NAMES, kind)) {
+        add(LEGACY_COUNT_NAMES[kind] as string, copies);
+      }
+    }
+  }
+
+  const charge: ResourceList = {};
+  for (const key of [...totals.keys()].sort()) {
+    const amount = totals.get(key) as Quantity;
+    if (!amount.isZero()) charge[key] = amount;
+  }
+  return { charge, errors };
+}
+
+/** Resources whose request is mandatory once a quota tracks them (Kubernetes' "validationSet"). */
+const REQUIRED_WHEN_TRACKED = ['cpu', 'memory'] as const;
+
+/**
+ * ResourceQuota's "must specify" rule: when the quota tracks cpu (`cpu` or `requests.cpu` in hard) or
+ * memory, every template of the binding that has replicas must declare a request for it. Returns one
+ * message per template and resource, each naming `requests.<resource>`; [] when nothing is missing.
+ * `quotaName` only improves the message.
+ */
+export function missingRequestErrors(
+  rb: ResourceBinding,
+  hardKeys: Iterable<string>,
+  quotaName?: string,
+): string[] {
+  const hard = new Set(hardKeys);
+  const tracked = REQUIRED_WHEN_TRACKED.filter((r) => hard.has(r) || hard.has(REQUESTS_PREFIX + r));
+  if (tracked.length === 0) return [];
+  const namespace = rb?.metadata?.namespace ?? '';
+  const bindingName = rb?.metadata?.name ?? '';
+  const resource: unknown = rb?.spec?.resource;
+  const workload = isObject(resource)
+    ? `${String(resource['kind'] ?? 'workload')} ${String(resource['name'] ?? '')}`.trim()
+    : 'workload';
+  const binding = namespace ? `${namespace}/${bindingName}` : bindingName;
+  const quota = quotaName ? `quota ${quotaName}` : 'a KarmadaQuota of this namespace';
+
+  const messages: string[] = [];
+  for (const template of bindingTemplates(rb)) {
+    if (template.replicas <= 0) continue;
+    const requests = isObject(template.resourceRequest) ? template.resourceRequest : {};
+    for (const name of tracked) {
+      if (Object.hasOwn(requests, name)) continue;
+      const subject =
+        template.component === undefined ? workload : `component ${template.component} of ${workload}`;
+      messages.push(
+        `must specify requests.${name} for ${subject} (ResourceBinding ${binding}): ${quota} tracks ${name}, ` +
+          `so every replica must declare a ${name} request; set resources.requests.${name} on its containers ` +
+          `(${template.path}.resourceRequest has none)`,
+      );
+    }
+  }
+  return messages;
+}

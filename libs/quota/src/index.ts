@@ -1,0 +1,33 @@
+export {
+  bindingCharge,
+  bindingTemplates,
+  countResourceName,
+  groupOf,
+  guessPlural,
+  KNOWN_PLURALS,
+  LEGACY_COUNT_NAMES,
+  missingRequestErrors,
+} from './charge.js';
+export type { BindingCharge, BindingTemplate } from './charge.js';
+export { bindingMatchesScopes, priorityClassMatches, SUPPORTED_SCOPES } from './scopes.js';
+export { quotaResourceNameErrors, validateKarmadaQuota } from './validation.js';
+export {
+  COMPUTE_RESOURCES,
+  INTEGER_QUOTA_RESOURCES,
+  isExtendedResourceName,
+  isIntegerQuotaResource,
+  isStandardQuotaResource,
+  quotaNamesForRequest,
+  STANDARD_QUOTA_RESOURCES,
+} from './resource-names.js';
+export {
+  bindingKeyString,
+  expireReservations,
+  isExpired,
+  parseQuotaState,
+  sumReserved,
+  toWireReservations,
+} from './state.js';
+export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
+export { admitBatch, exceededMessage, formatInline } from './admission.js';
+export type { AdmissionItem, AdmitOptions, BatchResult, Decision } from './admission.js';

@@ -1,0 +1,65 @@
+/**
+ * Which bindings a quota applies to: `spec.scopeSelector.matchExpressions`, ANDed, with ResourceQuota's
+ * PriorityClass semantics (k8s pkg/quota/v1/evaluator/core/pods.go podMatchesScopeFunc, which evaluates
+ * In/NotIn/DoesNotExist as a label selector over `{PriorityClass: <name>}`, the map being empty when the
+ * pod has no priority class):
+ *
+ * | operator     | binding with class `c`  | binding without a class |
+ * | ------------ | ----------------------- | ----------------------- |
+ * | In [v...]    | c in values             | no match                |
+ * | NotIn [v...] | c not in values         | MATCH                   |
+ * | Exists       | match                   | no match                |
+ * | DoesNotExist | no match                | match                   |
+ *
+ * The priority class is `spec.replicaRequirements.priorityClassName`. A multi-template binding
+ * (`spec.components`) matches when ANY of its components matches the whole selector, each component
+ * taking its own `replicaRequirements.priorityClassName` or, without one, the top-level one: a quota
+ * scoped to "high" is then charged for a workload with any high-priority part, rather than letting it
+ * through unaccounted.
+ *
+ * As in Kubernetes, an expression this product cannot evaluate (a scope other than PriorityClass, an
+ * unknown operator, In/NotIn without values) never matches; validation rejects such quotas anyway.
+ */
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { bindingTemplates } from './charge.js';
+
+/** The scopes this product can evaluate from a ResourceBinding. */
+export const SUPPORTED_SCOPES = ['PriorityClass'] as const;
+
+/** Does one expression match a template with this priority class ('' or undefined: none)? */
+export function priorityClassMatches(expression: unknown, priorityClassName: string | undefined): boolean {
+  if (typeof expression !== 'object' || expression === null) return false;
+  const { scopeName, operator, values } = expression as Record<string, unknown>;
+  if (scopeName !== 'PriorityClass') return false;
+  const name = priorityClassName ?? '';
+  const list = Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : [];
+  switch (operator) {
+    case 'Exists':
+      return name !== '';
+    case 'DoesNotExist':
+      return name === '';
+    case 'In':
+      return list.length > 0 && name !== '' && list.includes(name);
+    case 'NotIn':
+      return list.length > 0 && (name === '' || !list.includes(name));
+    default:
+      return false;
+  }
+}
+
+/** Does the quota's scope selector select this binding? A quota without a selector selects every binding. */
+export function bindingMatchesScopes(quota: KarmadaQuota, rb: ResourceBinding): boolean {
+  const selector: unknown = quota?.spec?.scopeSelector;
+  if (selector === undefined || selector === null) return true;
+  if (typeof selector !== 'object') return false;
+  const raw = (selector as Record<string, unknown>)['matchExpressions'];
+  if (raw === undefined || raw === null) return true;
+  if (!Array.isArray(raw)) return false;
+  const expressions: unknown[] = raw;
+  if (expressions.length === 0) return true;
+  const templates = bindingTemplates(rb);
+  const classes = templates.length === 0 ? [undefined] : templates.map((t) => t.priorityClassName);
+  return classes.some((priorityClassName) =>
+    expressions.every((expression) => priorityClassMatches(expression, priorityClassName)),
+  );
+}

@@ -1,0 +1,156 @@
+import { formatList, Quantity, type ResourceList } from '#quantity';
+import type { KarmadaQuota } from '#api';
+import {
+  expireReservations,
+  parseQuotaState,
+  sumReserved,
+  toWireReservations,
+  type QuotaState,
+  type ReservationEntry,
+} from './state.js';
+
+const list = (raw: Record<string, string>): ResourceList =>
+  Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Quantity.parse(v)]));
+
+const rbRef = (name: string, uid?: string) => ({
+  apiVersion: 'work.karmada.io/v1alpha2',
+  kind: 'ResourceBinding',
+  name,
+  ...(uid ? { uid } : {}),
+});
+
+const quota: KarmadaQuota = {
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'KarmadaQuota',
+  metadata: { name: 'team-a', namespace: 'ns-a' },
+  spec: { hard: { cpu: '100', pods: 10 as unknown as string } },
+  status: {
+    hard: { cpu: '50' },
+    used: { cpu: '20' },
+    reservations: [
+      {
+        reservedBy: rbRef('web', 'u1'),
+        reserved: { cpu: '2', pods: '2' },
+        charge: { cpu: '4', pods: '4' },
+        expirationTime: '2030-01-01T00:00:00.000Z',
+      },
+      { reservedBy: rbRef('legacy'), reserved: { cpu: '1', pods: '0' } },
+    ],
+  },
+};
+
+describe('parseQuotaState', () => {
+  it('decodes hard (from spec), used and reservations', () => {
+    const { state, errors } = parseQuotaState(quota);
+    expect(errors).toEqual([]);
+    expect(state.name).toBe('team-a');
+    expect(formatList(state.hard)).toEqual({ cpu: '100', pods: '10' });
+    expect(formatList(state.used)).toEqual({ cpu: '20' });
+    expect(state.reservations).toHaveLength(2);
+    const [web, legacy] = state.reservations as [ReservationEntry, ReservationEntry];
+    expect(web.binding).toEqual({ namespace: 'ns-a', name: 'web', uid: 'u1' });
+    expect(formatList(web.reserved)).toEqual({ cpu: '2', pods: '2' });
+    expect(formatList(web.charge)).toEqual({ cpu: '4', pods: '4' });
+    expect(web.expirationTime).toBe('2030-01-01T00:00:00.000Z');
+    // No charge on the wire (older writer): charge = reserved; zero entries dropped.
+    expect(legacy.binding).toEqual({ namespace: 'ns-a', name: 'legacy' });
+    expect(formatList(legacy.reserved)).toEqual({ cpu: '1' });
+    expect(formatList(legacy.charge)).toEqual({ cpu: '1' });
+    expect(legacy.expirationTime).toBeUndefined();
+  });
+
+  it('round-trips through the wire form', () => {
+    const { state } = parseQuotaState(quota);
+    expect(toWireReservations(state.reservations)).toEqual([
+      {
+        reservedBy: rbRef('web', 'u1'),
+        reserved: { cpu: '2', pods: '2' },
+        charge: { cpu: '4', pods: '4' },
+        expirationTime: '2030-01-01T00:00:00.000Z',
+      },
+      { reservedBy: rbRef('legacy'), reserved: { cpu: '1' }, charge: { cpu: '1' } },
+    ]);
+    const again = parseQuotaState({
+      ...quota,
+      status: { reservations: toWireReservations(state.reservations) },
+    }).state.reservations;
+    expect(toWireReservations(again)).toEqual(toWireReservations(state.reservations));
+  });
+
+  it.each<[string, unknown[], string[]]>([
+    ['an entry without reservedBy', [{ reserved: {} }], ['status.reservations[0].reservedBy']],
+    [
+      'an entry reserved by another kind',
+      [{ reservedBy: { kind: 'Pod', name: 'p' }, reserved: {} }],
+      ['status.reservations[0].reservedBy'],
+    ],
+    [
+      'a bad quantity',
+      [{ reservedBy: rbRef('a'), reserved: { cpu: 'x' }, charge: { cpu: 'y' } }],
+      ['status.reservations[0].reserved[cpu]', 'status.reservations[0].charge[cpu]'],
+    ],
+    [
+      'a bad expirationTime',
+      [{ reservedBy: rbRef('a'), reserved: {}, expirationTime: 'soon' }],
+      ['status.reservations[0].expirationTime'],
+    ],
+  ])('reports %s', (_name, reservations, fields) => {
+    const { errors } = parseQuotaState({ ...quota, status: { reservations } } as KarmadaQuota);
+    expect(errors.map((e) => e.field)).toEqual(fields);
+  });
+
+  it('reports bad spec.hard and status.used entries and never throws', () => {
+    const { state, errors } = parseQuotaState({
+      metadata: { name: 'q' },
+      spec: { hard: { cpu: 'many', memory: '1Gi' } },
+      status: { used: { memory: '1 Gi' }, reservations: 'none' as unknown as [] },
+    });
+    expect(errors.map((e) => e.field)).toEqual([
+      'spec.hard[cpu]',
+      'status.used[memory]',
+      'status.reservations',
+    ]);
+    expect(formatList(state.hard)).toEqual({ memory: '1Gi' });
+    expect(() => parseQuotaState({} as KarmadaQuota)).not.toThrow();
+  });
+});
+
+describe('expireReservations and sumReserved', () => {
+  const entry = (name: string, cpu: string, expirationTime?: string): ReservationEntry => ({
+    binding: { namespace: 'ns', name },
+    reserved: list({ cpu }),
+    charge: list({ cpu }),
+    ...(expirationTime ? { expirationTime } : {}),
+  });
+  const state: QuotaState = {
+    name: 'q',
+    hard: list({ cpu: '10' }),
+    used: {},
+    reservations: [
+      entry('persisted', '1'),
+      entry('past', '2', '2026-01-01T00:00:00Z'),
+      entry('now', '3', '2026-01-01T00:01:00Z'),
+      entry('future', '4', '2026-01-01T00:01:01Z'),
+      entry('garbage', '5', 'not a time'),
+    ],
+  };
+
+  it('removes reservations whose expirationTime <= now (and unreadable ones), keeping order', () => {
+    const next = expireReservations(state, new Date('2026-01-01T00:01:00Z'));
+    expect(next.reservations.map((e) => e.binding.name)).toEqual(['persisted', 'future']);
+    expect(state.reservations).toHaveLength(5); // not mutated
+  });
+
+  it('returns the same state when nothing expires', () => {
+    const fresh: QuotaState = {
+      ...state,
+      reservations: [entry('a', '1'), entry('b', '1', '2030-01-01T00:00:00Z')],
+    };
+    expect(expireReservations(fresh, new Date('2026-01-01T00:00:00Z'))).toBe(fresh);
+  });
+
+  it('sums reserved', () => {
+    expect(formatList(sumReserved(state.reservations))).toEqual({ cpu: '15' });
+    expect(sumReserved([])).toEqual({});
+  });
+});

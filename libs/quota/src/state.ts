@@ -1,0 +1,160 @@
+/**
+ * A quota's admission state (hard, used, reservations) in decoded form, and its conversion from and to
+ * the wire `KarmadaQuota.status.reservations[]`.
+ *
+ * A reservation records, per binding, `reserved` (capacity admitted but not yet observed in member
+ * clusters) and `charge` (the binding's full charge on this quota's keys that was admitted). `charge` is
+ * what makes admission idempotent: a change seen twice finds its charge already held. On the wire it is
+ * an extra `charge` map next to `reserved`; an entry written without it (older writers) is read with
+ * `charge = reserved`, the best lower bound available.
+ */
+import {
+  Quantity,
+  formatList,
+  parseResourceList,
+  removeZeros,
+  type FieldError,
+  type ResourceList,
+} from '#quantity';
+import { RESOURCE_BINDING, type KarmadaQuota, type Reservation } from '#api';
+
+/** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
+export interface BindingKey {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export interface ReservationEntry {
+  binding: BindingKey;
+  /** Admitted, not yet observed. */
+  reserved: ResourceList;
+  /** The binding's full charge, masked to the quota's hard keys, that this reservation was admitted for. */
+  charge: ResourceList;
+  /** RFC 3339; set while the binding is not (yet) persisted (an admitted CREATE). */
+  expirationTime?: string;
+}
+
+export interface QuotaState {
+  name: string;
+  hard: ResourceList;
+  used: ResourceList;
+  reservations: ReservationEntry[];
+}
+
+/** `namespace/name`: reservations are keyed by the binding's name; the uid only tells reuse apart. */
+export function bindingKeyString(key: BindingKey): string {
+  return `${key.namespace}/${key.name}`;
+}
+
+/** The sum of the entries' `reserved` (keys sorted). */
+export function sumReserved(entries: readonly ReservationEntry[]): ResourceList {
+  const totals = new Map<string, Quantity>();
+  for (const entry of entries) {
+    for (const [key, amount] of Object.entries(entry.reserved)) {
+      const current = totals.get(key);
+      totals.set(key, current === undefined ? amount : current.add(amount));
+    }
+  }
+  return Object.fromEntries([...totals.keys()].sort().map((key) => [key, totals.get(key) as Quantity]));
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` (the limits the admin asked for
+ * take effect at once, a lowered limit included), `used` is `status.used`. Reservations are those of
+ * `status.reservations[]` reserved by a ResourceBinding, in the quota's namespace. Never throws: entries
+ * or quantities that cannot be read are reported in `errors` (and left out).
+ */
+export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const namespace = quota?.metadata?.namespace ?? '';
+  const name = quota?.metadata?.name ?? '';
+  const hard = parseResourceList(quota?.spec?.hard, 'spec.hard');
+  const used = parseResourceList(quota?.status?.used, 'status.used');
+  errors.push(...hard.errors, ...used.errors);
+
+  const reservations: ReservationEntry[] = [];
+  const raw: unknown = quota?.status?.reservations;
+  if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
+    errors.push({ field: 'status.reservations', message: 'must be a list', value: raw });
+  }
+  (Array.isArray(raw) ? raw : []).forEach((item: unknown, i) => {
+    const field = `status.reservations[${i}]`;
+    if (!isObject(item) || !isObject(item['reservedBy'])) {
+      errors.push({
+        field: `${field}.reservedBy`,
+        message: 'Required value: the binding holding this reservation',
+      });
+      return;
+    }
+    const by = item['reservedBy'];
+    if (by['kind'] !== RESOURCE_BINDING.kind || typeof by['name'] !== 'string' || by['name'] === '') {
+      errors.push({
+        field: `${field}.reservedBy`,
+        message: `must reference a ${RESOURCE_BINDING.kind} by name; this entry is ignored`,
+        value: by,
+      });
+      return;
+    }
+    const reserved = parseResourceList(item['reserved'], `${field}.reserved`);
+    const hasCharge = item['charge'] !== undefined && item['charge'] !== null;
+    const charge = hasCharge ? parseResourceList(item['charge'], `${field}.charge`) : reserved;
+    errors.push(...reserved.errors, ...(hasCharge ? charge.errors : []));
+    const entry: ReservationEntry = {
+      binding: { namespace, name: by['name'] },
+      reserved: removeZeros(reserved.list),
+      charge: removeZeros(charge.list),
+    };
+    if (typeof by['uid'] === 'string' && by['uid'] !== '') entry.binding.uid = by['uid'];
+    const expiration = item['expirationTime'];
+    if (expiration !== undefined && expiration !== null) {
+      if (typeof expiration !== 'string' || Number.isNaN(Date.parse(expiration))) {
+        errors.push({
+          field: `${field}.expirationTime`,
+          message: 'must be an RFC 3339 time; the reservation is treated as expired',
+          value: expiration,
+        });
+        entry.expirationTime = String(expiration);
+      } else {
+        entry.expirationTime = expiration;
+      }
+    }
+    reservations.push(entry);
+  });
+
+  return { state: { name, hard: hard.list, used: used.list, reservations }, errors };
+}
+
+/** The wire form of reservations (`status.reservations[]`), in the given order. */
+export function toWireReservations(entries: readonly ReservationEntry[]): Reservation[] {
+  return entries.map((entry) => {
+    const wire: Reservation = {
+      reservedBy: {
+        apiVersion: RESOURCE_BINDING.apiVersion,
+        kind: RESOURCE_BINDING.kind,
+        name: entry.binding.name,
+      },
+      reserved: formatList(entry.reserved),
+      charge: formatList(entry.charge),
+    };
+    if (entry.binding.uid !== undefined) wire.reservedBy.uid = entry.binding.uid;
+    if (entry.expirationTime !== undefined) wire.expirationTime = entry.expirationTime;
+    return wire;
+  });
+}
+
+/** Has the reservation expired at `now`? An unreadable expirationTime counts as expired. */
+export function isExpired(entry: ReservationEntry, now: Date): boolean {
+  if (entry.expirationTime === undefined) return false;
+  const at = Date.parse(entry.expirationTime);
+  return Number.isNaN(at) || at <= now.getTime();
+}
+
+/** The state without the reservations whose expirationTime <= now (the others keep their order). */
+export function expireReservations(state: QuotaState, now: Date): QuotaState {
+  const kept = state.reservations.filter((entry) => !isExpired(entry, now));
+  return kept.length === state.reservations.length ? state : { ...state, reservations: kept };
+}

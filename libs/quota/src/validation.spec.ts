@@ -1,0 +1,367 @@
+import type { FieldError } from '#quantity';
+import { STANDARD_QUOTA_RESOURCES } from './resource-names.js';
+import { validateKarmadaQuota } from './validation.js';
+
+const kq = (spec: unknown): unknown => ({
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'KarmadaQuota',
+  metadata: { name: 'team-a', namespace: 'team-a' },
+  spec,
+});
+
+const errorsFor = (hard: Record<string, unknown>): FieldError[] => validateKarmadaQuota(kq({ hard }));
+
+describe('validateKarmadaQuota: accepted', () => {
+  it('the spec example', () => {
+    expect(
+      validateKarmadaQuota(
+        kq({
+          hard: { cpu: '100', memory: '200Gi', pods: '500', 'count/deployments.apps': '20', services: '10' },
+          scopeSelector: {
+            matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+          },
+        }),
+      ),
+    ).toEqual([]);
+  });
+
+  it.each(STANDARD_QUOTA_RESOURCES.map((name) => [name]))('standard name %s', (name) => {
+    expect(errorsFor({ [name]: '10' })).toEqual([]);
+  });
+
+  it.each([
+    ['hugepages-2Mi', '1Gi'],
+    ['requests.hugepages-1Gi', '4Gi'],
+    ['example.com/gpu', '4'],
+    ['nvidia.com/gpu', 8],
+    ['requests.nvidia.com/gpu', '2'],
+    ['count/deployments.apps', '20'],
+    ['count/services', '5'],
+    ['count/flinkdeployments.flink.apache.org', '3'],
+    ['count/ingresses.networking.k8s.io', 0],
+    ['cpu', '1500m'],
+    ['cpu', 2.5],
+    ['memory', '1.5Gi'],
+    ['requests.storage', '1Ti'],
+    ['pods', '0'],
+    ['pods', 10],
+    ['pods', '1k'],
+    ['example.com/Some_Thing.v2', '1'],
+  ])('%s: %j', (name, value) => {
+    expect(errorsFor({ [name]: value })).toEqual([]);
+  });
+
+  it.each([
+    ['an empty hard', { hard: {} }],
+    ['an empty scopeSelector', { hard: { cpu: '1' }, scopeSelector: {} }],
+    ['empty matchExpressions', { hard: { cpu: '1' }, scopeSelector: { matchExpressions: [] } }],
+    [
+      'every operator used correctly',
+      {
+        hard: { cpu: '1' },
+        scopeSelector: {
+          matchExpressions: [
+            { scopeName: 'PriorityClass', operator: 'In', values: ['a'] },
+            { scopeName: 'PriorityClass', operator: 'NotIn', values: ['b', 'c'] },
+            { scopeName: 'PriorityClass', operator: 'Exists' },
+            { scopeName: 'PriorityClass', operator: 'DoesNotExist', values: [] },
+          ],
+        },
+      },
+    ],
+  ])('%s', (_name, spec) => {
+    expect(validateKarmadaQuota(kq(spec))).toEqual([]);
+  });
+});
+
+describe('validateKarmadaQuota: rejected resource names', () => {
+  it.each<[string, string]>([
+    [
+      'limits.cpu',
+      'limits.cpu is not supported: a ResourceBinding carries only resource requests, so limits cannot be enforced; use requests.cpu or cpu',
+    ],
+    [
+      'limits.memory',
+      'limits.memory is not supported: a ResourceBinding carries only resource requests, so limits cannot be enforced; use requests.memory or memory',
+    ],
+    [
+      'limits.ephemeral-storage',
+      'limits.ephemeral-storage is not supported: a ResourceBinding carries only resource requests, so limits cannot be enforced; use requests.ephemeral-storage or ephemeral-storage',
+    ],
+    [
+      'limits.nvidia.com/gpu',
+      'limits.nvidia.com/gpu is not supported: a ResourceBinding carries only resource requests, so limits cannot be enforced; use requests.nvidia.com/gpu or nvidia.com/gpu',
+    ],
+    [
+      'storage',
+      'storage is not a quota resource: use requests.storage to limit the storage requested by claims',
+    ],
+    [
+      'gpu',
+      'gpu is not a standard quota resource: use one of configmaps, cpu, ephemeral-storage, memory, persistentvolumeclaims, ' +
+        'pods, replicationcontrollers, requests.cpu, requests.ephemeral-storage, requests.memory, requests.storage, ' +
+        'resourcequotas, secrets, services, services.loadbalancers, services.nodeports, hugepages-<size>, ' +
+        'requests.hugepages-<size>, or a fully qualified name such as example.com/gpu, requests.example.com/gpu, ' +
+        'hugepages-2Mi or count/deployments.apps',
+    ],
+    ['requests.gpu', 'requests.gpu is not a standard quota resource: use one of'],
+    [
+      'hugepages-lots',
+      'hugepages-lots must name a huge page size as hugepages-<size>, e.g. hugepages-2Mi or hugepages-1Gi',
+    ],
+    ['requests.hugepages-0', 'requests.hugepages-0 must name a huge page size as hugepages-<size>'],
+    [
+      'count/Deployments.apps',
+      'count/Deployments.apps must name an API resource as count/<resource>.<group> (count/<resource> for the core group), in lowercase plural form, e.g. count/deployments.apps or count/services',
+    ],
+    [
+      'gold.storageclass.storage.k8s.io/requests.storage',
+      'gold.storageclass.storage.k8s.io/requests.storage is not supported: storage requested per storage class is not tracked; use requests.storage or count/persistentvolumeclaims',
+    ],
+    ['a/b/c', 'a resource name may contain at most one "/"'],
+    ['Example.com/gpu', 'the prefix "Example.com" must be a DNS subdomain'],
+    ['/gpu', 'the prefix before "/" must not be empty'],
+    ['example.com/', 'the name must not be empty'],
+    [
+      'bad name!',
+      'the name "bad name!" must consist of letters, digits, "-", "_" or ".", and start and end with a letter or digit',
+    ],
+    [`example.com/${'x'.repeat(64)}`, 'the name after the prefix must be at most 63 characters'],
+  ])('%s', (name, message) => {
+    const errors = errorsFor({ [name]: '1' });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.field).toBe(`spec.hard[${name}]`);
+    expect(errors[0]?.value).toBe(name);
+    expect(errors[0]?.message.startsWith(message)).toBe(true);
+  });
+});
+
+describe('validateKarmadaQuota: rejected values', () => {
+  it.each<[string, unknown, string]>([
+    ['cpu', 'lots', 'invalid quantity "lots"'],
+    ['memory', '1 Gi', 'invalid quantity "1 Gi"'],
+    ['cpu', true, 'must be a quantity string or number, got boolean'],
+    ['cpu', '-1', 'must be greater than or equal to 0, got -1'],
+    ['pods', -3, 'must be greater than or equal to 0, got -3'],
+    [
+      'pods',
+      '1500m',
+      'must be a whole number: pods is counted in whole units, so 1500m cannot be enforced; use e.g. "2"',
+    ],
+    ['services', 2.5, 'must be a whole number: services is counted in whole units'],
+    ['services.nodeports', '0.5', 'must be a whole number'],
+    [
+      'count/deployments.apps',
+      '1.5',
+      'must be a whole number: count/deployments.apps is counted in whole units',
+    ],
+    ['nvidia.com/gpu', '500m', 'must be a whole number: nvidia.com/gpu is counted in whole units'],
+    [
+      'requests.nvidia.com/gpu',
+      '1.5',
+      'must be a whole number: requests.nvidia.com/gpu is counted in whole units',
+    ],
+  ])('%s: %j', (name, value, message) => {
+    const errors = errorsFor({ [name]: value });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.field).toBe(`spec.hard[${name}]`);
+    expect(errors[0]?.value).toEqual(value);
+    expect(errors[0]?.message.startsWith(message)).toBe(true);
+  });
+
+  it('invalid quantities say what a valid one looks like', () => {
+    expect(errorsFor({ cpu: 'lots' })[0]?.message).toMatch(/; use a quantity such as "2", "500m" or "1Gi"$/);
+  });
+
+  it('reports every bad key, name and value errors together, in key order', () => {
+    expect(errorsFor({ 'limits.cpu': 'x', pods: '0.5', cpu: '1' }).map((e) => e.field)).toEqual([
+      'spec.hard[limits.cpu]',
+      'spec.hard[limits.cpu]',
+      'spec.hard[pods]',
+    ]);
+  });
+});
+
+describe('validateKarmadaQuota: object shape', () => {
+  it.each<[string, unknown, FieldError[]]>([
+    [
+      'not an object',
+      'quota',
+      [{ field: '<root>', message: 'must be a KarmadaQuota object, got string', value: 'quota' }],
+    ],
+    ['null', null, [{ field: '<root>', message: 'must be a KarmadaQuota object, got null', value: null }]],
+    [
+      'no spec',
+      { metadata: {} },
+      [{ field: 'spec', message: 'Required value: a KarmadaQuota needs spec.hard' }],
+    ],
+    [
+      'spec not an object',
+      kq([1]),
+      [{ field: 'spec', message: 'must be an object with hard and scopeSelector, got array', value: [1] }],
+    ],
+    [
+      'no hard',
+      kq({}),
+      [{ field: 'spec.hard', message: 'Required value: set the limits, e.g. {cpu: "100", memory: 200Gi}' }],
+    ],
+    [
+      'hard not an object',
+      kq({ hard: 'cpu=1' }),
+      [
+        {
+          field: 'spec.hard',
+          message: 'must be an object mapping resource names to quantities, e.g. {cpu: "100"}; got string',
+          value: 'cpu=1',
+        },
+      ],
+    ],
+    [
+      'spec.scopes (ResourceQuota field) is not silently ignored',
+      kq({ hard: {}, scopes: ['BestEffort'] }),
+      [
+        {
+          field: 'spec.scopes',
+          message:
+            'Forbidden: KarmadaQuota has no spec.scopes; use spec.scopeSelector.matchExpressions with scopeName PriorityClass',
+          value: ['BestEffort'],
+        },
+      ],
+    ],
+  ])('%s', (_name, obj, expected) => {
+    expect(validateKarmadaQuota(obj)).toEqual(expected);
+  });
+});
+
+describe('validateKarmadaQuota: scopeSelector', () => {
+  const withExpressions = (matchExpressions: unknown): FieldError[] =>
+    validateKarmadaQuota(kq({ hard: { cpu: '1' }, scopeSelector: { matchExpressions } }));
+  const path = 'spec.scopeSelector.matchExpressions[0]';
+
+  it.each<[string, unknown, string, string]>([
+    [
+      'Terminating',
+      [{ scopeName: 'Terminating', operator: 'Exists' }],
+      `${path}.scopeName`,
+      "scope Terminating is not supported: a ResourceBinding does not carry the pods' activeDeadlineSeconds, so it " +
+        'cannot be judged at admission; the only supported scope is "PriorityClass" (matched against the workload\'s priorityClassName)',
+    ],
+    [
+      'BestEffort',
+      [{ scopeName: 'BestEffort', operator: 'Exists' }],
+      `${path}.scopeName`,
+      "scope BestEffort is not supported: a ResourceBinding does not carry the pods' limits, so their QoS class is unknown",
+    ],
+    [
+      'NotBestEffort',
+      [{ scopeName: 'NotBestEffort', operator: 'Exists' }],
+      `${path}.scopeName`,
+      'scope NotBestEffort is not supported',
+    ],
+    [
+      'NotTerminating',
+      [{ scopeName: 'NotTerminating', operator: 'Exists' }],
+      `${path}.scopeName`,
+      'scope NotTerminating is not supported',
+    ],
+    [
+      'CrossNamespacePodAffinity',
+      [{ scopeName: 'CrossNamespacePodAffinity', operator: 'Exists' }],
+      `${path}.scopeName`,
+      "scope CrossNamespacePodAffinity is not supported: a ResourceBinding does not carry the pods' affinity terms",
+    ],
+    [
+      'unknown scope',
+      [{ scopeName: 'Color', operator: 'Exists' }],
+      `${path}.scopeName`,
+      'unknown scope "Color"; the only supported scope is "PriorityClass"',
+    ],
+    [
+      'missing scopeName',
+      [{ operator: 'Exists' }],
+      `${path}.scopeName`,
+      'Required value: use "PriorityClass"',
+    ],
+    [
+      'missing operator',
+      [{ scopeName: 'PriorityClass' }],
+      `${path}.operator`,
+      'Required value: use one of "In", "NotIn", "Exists", "DoesNotExist"',
+    ],
+    [
+      'unknown operator',
+      [{ scopeName: 'PriorityClass', operator: 'Gt', values: ['1'] }],
+      `${path}.operator`,
+      'Unsupported value "Gt": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+    ],
+    [
+      'In without values',
+      [{ scopeName: 'PriorityClass', operator: 'In' }],
+      `${path}.values`,
+      'Required value: operator In needs at least one priority class name, e.g. [high]',
+    ],
+    [
+      'NotIn with empty values',
+      [{ scopeName: 'PriorityClass', operator: 'NotIn', values: [] }],
+      `${path}.values`,
+      'Required value: operator NotIn needs at least one priority class name',
+    ],
+    [
+      'In with an empty name',
+      [{ scopeName: 'PriorityClass', operator: 'In', values: ['high', ''] }],
+      `${path}.values[1]`,
+      'must be a non-empty priority class name',
+    ],
+    [
+      'Exists with values',
+      [{ scopeName: 'PriorityClass', operator: 'Exists', values: ['high'] }],
+      `${path}.values`,
+      'Forbidden: operator Exists takes no values; remove values or use In/NotIn',
+    ],
+    [
+      'DoesNotExist with values',
+      [{ scopeName: 'PriorityClass', operator: 'DoesNotExist', values: ['high'] }],
+      `${path}.values`,
+      'Forbidden: operator DoesNotExist takes no values',
+    ],
+    [
+      'an expression that is not an object',
+      ['PriorityClass'],
+      path,
+      'must be an object {scopeName, operator, values}',
+    ],
+    [
+      'matchExpressions not a list',
+      { scopeName: 'PriorityClass' },
+      'spec.scopeSelector.matchExpressions',
+      'must be a list of {scopeName, operator, values}, got object',
+    ],
+  ])('%s', (_name, expressions, field, message) => {
+    const errors = withExpressions(expressions);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.field).toBe(field);
+    expect(errors[0]?.message.startsWith(message)).toBe(true);
+  });
+
+  it('scopeSelector not an object', () => {
+    expect(validateKarmadaQuota(kq({ hard: {}, scopeSelector: 'PriorityClass' }))).toEqual([
+      {
+        field: 'spec.scopeSelector',
+        message: 'must be an object with matchExpressions, got string',
+        value: 'PriorityClass',
+      },
+    ]);
+  });
+
+  it('reports each bad expression at its index', () => {
+    const errors = withExpressions([
+      { scopeName: 'PriorityClass', operator: 'In', values: ['a'] },
+      { scopeName: 'BestEffort', operator: 'Exists' },
+      { scopeName: 'PriorityClass', operator: 'Exists', values: ['x'] },
+    ]);
+    expect(errors.map((e) => e.field)).toEqual([
+      'spec.scopeSelector.matchExpressions[1].scopeName',
+      'spec.scopeSelector.matchExpressions[2].values',
+    ]);
+  });
+});

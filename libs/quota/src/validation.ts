@@ -1,0 +1,314 @@
+/**
+ * Validation of a KarmadaQuota (spec §2), run by the webhook on CREATE/UPDATE. Kubernetes-style field
+ * errors (k8s pkg/apis/core/validation ValidateResourceQuota), with messages that tell a federation
+ * admin what to change. Keys this product cannot enforce are rejected, never silently ignored.
+ *
+ * Resource names (`spec.hard[<name>]`):
+ * - a Kubernetes qualified name (`[prefix/]name`, the prefix a DNS subdomain);
+ * - `limits.*`: rejected, a ResourceBinding carries only requests;
+ * - without `/`: one of STANDARD_QUOTA_RESOURCES, `hugepages-<size>` or `requests.hugepages-<size>`
+ *   (size a positive quantity);
+ * - with `/`: `count/<resource>` or `count/<resource>.<group>` (lowercase, as API resources are named),
+ *   an extended resource (`example.com/gpu`) or its request form (`requests.example.com/gpu`), or any
+ *   other qualified name; per-storage-class names (`<class>.storageclass.storage.k8s.io/...`) are
+ *   rejected: storage requests by class are not tracked.
+ * Values: valid quantities (strings, or numbers as the CRD's int-or-string allows), >= 0, and whole
+ * numbers for object counts and extended resources (isIntegerQuotaResource).
+ */
+import { parseResourceList, type FieldError } from '#quantity';
+import { Quantity, QuantityError } from '#quantity';
+import { SCOPE_SELECTOR_OPERATORS } from '#api';
+import {
+  COUNT_PREFIX,
+  HUGEPAGES_PREFIX,
+  isIntegerQuotaResource,
+  isStandardQuotaResource,
+  LIMITS_PREFIX,
+  REQUESTS_PREFIX,
+  STANDARD_QUOTA_RESOURCES,
+  stripRequests,
+} from './resource-names.js';
+import { SUPPORTED_SCOPES } from './scopes.js';
+
+const QUALIFIED_NAME_MAX = 63;
+const DNS_SUBDOMAIN_MAX = 253;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const RESOURCE_AND_GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** ResourceQuota scopes that exist in Kubernetes but cannot be judged from a ResourceBinding, and why. */
+const UNSUPPORTED_SCOPES: Readonly<Record<string, string>> = {
+  Terminating: "a ResourceBinding does not carry the pods' activeDeadlineSeconds",
+  NotTerminating: "a ResourceBinding does not carry the pods' activeDeadlineSeconds",
+  BestEffort: "a ResourceBinding does not carry the pods' limits, so their QoS class is unknown",
+  NotBestEffort: "a ResourceBinding does not carry the pods' limits, so their QoS class is unknown",
+  CrossNamespacePodAffinity: "a ResourceBinding does not carry the pods' affinity terms",
+  VolumeAttributesClass: 'a ResourceBinding does not carry persistent volume claims',
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+
+const EXAMPLES = 'example.com/gpu, requests.example.com/gpu, hugepages-2Mi or count/deployments.apps';
+
+/** Checks that `name` is a Kubernetes qualified name: `[dns-subdomain/]name`. */
+function qualifiedNameErrors(name: string): string[] {
+  const parts = name.split('/');
+  if (parts.length > 2) {
+    return [
+      `a resource name may contain at most one "/" (a DNS subdomain prefix, then a name), e.g. ${EXAMPLES}`,
+    ];
+  }
+  const errors: string[] = [];
+  const local = parts.length === 2 ? (parts[1] as string) : name;
+  if (parts.length === 2) {
+    const prefix = parts[0] as string;
+    if (prefix.length === 0) errors.push('the prefix before "/" must not be empty, e.g. example.com/gpu');
+    else if (prefix.length > DNS_SUBDOMAIN_MAX || !DNS_SUBDOMAIN.test(prefix)) {
+      errors.push(
+        `the prefix ${JSON.stringify(prefix)} must be a DNS subdomain: lowercase letters, digits, "-" and ".", ` +
+          `starting and ending with a letter or digit, at most ${DNS_SUBDOMAIN_MAX} characters`,
+      );
+    }
+  }
+  if (local.length === 0) errors.push('the name must not be empty');
+  else if (local.length > QUALIFIED_NAME_MAX) {
+    errors.push(`the name after the prefix must be at most ${QUALIFIED_NAME_MAX} characters`);
+  } else if (!QUALIFIED_NAME.test(local)) {
+    errors.push(
+      `the name ${JSON.stringify(local)} must consist of letters, digits, "-", "_" or ".", ` +
+        'and start and end with a letter or digit',
+    );
+  }
+  return errors;
+}
+
+/** Why a `spec.hard` key is not accepted, or [] when it is. */
+export function quotaResourceNameErrors(name: string): string[] {
+  if (name.startsWith(LIMITS_PREFIX)) {
+    const resource = name.slice(LIMITS_PREFIX.length);
+    return [
+      `${name} is not supported: a ResourceBinding carries only resource requests, so limits cannot be ` +
+        `enforced; use ${REQUESTS_PREFIX}${resource} or ${resource}`,
+    ];
+  }
+  const syntax = qualifiedNameErrors(name);
+  if (syntax.length > 0) return syntax;
+
+  if (!name.includes('/')) {
+    if (isStandardQuotaResource(name)) {
+      const hugepages = stripRequests(name) ?? name;
+      if (hugepages.startsWith(HUGEPAGES_PREFIX)) return hugePageSizeErrors(name, hugepages);
+      return [];
+    }
+    if (name === 'storage') {
+      return [
+        'storage is not a quota resource: use requests.storage to limit the storage requested by claims',
+      ];
+    }
+    return [
+      `${name} is not a standard quota resource: use one of ${STANDARD_QUOTA_RESOURCES.join(', ')}, ` +
+        `hugepages-<size>, requests.hugepages-<size>, or a fully qualified name such as ${EXAMPLES}`,
+    ];
+  }
+
+  if (name.startsWith(COUNT_PREFIX)) {
+    const resource = name.slice(COUNT_PREFIX.length);
+    if (!RESOURCE_AND_GROUP.test(resource)) {
+      return [
+        `${name} must name an API resource as count/<resource>.<group> (count/<resource> for the core group), ` +
+          'in lowercase plural form, e.g. count/deployments.apps or count/services',
+      ];
+    }
+    return [];
+  }
+  const prefix = name.slice(0, name.indexOf('/'));
+  if (prefix.endsWith('.storageclass.storage.k8s.io')) {
+    return [
+      `${name} is not supported: storage requested per storage class is not tracked; ` +
+        'use requests.storage or count/persistentvolumeclaims',
+    ];
+  }
+  return [];
+}
+
+function hugePageSizeErrors(name: string, hugepages: string): string[] {
+  const size = hugepages.slice(HUGEPAGES_PREFIX.length);
+  try {
+    if (Quantity.parse(size).sign() > 0) return [];
+  } catch (err) {
+    if (!(err instanceof QuantityError)) throw err;
+  }
+  return [`${name} must name a huge page size as hugepages-<size>, e.g. hugepages-2Mi or hugepages-1Gi`];
+}
+
+function validateHard(hard: unknown, errors: FieldError[]): void {
+  const field = 'spec.hard';
+  if (hard === undefined || hard === null) {
+    errors.push({ field, message: `Required value: set the limits, e.g. {cpu: "100", memory: 200Gi}` });
+    return;
+  }
+  if (!isObject(hard)) {
+    errors.push({
+      field,
+      message: `must be an object mapping resource names to quantities, e.g. {cpu: "100"}; got ${kindOf(hard)}`,
+      value: hard,
+    });
+    return;
+  }
+  const parsed = parseResourceList(hard, field);
+  const valueErrors = new Map(parsed.errors.map((error) => [error.field, error]));
+  for (const name of Object.keys(hard).sort()) {
+    const keyField = `${field}[${name}]`;
+    for (const message of quotaResourceNameErrors(name))
+      errors.push({ field: keyField, message, value: name });
+    const valueError = valueErrors.get(keyField);
+    if (valueError !== undefined) {
+      errors.push({
+        field: keyField,
+        message: `${valueError.message}; use a quantity such as "2", "500m" or "1Gi"`,
+        value: valueError.value,
+      });
+      continue;
+    }
+    const quantity = parsed.list[name];
+    if (quantity === undefined) continue;
+    const raw = hard[name];
+    if (quantity.sign() < 0) {
+      errors.push({
+        field: keyField,
+        message: `must be greater than or equal to 0, got ${quantity.toString()}`,
+        value: raw,
+      });
+    } else if (isIntegerQuotaResource(name) && quantity.nanoValue() % 1_000_000_000n !== 0n) {
+      errors.push({
+        field: keyField,
+        message: `must be a whole number: ${name} is counted in whole units, so ${quantity.toString()} cannot be enforced; use e.g. "${quantity.value()}"`,
+        value: raw,
+      });
+    }
+  }
+}
+
+function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
+  const field = 'spec.scopeSelector';
+  if (selector === undefined || selector === null) return;
+  if (!isObject(selector)) {
+    errors.push({
+      field,
+      message: `must be an object with matchExpressions, got ${kindOf(selector)}`,
+      value: selector,
+    });
+    return;
+  }
+  const expressions = selector['matchExpressions'];
+  if (expressions === undefined || expressions === null) return;
+  if (!Array.isArray(expressions)) {
+    errors.push({
+      field: `${field}.matchExpressions`,
+      message: `must be a list of {scopeName, operator, values}, got ${kindOf(expressions)}`,
+      value: expressions,
+    });
+    return;
+  }
+  const operators = SCOPE_SELECTOR_OPERATORS.map((o) => JSON.stringify(o)).join(', ');
+  expressions.forEach((expression: unknown, i) => {
+    const path = `${field}.matchExpressions[${i}]`;
+    if (!isObject(expression)) {
+      errors.push({
+        field: path,
+        message: `must be an object {scopeName, operator, values}, got ${kindOf(expression)}`,
+        value: expression,
+      });
+      return;
+    }
+    const { scopeName, operator, values } = expression;
+    if (scopeName === undefined || scopeName === null || scopeName === '') {
+      errors.push({ field: `${path}.scopeName`, message: 'Required value: use "PriorityClass"' });
+    } else if (!(SUPPORTED_SCOPES as readonly unknown[]).includes(scopeName)) {
+      const name = String(scopeName);
+      const why = Object.hasOwn(UNSUPPORTED_SCOPES, name)
+        ? `scope ${name} is not supported: ${UNSUPPORTED_SCOPES[name]}, so it cannot be judged at admission`
+        : `unknown scope ${JSON.stringify(scopeName)}`;
+      errors.push({
+        field: `${path}.scopeName`,
+        message: `${why}; the only supported scope is "PriorityClass" (matched against the workload's priorityClassName)`,
+        value: scopeName,
+      });
+    }
+    if (operator === undefined || operator === null || operator === '') {
+      errors.push({ field: `${path}.operator`, message: `Required value: use one of ${operators}` });
+      return;
+    }
+    if (!(SCOPE_SELECTOR_OPERATORS as readonly unknown[]).includes(operator)) {
+      errors.push({
+        field: `${path}.operator`,
+        message: `Unsupported value ${JSON.stringify(operator)}: supported values: ${operators}`,
+        value: operator,
+      });
+      return;
+    }
+    const valuesField = `${path}.values`;
+    const hasValues = Array.isArray(values) ? values.length > 0 : values !== undefined && values !== null;
+    if (operator === 'In' || operator === 'NotIn') {
+      if (!Array.isArray(values) || values.length === 0) {
+        errors.push({
+          field: valuesField,
+          message: `Required value: operator ${operator} needs at least one priority class name, e.g. [high]`,
+          value: values,
+        });
+        return;
+      }
+      values.forEach((value: unknown, j) => {
+        if (typeof value !== 'string' || value.length === 0) {
+          errors.push({
+            field: `${valuesField}[${j}]`,
+            message: 'must be a non-empty priority class name',
+            value,
+          });
+        }
+      });
+    } else if (hasValues) {
+      errors.push({
+        field: valuesField,
+        message: `Forbidden: operator ${operator} takes no values; remove values or use In/NotIn`,
+        value: values,
+      });
+    }
+  });
+}
+
+/** Field errors of a KarmadaQuota object (its spec); [] when valid. */
+export function validateKarmadaQuota(obj: unknown): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!isObject(obj)) {
+    return [{ field: '<root>', message: `must be a KarmadaQuota object, got ${kindOf(obj)}`, value: obj }];
+  }
+  const spec = obj['spec'];
+  if (spec === undefined || spec === null) {
+    return [{ field: 'spec', message: 'Required value: a KarmadaQuota needs spec.hard' }];
+  }
+  if (!isObject(spec)) {
+    return [
+      {
+        field: 'spec',
+        message: `must be an object with hard and scopeSelector, got ${kindOf(spec)}`,
+        value: spec,
+      },
+    ];
+  }
+  validateHard(spec['hard'], errors);
+  validateScopeSelector(spec['scopeSelector'], errors);
+  if (spec['scopes'] !== undefined && spec['scopes'] !== null) {
+    errors.push({
+      field: 'spec.scopes',
+      message:
+        'Forbidden: KarmadaQuota has no spec.scopes; use spec.scopeSelector.matchExpressions with scopeName PriorityClass',
+      value: spec['scopes'],
+    });
+  }
+  return errors;
+}
