@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '../tools/federation/src/index.js';
+import { probe, repoRoot } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 
 const canListen = (port: number): Promise<boolean> =>
@@ -66,8 +66,9 @@ describe('npm run sandbox', () => {
     const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
     expect(env.members.map((m) => m.name)).toEqual(['member1']);
     expect(env.redisUrl).toMatch(/^redis:\/\//);
+    expect(env.webhook.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url]) {
-      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      expect(await probe(`${url}/readyz`)).toBe(200);
     }
     const ports = [
       env.host.server,

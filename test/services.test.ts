@@ -1,6 +1,17 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, probe, repoRoot, SERVICES, waitFor } from '../tools/federation/src/index.js';
+import {
+  createServingCertificate,
+  freePort,
+  probe,
+  repoRoot,
+  SERVICES,
+  waitFor,
+} from '../tools/federation/src/index.js';
 import { federation } from './support/federation.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -27,10 +38,13 @@ describe.each(SERVICES)('the %s service', (name) => {
     expect(result.stderr).toContain('KUBECONFIG="/nonexistent/kubeconfig": no such file');
     if (name !== 'webhook')
       expect(result.stderr).toContain('REDIS_URL="localhost": must be a redis:// or rediss:// URL');
+    if (name === 'webhook') expect(result.stderr).toContain('TLS_CERT_FILE="": is required');
   });
 
   test('boots against the host and Redis, serves /healthz and /readyz, and stops on SIGTERM', async () => {
     const port = await freePort();
+    const tlsDir = mkdtempSync(join(tmpdir(), 'karmada-quota-tls-'));
+    const tls = name === 'webhook' ? await createServingCertificate(tlsDir, 'webhook') : undefined;
     const child = spawn(process.execPath, [main], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -39,6 +53,7 @@ describe.each(SERVICES)('the %s service', (name) => {
         BIND_ADDRESS: '127.0.0.1',
         KUBECONFIG: federation().host.kubeconfig,
         REDIS_URL,
+        ...(tls ? { TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile } : {}),
       },
     });
     let output = '';
@@ -46,14 +61,29 @@ describe.each(SERVICES)('the %s service', (name) => {
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
-      const url = `http://127.0.0.1:${port}`;
-      await waitFor(`${name} readiness`, async () => (await probe(`${url}/readyz`)) === 200, {
-        timeoutMs: 30_000,
-        describe: () => output,
-      });
-      const health = await (await fetch(`${url}/healthz`)).json();
+      const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+      const get = async (path: string) => {
+        return new Promise<unknown>((resolve, reject) => {
+          (tls ? httpsRequest : httpRequest)(`${url}${path}`, { ca: tls?.caPem }, (res) => {
+            let data = '';
+            res.on('data', (d: Buffer) => (data += d.toString()));
+            res.on('end', () => resolve(JSON.parse(data)));
+          })
+            .on('error', reject)
+            .end();
+        });
+      };
+      await waitFor(
+        `${name} readiness`,
+        async () => (await probe(`${url}/readyz`, { ca: tls?.caPem })) === 200,
+        {
+          timeoutMs: 30_000,
+          describe: () => output,
+        },
+      );
+      const health = await get('/healthz');
       expect(health).toEqual({ status: 'ok' });
-      const ready = (await (await fetch(`${url}/readyz`)).json()) as {
+      const ready = (await get('/readyz')) as {
         status: string;
         info: Record<string, unknown>;
       };
@@ -67,6 +97,7 @@ describe.each(SERVICES)('the %s service', (name) => {
       for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     } finally {
       child.kill('SIGTERM');
+      rmSync(tlsDir, { recursive: true, force: true });
     }
     expect(await exited).toBe(0);
     expect(output).toContain('SIGTERM received, shutting down');

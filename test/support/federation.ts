@@ -6,12 +6,17 @@ import { kubeConfigFor, sleep } from '../../tools/federation/src/index.js';
 /** Set by global-setup.mjs: the JSON file describing the running test federation. */
 const FEDERATION_INFO_ENV = 'KARMADA_QUOTA_TEST_FEDERATION';
 
+export interface TestFederation extends FederationInfo {
+  /** The quota webhook (HTTPS), registered on the host; its reservation TTL is 5 s. */
+  webhookUrl: string;
+}
+
 /** The federation that jest's global setup started. */
-export function federation(): FederationInfo {
+export function federation(): TestFederation {
   const file = process.env[FEDERATION_INFO_ENV];
   if (!file)
     throw new Error(`${FEDERATION_INFO_ENV} is not set: run integration tests through jest's global setup`);
-  return JSON.parse(readFileSync(file, 'utf8')) as FederationInfo;
+  return JSON.parse(readFileSync(file, 'utf8')) as TestFederation;
 }
 
 export const client = (endpoint: ApiEndpoint): k8s.KubeConfig => kubeConfigFor(endpoint);

@@ -3,9 +3,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Federation } from '../../dist/tools/federation/src/index.js';
+import { Federation, startServices } from '../../dist/tools/federation/src/index.js';
 
-/** Starts one real federation (etcd, host + 2 members, controller managers) for all integration tests. */
+/**
+ * Starts one real federation (etcd, host + 2 members, controller managers) for all integration
+ * tests, with the quota webhook running and registered on the host.
+ */
 export default async function globalSetup() {
   const stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-test-'));
   const federation = await Federation.start({
@@ -13,8 +16,13 @@ export default async function globalSetup() {
     members: 2,
     log: (message) => process.stderr.write(`[federation] ${message}\n`),
   });
-  const infoFile = join(stateDir, 'federation.json');
-  writeFileSync(infoFile, JSON.stringify(federation.info));
-  process.env.KARMADA_QUOTA_TEST_FEDERATION = infoFile;
   globalThis.karmadaQuotaTest = { federation, stateDir };
+  const [webhook] = await startServices(federation, {
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    services: ['webhook'],
+    env: { RESERVATION_TTL_SECONDS: '5' },
+  });
+  const infoFile = join(stateDir, 'federation.json');
+  writeFileSync(infoFile, JSON.stringify({ ...federation.info, webhookUrl: webhook.url }));
+  process.env.KARMADA_QUOTA_TEST_FEDERATION = infoFile;
 }

@@ -1,5 +1,26 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
 import { loadConfig, serviceEnv } from '#service-kit';
 
-export const webhookEnv = { ...serviceEnv(8443) };
+const existingFile = z
+  .string({ error: 'is required' })
+  .min(1, 'is required')
+  .refine(existsSync, 'no such file');
+
+export const webhookEnv = {
+  ...serviceEnv(8443),
+  /** PEM serving certificate and key: the API server calls admission webhooks over HTTPS only. */
+  TLS_CERT_FILE: existingFile,
+  TLS_KEY_FILE: existingFile,
+  /** How long a reservation of a binding that was never persisted (a failed create) lives. */
+  RESERVATION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  /**
+   * Answer within this many milliseconds or fail closed; keep it well inside the registration's
+   * timeoutSeconds (10 s) so the API server gets our clear message rather than its own time-out.
+   */
+  ADMISSION_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  /** Status writes before giving up on a batch that keeps meeting conflicting writers. */
+  MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
+};
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export const loadWebhookConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(webhookEnv, env);

@@ -10,6 +10,10 @@ export interface ServiceOptions {
   port: number;
   bindAddress: string;
   logLevel: LogLevel;
+  /** Serve HTTPS with this PEM key and certificate (the webhook: the API server calls only HTTPS). */
+  tls?: { key: string; cert: string };
+  /** Largest request body accepted (413 above it); Fastify's default is 1 MiB. */
+  bodyLimitBytes?: number;
 }
 
 /** Structured JSON logs, one object per line, tagged with the service name. */
@@ -23,7 +27,11 @@ export function jsonLogger(name: string, level: LogLevel): ConsoleLogger {
  */
 export async function startService(module: unknown, options: ServiceOptions): Promise<INestApplication> {
   const logger = jsonLogger(options.name, options.logLevel);
-  const app = await NestFactory.create<NestFastifyApplication>(module as never, new FastifyAdapter(), {
+  const adapter = new FastifyAdapter({
+    ...(options.tls ? { https: options.tls } : {}),
+    ...(options.bodyLimitBytes ? { bodyLimit: options.bodyLimitBytes } : {}),
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger,
     abortOnError: false,
   });

@@ -47,7 +47,7 @@ export class Federation {
     private readonly host: Cluster,
     private readonly members: Cluster[],
     private readonly binaries: KubeBinaries,
-    private readonly stateDir: string,
+    readonly stateDir: string,
   ) {}
 
   private readonly processes: ManagedProcess[] = [];

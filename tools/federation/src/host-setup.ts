@@ -39,6 +39,20 @@ export async function installCrds(host: ApiEndpoint): Promise<void> {
       },
       { timeoutMs: 30_000 },
     );
+    // Established is not yet served: lists answer 429 while the watch cache initialises.
+    const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+    const version = crd.spec.versions.find((v) => v.storage)!.name;
+    await waitFor(
+      `${name} to be served`,
+      () =>
+        objects
+          .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural })
+          .then(
+            () => true,
+            () => false,
+          ),
+      { timeoutMs: 30_000 },
+    );
   }
 }
 
@@ -87,4 +101,58 @@ export async function unregisterMember(host: ApiEndpoint, memberName: string): P
   await core
     .deleteNamespacedSecret({ namespace: CLUSTER_SECRET_NAMESPACE, name: memberName })
     .catch(ignoreMissing);
+}
+
+/** Name of the ValidatingWebhookConfiguration the harness registers. */
+export const WEBHOOK_CONFIGURATION_NAME = 'karmada-quota';
+
+/**
+ * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) for CREATE and UPDATE
+ * of ResourceBindings (every served version) and KarmadaQuotas; fails closed, no side effects on
+ * dry-run. Replaces an earlier registration of the same name.
+ */
+export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem: string): Promise<void> {
+  const api = kubeConfigFor(host).makeApiClient(k8s.AdmissionregistrationV1Api);
+  const caBundle = Buffer.from(caPem).toString('base64');
+  const webhook = (name: string, path: string, group: string, resource: string): k8s.V1ValidatingWebhook => ({
+    name,
+    clientConfig: { url: `${baseUrl}${path}`, caBundle },
+    rules: [
+      {
+        apiGroups: [group],
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: [resource],
+        scope: 'Namespaced',
+      },
+    ],
+    failurePolicy: 'Fail',
+    sideEffects: 'NoneOnDryRun',
+    admissionReviewVersions: ['v1'],
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: 10,
+  });
+  const body: k8s.V1ValidatingWebhookConfiguration = {
+    metadata: { name: WEBHOOK_CONFIGURATION_NAME },
+    webhooks: [
+      webhook(
+        'resourcebindings.quota.karmada.io',
+        '/validate/resourcebindings',
+        'work.karmada.io',
+        'resourcebindings',
+      ),
+      webhook(
+        'karmadaquotas.quota.karmada.io',
+        '/validate/karmadaquotas',
+        'quota.karmada.io',
+        'karmadaquotas',
+      ),
+    ],
+  };
+  await api
+    .deleteValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })
+    .catch((err: unknown) => {
+      if (!isStatus(err, 404)) throw err;
+    });
+  await api.createValidatingWebhookConfiguration({ body });
 }

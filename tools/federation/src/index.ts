@@ -13,3 +13,4 @@ export { freePort, probe, sleep, waitFor } from './net.js';
 export { ManagedProcess, OrphanGuard } from './processes.js';
 export { repoRoot } from './paths.js';
 export { SERVICES, startServices, type RunningService, type ServiceName } from './services.js';
+export { createServingCertificate, type ServingCertificate } from './pki.js';

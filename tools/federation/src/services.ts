@@ -1,7 +1,10 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Federation } from './federation.js';
+import { registerWebhook } from './host-setup.js';
 import { freePort, probe, waitFor } from './net.js';
 import { repoRoot } from './paths.js';
+import { createServingCertificate } from './pki.js';
 
 export const SERVICES = ['webhook', 'aggregator', 'reconciler'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -13,7 +16,8 @@ export interface RunningService {
 
 /**
  * Starts the compiled product services (`npm run build` first) against the federation's host and
- * waits until each answers /readyz.
+ * waits until each answers /readyz. The webhook serves HTTPS with a certificate from a throwaway CA
+ * and is registered on the host as a ValidatingWebhookConfiguration with that CA bundle.
  */
 export async function startServices(
   federation: Federation,
@@ -23,13 +27,15 @@ export async function startServices(
   return Promise.all(
     (options.services ?? SERVICES).map(async (name) => {
       const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
+      const tls = name === 'webhook' ? await webhookCertificate(federation) : undefined;
+      const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
       const proc = federation.launch(
         name,
         process.execPath,
         [join(root, 'dist', 'apps', name, 'src', 'main.js')],
         {
           ...process.env,
+          ...(tls ? { TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile } : {}),
           PORT: String(port),
           BIND_ADDRESS: '127.0.0.1',
           KUBECONFIG: federation.info.host.kubeconfig,
@@ -45,7 +51,14 @@ export async function startServices(
         },
         { timeoutMs: 60_000, describe: () => proc.logTail() },
       );
+      if (tls) await registerWebhook(federation.info.host, url, tls.caPem);
       return { name, url };
     }),
   );
+}
+
+async function webhookCertificate(federation: Federation) {
+  const dir = join(federation.stateDir, 'webhook-tls');
+  mkdirSync(dir, { recursive: true });
+  return createServingCertificate(dir, 'karmada-quota-webhook');
 }

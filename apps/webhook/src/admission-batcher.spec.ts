@@ -1,0 +1,236 @@
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { Quantity } from '#quantity';
+import { bindingCharge } from '#quota';
+import {
+  AdmissionBatcher,
+  ConflictError,
+  type AdmissionOutcome,
+  type QuotaStore,
+} from './admission-batcher.js';
+
+/** A deterministic PRNG (mulberry32), so a failing interleaving can be replayed. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * KarmadaQuotas with the API server's compare-and-swap semantics, plus a concurrent writer that
+ * bumps a quota's resourceVersion right before some of our writes (a reconciler updating status),
+ * and random delays so requests interleave with batches in flight.
+ */
+class CasStore implements QuotaStore {
+  private readonly quotas = new Map<string, KarmadaQuota>();
+  private version = 1;
+  conflicts = 0;
+  writes = 0;
+
+  constructor(
+    quotas: KarmadaQuota[],
+    private readonly random: () => number,
+    private readonly conflictRate: number,
+    private readonly conflictOnly?: string,
+  ) {
+    for (const q of quotas) this.put(q);
+  }
+
+  private put(q: KarmadaQuota): void {
+    this.quotas.set(q.metadata!.name!, {
+      ...structuredClone(q),
+      metadata: { ...q.metadata, resourceVersion: String(this.version++) },
+    });
+  }
+
+  private async jitter(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(this.random() * 3)));
+  }
+
+  async list(namespace: string): Promise<KarmadaQuota[]> {
+    await this.jitter();
+    return [...this.quotas.values()]
+      .filter((q) => q.metadata?.namespace === namespace)
+      .map((q) => structuredClone(q));
+  }
+
+  async writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota> {
+    await this.jitter();
+    const name = quota.metadata!.name!;
+    const current = this.quotas.get(name)!;
+    if (
+      (this.conflictOnly === undefined || this.conflictOnly === name) &&
+      this.random() < this.conflictRate
+    ) {
+      this.conflicts++;
+      this.put({ ...current, status: { ...current.status, used: current.status?.used ?? {} } }); // a concurrent status write
+      throw new ConflictError(`${name} changed`);
+    }
+    if (quota.metadata?.resourceVersion !== current.metadata?.resourceVersion)
+      throw new ConflictError(`${name} changed`);
+    this.writes++;
+    this.put({ ...current, status: quota.status });
+    return structuredClone(this.quotas.get(name)!);
+  }
+
+  get(name: string): KarmadaQuota {
+    return this.quotas.get(name)!;
+  }
+}
+
+const NAMESPACE = 'team-a';
+
+function quota(name: string, hard: Record<string, string>): KarmadaQuota {
+  return {
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { hard },
+  };
+}
+
+function binding(name: string, cpu = '1', replicas = 1): ResourceBinding {
+  return {
+    apiVersion: 'work.karmada.io/v1alpha2',
+    kind: 'ResourceBinding',
+    metadata: { name, namespace: NAMESPACE, uid: `uid-${name}` },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NAMESPACE },
+      replicas,
+      replicaRequirements: { resourceRequest: { cpu } },
+    },
+  };
+}
+
+function admit(batcher: AdmissionBatcher, rb: ResourceBinding, dryRun = false): Promise<AdmissionOutcome> {
+  return batcher.admit(
+    {
+      binding: { namespace: NAMESPACE, name: rb.metadata!.name!, uid: rb.metadata!.uid },
+      charge: bindingCharge(rb).charge,
+      persisted: false,
+      dryRun,
+    },
+    rb,
+  );
+}
+
+const reservedCpu = (q: KarmadaQuota): Quantity => Quantity.parse(String(q.status?.reserved?.cpu ?? '0'));
+const reservedNames = (q: KarmadaQuota): string[] =>
+  (q.status?.reservations ?? []).map((r) => r.reservedBy.name).sort();
+
+describe('AdmissionBatcher', () => {
+  test.each([
+    { seed: 1, conflictRate: 0 },
+    { seed: 2, conflictRate: 0.3 },
+    { seed: 3, conflictRate: 0.6 },
+  ])(
+    '500 concurrent 1-CPU bindings against a 50-CPU quota admit exactly 50 (seed $seed, conflict rate $conflictRate)',
+    async ({ seed, conflictRate }) => {
+      const random = prng(seed);
+      const store = new CasStore([quota('team-a', { cpu: '50' })], random, conflictRate);
+      const batches: number[] = [];
+      const batcher = new AdmissionBatcher(
+        store,
+        { ttlSeconds: 120, maxConflictRetries: 100 },
+        {
+          batch: (size) => batches.push(size),
+          conflict: () => {},
+        },
+      );
+      const bindings = Array.from({ length: 500 }, (_, i) => binding(`rb-${i}`));
+      const outcomes = await Promise.all(bindings.map((rb) => admit(batcher, rb)));
+
+      const admitted = bindings.filter((_, i) => outcomes[i]!.allowed).map((rb) => rb.metadata!.name!);
+      expect(admitted).toHaveLength(50);
+      for (const outcome of outcomes.filter((o) => !o.allowed)) {
+        expect(outcome).toMatchObject({ allowed: false, quota: 'team-a', exceeded: ['cpu'] });
+        expect((outcome as { message: string }).message).toBe(
+          'exceeded quota: team-a, requested: cpu=1, used: cpu=50, limited: cpu=50',
+        );
+      }
+      const final = store.get('team-a');
+      expect(reservedCpu(final).cmp(Quantity.parse('50'))).toBe(0);
+      expect(reservedNames(final)).toEqual([...admitted].sort()); // no lost admit, no denied reservation
+      if (conflictRate > 0) expect(store.conflicts).toBeGreaterThan(0);
+      expect(batches.length).toBeLessThan(500); // requests were batched
+      expect(store.writes).toBeLessThan(500);
+    },
+  );
+
+  test('a binding matched by two quotas and denied by one keeps no reservation in the other, under conflicts', async () => {
+    const random = prng(7);
+    // Conflicts only on the second quota's writes: a request admitted by `cpu` in one round and denied
+    // by `pods` in the next must have its `cpu` reservation taken back.
+    const store = new CasStore(
+      [quota('cpu', { cpu: '100' }), quota('pods', { pods: '30' })],
+      random,
+      0.5,
+      'pods',
+    );
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 200 });
+    const bindings = Array.from({ length: 200 }, (_, i) => binding(`rb-${i}`));
+    const outcomes = await Promise.all(bindings.map((rb) => admit(batcher, rb)));
+
+    const admitted = bindings
+      .filter((_, i) => outcomes[i]!.allowed)
+      .map((rb) => rb.metadata!.name!)
+      .sort();
+    expect(admitted).toHaveLength(30);
+    expect(reservedNames(store.get('pods'))).toEqual(admitted);
+    expect(reservedNames(store.get('cpu'))).toEqual(admitted);
+    expect(reservedCpu(store.get('cpu')).cmp(Quantity.parse('30'))).toBe(0);
+    expect(store.conflicts).toBeGreaterThan(0);
+  });
+
+  test('the same request seen many times at once charges once', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '10' })], prng(11), 0.3);
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 100 });
+    const rb = binding('web', '2', 3);
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => admit(batcher, rb)));
+    expect(outcomes.every((o) => o.allowed)).toBe(true);
+    expect(reservedCpu(store.get('team-a')).cmp(Quantity.parse('6'))).toBe(0);
+    expect(reservedNames(store.get('team-a'))).toEqual(['web']);
+  });
+
+  test('dry-run requests get the real answer and write nothing', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '1' })], prng(5), 0);
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 10 });
+    expect(await admit(batcher, binding('fits', '1'), true)).toEqual({ allowed: true });
+    expect(await admit(batcher, binding('too-big', '2'), true)).toMatchObject({
+      allowed: false,
+      exceeded: ['cpu'],
+    });
+    expect(store.writes).toBe(0);
+    expect(store.get('team-a').status).toBeUndefined();
+  });
+
+  test('a quota that keeps conflicting fails closed with a message saying so', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '10' })], () => 0, 1);
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const outcome = await admit(batcher, binding('web'));
+    expect(outcome).toMatchObject({ allowed: false, unavailable: true });
+    expect((outcome as { message: string }).message).toContain(
+      'kept changing under concurrent writers (3 conflicts in a row)',
+    );
+  });
+
+  test('a namespace without a KarmadaQuota is admitted without any write', async () => {
+    const store = new CasStore([], prng(1), 0);
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    expect(await admit(batcher, binding('web'))).toEqual({ allowed: true });
+    expect(store.writes).toBe(0);
+  });
+
+  test('a quota tracking cpu refuses a binding without a cpu request', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '10' })], prng(1), 0);
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const rb = binding('no-requests');
+    rb.spec.replicaRequirements = undefined;
+    const outcome = await admit(batcher, rb);
+    expect(outcome).toMatchObject({ allowed: false, exceeded: [] });
+    expect((outcome as { message: string }).message).toContain('requests.cpu');
+    expect(store.writes).toBe(0);
+  });
+});

@@ -1,0 +1,76 @@
+/** The parts of an admission.k8s.io/v1 AdmissionReview request the webhook reads. */
+export interface AdmissionRequest {
+  uid: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  kind: { group: string; version: string; kind: string };
+  namespace?: string;
+  name?: string;
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun: boolean;
+}
+
+export interface AdmissionStatus {
+  code: number;
+  reason?: string;
+  message: string;
+}
+
+export interface AdmissionReviewResponse {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  response: { uid: string; allowed: boolean; status?: AdmissionStatus };
+}
+
+/** A body that is not an AdmissionReview we can answer: the HTTP reply is 400 with this message. */
+export class BadAdmissionReview extends Error {
+  override name = 'BadAdmissionReview';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Checks the envelope of an AdmissionReview v1; the object inside is checked by the caller. */
+export function parseAdmissionReview(body: unknown): AdmissionRequest {
+  if (!isObject(body)) throw new BadAdmissionReview('the request body is not a JSON object');
+  if (body.kind !== 'AdmissionReview' || body.apiVersion !== 'admission.k8s.io/v1') {
+    throw new BadAdmissionReview(
+      `expected an admission.k8s.io/v1 AdmissionReview, got apiVersion=${JSON.stringify(body.apiVersion)} kind=${JSON.stringify(body.kind)}`,
+    );
+  }
+  const request = body.request;
+  if (!isObject(request)) throw new BadAdmissionReview('the AdmissionReview has no request');
+  if (typeof request.uid !== 'string' || request.uid === '')
+    throw new BadAdmissionReview('request.uid is missing');
+  if (!['CREATE', 'UPDATE', 'DELETE', 'CONNECT'].includes(request.operation as string)) {
+    throw new BadAdmissionReview(
+      `request.operation ${JSON.stringify(request.operation)} is not an admission operation`,
+    );
+  }
+  const kind = request.kind;
+  if (!isObject(kind) || typeof kind.kind !== 'string' || typeof kind.group !== 'string') {
+    throw new BadAdmissionReview('request.kind is missing or malformed');
+  }
+  return {
+    uid: request.uid,
+    operation: request.operation as AdmissionRequest['operation'],
+    kind: { group: kind.group, version: String(kind.version ?? ''), kind: kind.kind },
+    namespace: typeof request.namespace === 'string' ? request.namespace : undefined,
+    name: typeof request.name === 'string' ? request.name : undefined,
+    object: request.object ?? undefined,
+    oldObject: request.oldObject ?? undefined,
+    dryRun: request.dryRun === true,
+  };
+}
+
+export function admissionResponse(
+  uid: string,
+  allowed: boolean,
+  status?: AdmissionStatus,
+): AdmissionReviewResponse {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: status ? { uid, allowed, status } : { uid, allowed },
+  };
+}

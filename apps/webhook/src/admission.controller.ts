@@ -1,0 +1,152 @@
+import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
+import { RESOURCE_BINDING, KARMADA_QUOTA, type ResourceBinding } from '#api';
+import { bindingCharge, validateKarmadaQuota } from '#quota';
+import { AdmissionBatcher, failClosed, type AdmissionOutcome } from './admission-batcher.js';
+import {
+  admissionResponse,
+  BadAdmissionReview,
+  parseAdmissionReview,
+  type AdmissionRequest,
+  type AdmissionReviewResponse,
+} from './admission-review.js';
+import type { WebhookConfig } from './config.js';
+
+export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+@Controller('validate')
+export class AdmissionController {
+  private readonly logger = new Logger('admission');
+
+  constructor(
+    private readonly batcher: AdmissionBatcher,
+    @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
+  ) {}
+
+  @Post('resourcebindings')
+  @HttpCode(200)
+  async resourceBinding(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    const request = this.parse(body);
+    const wrongKind = this.checkKind(request, RESOURCE_BINDING);
+    if (wrongKind) return wrongKind;
+    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
+      return admissionResponse(request.uid, true);
+    const binding = request.object;
+    const name = isObject(binding) && isObject(binding.metadata) ? binding.metadata.name : undefined;
+    const namespace =
+      request.namespace ??
+      (isObject(binding) && isObject(binding.metadata) ? binding.metadata.namespace : undefined);
+    if (
+      !isObject(binding) ||
+      !isObject(binding.spec) ||
+      typeof name !== 'string' ||
+      !name ||
+      typeof namespace !== 'string'
+    ) {
+      return this.invalid(request, 'the ResourceBinding has no metadata.name, metadata.namespace or spec');
+    }
+    const rb = binding as unknown as ResourceBinding;
+    const { charge, errors } = bindingCharge(rb);
+    if (errors.length > 0)
+      return this.invalid(request, `ResourceBinding ${namespace}/${name} is invalid: ${errors.join('; ')}`);
+    const old =
+      request.operation === 'UPDATE' && isObject(request.oldObject)
+        ? bindingCharge(request.oldObject as unknown as ResourceBinding)
+        : undefined;
+    const outcome = await this.withDeadline(
+      this.batcher.admit(
+        {
+          binding: {
+            namespace,
+            name,
+            uid: typeof binding.metadata === 'object' ? (rb.metadata?.uid ?? undefined) : undefined,
+          },
+          charge,
+          oldCharge: old && old.errors.length === 0 ? old.charge : undefined,
+          persisted: request.operation === 'UPDATE',
+          dryRun: request.dryRun,
+        },
+        rb,
+      ),
+    );
+    return this.respond(request, outcome);
+  }
+
+  @Post('karmadaquotas')
+  @HttpCode(200)
+  karmadaQuota(@Body() body: unknown): AdmissionReviewResponse {
+    const request = this.parse(body);
+    const wrongKind = this.checkKind(request, KARMADA_QUOTA);
+    if (wrongKind) return wrongKind;
+    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
+      return admissionResponse(request.uid, true);
+    const errors = validateKarmadaQuota(request.object);
+    if (errors.length === 0) return admissionResponse(request.uid, true);
+    const details = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+    this.logger.warn(`rejected KarmadaQuota ${request.namespace}/${request.name}: ${details}`);
+    return admissionResponse(request.uid, false, {
+      code: 422,
+      reason: 'Invalid',
+      message: `KarmadaQuota.quota.karmada.io "${request.name ?? ''}" is invalid: ${details}`,
+    });
+  }
+
+  private parse(body: unknown): AdmissionRequest {
+    try {
+      return parseAdmissionReview(body);
+    } catch (err) {
+      if (err instanceof BadAdmissionReview) {
+        this.logger.warn(`bad AdmissionReview: ${err.message}`);
+        throw new BadRequestException(err.message);
+      }
+      throw err;
+    }
+  }
+
+  private checkKind(
+    request: AdmissionRequest,
+    expected: { group: string; kind: string },
+  ): AdmissionReviewResponse | undefined {
+    if (request.kind.group === expected.group && request.kind.kind === expected.kind) return undefined;
+    return this.invalid(
+      request,
+      `this endpoint admits ${expected.kind}.${expected.group}, not ${request.kind.kind}.${request.kind.group || 'core'}: check the ValidatingWebhookConfiguration's rules`,
+      400,
+    );
+  }
+
+  private invalid(request: AdmissionRequest, message: string, code = 422): AdmissionReviewResponse {
+    this.logger.warn(`denied ${request.uid}: ${message}`);
+    return admissionResponse(request.uid, false, {
+      code,
+      reason: code === 400 ? 'BadRequest' : 'Invalid',
+      message,
+    });
+  }
+
+  private respond(request: AdmissionRequest, outcome: AdmissionOutcome): AdmissionReviewResponse {
+    if (outcome.allowed) return admissionResponse(request.uid, true);
+    if ('unavailable' in outcome) {
+      this.logger.error(`failed closed for ${request.uid}: ${outcome.message}`);
+      return admissionResponse(request.uid, false, {
+        code: 503,
+        reason: 'ServiceUnavailable',
+        message: outcome.message,
+      });
+    }
+    const reason = outcome.exceeded.length > 0 ? 'QuotaExceeded' : 'Forbidden';
+    return admissionResponse(request.uid, false, { code: 403, reason, message: outcome.message });
+  }
+
+  /** The API server waits at most timeoutSeconds: answer first, failing closed with our own message. */
+  private withDeadline(outcome: Promise<AdmissionOutcome>): Promise<AdmissionOutcome> {
+    const ms = this.config.ADMISSION_DEADLINE_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<AdmissionOutcome>((resolve) => {
+      timer = setTimeout(() => resolve(failClosed(`the host API server did not answer within ${ms} ms`)), ms);
+    });
+    return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,77 @@
+import * as k8s from '@kubernetes/client-node';
+import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { ConflictError, type QuotaStore } from './admission-batcher.js';
+
+const resource = { group: KARMADA_QUOTA.group, version: KARMADA_QUOTA.version, plural: KARMADA_QUOTA.plural };
+
+/** Answers worth another try: throttling, a warming watch cache, a restarting API server. */
+const TRANSIENT = new Set([429, 500, 502, 503, 504]);
+const RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1_000];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * KarmadaQuotas on the host API server; status writes are compare-and-swap on resourceVersion.
+ * Transient failures are retried a few times (about 2.5 s in all, inside the admission deadline).
+ */
+export class KubeQuotaStore implements QuotaStore {
+  private readonly api: k8s.CustomObjectsApi;
+
+  constructor(kc: k8s.KubeConfig) {
+    this.api = kc.makeApiClient(k8s.CustomObjectsApi);
+  }
+
+  list(namespace: string): Promise<KarmadaQuota[]> {
+    return withRetries(async () => {
+      const list = (await this.api.listNamespacedCustomObject({ ...resource, namespace })) as {
+        items: KarmadaQuota[];
+      };
+      return list.items;
+    });
+  }
+
+  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota> {
+    return withRetries(async () => {
+      try {
+        return (await this.api.replaceNamespacedCustomObjectStatus({
+          ...resource,
+          namespace: quota.metadata!.namespace!,
+          name: quota.metadata!.name!,
+          body: quota,
+        })) as KarmadaQuota;
+      } catch (err) {
+        if (err instanceof k8s.ApiException && err.code === 409) {
+          throw new ConflictError(
+            `KarmadaQuota ${quota.metadata?.namespace}/${quota.metadata?.name} changed meanwhile`,
+          );
+        }
+        throw err;
+      }
+    });
+  }
+}
+
+async function withRetries<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const transient =
+        err instanceof k8s.ApiException ? TRANSIENT.has(err.code) : !(err instanceof ConflictError);
+      if (!transient || attempt >= RETRY_DELAYS_MS.length) throw describe(err);
+      await sleep(RETRY_DELAYS_MS[attempt]!);
+    }
+  }
+}
+
+/** client-node's errors carry the whole response with headers; keep what an operator needs. */
+function describe(err: unknown): unknown {
+  if (!(err instanceof k8s.ApiException)) return err;
+  let message = String(err.body);
+  try {
+    message = (JSON.parse(String(err.body)) as { message?: string }).message ?? message;
+  } catch {
+    // not a Status body
+  }
+  return new Error(`host API server answered ${err.code}: ${message}`);
+}

@@ -1,0 +1,365 @@
+import * as k8s from '@kubernetes/client-node';
+import { request } from 'node:https';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import { Quantity } from '#quantity';
+import { client, createNamespace, federation, uniqueName } from './support/federation.js';
+
+const fed = federation();
+const objects = () => client(fed.host).makeApiClient(k8s.CustomObjectsApi);
+
+function quota(
+  namespace: string,
+  name: string,
+  hard: Record<string, string>,
+  extra: object = {},
+): KarmadaQuota {
+  return {
+    apiVersion: KARMADA_QUOTA.apiVersion,
+    kind: KARMADA_QUOTA.kind,
+    metadata: { name, namespace },
+    spec: { hard, ...extra },
+  };
+}
+
+interface BindingShape {
+  replicas?: number;
+  cpu?: string;
+  clusters?: { name: string; replicas: number }[];
+  components?: {
+    name: string;
+    replicas: number;
+    replicaRequirements: { resourceRequest: Record<string, string> };
+  }[];
+  placement?: object;
+}
+
+function binding(namespace: string, name: string, shape: BindingShape = {}): ResourceBinding {
+  const { replicas = 1, cpu = '1', clusters, components, placement } = shape;
+  return {
+    apiVersion: RESOURCE_BINDING.apiVersion,
+    kind: RESOURCE_BINDING.kind,
+    metadata: { name, namespace },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace },
+      ...(components ? { components } : { replicas, replicaRequirements: { resourceRequest: { cpu } } }),
+      ...(clusters ? { clusters } : {}),
+      ...(placement ? { placement } : {}),
+    },
+  } as ResourceBinding;
+}
+
+const createQuota = (q: KarmadaQuota) =>
+  objects().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace: q.metadata!.namespace!, body: q });
+
+const createBinding = (rb: ResourceBinding, dryRun = false) =>
+  objects().createNamespacedCustomObject({
+    ...RESOURCE_BINDING,
+    namespace: rb.metadata!.namespace!,
+    body: rb,
+    ...(dryRun ? { dryRun: 'All' } : {}),
+  }) as Promise<ResourceBinding>;
+
+const readQuota = (namespace: string, name: string) =>
+  objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name }) as Promise<KarmadaQuota>;
+
+const readBinding = (namespace: string, name: string) =>
+  objects().getNamespacedCustomObject({ ...RESOURCE_BINDING, namespace, name }) as Promise<ResourceBinding>;
+
+const replaceBinding = (rb: ResourceBinding) =>
+  objects().replaceNamespacedCustomObject({
+    ...RESOURCE_BINDING,
+    namespace: rb.metadata!.namespace!,
+    name: rb.metadata!.name!,
+    body: rb,
+  }) as Promise<ResourceBinding>;
+
+/** The Status the API server answered a refused request with. */
+async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ code: number; reason?: string; message: string }> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof k8s.ApiException) {
+      const body = typeof err.body === 'string' ? JSON.parse(err.body) : err.body;
+      return { code: err.code, reason: body.reason, message: body.message };
+    }
+    throw err;
+  }
+  throw new Error('the request was admitted, a refusal was expected');
+}
+
+const reserved = (q: KarmadaQuota, key: string) => Quantity.parse(String(q.status?.reserved?.[key] ?? '0'));
+const used = (q: KarmadaQuota, key: string) => Quantity.parse(String(q.status?.used?.[key] ?? '0'));
+const reservationOf = (q: KarmadaQuota, name: string) =>
+  q.status?.reservations?.find((r) => r.reservedBy.name === name);
+const q = (s: string) => Quantity.parse(s);
+
+describe('the quota webhook, through the host API server', () => {
+  let namespace: string;
+  beforeEach(async () => {
+    namespace = uniqueName('wh');
+    await createNamespace(fed.host, namespace);
+  });
+
+  test('a namespace without a KarmadaQuota admits bindings', async () => {
+    const created = await createBinding(binding(namespace, 'web', { replicas: 1000 }));
+    expect(created.metadata?.uid).toBeTruthy();
+  });
+
+  test('200 concurrent creates of 1-CPU bindings against a 50-CPU quota: exactly 50 admitted', async () => {
+    await createQuota(quota(namespace, 'team-a', { cpu: '50' }));
+    const results = await Promise.allSettled(
+      Array.from({ length: 200 }, (_, i) => createBinding(binding(namespace, `rb-${i}`))),
+    );
+    const admitted = results.filter((r) => r.status === 'fulfilled');
+    expect(admitted).toHaveLength(50);
+    for (const r of results) {
+      if (r.status === 'fulfilled') continue;
+      const status = await refusal(Promise.reject(r.reason));
+      expect(status.code).toBe(403);
+      expect(status.reason).toBe('QuotaExceeded');
+      expect(status.message).toBe(
+        'admission webhook "resourcebindings.quota.karmada.io" denied the request: ' +
+          'exceeded quota: team-a, requested: cpu=1, used: cpu=50, limited: cpu=50',
+      );
+    }
+    const final = await readQuota(namespace, 'team-a');
+    expect(used(final, 'cpu').add(reserved(final, 'cpu')).cmp(q('50'))).toBe(0);
+    expect(final.status?.reservations).toHaveLength(50);
+    for (const r of final.status!.reservations!) expect(r.expirationTime).toBeTruthy(); // created, not yet observed
+  });
+
+  test('the same update charges once, a scale-up charges only the increase, a scale-down passes a lowered limit', async () => {
+    await createQuota(quota(namespace, 'team-a', { cpu: '10' }));
+    await createBinding(binding(namespace, 'web', { replicas: 2 }));
+    expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('2'))).toBe(0);
+
+    const current = await readBinding(namespace, 'web');
+    const scaledUp = await replaceBinding({ ...current, spec: { ...current.spec, replicas: 4 } });
+    expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('4'))).toBe(0);
+    expect(reservationOf(await readQuota(namespace, 'team-a'), 'web')?.expirationTime).toBeUndefined(); // persisted
+
+    // The same change applied again, and the same AdmissionReview delivered five times.
+    await replaceBinding(scaledUp);
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'retry-1',
+        operation: 'UPDATE',
+        kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+        namespace,
+        name: 'web',
+        object: { ...scaledUp, spec: { ...scaledUp.spec, replicas: 6 } },
+        oldObject: scaledUp,
+        dryRun: false,
+      },
+    };
+    for (let i = 0; i < 5; i++)
+      expect((await postReview('/validate/resourcebindings', review)).response.allowed).toBe(true);
+    expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('6'))).toBe(0);
+
+    // The admin lowers the limit below what is held: scaling down still passes, scaling up does not.
+    const lowered = await readQuota(namespace, 'team-a');
+    await objects().replaceNamespacedCustomObject({
+      ...KARMADA_QUOTA,
+      namespace,
+      name: 'team-a',
+      body: { ...lowered, spec: { hard: { cpu: '3' } } },
+    });
+    const scaledDown = await replaceBinding({
+      ...(await readBinding(namespace, 'web')),
+      spec: { ...scaledUp.spec, replicas: 1 },
+    });
+    expect(scaledDown.spec.replicas).toBe(1);
+    const refused = await refusal(
+      replaceBinding({ ...scaledDown, spec: { ...scaledDown.spec, replicas: 5 } }),
+    );
+    expect(refused).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    expect(refused.message).toMatch(
+      /exceeded quota: team-a, requested: cpu=\d+, used: cpu=\d+, limited: cpu=3$/,
+    );
+  });
+
+  test('dry-run creates are checked and leave the status untouched', async () => {
+    await createQuota(quota(namespace, 'team-a', { cpu: '2' }));
+    const before = await readQuota(namespace, 'team-a');
+    await createBinding(binding(namespace, 'fits', { replicas: 2 }), true);
+    const refused = await refusal(createBinding(binding(namespace, 'too-big', { replicas: 3 }), true));
+    expect(refused).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    const after = await readQuota(namespace, 'team-a');
+    expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+    expect(after.status).toEqual(before.status);
+  });
+
+  test('a Duplicated placement is charged for every copy, a multi-component binding per component', async () => {
+    await createQuota(
+      quota(namespace, 'team-a', { cpu: '100', pods: '100', 'count/deployments.apps': '10' }),
+    );
+    await createBinding(
+      binding(namespace, 'dup', {
+        replicas: 2,
+        cpu: '500m',
+        clusters: [
+          { name: 'member1', replicas: 2 },
+          { name: 'member2', replicas: 2 },
+        ],
+        placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } },
+      }),
+    );
+    await createBinding(
+      binding(namespace, 'multi', {
+        components: [
+          { name: 'leader', replicas: 1, replicaRequirements: { resourceRequest: { cpu: '1' } } },
+          { name: 'worker', replicas: 3, replicaRequirements: { resourceRequest: { cpu: '250m' } } },
+        ],
+        clusters: [{ name: 'member1', replicas: 4 }],
+      }),
+    );
+    const status = await readQuota(namespace, 'team-a');
+    expect(reservationOf(status, 'dup')?.reserved).toEqual({
+      cpu: '2',
+      pods: '4',
+      'count/deployments.apps': '2',
+    });
+    expect(reservationOf(status, 'multi')?.reserved).toEqual({
+      cpu: '1750m',
+      pods: '4',
+      'count/deployments.apps': '1',
+    });
+  });
+
+  test('a binding matched by two quotas and denied by one leaves no reservation in the other', async () => {
+    await createQuota(quota(namespace, 'compute', { cpu: '100' }));
+    await createQuota(quota(namespace, 'pods', { pods: '1' }));
+    await createBinding(binding(namespace, 'first'));
+    const refused = await refusal(createBinding(binding(namespace, 'second')));
+    expect(refused.message).toContain(
+      'exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1',
+    );
+    const compute = await readQuota(namespace, 'compute');
+    expect(compute.status?.reservations?.map((r) => r.reservedBy.name)).toEqual(['first']);
+    expect(compute.status?.reserved).toEqual({ cpu: '1' });
+  });
+
+  test('a quota that tracks cpu denies a binding without a cpu request, saying so', async () => {
+    await createQuota(quota(namespace, 'team-a', { cpu: '10' }));
+    const rb = binding(namespace, 'no-request');
+    rb.spec.replicaRequirements = { resourceRequest: { memory: '1Gi' } };
+    const refused = await refusal(createBinding(rb));
+    expect(refused.code).toBe(403);
+    expect(refused.message).toContain('requests.cpu');
+  });
+
+  test('only quotas whose PriorityClass scope matches the binding charge it', async () => {
+    await createQuota(
+      quota(
+        namespace,
+        'high',
+        { cpu: '1' },
+        {
+          scopeSelector: {
+            matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+          },
+        },
+      ),
+    );
+    await createBinding(binding(namespace, 'default-priority', { replicas: 5 })); // not in scope
+    const high = binding(namespace, 'high-priority', { replicas: 2 });
+    high.spec.replicaRequirements!.priorityClassName = 'high';
+    expect((await refusal(createBinding(high))).reason).toBe('QuotaExceeded');
+  });
+
+  test.each([
+    [{ 'limits.cpu': '4' }, 'spec.hard[limits.cpu]', 'ResourceBinding carries only resource requests'],
+    [{ gpus: '1' }, 'spec.hard[gpus]', 'gpus'],
+    [{ cpu: '-1' }, 'spec.hard[cpu]', 'must be greater than or equal to 0'],
+    [{ pods: '1.5' }, 'spec.hard[pods]', 'must be a whole number'],
+    // Not a quantity at all: the CRD's schema already refuses it, before the webhook is asked.
+    [{ memory: 'lots' }, 'spec.hard.memory', 'Invalid value: "lots"'],
+  ])('a KarmadaQuota with hard %j is rejected at %s', async (hard, field, why) => {
+    const status = await refusal(createQuota(quota(namespace, 'bad', hard)));
+    expect(status.code).toBe(422);
+    expect(status.message).toContain(field);
+    expect(status.message).toContain(why);
+  });
+});
+
+describe('the webhook endpoint with bad input', () => {
+  const review = (request: object) => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request,
+  });
+
+  test.each([
+    ['not JSON', '{"apiVersion":', 400],
+    ['not an AdmissionReview', { apiVersion: 'v1', kind: 'Pod' }, 400],
+    ['no request', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, 400],
+  ])('%s gets a 400 with a message', async (_what, body, code) => {
+    const res = await post(
+      '/validate/resourcebindings',
+      typeof body === 'string' ? body : JSON.stringify(body),
+    );
+    expect(res.status).toBe(code);
+    expect(JSON.parse(res.body).message).toBeTruthy();
+  });
+
+  test('an object of the wrong kind is denied with a message naming the kinds', async () => {
+    const res = await postReview(
+      '/validate/resourcebindings',
+      review({
+        uid: 'u1',
+        operation: 'CREATE',
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        namespace: 'x',
+        object: {},
+      }),
+    );
+    expect(res.response).toMatchObject({ uid: 'u1', allowed: false, status: { code: 400 } });
+    expect(res.response.status.message).toContain('ResourceBinding.work.karmada.io, not Pod.core');
+  });
+
+  test('an invalid quantity inside a binding is denied with a message naming the field', async () => {
+    const rb = binding('x', 'bad', { cpu: 'lots' });
+    const res = await postReview(
+      '/validate/resourcebindings',
+      review({
+        uid: 'u2',
+        operation: 'CREATE',
+        kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+        namespace: 'x',
+        object: rb,
+      }),
+    );
+    expect(res.response).toMatchObject({ uid: 'u2', allowed: false, status: { code: 422 } });
+    expect(res.response.status.message).toContain('resourceRequest[cpu]');
+    expect(res.response.status.message).toContain('"lots"');
+  });
+});
+
+function post(path: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${fed.webhookUrl}${path}`,
+      // The webhook's CA lives in the registration; this direct call does not verify it.
+      { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
+      (res) => {
+        let data = '';
+        res.on('data', (d: Buffer) => (data += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function postReview(path: string, review: object) {
+  const res = await post(path, JSON.stringify(review));
+  expect(res.status).toBe(200);
+  return JSON.parse(res.body) as {
+    response: { uid: string; allowed: boolean; status: { code: number; message: string } };
+  };
+}
