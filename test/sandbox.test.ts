@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probe, repoRoot } from '../tools/federation/src/index.js';
+import { isProcessAlive, probe, repoRoot } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 
 const canListen = (port: number): Promise<boolean> =>
@@ -12,15 +12,6 @@ const canListen = (port: number): Promise<boolean> =>
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const portOf = (url: string): number => Number(new URL(url).port);
 
@@ -85,7 +76,7 @@ describe('npm run sandbox', () => {
     const stopped = sandbox('down');
     expect(stopped.status).toBe(0);
     expect(stopped.stdout).toContain('sandbox stopped');
-    expect(pids.filter(isAlive)).toEqual([]);
+    expect(pids.filter(isProcessAlive)).toEqual([]);
     expect(processesUsing(dir)).toEqual([]);
     for (const port of ports) expect(await canListen(port)).toBe(true);
     expect(existsSync(dir)).toBe(false);

@@ -306,6 +306,32 @@ describe('the webhook endpoint with bad input', () => {
     expect(JSON.parse(res.body).message).toBeTruthy();
   });
 
+  test('a body larger than any AdmissionReview can be is refused with 413 before it is read', async () => {
+    const declared = 8 * 1024 * 1024;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        `${fed.webhookUrl}/validate/resourcebindings`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': declared },
+          rejectUnauthorized: false,
+        },
+        (res) => {
+          let data = '';
+          res.on('data', (d: Buffer) => (data += d.toString()));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body: data });
+            req.destroy();
+          });
+        },
+      );
+      req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
+      req.write('{"apiVersion":'); // the rest never comes: the declared length alone is refused
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).message).toBe('Request body is too large');
+  });
+
   test('an object of the wrong kind is denied with a message naming the kinds', async () => {
     const res = await postReview(
       '/validate/resourcebindings',

@@ -1,6 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { TerminusModule } from '@nestjs/terminus';
-import { HealthController, hostApiReadiness, hostKubeConfig, READINESS_CHECKS } from '#service-kit';
+import { HealthModule, hostKubeConfig } from '#service-kit';
 import { AdmissionBatcher } from './admission-batcher.js';
 import { AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
 import type { WebhookConfig } from './config.js';
@@ -12,10 +11,9 @@ export class WebhookModule {
     const host = hostKubeConfig(config.KUBECONFIG);
     return {
       module: WebhookModule,
-      imports: [TerminusModule],
-      controllers: [HealthController, AdmissionController],
+      imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG })],
+      controllers: [AdmissionController],
       providers: [
-        { provide: READINESS_CHECKS, useValue: [hostApiReadiness(host)] },
         { provide: WEBHOOK_CONFIG, useValue: config },
         {
           provide: AdmissionBatcher,

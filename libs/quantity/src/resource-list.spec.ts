@@ -333,10 +333,14 @@ describe('formatList and formatListInline', () => {
     [undefined, 'count/deployments.apps=2,cpu=4,limits.cpu=1500m,memory=1Gi,pods=10'],
     [['cpu', 'memory'], 'cpu=4,memory=1Gi'],
     [['memory', 'cpu'], 'cpu=4,memory=1Gi'],
-    [['pods', 'storage'], 'pods=10'],
+    [['pods', 'storage'], 'pods=10,storage=0'],
     [[], ''],
   ] as [string[] | undefined, string][])('formatListInline with keys %j', (keys, expected) => {
     expect(formatListInline(list, keys)).toBe(expected);
+  });
+
+  test('formatListInline prints canonical quantities, not the kept input', () => {
+    expect(formatListInline(rl({ cpu: '+1', memory: '1.G' }))).toBe('cpu=1,memory=1G');
   });
 
   test('an empty list formats as {} and ""', () => {

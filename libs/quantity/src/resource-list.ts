@@ -198,12 +198,17 @@ export function formatList(list: ResourceList): Record<string, string> {
 }
 
 /**
- * The quota admission plugin's prettyPrint: `cpu=4,memory=1Gi`, keys sorted; `keys` restricts the
- * output to those resources (like printing quota.Mask(list, keys)).
+ * The quota admission plugin's prettyPrint: `cpu=4,memory=1Gi`, keys sorted, canonical quantities.
+ * `keys` restricts the output to those resources and prints one the list lacks as 0, so a denial
+ * message never shows an empty `used:`.
  */
 export function formatListInline(list: ResourceList, keys?: Iterable<string>): string {
-  const shown = keys === undefined ? list : maskList(list, keys);
-  return sortedKeys(shown)
-    .map((key) => `${key}=${(shown[key] as Quantity).toString()}`)
+  const shown = keys === undefined ? Object.keys(list) : [...new Set(keys)];
+  return shown
+    .sort()
+    .map(
+      (key) =>
+        `${key}=${(Object.hasOwn(list, key) ? (list[key] as Quantity) : Quantity.zero()).toCanonicalString()}`,
+    )
     .join(',');
 }

@@ -25,7 +25,15 @@
  * limited = hard, quantities in canonical form. With several quotas denying, the first in the given
  * order is reported.
  */
-import { addLists, maskList, Quantity, removeZeros, subtractLists, type ResourceList } from '#quantity';
+import {
+  addLists,
+  formatListInline,
+  maskList,
+  Quantity,
+  removeZeros,
+  subtractLists,
+  type ResourceList,
+} from '#quantity';
 import {
   bindingKeyString,
   sumReserved,
@@ -68,14 +76,6 @@ const ZERO = Quantity.zero();
 const get = (list: ResourceList, key: string): Quantity =>
   Object.hasOwn(list, key) ? (list[key] as Quantity) : ZERO;
 
-/** `cpu=4,memory=1Gi`: keys sorted, canonical quantities, absent keys as 0. */
-export function formatInline(list: ResourceList, keys: readonly string[]): string {
-  return [...keys]
-    .sort()
-    .map((key) => `${key}=${get(list, key).toCanonicalString()}`)
-    .join(',');
-}
-
 /** Kubernetes' quota denial message. */
 export function exceededMessage(
   quota: string,
@@ -85,8 +85,8 @@ export function exceededMessage(
   exceeded: readonly string[],
 ): string {
   return (
-    `exceeded quota: ${quota}, requested: ${formatInline(requested, exceeded)}, ` +
-    `used: ${formatInline(used, exceeded)}, limited: ${formatInline(hard, exceeded)}`
+    `exceeded quota: ${quota}, requested: ${formatListInline(requested, exceeded)}, ` +
+    `used: ${formatListInline(used, exceeded)}, limited: ${formatListInline(hard, exceeded)}`
   );
 }
 

@@ -29,5 +29,5 @@ export {
   toWireReservations,
 } from './state.js';
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
-export { admitBatch, exceededMessage, formatInline } from './admission.js';
+export { admitBatch, exceededMessage } from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision } from './admission.js';

@@ -1,4 +1,4 @@
-import { ConsoleLogger, type INestApplication, type LogLevel } from '@nestjs/common';
+import { ConsoleLogger, type DynamicModule, type INestApplication, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigError } from './config.js';
@@ -64,5 +64,34 @@ export function runMain(name: string, main: () => Promise<unknown>): void {
     }
     process.stderr.write(`${name}: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
+  });
+}
+
+/** What every service's configuration has (see serviceEnv). */
+export interface ServiceConfig {
+  PORT: number;
+  BIND_ADDRESS: string;
+  LOG_LEVEL: LogLevel;
+}
+
+/**
+ * A service's whole main: load and validate the configuration, build the root module from it and
+ * serve, with `extra` options (TLS, body limit) derived from the configuration.
+ */
+export function serviceMain<Config extends ServiceConfig>(
+  name: string,
+  loadConfig: () => Config,
+  rootModule: (config: Config) => DynamicModule,
+  extra: (config: Config) => Partial<ServiceOptions> = () => ({}),
+): void {
+  runMain(name, async () => {
+    const config = loadConfig();
+    await startService(rootModule(config), {
+      name,
+      port: config.PORT,
+      bindAddress: config.BIND_ADDRESS,
+      logLevel: config.LOG_LEVEL,
+      ...extra(config),
+    });
   });
 }

@@ -1,5 +1,6 @@
-export { runMain, startService, jsonLogger, type ServiceOptions } from './bootstrap.js';
+export { serviceMain, type ServiceConfig, type ServiceOptions } from './bootstrap.js';
 export { ConfigError, loadConfig, redisEnv, serviceEnv } from './config.js';
-export { hostApiReadiness, hostKubeConfig, redisReadiness } from './dependencies.js';
-export { HealthController, READINESS_CHECKS, type ReadinessCheck } from './health.js';
+export { hostKubeConfig } from './dependencies.js';
+export { HealthModule } from './health.module.js';
 export { REDIS, RedisModule } from './redis.module.js';
+export type { ReadinessCheck } from './health.js';

@@ -10,7 +10,7 @@ export {
 } from './host-setup.js';
 export { writeKubeconfig } from './kubeconfig.js';
 export { freePort, probe, sleep, waitFor } from './net.js';
-export { ManagedProcess, OrphanGuard } from './processes.js';
+export { isProcessAlive, ManagedProcess, OrphanGuard } from './processes.js';
 export { repoRoot } from './paths.js';
 export { SERVICES, startServices, type RunningService, type ServiceName } from './services.js';
 export { createServingCertificate, type ServingCertificate } from './pki.js';

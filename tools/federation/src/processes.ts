@@ -129,3 +129,13 @@ export class OrphanGuard {
     writeFileSync(this.pidFile, [...this.pids].join('\n'));
   }
 }
+
+/** Whether a process with this pid exists (signal 0 checks without signalling). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -5,12 +5,13 @@ import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import {
   Federation,
+  isProcessAlive,
   kubeConfigFor,
   repoRoot,
+  type RunningService,
   sleep,
   startServices,
   waitFor,
-  type RunningService,
 } from '../../federation/src/index.js';
 
 /** `.sandbox/env.json`: the contract scripts and tests rely on (spec §10). */
@@ -37,19 +38,16 @@ export function sandboxPaths(dir = process.env.SANDBOX_DIR ?? join(repoRoot(), '
 
 const DEMO_NAMESPACE = 'team-a';
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+function refuseIfRunning(paths: SandboxPaths): void {
+  const pid = runningSupervisor(paths);
+  if (pid)
+    throw new Error(`a sandbox is already running (pid ${pid}); stop it with: npm run sandbox -- down`);
+}
 
 function runningSupervisor(paths: SandboxPaths): number | undefined {
   if (!existsSync(paths.pidFile)) return undefined;
   const pid = Number(readFileSync(paths.pidFile, 'utf8'));
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+  return Number.isInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : undefined;
 }
 
 async function seedDemo(federation: Federation): Promise<void> {
@@ -113,9 +111,7 @@ export async function supervise(options: {
   print: (s: string) => void;
 }): Promise<void> {
   const { paths, print } = options;
-  const already = runningSupervisor(paths);
-  if (already)
-    throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
+  refuseIfRunning(paths);
   rmSync(paths.dir, { recursive: true, force: true });
   mkdirSync(paths.dir, { recursive: true });
   writeFileSync(paths.pidFile, String(process.pid));
@@ -172,9 +168,7 @@ export async function up(options: {
   print: (s: string) => void;
 }): Promise<void> {
   const { paths, print } = options;
-  const already = runningSupervisor(paths);
-  if (already)
-    throw new Error(`a sandbox is already running (pid ${already}); stop it with: npm run sandbox -- down`);
+  refuseIfRunning(paths);
   mkdirSync(paths.dir, { recursive: true });
   rmSync(paths.envFile, { force: true });
   const logFd = openSync(`${paths.dir}.log`, 'w');
@@ -192,7 +186,7 @@ export async function up(options: {
   await waitFor(
     'the sandbox to become ready',
     async () => {
-      if (child.exitCode !== null || !isAlive(child.pid!))
+      if (child.exitCode !== null || !isProcessAlive(child.pid!))
         throw new Error(`the sandbox failed to start:\n${supervisorLog()}`);
       return existsSync(paths.envFile);
     },
@@ -214,7 +208,10 @@ export async function down(options: { paths: SandboxPaths; print: (s: string) =>
   }
   process.kill(pid, 'SIGTERM');
   try {
-    await waitFor('the sandbox to stop', async () => !isAlive(pid), { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('the sandbox to stop', async () => !isProcessAlive(pid), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
   } catch {
     // The supervisor hung: its orphan guard kills the children once the supervisor is gone.
     process.kill(pid, 'SIGKILL');
