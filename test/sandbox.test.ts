@@ -61,6 +61,18 @@ describe('npm run sandbox', () => {
     for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url]) {
       expect(await probe(`${url}/readyz`)).toBe(200);
     }
+    // The printed examples work as printed: one binding admitted, one denied by the demo quota.
+    const kubectl = (...args: string[]) =>
+      spawnSync(env.kubectl, ['--kubeconfig', env.host.kubeconfig, ...args], { encoding: 'utf8' });
+    const examples = join(dir, 'examples');
+    expect(kubectl('create', '-f', join(examples, 'web-binding.yaml')).status).toBe(0);
+    const denied = kubectl('create', '-f', join(examples, 'batch-binding.yaml'));
+    expect(denied.status).not.toBe(0);
+    expect(denied.stderr).toContain(
+      'exceeded quota: team-a, requested: cpu=200, used: cpu=600m, limited: cpu=100',
+    );
+    expect(started.stdout).toContain(`kubectl create -f ${join(examples, 'web-binding.yaml')}`);
+
     const ports = [
       env.host.server,
       ...env.members.map((m) => m.server),

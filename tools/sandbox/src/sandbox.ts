@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import yaml from 'js-yaml';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import {
   Federation,
   isProcessAlive,
@@ -67,12 +68,31 @@ async function seedDemo(federation: Federation): Promise<void> {
   await k8s.KubernetesObjectApi.makeApiClient(kc).create(quota);
 }
 
+/** Example ResourceBindings, as Karmada would create them: one within the demo quota, one not. */
+function writeExamples(dir: string): { fits: string; exceeds: string } {
+  mkdirSync(dir, { recursive: true });
+  const binding = (name: string, replicas: number, cpu: string): ResourceBinding => ({
+    apiVersion: RESOURCE_BINDING.apiVersion,
+    kind: RESOURCE_BINDING.kind,
+    metadata: { name: `${name}-deployment`, namespace: DEMO_NAMESPACE },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: DEMO_NAMESPACE },
+      replicas,
+      replicaRequirements: { resourceRequest: { cpu, memory: '256Mi' } },
+    },
+  });
+  const paths = { fits: join(dir, 'web-binding.yaml'), exceeds: join(dir, 'batch-binding.yaml') };
+  writeFileSync(paths.fits, yaml.dump(binding('web', 3, '200m')));
+  writeFileSync(paths.exceeds, yaml.dump(binding('batch', 200, '1')));
+  return paths;
+}
+
 function kubectl(env: SandboxEnv, args: string[]): string {
   const result = spawnSync(env.kubectl, ['--kubeconfig', env.host.kubeconfig, ...args], { encoding: 'utf8' });
   return (result.stdout + result.stderr).trimEnd();
 }
 
-function instructions(env: SandboxEnv): string {
+function instructions(env: SandboxEnv, examples: { fits: string; exceeds: string }): string {
   const members = env.members
     .map((m) => `  ${m.name.padEnd(9)} ${m.server}  kubeconfig ${m.kubeconfig}`)
     .join('\n');
@@ -95,6 +115,9 @@ Try:
   export KUBECONFIG=${env.host.kubeconfig}
   kubectl get kq -A
   kubectl get clusters.cluster.karmada.io
+  kubectl create -f ${examples.fits}      # 3 x 200m: admitted, reserved in the quota
+  kubectl create -f ${examples.exceeds}    # 200 x 1 CPU: denied, exceeded quota
+  kubectl get kq team-a -n ${DEMO_NAMESPACE} -o yaml
   kubectl --kubeconfig ${env.members[0]?.kubeconfig} create deployment web --image=nginx --replicas=3 -n ${DEMO_NAMESPACE}
   kubectl --kubeconfig ${env.members[0]?.kubeconfig} get pods -n ${DEMO_NAMESPACE}
   curl ${env.webhook.url}/readyz
@@ -149,7 +172,7 @@ export async function supervise(options: {
       kubectl: info.kubectl,
       kubernetesVersion: info.kubernetesVersion,
     };
-    print(instructions(env));
+    print(instructions(env, writeExamples(join(paths.dir, 'examples'))));
     print('Press Ctrl-C to stop (or run: npm run sandbox -- down).');
     // Written last: `up` and scripts take its presence to mean everything is ready.
     writeFileSync(paths.envFile, JSON.stringify(env, null, 2));
