@@ -1,0 +1,31 @@
+export { controllerOf, cronJobOf, deploymentOf, topLevelWorkload } from './attribution.js';
+export type { OwnerLookup, WorkloadRef } from './attribution.js';
+export { isChargeable, podRequests, podUsage, quotaRequests } from './pod-usage.js';
+export type { PodUsage } from './pod-usage.js';
+export { PODS, UsageLedger } from './ledger.js';
+export type { NamespaceUsage, WorkloadUsage } from './ledger.js';
+export {
+  CLUSTERS_KEY,
+  clusterStateKey,
+  decodeHealth,
+  decodeReconcileJob,
+  decodeSnapshot,
+  encodeHealth,
+  encodeSnapshot,
+  KEY_PREFIX,
+  nextGeneration,
+  parseUsageKey,
+  RECONCILE_JOB_NAME,
+  RECONCILE_QUEUE,
+  reconcileJobId,
+  reconcileJobOptions,
+  usageIndexKey,
+  usageKey,
+} from './snapshot-layout.js';
+export type {
+  ClusterHealth,
+  ClusterNamespaceSnapshot,
+  Decoded,
+  ReconcileJob,
+  WorkloadSnapshot,
+} from './snapshot-layout.js';

@@ -1,0 +1,425 @@
+/**
+ * UsageLedger: the aggregator's in-memory accounting for ONE member cluster, per namespace and per
+ * (namespace, top-level workload). Pure and synchronous; the caller feeds it watch events.
+ *
+ * Sized for 1,000,000 pods and 50,000+ events/s (spec §11), so per-pod state is compact:
+ * - each distinct request vector (the `PodUsage.requests` of a pod, as exact nano-values) is
+ *   interned once and reference-counted: the pods of a workload share one;
+ * - each (namespace, workload) is interned once and keeps, per vector, how many of its pods use it;
+ * - a pod is one entry `uid -> slot` in its namespace's Map plus, in typed arrays indexed by slot,
+ *   its workload index, its vector index and a relist mark: no Quantity or pod object per pod;
+ * - namespace totals are kept incrementally as exact bigint nano-values; a workload's totals are
+ *   computed at snapshot time from its (vector, count) pairs, exact too.
+ * An upsert that changes neither the workload nor the vector of a pod (most pod updates: status
+ * changes) costs two Map look-ups and marks nothing dirty.
+ *
+ * Memory: measured at ~120 bytes per pod (1,000,000 pods: ~98 MiB heap + ~9 MiB typed arrays), about
+ * half of it the uid string itself, which the ledger keeps as given: pass uids as parsed from JSON,
+ * not slices or concatenations of larger strings, which can retain far more than the 36 characters.
+ *
+ * Keys: pods are identified by (namespace, uid) and counted objects by (namespace, resource name,
+ * uid). Every mutation is idempotent. Object counts (`services`, `count/deployments.apps`,
+ * `count/pods`, ...) appear in the namespace's `used` only; `pods` comes from the pods themselves
+ * and cannot be set as an object count.
+ *
+ * Dirty tracking: a namespace is marked dirty by any mutation that changes what it holds (a pod
+ * added, removed, or moved to another workload or vector; an object added or removed). A sequence
+ * of changes that nets to the same snapshot still leaves it dirty: callers publish a snapshot equal
+ * to the previous one, which is harmless. A namespace that becomes empty is dirty too (publish its
+ * empty snapshot) and then leaves `namespaces()`.
+ *
+ * Relist (after 410 Gone or a reconnect): `beginRelist()`, then upsert every listed pod, then
+ * `endRelist()` removes the pods not seen since the begin. Totals stay correct throughout: a relist
+ * never drops the namespace to zero in between (which `reset()` + refill would publish). Object
+ * counts relist the same way per resource name: `beginRelist('services')` ... `endRelist('services')`.
+ */
+import { Quantity, type ResourceList } from '#quantity';
+import type { PodUsage } from './pod-usage.js';
+import type { WorkloadRef } from './attribution.js';
+
+/** What the aggregator publishes for one namespace of one cluster. */
+export interface NamespaceUsage {
+  /** Canonical quantities, keys sorted, zero entries omitted; includes `pods` and object counts. */
+  used: Record<string, string>;
+  /** Every workload with at least one counted pod, sorted by kind then name. */
+  workloads: WorkloadUsage[];
+}
+
+export interface WorkloadUsage {
+  kind: string;
+  name: string;
+  used: Record<string, string>;
+}
+
+/** The relist scope of pods; any other scope is an object-count resource name. */
+export const PODS = 'pods';
+
+interface Vector {
+  key: string;
+  names: string[];
+  nanos: bigint[];
+  refs: number;
+}
+
+interface Workload {
+  namespace: string;
+  kind: string;
+  name: string;
+  key: string;
+  pods: number;
+  /** vector index -> number of this workload's pods with that vector */
+  vectors: Map<number, number>;
+}
+
+interface NamespaceState {
+  pods: Map<string, number>;
+  workloads: Map<string, number>;
+  totals: Map<string, bigint>;
+  objects: Map<string, Set<string>>;
+}
+
+const INITIAL_SLOTS = 1024;
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export class UsageLedger {
+  readonly #namespaces = new Map<string, NamespaceState>();
+  readonly #dirty = new Set<string>();
+
+  readonly #vectorIndex = new Map<string, number>();
+  readonly #vectors: (Vector | undefined)[] = [];
+  readonly #freeVectors: number[] = [];
+
+  readonly #workloads: (Workload | undefined)[] = [];
+  readonly #freeWorkloads: number[] = [];
+
+  #slotWorkload = new Int32Array(INITIAL_SLOTS);
+  #slotVector = new Int32Array(INITIAL_SLOTS);
+  #slotSeen = new Uint8Array(INITIAL_SLOTS);
+  #slotCount = 0;
+  readonly #freeSlots: number[] = [];
+  #pods = 0;
+
+  #podRelist = false;
+  /** object resource name -> namespace -> uids not yet seen since beginRelist */
+  readonly #objectRelists = new Map<string, Map<string, Set<string>>>();
+
+  /**
+   * Sets the pod's contribution, replacing any previous one (its workload may change, e.g. once its
+   * ReplicaSet's Deployment is known). `undefined` removes the pod (terminal or past its grace
+   * period), as `deletePod` does. Returns whether anything changed.
+   */
+  upsertPod(namespace: string, uid: string, usage: PodUsage | undefined): boolean {
+    if (usage === undefined) return this.deletePod(namespace, uid);
+    const vectorKey = keyOf(usage.requests);
+    const workloadKey = workloadKeyOf(usage.workload);
+    let ns = this.#namespaces.get(namespace);
+    const slot = ns?.pods.get(uid);
+    if (ns !== undefined && slot !== undefined) {
+      this.#slotSeen[slot] = 1;
+      if (
+        this.#vectorIndex.get(vectorKey) === this.#slotVector[slot] &&
+        ns.workloads.get(workloadKey) === this.#slotWorkload[slot]
+      ) {
+        return false;
+      }
+    }
+    ns ??= this.#namespace(namespace);
+    const vector = this.#internVector(vectorKey, usage.requests);
+    const workload = this.#internWorkload(ns, namespace, workloadKey, usage.workload);
+    if (slot === undefined) {
+      const fresh = this.#allocateSlot();
+      ns.pods.set(uid, fresh);
+      this.#pods++;
+      this.#attach(ns, fresh, workload, vector);
+    } else {
+      const oldWorkload = this.#slotWorkload[slot] as number;
+      const oldVector = this.#slotVector[slot] as number;
+      // attach first, so a vector or workload shared by the old and new state is never freed
+      this.#attach(ns, slot, workload, vector);
+      this.#detach(ns, oldWorkload, oldVector);
+    }
+    this.#dirty.add(namespace);
+    return true;
+  }
+
+  /** Removes the pod's contribution; a no-op (false) when the pod is not tracked. */
+  deletePod(namespace: string, uid: string): boolean {
+    const ns = this.#namespaces.get(namespace);
+    const slot = ns?.pods.get(uid);
+    if (ns === undefined || slot === undefined) return false;
+    ns.pods.delete(uid);
+    this.#pods--;
+    this.#detach(ns, this.#slotWorkload[slot] as number, this.#slotVector[slot] as number);
+    this.#freeSlots.push(slot);
+    this.#dirty.add(namespace);
+    this.#dropIfEmpty(namespace, ns);
+    return true;
+  }
+
+  /**
+   * Counts (present) or uncounts an object under `resourceName` (`services`,
+   * `count/deployments.apps`, ...). Idempotent per uid. Returns whether anything changed.
+   */
+  setObjectCount(namespace: string, resourceName: string, uid: string, present: boolean): boolean {
+    if (resourceName === PODS) throw new RangeError(`'${PODS}' is counted from upsertPod, not as an object`);
+    this.#objectRelists.get(resourceName)?.get(namespace)?.delete(uid);
+    let ns = this.#namespaces.get(namespace);
+    if (present) {
+      ns ??= this.#namespace(namespace);
+      let uids = ns.objects.get(resourceName);
+      if (uids === undefined) ns.objects.set(resourceName, (uids = new Set()));
+      if (uids.has(uid)) return false;
+      uids.add(uid);
+    } else {
+      const uids = ns?.objects.get(resourceName);
+      if (ns === undefined || uids === undefined || !uids.delete(uid)) return false;
+      if (uids.size === 0) ns.objects.delete(resourceName);
+      this.#dropIfEmpty(namespace, ns);
+    }
+    this.#dirty.add(namespace);
+    return true;
+  }
+
+  /**
+   * Starts a relist of pods (`PODS`, the default) or of the objects counted under `resourceName`.
+   * A second begin for the same scope restarts it.
+   */
+  beginRelist(scope: string = PODS): void {
+    if (scope === PODS) {
+      this.#slotSeen.fill(0, 0, this.#slotCount);
+      this.#podRelist = true;
+      return;
+    }
+    const pending = new Map<string, Set<string>>();
+    for (const [name, ns] of this.#namespaces) {
+      const uids = ns.objects.get(scope);
+      if (uids !== undefined) pending.set(name, new Set(uids));
+    }
+    this.#objectRelists.set(scope, pending);
+  }
+
+  /**
+   * Ends a relist: removes every pod (or object of `scope`) not upserted or deleted since
+   * `beginRelist(scope)`. Returns how many were removed; 0 without a matching begin.
+   */
+  endRelist(scope: string = PODS): number {
+    let removed = 0;
+    if (scope === PODS) {
+      if (!this.#podRelist) return 0;
+      this.#podRelist = false;
+      for (const [name, ns] of [...this.#namespaces]) {
+        for (const [uid, slot] of [...ns.pods]) {
+          if (this.#slotSeen[slot] === 0 && this.deletePod(name, uid)) removed++;
+        }
+      }
+      return removed;
+    }
+    const pending = this.#objectRelists.get(scope);
+    if (pending === undefined) return 0;
+    this.#objectRelists.delete(scope);
+    for (const [name, uids] of pending) {
+      for (const uid of uids) if (this.setObjectCount(name, scope, uid, false)) removed++;
+    }
+    return removed;
+  }
+
+  /** The namespace's usage now; an unknown or emptied namespace gives `{ used: {}, workloads: [] }`. */
+  snapshot(namespace: string): NamespaceUsage {
+    const ns = this.#namespaces.get(namespace);
+    if (ns === undefined) return { used: {}, workloads: [] };
+    const used = new Map(ns.totals);
+    for (const [name, uids] of ns.objects) {
+      used.set(name, (used.get(name) ?? 0n) + BigInt(uids.size) * NANO);
+    }
+    const workloads: WorkloadUsage[] = [];
+    for (const index of ns.workloads.values()) {
+      const workload = this.#workloads[index] as Workload;
+      const totals = new Map<string, bigint>();
+      for (const [vectorIndex, count] of workload.vectors) {
+        const vector = this.#vectors[vectorIndex] as Vector;
+        const times = BigInt(count);
+        vector.names.forEach((name, i) => {
+          totals.set(name, (totals.get(name) ?? 0n) + (vector.nanos[i] as bigint) * times);
+        });
+      }
+      workloads.push({ kind: workload.kind, name: workload.name, used: format(totals) });
+    }
+    workloads.sort((a, b) => compare(a.kind, b.kind) || compare(a.name, b.name));
+    return { used: format(used), workloads };
+  }
+
+  /** Namespaces holding at least one pod or counted object, sorted. */
+  namespaces(): string[] {
+    return [...this.#namespaces.keys()].sort(compare);
+  }
+
+  /** Namespaces changed since the last `clearDirty()`, sorted (including ones that became empty). */
+  dirtyNamespaces(): string[] {
+    return [...this.#dirty].sort(compare);
+  }
+
+  clearDirty(): void {
+    this.#dirty.clear();
+  }
+
+  trackedPods(): number {
+    return this.#pods;
+  }
+
+  /** Sizes of the interning tables, for metrics and tests. */
+  stats(): { pods: number; namespaces: number; workloads: number; vectors: number } {
+    return {
+      pods: this.#pods,
+      namespaces: this.#namespaces.size,
+      workloads: this.#workloads.length - this.#freeWorkloads.length,
+      vectors: this.#vectorIndex.size,
+    };
+  }
+
+  // -- internals ---------------------------------------------------------------------------------
+
+  #namespace(name: string): NamespaceState {
+    const ns: NamespaceState = {
+      pods: new Map(),
+      workloads: new Map(),
+      totals: new Map(),
+      objects: new Map(),
+    };
+    this.#namespaces.set(name, ns);
+    return ns;
+  }
+
+  #dropIfEmpty(name: string, ns: NamespaceState): void {
+    if (ns.pods.size === 0 && ns.objects.size === 0) this.#namespaces.delete(name);
+  }
+
+  #internVector(key: string, requests: ResourceList): number {
+    const known = this.#vectorIndex.get(key);
+    if (known !== undefined) return known;
+    const names: string[] = [];
+    const nanos: bigint[] = [];
+    for (const name of Object.keys(requests).sort(compare)) {
+      const value = (requests[name] as Quantity).nanoValue();
+      if (value !== 0n) {
+        names.push(name);
+        nanos.push(value);
+      }
+    }
+    const index = this.#freeVectors.pop() ?? this.#vectors.length;
+    this.#vectors[index] = { key, names, nanos, refs: 0 };
+    this.#vectorIndex.set(key, index);
+    return index;
+  }
+
+  #internWorkload(ns: NamespaceState, namespace: string, key: string, ref: WorkloadRef): number {
+    const known = ns.workloads.get(key);
+    if (known !== undefined) return known;
+    const index = this.#freeWorkloads.pop() ?? this.#workloads.length;
+    this.#workloads[index] = { namespace, kind: ref.kind, name: ref.name, key, pods: 0, vectors: new Map() };
+    ns.workloads.set(key, index);
+    return index;
+  }
+
+  #allocateSlot(): number {
+    const reused = this.#freeSlots.pop();
+    const slot = reused ?? this.#slotCount++;
+    if (slot >= this.#slotWorkload.length) {
+      const size = this.#slotWorkload.length * 2;
+      this.#slotWorkload = grow(this.#slotWorkload, new Int32Array(size));
+      this.#slotVector = grow(this.#slotVector, new Int32Array(size));
+      this.#slotSeen = grow(this.#slotSeen, new Uint8Array(size));
+    }
+    this.#slotSeen[slot] = 1;
+    return slot;
+  }
+
+  #attach(ns: NamespaceState, slot: number, workloadIndex: number, vectorIndex: number): void {
+    this.#slotWorkload[slot] = workloadIndex;
+    this.#slotVector[slot] = vectorIndex;
+    const vector = this.#vectors[vectorIndex] as Vector;
+    vector.refs++;
+    const workload = this.#workloads[workloadIndex] as Workload;
+    workload.pods++;
+    workload.vectors.set(vectorIndex, (workload.vectors.get(vectorIndex) ?? 0) + 1);
+    const totals = ns.totals;
+    for (let i = 0; i < vector.names.length; i++) {
+      const name = vector.names[i] as string;
+      totals.set(name, (totals.get(name) ?? 0n) + (vector.nanos[i] as bigint));
+    }
+  }
+
+  #detach(ns: NamespaceState, workloadIndex: number, vectorIndex: number): void {
+    const vector = this.#vectors[vectorIndex] as Vector;
+    const totals = ns.totals;
+    for (let i = 0; i < vector.names.length; i++) {
+      const name = vector.names[i] as string;
+      const next = (totals.get(name) ?? 0n) - (vector.nanos[i] as bigint);
+      if (next === 0n) totals.delete(name);
+      else totals.set(name, next);
+    }
+    const workload = this.#workloads[workloadIndex] as Workload;
+    const count = (workload.vectors.get(vectorIndex) ?? 0) - 1;
+    if (count > 0) workload.vectors.set(vectorIndex, count);
+    else workload.vectors.delete(vectorIndex);
+    if (--workload.pods === 0) {
+      ns.workloads.delete(workload.key);
+      this.#workloads[workloadIndex] = undefined;
+      this.#freeWorkloads.push(workloadIndex);
+    }
+    if (--vector.refs === 0) {
+      this.#vectorIndex.delete(vector.key);
+      this.#vectors[vectorIndex] = undefined;
+      this.#freeVectors.push(vectorIndex);
+    }
+  }
+}
+
+const NANO = 1_000_000_000n;
+
+function grow<T extends Int32Array | Uint8Array>(old: T, next: T): T {
+  next.set(old);
+  return next;
+}
+
+/** The interning key of a request vector: sorted `name=nanos` pairs, zeros left out. */
+function keyOf(requests: ResourceList): string {
+  const names = Object.keys(requests);
+  if (names.length > 1) names.sort(compare);
+  let key = '';
+  for (const name of names) {
+    const nanos = (requests[name] as Quantity).nanoValue();
+    if (nanos !== 0n) key += `${name}=${nanos}\n`;
+  }
+  return key;
+}
+
+/** Kinds never contain '/', so kind/name is unambiguous. */
+function workloadKeyOf(ref: WorkloadRef): string {
+  return `${ref.kind}/${ref.name}`;
+}
+
+const BYTE_RESOURCES = new Set(['memory', 'ephemeral-storage', 'storage']);
+
+/** Whether a quota name measures bytes (`memory`, `requests.hugepages-2Mi`, ...). */
+function isBytes(name: string): boolean {
+  const bare = name.startsWith('requests.') ? name.slice('requests.'.length) : name;
+  return BYTE_RESOURCES.has(bare) || bare.startsWith('hugepages-');
+}
+
+/**
+ * Totals as canonical quantity strings, keys sorted, zeros omitted. Byte-valued resources print in
+ * whichever canonical form is shorter, BinarySI or DecimalSI (`3Gi`, `1500M`); every other resource
+ * in DecimalSI (`1500m`, `12`, `1k`), as Kubernetes prints counts. The value is exact either way.
+ */
+function format(totals: ReadonlyMap<string, bigint>): Record<string, string> {
+  const entries: [string, string][] = [];
+  for (const name of [...totals.keys()].sort(compare)) {
+    const nanos = totals.get(name) as bigint;
+    if (nanos === 0n) continue;
+    const decimal = Quantity.fromNano(nanos).toCanonicalString();
+    const binary = isBytes(name) ? Quantity.fromNano(nanos, 'BinarySI').toCanonicalString() : decimal;
+    entries.push([name, binary.length < decimal.length ? binary : decimal]);
+  }
+  // fromEntries defines own properties, so even a resource named "__proto__" is plain data
+  return Object.fromEntries(entries);
+}

@@ -1,0 +1,278 @@
+import {
+  CLUSTERS_KEY,
+  clusterStateKey,
+  decodeHealth,
+  decodeReconcileJob,
+  decodeSnapshot,
+  encodeHealth,
+  encodeSnapshot,
+  nextGeneration,
+  parseUsageKey,
+  RECONCILE_QUEUE,
+  reconcileJobId,
+  reconcileJobOptions,
+  usageIndexKey,
+  usageKey,
+  type ClusterHealth,
+  type ClusterNamespaceSnapshot,
+} from './index.js';
+
+const snapshot: ClusterNamespaceSnapshot = {
+  cluster: 'member-1',
+  namespace: 'team-a',
+  used: { cpu: '1200m', memory: '1280Mi', pods: '3', 'requests.nvidia.com/gpu': '2' },
+  workloads: [
+    { kind: 'Deployment', name: 'web', used: { cpu: '200m', pods: '2' } },
+    { kind: 'Pod', name: 'debug', used: { pods: '1' } },
+  ],
+  observedAt: '2025-06-01T12:00:00.123Z',
+  generation: 1748779200123,
+};
+
+const health: ClusterHealth = {
+  cluster: 'member-1',
+  state: 'Stale',
+  lastSyncTime: '2025-06-01T11:59:00Z',
+  message: 'watch of pods failed: connection refused',
+};
+
+describe('keys', () => {
+  it('builds the documented keys', () => {
+    expect(usageKey('team-a', 'member-1')).toBe('kq:usage:{team-a}:member-1');
+    expect(usageIndexKey('team-a')).toBe('kq:usage-index:{team-a}');
+    expect(clusterStateKey('member-1')).toBe('kq:cluster:member-1');
+    expect(CLUSTERS_KEY).toBe('kq:clusters');
+  });
+
+  it('shares the hash tag of a namespace between its usage keys and index', () => {
+    const tag = (key: string): string | undefined => /\{([^}]*)\}/.exec(key)?.[1];
+    expect(tag(usageKey('team-a', 'm1'))).toBe('team-a');
+    expect(tag(usageKey('team-a', 'm2'))).toBe('team-a');
+    expect(tag(usageIndexKey('team-a'))).toBe('team-a');
+  });
+
+  const bad = ['', 'Team', 'a:b', 'a{b', 'a}b', '-a', 'a-', 'a b', 'a/b', 'x'.repeat(254)];
+  it.each(bad)('rejects the name %p', (name) => {
+    expect(() => usageKey(name, 'm')).toThrow(RangeError);
+    expect(() => usageKey('ns', name)).toThrow(RangeError);
+    expect(() => usageIndexKey(name)).toThrow(RangeError);
+    expect(() => clusterStateKey(name)).toThrow(RangeError);
+    expect(() => reconcileJobId(name)).toThrow(RangeError);
+  });
+
+  it('parses usage keys back', () => {
+    expect(parseUsageKey(usageKey('team-a', 'member.eu-1'))).toEqual({
+      namespace: 'team-a',
+      cluster: 'member.eu-1',
+    });
+    for (const other of [
+      'kq:usage-index:{a}',
+      'kq:cluster:m',
+      'kq:usage:{a}',
+      'kq:usage:a:m',
+      'kq:usage:{A}:m',
+      'x',
+    ]) {
+      expect(parseUsageKey(other)).toBeUndefined();
+    }
+  });
+});
+
+describe('snapshots', () => {
+  it('round-trip', () => {
+    const text = encodeSnapshot(snapshot);
+    expect(decodeSnapshot(text)).toEqual({ ok: true, value: snapshot });
+    expect(decodeSnapshot(Buffer.from(text))).toEqual({ ok: true, value: snapshot });
+    expect(decodeSnapshot(text, { cluster: 'member-1', namespace: 'team-a' })).toEqual({
+      ok: true,
+      value: snapshot,
+    });
+  });
+
+  it('round-trips an empty snapshot', () => {
+    const empty = { ...snapshot, used: {}, workloads: [], generation: 0 };
+    expect(decodeSnapshot(encodeSnapshot(empty))).toEqual({ ok: true, value: empty });
+  });
+
+  it('encodes only the known fields, in a fixed order', () => {
+    const extra = { ...snapshot, secret: 'x' } as ClusterNamespaceSnapshot;
+    expect(Object.keys(JSON.parse(encodeSnapshot(extra)))).toEqual([
+      'cluster',
+      'namespace',
+      'used',
+      'workloads',
+      'observedAt',
+      'generation',
+    ]);
+  });
+
+  const json = (patch: Record<string, unknown>): string => JSON.stringify({ ...snapshot, ...patch });
+  const malformed: [string, unknown, string][] = [
+    ['null (missing key)', null, 'expected a JSON string, got null'],
+    ['a number', 42, 'expected a JSON string, got number 42'],
+    ['not JSON', '{"cluster":', 'not JSON'],
+    ['a JSON list', '[]', 'must be a JSON object, got a list'],
+    ['a JSON string', '"x"', 'must be a JSON object'],
+    ['no cluster', json({ cluster: undefined }), 'cluster: must be a non-empty string, got nothing'],
+    ['an empty namespace', json({ namespace: '' }), 'namespace: must be a non-empty string'],
+    [
+      'used not an object',
+      json({ used: ['1'] }),
+      'used: must be an object mapping resource names to quantities, got a list',
+    ],
+    ['a bad quantity', json({ used: { cpu: '1x' } }), 'used[cpu]: invalid quantity "1x"'],
+    ['a number quantity', json({ used: { cpu: 1 } }), 'used[cpu]: must be a quantity string, got number 1'],
+    ['workloads not a list', json({ workloads: {} }), 'workloads: must be a list, got an object'],
+    ['a workload not an object', json({ workloads: [3] }), 'workloads[0]: must be an object, got number 3'],
+    [
+      'a workload without kind',
+      json({ workloads: [{ name: 'w', used: {} }] }),
+      'workloads[0].kind: must be a non-empty string',
+    ],
+    [
+      'a bad workload quantity',
+      json({ workloads: [{ kind: 'Pod', name: 'p', used: { pods: 'many' } }] }),
+      'workloads[0].used[pods]: invalid quantity',
+    ],
+    [
+      'observedAt not RFC 3339',
+      json({ observedAt: '2025-06-01 12:00:00' }),
+      'observedAt: must be an RFC 3339 time',
+    ],
+    [
+      'observedAt impossible',
+      json({ observedAt: '2025-13-45T99:00:00Z' }),
+      'observedAt: must be an RFC 3339 time',
+    ],
+    [
+      'generation negative',
+      json({ generation: -1 }),
+      'generation: must be a whole number of 0 or more, got number -1',
+    ],
+    ['generation fractional', json({ generation: 1.5 }), 'generation: must be a whole number'],
+    [
+      'generation a string',
+      json({ generation: '7' }),
+      'generation: must be a whole number of 0 or more, got string "7"',
+    ],
+  ];
+  it.each(malformed)('reports %s', (_name, raw, message) => {
+    const decoded = decodeSnapshot(raw);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) {
+      expect(decoded.error).toMatch(/^invalid usage snapshot: /);
+      expect(decoded.error).toContain(message);
+    }
+  });
+
+  it('reports every problem at once', () => {
+    const decoded = decodeSnapshot(JSON.stringify({ used: {}, workloads: [] }));
+    expect(decoded).toEqual({
+      ok: false,
+      error:
+        'invalid usage snapshot: cluster: must be a non-empty string, got nothing; namespace: must be a non-empty string, got nothing; observedAt: must be an RFC 3339 time, got nothing; generation: must be a whole number of 0 or more, got nothing',
+    });
+  });
+
+  it('checks the cluster and namespace the key names', () => {
+    const decoded = decodeSnapshot(encodeSnapshot(snapshot), { cluster: 'member-2', namespace: 'team-b' });
+    expect(decoded).toEqual({
+      ok: false,
+      error:
+        'invalid usage snapshot: cluster: expected "member-2", got "member-1"; namespace: expected "team-b", got "team-a"',
+    });
+  });
+
+  it('keeps a resource named __proto__ as data', () => {
+    const decoded = decodeSnapshot(
+      '{"cluster":"c","namespace":"n","used":{"__proto__":"1"},"workloads":[],"observedAt":"2025-01-01T00:00:00Z","generation":1}',
+    );
+    expect(decoded.ok && Object.keys(decoded.value.used)).toEqual(['__proto__']);
+  });
+});
+
+describe('cluster health', () => {
+  it('round-trips with and without a message', () => {
+    expect(decodeHealth(encodeHealth(health))).toEqual({ ok: true, value: health });
+    const ready: ClusterHealth = { cluster: 'm', state: 'Ready', lastSyncTime: '2025-06-01T12:00:00+02:00' };
+    expect(encodeHealth(ready)).toBe(
+      '{"cluster":"m","state":"Ready","lastSyncTime":"2025-06-01T12:00:00+02:00"}',
+    );
+    expect(decodeHealth(encodeHealth(ready), { cluster: 'm' })).toEqual({ ok: true, value: ready });
+  });
+
+  const json = (patch: Record<string, unknown>): string => JSON.stringify({ ...health, ...patch });
+  const malformed: [string, unknown, string][] = [
+    ['undefined', undefined, 'expected a JSON string, got nothing'],
+    ['garbage', 'nope', 'not JSON'],
+    [
+      'an unknown state',
+      json({ state: 'Gone' }),
+      'state: must be one of Ready, Stale, Unreachable, got string "Gone"',
+    ],
+    [
+      'no lastSyncTime',
+      json({ lastSyncTime: undefined }),
+      'lastSyncTime: must be an RFC 3339 time, got nothing',
+    ],
+    ['a message not a string', json({ message: 3 }), 'message: must be a string, got number 3'],
+    ['another cluster', json({ cluster: 'other' }), 'cluster: expected "member-1", got "other"'],
+  ];
+  it.each(malformed)('reports %s', (_name, raw, message) => {
+    const decoded = decodeHealth(raw, { cluster: 'member-1' });
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) {
+      expect(decoded.error).toMatch(/^invalid cluster health: /);
+      expect(decoded.error).toContain(message);
+    }
+  });
+});
+
+describe('reconcile queue', () => {
+  it('names the queue and one deduplication id per namespace', () => {
+    expect(RECONCILE_QUEUE).toBe('kq-reconcile');
+    expect(reconcileJobId('team-a')).toBe('reconcile-team-a');
+    expect(reconcileJobId('team-a')).not.toContain(':');
+    expect(reconcileJobOptions('team-a')).toEqual({
+      deduplication: { id: 'reconcile-team-a', keepLastIfActive: true },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    });
+  });
+
+  const jobs: [string, unknown, string | undefined][] = [
+    ['a valid job', { namespace: 'team-a', reason: 'usage member-1' }, undefined],
+    ['an empty reason', { namespace: 'team-a', reason: '' }, undefined],
+    ['not an object', 'team-a', 'invalid reconcile job: must be an object, got string "team-a"'],
+    [
+      'no namespace',
+      { reason: 'x' },
+      'invalid reconcile job: namespace: must be a non-empty string, got nothing',
+    ],
+    [
+      'a bad namespace',
+      { namespace: 'Team A', reason: 'x' },
+      'invalid reconcile job: namespace: must be a DNS-1123 name, got "Team A"',
+    ],
+    ['no reason', { namespace: 'a' }, 'invalid reconcile job: reason: must be a string, got nothing'],
+  ];
+  it.each(jobs)('decodes %s', (_name, data, error) => {
+    const decoded = decodeReconcileJob(data);
+    if (error === undefined) expect(decoded).toEqual({ ok: true, value: data });
+    else expect(decoded).toEqual({ ok: false, error });
+  });
+});
+
+describe('nextGeneration', () => {
+  const cases: [number | undefined, number, number][] = [
+    [undefined, 1_700_000_000_000, 1_700_000_000_000],
+    [1_700_000_000_000, 1_700_000_000_000, 1_700_000_000_001],
+    [5, 1_700_000_000_000, 1_700_000_000_000],
+    [1_800_000_000_000, 1_700_000_000_000, 1_800_000_000_001],
+    [undefined, 0, 1],
+    [undefined, 12.7, 12],
+  ];
+  it.each(cases)('after %p at %p -> %p', (previous, now, expected) => {
+    expect(nextGeneration(previous, now)).toBe(expected);
+  });
+});
