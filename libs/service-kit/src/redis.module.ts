@@ -1,12 +1,15 @@
-import { Inject, Module, type DynamicModule, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 
 /** Injection token of the shared ioredis connection. */
 export const REDIS = Symbol('REDIS');
 
-/** One Redis connection per service, retried in the background and closed on shutdown. */
+/**
+ * One Redis connection per service, retried in the background. Closed in the last shutdown phase,
+ * after every onModuleDestroy hook had its chance to flush through it.
+ */
 @Module({})
-export class RedisModule implements OnModuleDestroy {
+export class RedisModule implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
   static forRoot(url: string): DynamicModule {
@@ -23,7 +26,7 @@ export class RedisModule implements OnModuleDestroy {
     };
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

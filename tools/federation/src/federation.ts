@@ -9,7 +9,7 @@ import {
   MEMBER_CONTROLLERS,
   type ApiEndpoint,
 } from './components.js';
-import { installCrds, registerMember } from './host-setup.js';
+import { ensureNamespace, installCrds, registerMember, SYSTEM_NAMESPACE } from './host-setup.js';
 import { ManagedProcess, OrphanGuard } from './processes.js';
 
 export interface FederationOptions {
@@ -85,6 +85,7 @@ export class Federation {
       await Promise.all([host, ...members].map((c) => c.controllerManager.start()));
       log('installing CRDs and registering member clusters on the host');
       await installCrds(host.apiServer.endpoint);
+      await ensureNamespace(host.apiServer.endpoint, SYSTEM_NAMESPACE);
       for (const member of members) await registerMember(host.apiServer.endpoint, member.apiServer.endpoint);
       return federation;
     } catch (err) {

@@ -6,6 +6,14 @@ import { waitFor } from './net.js';
 
 /** Namespace where Karmada keeps member-cluster credential Secrets. */
 export const CLUSTER_SECRET_NAMESPACE = 'karmada-cluster';
+/** Namespace of karmada-quota's own objects on the host (the aggregator's cluster Leases). */
+export const SYSTEM_NAMESPACE = 'karmada-quota-system';
+
+/** Creates a namespace on the host unless it exists. */
+export async function ensureNamespace(host: ApiEndpoint, name: string): Promise<void> {
+  const core = kubeConfigFor(host).makeApiClient(k8s.CoreV1Api);
+  await ensure(() => core.createNamespace({ body: { metadata: { name } } }));
+}
 
 export function kubeConfigFor(endpoint: ApiEndpoint): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
@@ -64,7 +72,7 @@ export async function registerMember(host: ApiEndpoint, member: ApiEndpoint): Pr
   const kc = kubeConfigFor(host);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
-  await ensure(() => core.createNamespace({ body: { metadata: { name: CLUSTER_SECRET_NAMESPACE } } }));
+  await ensureNamespace(host, CLUSTER_SECRET_NAMESPACE);
   await ensure(() =>
     core.createNamespacedSecret({
       namespace: CLUSTER_SECRET_NAMESPACE,

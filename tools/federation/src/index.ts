@@ -3,6 +3,7 @@ export type { ApiEndpoint } from './components.js';
 export { Federation, type FederationInfo, type FederationOptions } from './federation.js';
 export {
   CLUSTER_SECRET_NAMESPACE,
+  ensureNamespace,
   installCrds,
   kubeConfigFor,
   registerMember,

@@ -55,6 +55,14 @@ export class ManagedProcess {
     }
   }
 
+  /** SIGKILL: a crash, with no chance to clean up; resolves once the process has exited. */
+  async kill(): Promise<void> {
+    if (!this.running) return;
+    const exited = once(this.child, 'exit');
+    this.signal('SIGKILL');
+    await exited;
+  }
+
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
   async stop(graceMs = 5_000): Promise<void> {
     if (!this.running) return;

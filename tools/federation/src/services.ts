@@ -5,6 +5,7 @@ import { registerWebhook } from './host-setup.js';
 import { freePort, probe, waitFor } from './net.js';
 import { repoRoot } from './paths.js';
 import { createServingCertificate } from './pki.js';
+import type { ManagedProcess } from './processes.js';
 
 export const SERVICES = ['webhook', 'aggregator', 'reconciler'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -12,6 +13,7 @@ export type ServiceName = (typeof SERVICES)[number];
 export interface RunningService {
   name: ServiceName;
   url: string;
+  process: ManagedProcess;
 }
 
 /**
@@ -21,7 +23,13 @@ export interface RunningService {
  */
 export async function startServices(
   federation: Federation,
-  options: { redisUrl: string; services?: readonly ServiceName[]; env?: NodeJS.ProcessEnv },
+  options: {
+    redisUrl: string;
+    services?: readonly ServiceName[];
+    env?: NodeJS.ProcessEnv;
+    /** Distinguishes replicas of one service (their process and log names). */
+    instance?: string;
+  },
 ): Promise<RunningService[]> {
   const root = repoRoot();
   return Promise.all(
@@ -30,7 +38,7 @@ export async function startServices(
       const tls = name === 'webhook' ? await webhookCertificate(federation) : undefined;
       const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
       const proc = federation.launch(
-        name,
+        options.instance ? `${name}-${options.instance}` : name,
         process.execPath,
         [join(root, 'dist', 'apps', name, 'src', 'main.js')],
         {
@@ -52,7 +60,7 @@ export async function startServices(
         { timeoutMs: 60_000, describe: () => proc.logTail() },
       );
       if (tls) await registerWebhook(federation.info.host, url, tls.caPem);
-      return { name, url };
+      return { name, url, process: proc };
     }),
   );
 }
