@@ -96,6 +96,7 @@ export class ClusterLeases {
         if (isStatus(createErr, 404)) {
           throw new Error(
             `namespace ${namespace} does not exist on the host: create it or set LEASE_NAMESPACE`,
+            { cause: createErr },
           );
         }
         throw createErr;
