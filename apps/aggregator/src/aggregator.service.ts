@@ -6,7 +6,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { CLUSTER, type Cluster } from '#api';
+import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota } from '#api';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
@@ -27,6 +27,9 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly watchers = new Map<string, MemberWatcher>();
   private readonly leases: ClusterLeases;
   private readonly clusterInformer: ResilientInformer<Cluster>;
+  private readonly quotaInformer: ResilientInformer<KarmadaQuota>;
+  /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
+  private readonly quotaKeys = new Map<string, string[]>();
   private readonly timers: NodeJS.Timeout[] = [];
   private syncing?: Promise<void>;
   private syncAgain = false;
@@ -65,9 +68,37 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
+    const quotaPath = `/apis/${KARMADA_QUOTA.group}/${KARMADA_QUOTA.version}/${KARMADA_QUOTA.plural}`;
+    const listQuotas = () =>
+      objects.listClusterCustomObject({
+        group: KARMADA_QUOTA.group,
+        version: KARMADA_QUOTA.version,
+        plural: KARMADA_QUOTA.plural,
+      });
+    const quotaId = (q: KarmadaQuota) => `${q.metadata?.namespace}/${q.metadata?.name}`;
+    this.quotaInformer = new ResilientInformer<KarmadaQuota>(
+      k8s.makeInformer<KarmadaQuota>(host, quotaPath, listQuotas as never),
+      {
+        upsert: (q) => {
+          this.quotaKeys.set(quotaId(q), Object.keys(q.spec?.hard ?? {}));
+          void this.countObjects();
+        },
+        remove: (q) => this.quotaKeys.delete(quotaId(q)),
+        synced: () => this.logger.log(`watching KarmadaQuotas on the host (${this.quotaKeys.size} quotas)`),
+        failed: (err) => this.logger.warn(`watch of KarmadaQuotas on the host failed: ${String(err)}`),
+      },
+      config.MAX_RETRY_BACKOFF_MS,
+    );
+  }
+
+  /** Has every member count the objects some quota limits (object counts are watched on demand). */
+  private async countObjects(watchers: Iterable<MemberWatcher> = this.watchers.values()): Promise<void> {
+    const keys = new Set([...this.quotaKeys.values()].flat());
+    await Promise.all([...watchers].map((w) => w.countObjects(keys)));
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.quotaInformer.start();
     await this.clusterInformer.start();
     await this.sync();
     // Renew Leases (and notice rotated credentials) three times per Lease duration.
@@ -79,6 +110,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   async onModuleDestroy(): Promise<void> {
     this.timers.forEach(clearInterval);
     await this.clusterInformer.stop();
+    await this.quotaInformer.stop();
     await this.syncing;
     await this.publishAll();
     for (const [name, watcher] of this.watchers) {
@@ -156,6 +188,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       }
       this.watchers.set(name, watcher);
       await watcher.start();
+      await this.countObjects([watcher]);
     }
   }
 

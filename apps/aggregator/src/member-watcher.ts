@@ -1,7 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import type { ClusterUsageState } from '#api';
-import { deploymentOf, podUsage, UsageLedger } from '#usage';
+import { countedResource, countedResourceId, deploymentOf, podUsage, UsageLedger } from '#usage';
+import { resolveResource } from './discovery.js';
 import { ResilientInformer } from './resilient-informer.js';
 
 /** How to reach a member cluster, from its Cluster object and credential Secret. */
@@ -50,16 +51,18 @@ function kubeConfigFor(member: MemberCredentials): k8s.KubeConfig {
   return kc;
 }
 
-/** Drops what accounting no longer needs from an informer-cached pod: keeps the cache compact. */
-function trim(pod: k8s.V1Pod): void {
-  const meta = pod.metadata;
+/**
+ * Drops what accounting no longer needs from an informer-cached object (pod specs, Secret data):
+ * the informer keys and relists by metadata alone, and the cache stays compact.
+ */
+function trimObject(obj: k8s.KubernetesObject & Record<string, unknown>): void {
+  const meta = obj.metadata;
   if (meta) {
     delete meta.managedFields;
     delete meta.annotations;
     delete meta.labels;
   }
-  delete pod.spec;
-  delete pod.status;
+  for (const field of ['spec', 'status', 'data', 'stringData', 'binaryData']) delete obj[field];
 }
 
 /**
@@ -71,6 +74,12 @@ export class MemberWatcher {
   readonly ledger = new UsageLedger();
   private readonly replicaSetOwners = new Map<string, string>();
   private readonly informers: ResilientInformer<k8s.KubernetesObject>[] = [];
+  /** Per counted resource (`deployments.apps`): the quota keys counting it and its watch. */
+  private readonly counted = new Map<
+    string,
+    { keys: Set<string>; cache?: k8s.ObjectCache<k8s.KubernetesObject> }
+  >();
+  private readonly kc: k8s.KubeConfig;
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
   private failingSince?: number;
   private everSynced = false;
@@ -84,7 +93,9 @@ export class MemberWatcher {
     private readonly options: WatcherOptions,
     private readonly logger: Logger,
     private inherited: string[] = [],
-  ) {}
+  ) {
+    this.kc = kubeConfigFor(credentials);
+  }
 
   /** Namespaces whose usage changed since the last call (to publish). */
   takeChanges(): string[] {
@@ -112,7 +123,7 @@ export class MemberWatcher {
   }
 
   async start(): Promise<void> {
-    const kc = kubeConfigFor(this.credentials);
+    const kc = this.kc;
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     const replicaSets = new ResilientInformer<k8s.V1ReplicaSet>(
@@ -152,6 +163,61 @@ export class MemberWatcher {
     await Promise.all(this.informers.splice(0).map((i) => i.stop()));
   }
 
+  /**
+   * Counts the objects these quota keys name (`services`, `count/deployments.apps`, ...) from now
+   * on, one watch per resource however many keys count it. Keys that are not object counts are
+   * ignored; a resource the member does not serve is logged and counted as none.
+   */
+  async countObjects(quotaKeys: Iterable<string>): Promise<void> {
+    for (const key of quotaKeys) {
+      const counted = countedResource(key);
+      if (!counted) continue;
+      const id = countedResourceId(counted);
+      const entry = this.counted.get(id);
+      if (entry) {
+        if (entry.keys.has(key)) continue;
+        entry.keys.add(key);
+        // Objects already cached count for the new key too.
+        for (const obj of entry.cache?.list() ?? []) this.count(key, obj, true);
+        continue;
+      }
+      const fresh: { keys: Set<string>; cache?: k8s.ObjectCache<k8s.KubernetesObject> } = {
+        keys: new Set([key]),
+      };
+      this.counted.set(id, fresh);
+      try {
+        const resolved = await resolveResource(this.kc, counted);
+        const objects = k8s.KubernetesObjectApi.makeApiClient(this.kc);
+        const informer = k8s.makeInformer(this.kc, resolved.path, () =>
+          objects.list(resolved.apiVersion, resolved.kind),
+        );
+        fresh.cache = informer;
+        const watch = new ResilientInformer<k8s.KubernetesObject>(
+          informer,
+          {
+            upsert: (obj) => {
+              for (const k of fresh.keys) this.count(k, obj, true);
+              trimObject(obj as k8s.KubernetesObject & Record<string, unknown>);
+            },
+            remove: (obj) => fresh.keys.forEach((k) => this.count(k, obj, false)),
+            synced: () => this.synced(),
+            failed: (err) => this.failed(id, err),
+          },
+          this.options.maxRetryBackoffMs,
+        );
+        this.informers.push(watch);
+        await watch.start();
+      } catch (err) {
+        this.logger.warn(`member ${this.name}: cannot count ${id}: ${describeError(err)}`);
+      }
+    }
+  }
+
+  private count(key: string, obj: k8s.KubernetesObject, present: boolean): void {
+    const { namespace, uid } = obj.metadata ?? {};
+    if (namespace && uid) this.ledger.setObjectCount(namespace, key, uid, present);
+  }
+
   private upsertPod(pod: k8s.V1Pod): void {
     const { namespace, uid } = pod.metadata ?? {};
     if (!namespace || !uid) return;
@@ -159,7 +225,7 @@ export class MemberWatcher {
       const owner = (rs: string, ns: string) => this.replicaSetOwners.get(`${ns}/${rs}`);
       this.ledger.upsertPod(namespace, uid, podUsage(pod, new Date(), owner));
     }
-    trim(pod);
+    trimObject(pod as k8s.KubernetesObject & Record<string, unknown>);
   }
 
   private synced(): void {

@@ -29,3 +29,4 @@ export type {
   ReconcileJob,
   WorkloadSnapshot,
 } from './snapshot-layout.js';
+export { countedResource, countedResourceId, type CountedResource } from './counted-resources.js';
