@@ -313,6 +313,23 @@ describe('the aggregator', () => {
       () => snapshot(namespace, 'member2'),
       (s) => s?.used.cpu === '50m',
     );
+
+    const metrics = await (await fetch(`${second.url}/metrics`)).text();
+    for (const cluster of ['member1', 'member2']) {
+      expect(metrics).toMatch(
+        new RegExp(`karmada_quota_aggregator_tracked_pods\\{[^}]*cluster="${cluster}"[^}]*\\} \\d+`),
+      );
+      expect(metrics).toMatch(
+        new RegExp(
+          `karmada_quota_aggregator_cluster_sync_age_seconds\\{[^}]*cluster="${cluster}",state="Ready"`,
+        ),
+      );
+      expect(metrics).toMatch(
+        new RegExp(
+          `karmada_quota_aggregator_events_total\\{[^}]*cluster="${cluster}",resource="pods"[^}]*\\} [1-9]`,
+        ),
+      );
+    }
   }, 120_000);
 
   test('the credential Secret token never appears in any log line', () => {

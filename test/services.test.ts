@@ -62,17 +62,17 @@ describe.each(SERVICES)('the %s service', (name) => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
       const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
-      const get = async (path: string) => {
-        return new Promise<unknown>((resolve, reject) => {
+      const getText = (path: string) =>
+        new Promise<string>((resolve, reject) => {
           (tls ? httpsRequest : httpRequest)(`${url}${path}`, { ca: tls?.caPem }, (res) => {
             let data = '';
             res.on('data', (d: Buffer) => (data += d.toString()));
-            res.on('end', () => resolve(JSON.parse(data)));
+            res.on('end', () => resolve(data));
           })
             .on('error', reject)
             .end();
         });
-      };
+      const get = async (path: string): Promise<unknown> => JSON.parse(await getText(path));
       await waitFor(
         `${name} readiness`,
         async () => (await probe(`${url}/readyz`, { ca: tls?.caPem })) === 200,
@@ -88,6 +88,8 @@ describe.each(SERVICES)('the %s service', (name) => {
         info: Record<string, unknown>;
       };
       expect(ready.status).toBe('ok');
+      const metrics = await getText('/metrics');
+      expect(metrics).toContain(`karmada_quota_process_cpu_seconds_total{service="${name}"}`);
       expect(Object.keys(ready.info).sort()).toEqual(
         name === 'webhook' ? ['host-apiserver'] : ['host-apiserver', 'redis'],
       );

@@ -286,6 +286,29 @@ describe('the quota webhook, through the host API server', () => {
   });
 });
 
+describe('the webhook metrics', () => {
+  test('count admissions by result, time them, and size the batches', async () => {
+    const res = await new Promise<string>((resolve, reject) => {
+      request(`${fed.webhookUrl}/metrics`, { rejectUnauthorized: false }, (r) => {
+        let data = '';
+        r.on('data', (d: Buffer) => (data += d.toString()));
+        r.on('end', () => resolve(data));
+      })
+        .on('error', reject)
+        .end();
+    });
+    for (const result of ['allowed', 'denied']) {
+      expect(res).toMatch(
+        new RegExp(
+          `karmada_quota_admissions_total\\{[^}]*resource="resourcebindings",result="${result}"[^}]*\\} [1-9]`,
+        ),
+      );
+    }
+    expect(res).toMatch(/karmada_quota_admission_duration_seconds_bucket\{/);
+    expect(res).toMatch(/karmada_quota_admission_batch_size_count\{[^}]*\} [1-9]/);
+  });
+});
+
 describe('the webhook endpoint with bad input', () => {
   const review = (request: object) => ({
     apiVersion: 'admission.k8s.io/v1',

@@ -6,7 +6,9 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota } from '#api';
+import { METRICS } from '#service-kit';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
@@ -31,6 +33,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
   private readonly quotaKeys = new Map<string, string[]>();
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly events: Counter<'cluster' | 'resource'>;
   private syncing?: Promise<void>;
   private syncAgain = false;
   private publishing = false;
@@ -39,7 +42,42 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     @Inject(AGGREGATOR_CONFIG) private readonly config: AggregatorConfig,
     @Inject(HOST_KUBECONFIG) private readonly host: k8s.KubeConfig,
     private readonly publisher: UsagePublisher,
+    @Inject(METRICS) metrics: Registry,
   ) {
+    this.events = new Counter({
+      name: 'karmada_quota_aggregator_events_total',
+      help: 'Watch events processed, by member cluster and resource',
+      labelNames: ['cluster', 'resource'],
+      registers: [metrics],
+    });
+    const watchers = this.watchers;
+    new Gauge({
+      name: 'karmada_quota_aggregator_tracked_pods',
+      help: 'Pods counted in each member cluster this replica watches',
+      labelNames: ['cluster'],
+      registers: [metrics],
+      collect() {
+        this.reset();
+        for (const w of watchers.values()) this.set({ cluster: w.name }, w.ledger.trackedPods());
+      },
+    });
+    new Gauge({
+      name: 'karmada_quota_aggregator_cluster_sync_age_seconds',
+      help: "Seconds since each member cluster's watches were last known to be in sync",
+      labelNames: ['cluster', 'state'],
+      registers: [metrics],
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const w of watchers.values()) {
+          const health = w.currentHealth(now);
+          const age = health.lastSyncTime
+            ? (now - health.lastSyncTime.getTime()) / 1000
+            : Number.POSITIVE_INFINITY;
+          this.set({ cluster: w.name, state: health.state }, age);
+        }
+      },
+    });
     this.leases = new ClusterLeases(
       host,
       {
@@ -178,6 +216,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         {
           unreachableAfterMs: this.config.UNREACHABLE_AFTER_MS,
           maxRetryBackoffMs: this.config.MAX_RETRY_BACKOFF_MS,
+          onEvent: (resource) => this.events.inc({ cluster: name, resource }),
         },
         this.logger,
         current?.ledger.namespaces() ?? [],

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { HealthModule, hostKubeConfig, REDIS, RedisModule } from '#service-kit';
+import { HealthModule, MetricsModule, hostKubeConfig, REDIS, RedisModule } from '#service-kit';
 import { RECONCILE_QUEUE, type ReconcileJob } from '#usage';
 import { AGGREGATOR_CONFIG, AggregatorService, HOST_KUBECONFIG } from './aggregator.service.js';
 import type { AggregatorConfig } from './config.js';
@@ -17,6 +17,7 @@ export class AggregatorModule {
       imports: [
         RedisModule.forRoot(config.REDIS_URL),
         HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
+        MetricsModule.forRoot('aggregator'),
       ],
       providers: [
         { provide: AGGREGATOR_CONFIG, useValue: config },

@@ -24,6 +24,8 @@ export interface MemberHealth {
 export interface WatcherOptions {
   unreachableAfterMs: number;
   maxRetryBackoffMs: number;
+  /** Called for every watch event, by resource (`pods`, `services`, ...): for metrics. */
+  onEvent?: (resource: string) => void;
 }
 
 /** Whether two credential sets reach the same cluster the same way (else the watcher restarts). */
@@ -143,7 +145,10 @@ export class MemberWatcher {
     const pods = new ResilientInformer<k8s.V1Pod>(
       k8s.makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces()),
       {
-        upsert: (pod) => this.upsertPod(pod),
+        upsert: (pod) => {
+          this.options.onEvent?.('pods');
+          this.upsertPod(pod);
+        },
         remove: (pod) => {
           const { namespace, uid } = pod.metadata ?? {};
           if (namespace && uid) this.ledger.deletePod(namespace, uid);
@@ -196,6 +201,7 @@ export class MemberWatcher {
           informer,
           {
             upsert: (obj) => {
+              this.options.onEvent?.(id);
               for (const k of fresh.keys) this.count(k, obj, true);
               trimObject(obj as k8s.KubernetesObject & Record<string, unknown>);
             },

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HealthModule, RedisModule } from '#service-kit';
+import { HealthModule, MetricsModule, RedisModule } from '#service-kit';
 import type { ReconcilerConfig } from './config.js';
 
 @Module({})
@@ -10,6 +10,7 @@ export class ReconcilerModule {
       imports: [
         RedisModule.forRoot(config.REDIS_URL),
         HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
+        MetricsModule.forRoot('reconciler'),
       ],
     };
   }

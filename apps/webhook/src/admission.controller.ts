@@ -10,6 +10,7 @@ import {
   type AdmissionReviewResponse,
 } from './admission-review.js';
 import type { WebhookConfig } from './config.js';
+import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
 
@@ -23,11 +24,40 @@ export class AdmissionController {
   constructor(
     private readonly batcher: AdmissionBatcher,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
+    private readonly metrics: WebhookMetrics,
   ) {}
 
   @Post('resourcebindings')
   @HttpCode(200)
   async resourceBinding(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    return this.measured('resourcebindings', () => this.admitBinding(body));
+  }
+
+  @Post('karmadaquotas')
+  @HttpCode(200)
+  karmadaQuota(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    return this.measured('karmadaquotas', async () => this.validateQuota(body));
+  }
+
+  private async measured(
+    resource: string,
+    answer: () => Promise<AdmissionReviewResponse>,
+  ): Promise<AdmissionReviewResponse> {
+    const startedAt = process.hrtime.bigint();
+    const review = await answer();
+    const { allowed, status } = review.response;
+    const result: AdmissionResult = allowed
+      ? 'allowed'
+      : status?.code === 403
+        ? 'denied'
+        : status?.code === 503
+          ? 'unavailable'
+          : 'invalid';
+    this.metrics.admitted(resource, result, startedAt);
+    return review;
+  }
+
+  private async admitBinding(body: unknown): Promise<AdmissionReviewResponse> {
     const request = this.parse(body);
     const wrongKind = this.checkKind(request, RESOURCE_BINDING);
     if (wrongKind) return wrongKind;
@@ -74,9 +104,7 @@ export class AdmissionController {
     return this.respond(request, outcome);
   }
 
-  @Post('karmadaquotas')
-  @HttpCode(200)
-  karmadaQuota(@Body() body: unknown): AdmissionReviewResponse {
+  private validateQuota(body: unknown): AdmissionReviewResponse {
     const request = this.parse(body);
     const wrongKind = this.checkKind(request, KARMADA_QUOTA);
     if (wrongKind) return wrongKind;

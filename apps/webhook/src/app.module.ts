@@ -1,9 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HealthModule, hostKubeConfig } from '#service-kit';
+import type { Registry } from 'prom-client';
+import { HealthModule, METRICS, MetricsModule, hostKubeConfig } from '#service-kit';
 import { AdmissionBatcher } from './admission-batcher.js';
 import { AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
 import type { WebhookConfig } from './config.js';
 import { KubeQuotaStore } from './kube-quota-store.js';
+import { WebhookMetrics } from './webhook-metrics.js';
 
 @Module({})
 export class WebhookModule {
@@ -11,17 +13,24 @@ export class WebhookModule {
     const host = hostKubeConfig(config.KUBECONFIG);
     return {
       module: WebhookModule,
-      imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG })],
+      imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }), MetricsModule.forRoot('webhook')],
       controllers: [AdmissionController],
       providers: [
         { provide: WEBHOOK_CONFIG, useValue: config },
         {
+          provide: WebhookMetrics,
+          inject: [METRICS],
+          useFactory: (registry: Registry) => new WebhookMetrics(registry),
+        },
+        {
           provide: AdmissionBatcher,
-          useFactory: () =>
-            new AdmissionBatcher(new KubeQuotaStore(host), {
-              ttlSeconds: config.RESERVATION_TTL_SECONDS,
-              maxConflictRetries: config.MAX_CONFLICT_RETRIES,
-            }),
+          inject: [WebhookMetrics],
+          useFactory: (metrics: WebhookMetrics) =>
+            new AdmissionBatcher(
+              new KubeQuotaStore(host),
+              { ttlSeconds: config.RESERVATION_TTL_SECONDS, maxConflictRetries: config.MAX_CONFLICT_RETRIES },
+              metrics,
+            ),
         },
       ],
     };

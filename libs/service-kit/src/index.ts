@@ -4,3 +4,4 @@ export { hostKubeConfig } from './dependencies.js';
 export { HealthModule } from './health.module.js';
 export { REDIS, RedisModule } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
+export { METRICS, MetricsModule } from './metrics.module.js';
