@@ -288,15 +288,7 @@ describe('the quota webhook, through the host API server', () => {
 
 describe('the webhook metrics', () => {
   test('count admissions by result, time them, and size the batches', async () => {
-    const res = await new Promise<string>((resolve, reject) => {
-      request(`${fed.webhookUrl}/metrics`, { rejectUnauthorized: false }, (r) => {
-        let data = '';
-        r.on('data', (d: Buffer) => (data += d.toString()));
-        r.on('end', () => resolve(data));
-      })
-        .on('error', reject)
-        .end();
-    });
+    const res = (await call('GET', '/metrics')).body;
     for (const result of ['allowed', 'denied']) {
       expect(res).toMatch(
         new RegExp(
@@ -388,12 +380,18 @@ describe('the webhook endpoint with bad input', () => {
   });
 });
 
-function post(path: string, body: string): Promise<{ status: number; body: string }> {
+const post = (path: string, body: string) => call('POST', path, body);
+
+function call(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${fed.webhookUrl}${path}`,
       // The webhook's CA lives in the registration; this direct call does not verify it.
-      { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
+      { method, headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
       (res) => {
         let data = '';
         res.on('data', (d: Buffer) => (data += d.toString()));

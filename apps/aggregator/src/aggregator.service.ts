@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota } from '#api';
-import { METRICS } from '#service-kit';
+import { customObjectInformer, METRICS } from '#service-kit';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
@@ -87,16 +87,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
       this.logger,
     );
-    const objects = host.makeApiClient(k8s.CustomObjectsApi);
-    const path = `/apis/${CLUSTER.group}/${CLUSTER.version}/${CLUSTER.plural}`;
-    const list = () =>
-      objects.listClusterCustomObject({
-        group: CLUSTER.group,
-        version: CLUSTER.version,
-        plural: CLUSTER.plural,
-      });
     this.clusterInformer = new ResilientInformer<Cluster>(
-      k8s.makeInformer<Cluster>(host, path, list as never),
+      customObjectInformer<Cluster>(host, CLUSTER),
       {
         upsert: (c) => this.onCluster(c.metadata!.name!, c),
         remove: (c) => this.onCluster(c.metadata!.name!, undefined),
@@ -106,16 +98,9 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
-    const quotaPath = `/apis/${KARMADA_QUOTA.group}/${KARMADA_QUOTA.version}/${KARMADA_QUOTA.plural}`;
-    const listQuotas = () =>
-      objects.listClusterCustomObject({
-        group: KARMADA_QUOTA.group,
-        version: KARMADA_QUOTA.version,
-        plural: KARMADA_QUOTA.plural,
-      });
     const quotaId = (q: KarmadaQuota) => `${q.metadata?.namespace}/${q.metadata?.name}`;
     this.quotaInformer = new ResilientInformer<KarmadaQuota>(
-      k8s.makeInformer<KarmadaQuota>(host, quotaPath, listQuotas as never),
+      customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA),
       {
         upsert: (q) => {
           this.quotaKeys.set(quotaId(q), Object.keys(q.spec?.hard ?? {}));

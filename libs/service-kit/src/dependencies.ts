@@ -28,3 +28,15 @@ export function redisReadiness(redis: Redis): ReadinessCheck {
     },
   };
 }
+
+/** A client-node informer over every object of a custom resource (all namespaces). */
+export function customObjectInformer<T extends k8s.KubernetesObject>(
+  kc: k8s.KubeConfig,
+  resource: { group: string; version: string; plural: string },
+): k8s.Informer<T> & k8s.ObjectCache<T> {
+  const objects = kc.makeApiClient(k8s.CustomObjectsApi);
+  const { group, version, plural } = resource;
+  const list = () =>
+    objects.listClusterCustomObject({ group, version, plural }) as Promise<k8s.KubernetesListObject<T>>;
+  return k8s.makeInformer<T>(kc, `/apis/${group}/${version}/${plural}`, list);
+}

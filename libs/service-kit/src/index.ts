@@ -1,6 +1,6 @@
 export { serviceMain, type ServiceConfig, type ServiceOptions } from './bootstrap.js';
 export { ConfigError, loadConfig, redisEnv, serviceEnv } from './config.js';
-export { hostKubeConfig } from './dependencies.js';
+export { customObjectInformer, hostKubeConfig } from './dependencies.js';
 export { HealthModule } from './health.module.js';
 export { REDIS, RedisModule } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
