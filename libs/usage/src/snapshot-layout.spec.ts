@@ -235,6 +235,8 @@ describe('reconcile queue', () => {
     expect(reconcileJobId('team-a')).not.toContain(':');
     expect(reconcileJobOptions('team-a')).toEqual({
       deduplication: { id: 'reconcile-team-a', keepLastIfActive: true },
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 200 },
       removeOnComplete: true,
       removeOnFail: 1000,
     });

@@ -238,15 +238,22 @@ export function reconcileJobId(namespace: string): string {
 /**
  * The BullMQ job options to add a reconcile job with (see the top of this file for why
  * keepLastIfActive): `queue.add(RECONCILE_JOB_NAME, job, reconcileJobOptions(job.namespace))`.
- * Finished jobs are removed (completed at once, the last 1000 failed kept for inspection).
+ * Failed attempts retry with exponential back-off; finished jobs are removed (completed at once,
+ * the last 1000 failed kept for inspection).
  */
 export function reconcileJobOptions(namespace: string): {
   deduplication: { id: string; keepLastIfActive: true };
+  attempts: number;
+  backoff: { type: 'exponential'; delay: number };
   removeOnComplete: true;
   removeOnFail: number;
 } {
   return {
     deduplication: { id: reconcileJobId(namespace), keepLastIfActive: true },
+    // A failing reconcile (host API server down) is retried with back-off, then parked as failed
+    // so it never blocks the queue; the next change or the periodic resync reconciles it again.
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 200 },
     removeOnComplete: true,
     removeOnFail: 1000,
   };
