@@ -1,6 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HealthModule, MetricsModule, RedisModule } from '#service-kit';
+import { ScheduleModule } from '@nestjs/schedule';
+import { HealthModule, hostKubeConfig, MetricsModule, RedisModule } from '#service-kit';
 import type { ReconcilerConfig } from './config.js';
+import { HOST_KUBECONFIG, RECONCILER_CONFIG, ReconcileService } from './reconcile.service.js';
+import { ReconcileWorker } from './reconcile.worker.js';
+import { TriggersService } from './triggers.service.js';
 
 @Module({})
 export class ReconcilerModule {
@@ -11,6 +15,14 @@ export class ReconcilerModule {
         RedisModule.forRoot(config.REDIS_URL),
         HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
         MetricsModule.forRoot('reconciler'),
+        ScheduleModule.forRoot(),
+      ],
+      providers: [
+        { provide: RECONCILER_CONFIG, useValue: config },
+        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config.KUBECONFIG) },
+        ReconcileService,
+        ReconcileWorker,
+        TriggersService,
       ],
     };
   }

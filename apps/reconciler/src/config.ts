@@ -1,5 +1,19 @@
+import { z } from 'zod';
 import { loadConfig, redisEnv, serviceEnv } from '#service-kit';
 
-export const reconcilerEnv = { ...serviceEnv(8082), ...redisEnv };
+const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400).default(fallback);
+
+export const reconcilerEnv = {
+  ...serviceEnv(8082),
+  ...redisEnv,
+  /** Namespaces reconciled at once by this replica (any number of replicas may run). */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** Full resync of every KarmadaQuota. */
+  RESYNC_INTERVAL_SECONDS: seconds(300),
+  /** How often expired reservations are looked for. */
+  EXPIRY_SWEEP_SECONDS: seconds(15),
+  /** Status writes before a reconcile gives up on a quota that keeps changing (the job retries). */
+  MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
+};
 export type ReconcilerConfig = ReturnType<typeof loadReconcilerConfig>;
 export const loadReconcilerConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(reconcilerEnv, env);

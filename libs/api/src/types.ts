@@ -151,7 +151,7 @@ export interface Reservation {
    * admission idempotent, since the same change seen twice finds it already held.
    */
   charge?: ResourceList;
-  /** RFC 3339; only for reservations whose binding is not (yet) persisted. */
+  /** RFC 3339; set while the admitted charge is not yet seen on the persisted binding. */
   expirationTime?: string;
 }
 

@@ -4,6 +4,8 @@ import { sumReserved, type BindingKey, type QuotaState, type ReservationEntry } 
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const EXPIRES = '2026-11-22T10:02:00.000Z';
+/** An expiration set by an earlier admission, still in the future. */
+const EARLIER = '2026-11-22T10:01:00.000Z';
 const TTL = 120;
 
 const list = (raw: Record<string, string> = {}): ResourceList =>
@@ -241,10 +243,17 @@ describe('admitBatch: idempotency', () => {
     const state = quota('team-a', { cpu: '10' }, { cpu: '4' });
     const update = item('web', { cpu: '8' }, { old: { cpu: '4' } });
     const first = admit([state], [update]);
-    expect(view(first.quotas[0])).toEqual([{ name: 'web', reserved: { cpu: '4' }, charge: { cpu: '8' } }]);
-    const second = admit(first.quotas, [update, update]);
+    expect(view(first.quotas[0])).toEqual([
+      { name: 'web', reserved: { cpu: '4' }, charge: { cpu: '8' }, expirationTime: EXPIRES },
+    ]);
+    // Later, the same UPDATE retried: nothing more to charge, and the pending expiration is not extended.
+    const second = admitBatch(first.quotas, [update, update], () => true, {
+      now: new Date('2026-11-22T10:01:00Z'),
+      ttlSeconds: TTL,
+    });
     expect(second.decisions).toEqual([ALLOWED, ALLOWED]);
     expect(second.changed).toEqual([]);
+    expect(second.quotas[0]).toBe(first.quotas[0]);
   });
 
   it('a retried CREATE near the limit is still admitted (its charge is held)', () => {
@@ -254,25 +263,27 @@ describe('admitBatch: idempotency', () => {
     expect(admit([state], [item('web', { cpu: '4' })]).decisions).toEqual([ALLOWED]);
   });
 
-  it('the UPDATE that follows an admitted CREATE removes the expiration and charges nothing more', () => {
+  it('the UPDATE that follows an admitted CREATE charges nothing more and keeps the expiration', () => {
     const created = admit([quota('team-a', { cpu: '4' })], [item('web', { cpu: '4' }, { uid: 'u1' })]);
     const updated = admit(created.quotas, [item('web', { cpu: '4' }, { uid: 'u1', old: { cpu: '4' } })]);
     expect(updated.decisions).toEqual([ALLOWED]);
     expect(view(updated.quotas[0])).toEqual([
-      { name: 'web', uid: 'u1', reserved: { cpu: '4' }, charge: { cpu: '4' } },
+      { name: 'web', uid: 'u1', reserved: { cpu: '4' }, charge: { cpu: '4' }, expirationTime: EXPIRES },
     ]);
-    expect(updated.changed).toEqual(['team-a']);
+    // Only the reconciler, having seen the persisted binding carry the charge, removes the expiration.
+    expect(updated.changed).toEqual([]);
+    expect(updated.quotas[0]).toBe(created.quotas[0]);
   });
 });
 
 describe('admitBatch: scaling', () => {
   it.each<[string, QuotaState, AdmissionItem, boolean, ReturnType<typeof view>]>([
     [
-      'scale-up charges only the increase',
+      'scale-up charges only the increase, pending until the reconciler sees it',
       quota('team-a', { cpu: '10' }, { cpu: '8' }),
       item('web', { cpu: '6' }, { old: { cpu: '4' } }),
       true,
-      [{ name: 'web', reserved: { cpu: '2' }, charge: { cpu: '6' } }],
+      [{ name: 'web', reserved: { cpu: '2' }, charge: { cpu: '6' }, expirationTime: EXPIRES }],
     ],
     [
       'scale-up one over: denied',
@@ -282,11 +293,20 @@ describe('admitBatch: scaling', () => {
       [],
     ],
     [
-      'scale-up adds to an existing reservation',
+      'scale-up adds to an existing reservation and makes it pending',
       quota('team-a', { cpu: '10' }, { cpu: '2' }, [reservation('web', { cpu: '2' }, { cpu: '4' })]),
       item('web', { cpu: '6' }, { old: { cpu: '4' } }),
       true,
-      [{ name: 'web', reserved: { cpu: '4' }, charge: { cpu: '6' } }],
+      [{ name: 'web', reserved: { cpu: '4' }, charge: { cpu: '6' }, expirationTime: EXPIRES }],
+    ],
+    [
+      'scale-up of a pending reservation extends its expiration',
+      quota('team-a', { cpu: '10' }, {}, [
+        reservation('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: EARLIER }),
+      ]),
+      item('web', { cpu: '6' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '6' }, charge: { cpu: '6' }, expirationTime: EXPIRES }],
     ],
     [
       'scale-down is allowed over a lowered limit, persisted: nothing to reserve',
@@ -313,20 +333,43 @@ describe('admitBatch: scaling', () => {
       [{ name: 'other', reserved: { cpu: '1' }, charge: { cpu: '1' } }],
     ],
     [
-      'a decrease of a not-yet-persisted binding keeps its (empty) reservation until it expires',
+      'a decrease of a pending reservation keeps its (empty) entry and its expiration, not extended',
       quota('team-a', { cpu: '5' }, {}, [
-        reservation('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: 'x' }),
+        reservation('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: EARLIER }),
       ]),
       item('web', { cpu: '0' }),
       true,
-      [{ name: 'web', reserved: {}, charge: {}, expirationTime: EXPIRES }],
+      [{ name: 'web', reserved: {}, charge: {}, expirationTime: EARLIER }],
+    ],
+    [
+      'a pure decrease of a pending UPDATE keeps its expiration',
+      quota('team-a', { cpu: '10' }, {}, [
+        reservation('web', { cpu: '4' }, { cpu: '8' }, { expirationTime: EARLIER }),
+      ]),
+      item('web', { cpu: '6' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '2' }, charge: { cpu: '6' }, expirationTime: EARLIER }],
+    ],
+    [
+      'a pure decrease of a settled reservation sets no expiration',
+      quota('team-a', { cpu: '10' }, {}, [reservation('web', { cpu: '3' }, { cpu: '4' })]),
+      item('web', { cpu: '3' }, { old: { cpu: '4' } }),
+      true,
+      [{ name: 'web', reserved: { cpu: '2' }, charge: { cpu: '3' } }],
     ],
     [
       'up on one key and down on another: the increase is checked, both applied',
       quota('team-a', { cpu: '10', memory: '4Gi' }, {}, [reservation('web', { cpu: '4', memory: '4Gi' })]),
       item('web', { cpu: '6', memory: '1Gi' }, { old: { cpu: '4', memory: '4Gi' } }),
       true,
-      [{ name: 'web', reserved: { cpu: '6', memory: '1Gi' }, charge: { cpu: '6', memory: '1Gi' } }],
+      [
+        {
+          name: 'web',
+          reserved: { cpu: '6', memory: '1Gi' },
+          charge: { cpu: '6', memory: '1Gi' },
+          expirationTime: EXPIRES,
+        },
+      ],
     ],
     [
       'up on one key over the limit and down on another: denied, nothing applied',
@@ -418,15 +461,46 @@ describe('admitBatch: several quotas', () => {
 });
 
 describe('admitBatch: expiration and uid', () => {
-  it('a CREATE gets now + ttl; an UPDATE of a persisted binding none', () => {
+  it('every increase, CREATE or UPDATE, gets now + ttl', () => {
     const result = admit(
       [quota('team-a', { cpu: '10' })],
       [item('new', { cpu: '1' }), item('old', { cpu: '2' }, { old: { cpu: '1' } })],
     );
     expect(view(result.quotas[0])).toEqual([
       { name: 'new', reserved: { cpu: '1' }, charge: { cpu: '1' }, expirationTime: EXPIRES },
-      { name: 'old', reserved: { cpu: '1' }, charge: { cpu: '2' } },
+      { name: 'old', reserved: { cpu: '1' }, charge: { cpu: '2' }, expirationTime: EXPIRES },
     ]);
+  });
+
+  it('an UPDATE increasing one key of a settled reservation makes the whole entry pending', () => {
+    const state = quota('team-a', { cpu: '10', pods: '10' }, {}, [
+      reservation('web', { cpu: '1' }, { cpu: '2', pods: '2' }),
+    ]);
+    const result = admit([state], [item('web', { cpu: '2', pods: '3' }, { old: { cpu: '2', pods: '2' } })]);
+    expect(view(result.quotas[0])).toEqual([
+      {
+        name: 'web',
+        reserved: { cpu: '1', pods: '1' },
+        charge: { cpu: '2', pods: '3' },
+        expirationTime: EXPIRES,
+      },
+    ]);
+  });
+
+  it('an UPDATE that changes nothing on a settled reservation writes nothing', () => {
+    const state = quota('team-a', { cpu: '10' }, {}, [reservation('web', { cpu: '1' }, { cpu: '2' })]);
+    const result = admit([state], [item('web', { cpu: '2' }, { old: { cpu: '2' } })]);
+    expect(result.changed).toEqual([]);
+    expect(result.quotas[0]).toBe(state);
+  });
+
+  it('a persisted UPDATE with nothing left to reserve and no increase creates no reservation', () => {
+    const result = admit(
+      [quota('team-a', { cpu: '10' })],
+      [item('web', { cpu: '1' }, { old: { cpu: '2' } })],
+    );
+    expect(result.changed).toEqual([]);
+    expect(result.quotas[0]?.reservations).toEqual([]);
   });
 
   it('a CREATE whose charge is all zero on the quota keys reserves nothing', () => {

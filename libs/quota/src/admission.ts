@@ -12,9 +12,14 @@
  * On admission (unless dryRun), per matching quota, the binding's reservation becomes:
  * - `reserved = existing.reserved + increase - decrease`, per key never below zero (a new one: `increase`);
  * - `charge` = the item's charge on the quota's hard keys;
- * - `expirationTime` = now + ttl for a binding not yet persisted (a CREATE), none once persisted;
+ * - `expirationTime` = now + ttl whenever the item increases the binding's charge on some key, CREATE or
+ *   UPDATE alike: the admitted `charge` is "pending" until the reconciler has seen the persisted binding
+ *   carry it (the reconciler then removes the expiration), and if the change never lands (a create or an
+ *   update that failed after admission) the pending part lapses at the expiration. An item that increases
+ *   nothing (a pure decrease, or the retry of a change already held) neither sets nor extends an
+ *   expiration: the existing one, if any, is kept as it is;
  * and it is dropped when nothing is reserved and it has no expiration (nothing left to hold). A new
- * reservation is only created when it reserves something or, for a CREATE, records a non-zero charge.
+ * reservation is therefore only created by an item that increases something.
  * A reservation of the same namespace/name but another uid belonged to an earlier object of that name:
  * the admitted item replaces it (its charge is not "held" by the new object).
  * Decreases are always allowed, even over a lowered limit. dryRun items get the same answer as real ones
@@ -48,7 +53,10 @@ export interface AdmissionItem {
   charge: ResourceList;
   /** The charge of the persisted old object, for an UPDATE. */
   oldCharge?: ResourceList;
-  /** The binding exists in the API server already (UPDATE); false for a CREATE. */
+  /**
+   * The binding exists in the API server already (UPDATE); false for a CREATE. Informational: CREATE and
+   * UPDATE are admitted by the same rule (an increase sets `expirationTime`, see the file comment).
+   */
   persisted: boolean;
   dryRun: boolean;
 }
@@ -58,7 +66,7 @@ export type Decision =
 
 export interface AdmitOptions {
   now: Date;
-  /** Lifetime of the reservation of a binding not yet persisted. */
+  /** How long an admitted increase stays pending (held without being seen on the persisted binding). */
   ttlSeconds: number;
 }
 
@@ -207,15 +215,17 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   };
   const uid = item.binding.uid ?? kept?.binding.uid;
   if (uid !== undefined) next.binding.uid = uid;
-  if (!item.persisted) {
+  if (Object.keys(p.increase).length > 0) {
+    // An increase is pending until the reconciler sees the persisted binding carry it.
     next.expirationTime = new Date(options.now.getTime() + options.ttlSeconds * 1000).toISOString();
+  } else if (kept?.expirationTime !== undefined) {
+    // A pure decrease (or nothing new) neither sets nor extends an expiration.
+    next.expirationTime = kept.expirationTime;
   }
 
-  const holdsSomething = Object.keys(reserved).length > 0;
-  const keep =
-    kept !== undefined
-      ? holdsSomething || next.expirationTime !== undefined
-      : holdsSomething || (!item.persisted && Object.keys(p.charge).length > 0);
+  // A new entry always reserves what it was created for (its increase); an existing one lives on while
+  // it reserves something or is pending.
+  const keep = Object.keys(reserved).length > 0 || next.expirationTime !== undefined;
 
   if (existing !== undefined && (!keep || p.replaced || !sameEntry(existing, next))) {
     quota.total = subtractLists(quota.total, existing.reserved);

@@ -31,3 +31,12 @@ export {
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
 export { admitBatch, exceededMessage } from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision } from './admission.js';
+export { computeQuotaStatus, observedUsageOf, QuotaConditionReason, QuotaEventReason } from './status.js';
+export type {
+  ObservedCluster,
+  ObservedWorkload,
+  QuotaEvent,
+  QuotaStatusInput,
+  QuotaStatusResult,
+  UsageList,
+} from './status.js';

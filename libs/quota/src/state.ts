@@ -6,7 +6,8 @@
  * clusters) and `charge` (the binding's full charge on this quota's keys that was admitted). `charge` is
  * what makes admission idempotent: a change seen twice finds its charge already held. On the wire it is
  * an extra `charge` map next to `reserved`; an entry written without it (older writers) is read with
- * `charge = reserved`, the best lower bound available.
+ * `charge = reserved`, the best lower bound available. While `expirationTime` is set the charge is
+ * pending: admitted, not yet seen on the persisted binding (see ReservationEntry.expirationTime).
  */
 import {
   Quantity,
@@ -31,7 +32,12 @@ export interface ReservationEntry {
   reserved: ResourceList;
   /** The binding's full charge, masked to the quota's hard keys, that this reservation was admitted for. */
   charge: ResourceList;
-  /** RFC 3339; set while the binding is not (yet) persisted (an admitted CREATE). */
+  /**
+   * RFC 3339; set while `charge` is pending: an admission that increased it (CREATE or UPDATE) sets now +
+   * ttl, and the reconciler removes it once the persisted binding carries that charge. A pending change
+   * that never lands (the create or update failed after admission) lapses here; a pure decrease keeps the
+   * expiration it finds.
+   */
   expirationTime?: string;
 }
 

@@ -1,0 +1,139 @@
+import * as k8s from '@kubernetes/client-node';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import { computeQuotaStatus, type QuotaEvent } from '#quota';
+import { REDIS } from '#service-kit';
+import type { ReconcilerConfig } from './config.js';
+import { readObservedUsage } from './usage-reader.js';
+
+export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
+export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
+
+const quotaResource = {
+  group: KARMADA_QUOTA.group,
+  version: KARMADA_QUOTA.version,
+  plural: KARMADA_QUOTA.plural,
+};
+const bindingResource = {
+  group: RESOURCE_BINDING.group,
+  version: RESOURCE_BINDING.version,
+  plural: RESOURCE_BINDING.plural,
+};
+
+export interface ReconcileOutcome {
+  quotas: number;
+  written: number;
+  conflicts: number;
+}
+
+/**
+ * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host and the
+ * observed usage from Redis, compute each status (libs/quota status.ts), and write the ones that
+ * changed by compare-and-swap. On a 409 the quota is read again and recomputed, so reservations the
+ * webhook added meanwhile are never dropped.
+ */
+@Injectable()
+export class ReconcileService {
+  private readonly logger = new Logger('reconcile');
+  private readonly objects: k8s.CustomObjectsApi;
+  private readonly events: k8s.CoreV1Api;
+
+  constructor(
+    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
+  ) {
+    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
+    this.events = host.makeApiClient(k8s.CoreV1Api);
+  }
+
+  async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
+    const [quotas, bindings, observed] = await Promise.all([
+      this.list<KarmadaQuota>(quotaResource, namespace),
+      this.list<ResourceBinding>(bindingResource, namespace),
+      readObservedUsage(this.redis, namespace),
+    ]);
+    if (observed.errors.length > 0) this.logger.warn(`${namespace}: ${observed.errors.join('; ')}`);
+    const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
+    for (let quota of quotas) {
+      for (let attempt = 0; ; attempt++) {
+        const result = computeQuotaStatus({ quota, bindings, clusters: observed.clusters, now: new Date() });
+        if (result.errors.length > 0) {
+          this.logger.warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
+        }
+        if (!result.changed) break;
+        try {
+          await this.objects.replaceNamespacedCustomObjectStatus({
+            ...quotaResource,
+            namespace,
+            name: quota.metadata!.name!,
+            body: { ...quota, status: result.status },
+          });
+          outcome.written++;
+          await this.emit(quota, result.events);
+          break;
+        } catch (err) {
+          if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
+          outcome.conflicts++;
+          if (attempt >= this.config.MAX_CONFLICT_RETRIES) {
+            throw new Error(
+              `KarmadaQuota ${namespace}/${quota.metadata?.name} kept changing (${attempt + 1} conflicts)`,
+              { cause: err },
+            );
+          }
+          quota = (await this.objects.getNamespacedCustomObject({
+            ...quotaResource,
+            namespace,
+            name: quota.metadata!.name!,
+          })) as KarmadaQuota;
+        }
+      }
+    }
+    return outcome;
+  }
+
+  private async list<T>(
+    resource: { group: string; version: string; plural: string },
+    namespace: string,
+  ): Promise<T[]> {
+    const list = (await this.objects.listNamespacedCustomObject({ ...resource, namespace })) as {
+      items: T[];
+    };
+    return list.items;
+  }
+
+  /** Kubernetes Events on the quota (over quota, a cluster going stale or recovering). */
+  private async emit(quota: KarmadaQuota, events: QuotaEvent[]): Promise<void> {
+    const now = new Date();
+    for (const event of events) {
+      try {
+        await this.events.createNamespacedEvent({
+          namespace: quota.metadata!.namespace!,
+          body: {
+            metadata: { generateName: `${quota.metadata!.name}.` },
+            involvedObject: {
+              apiVersion: KARMADA_QUOTA.apiVersion,
+              kind: KARMADA_QUOTA.kind,
+              name: quota.metadata!.name,
+              namespace: quota.metadata!.namespace,
+              uid: quota.metadata!.uid,
+            },
+            type: event.type,
+            reason: event.reason,
+            message: event.message,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+            source: { component: 'karmada-quota-reconciler' },
+            reportingComponent: 'karmada-quota-reconciler',
+          },
+        });
+      } catch (err) {
+        this.logger.warn(
+          `could not record event ${event.reason}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    }
+  }
+}

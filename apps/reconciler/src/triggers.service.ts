@@ -1,0 +1,118 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import type * as k8s from '@kubernetes/client-node';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Gauge, type Registry } from 'prom-client';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import { customObjectInformer, METRICS, REDIS } from '#service-kit';
+import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, reconcileJobOptions, type ReconcileJob } from '#usage';
+import type { ReconcilerConfig } from './config.js';
+import { HOST_KUBECONFIG, RECONCILER_CONFIG } from './reconcile.service.js';
+
+/**
+ * What makes a namespace be reconciled besides the aggregator's jobs: ResourceBinding changes and
+ * deletions (a deleted binding's reservation is released at once) and KarmadaQuota changes on the
+ * host, the periodic full resync and the reservation-expiry sweep (@nestjs/schedule intervals).
+ */
+@Injectable()
+export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('triggers');
+  private readonly queue: Queue<ReconcileJob>;
+  private readonly quotas: k8s.Informer<KarmadaQuota> & k8s.ObjectCache<KarmadaQuota>;
+  private readonly bindings: k8s.Informer<ResourceBinding>;
+
+  constructor(
+    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(REDIS) redis: Redis,
+    @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
+    @Inject(METRICS) metrics: Registry,
+    private readonly scheduler: SchedulerRegistry,
+  ) {
+    this.queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection: redis.duplicate() });
+    const queue = this.queue;
+    new Gauge({
+      name: 'karmada_quota_reconcile_queue_depth',
+      help: 'Reconcile jobs waiting, delayed or running',
+      labelNames: ['state'],
+      registers: [metrics],
+      async collect() {
+        const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'failed');
+        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      },
+    });
+    this.quotas = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
+    this.bindings = customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING);
+    const onQuota = (q: KarmadaQuota) =>
+      this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`);
+    this.quotas.on('add', onQuota);
+    this.quotas.on('update', onQuota);
+    const onBinding = (verb: string) => (b: ResourceBinding) =>
+      this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} ${verb}`);
+    this.bindings.on('add', onBinding('created'));
+    this.bindings.on('update', onBinding('changed'));
+    this.bindings.on('delete', onBinding('deleted'));
+    for (const informer of [this.quotas, this.bindings] as k8s.Informer<k8s.KubernetesObject>[]) {
+      // client-node informers stop on errors other than 410 Gone: start again after a pause.
+      informer.on('error', (err: unknown) => {
+        this.logger.warn(`host watch failed, restarting: ${String(err)}`);
+        setTimeout(() => void informer.start().catch(() => undefined), 1_000);
+      });
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.quotas.start();
+    await this.bindings.start();
+    this.scheduler.addInterval(
+      'resync',
+      setInterval(() => void this.resync(), this.config.RESYNC_INTERVAL_SECONDS * 1000),
+    );
+    this.scheduler.addInterval(
+      'expiry-sweep',
+      setInterval(() => void this.sweepExpired(), this.config.EXPIRY_SWEEP_SECONDS * 1000),
+    );
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    for (const name of this.scheduler.getIntervals()) this.scheduler.deleteInterval(name);
+    await this.quotas.stop();
+    await this.bindings.stop();
+    await this.queue.close();
+  }
+
+  /** Every namespace with a KarmadaQuota. */
+  private async resync(): Promise<void> {
+    const namespaces = new Set(this.quotas.list().map((q) => q.metadata?.namespace));
+    for (const namespace of namespaces) await this.enqueue(namespace, 'periodic resync');
+  }
+
+  /** Namespaces holding a reservation whose expirationTime has passed. */
+  private async sweepExpired(): Promise<void> {
+    const now = Date.now();
+    for (const quota of this.quotas.list()) {
+      const expired = quota.status?.reservations?.some(
+        (r) => r.expirationTime !== undefined && Date.parse(r.expirationTime) <= now,
+      );
+      if (expired) await this.enqueue(quota.metadata?.namespace, 'a reservation expired');
+    }
+  }
+
+  private async enqueue(namespace: string | undefined, reason: string): Promise<void> {
+    if (!namespace) return;
+    try {
+      await this.queue.add(RECONCILE_JOB_NAME, { namespace, reason }, reconcileJobOptions(namespace));
+    } catch (err) {
+      // The periodic resync catches up with what could not be queued now (Redis down).
+      this.logger.warn(
+        `could not queue a reconcile of ${namespace}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+}

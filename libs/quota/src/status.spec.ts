@@ -1,0 +1,934 @@
+import { formatList, parseResourceList, Quantity } from '#quantity';
+import type { Condition, KarmadaQuota, KarmadaQuotaStatus, Reservation, ResourceBinding } from '#api';
+import {
+  computeQuotaStatus,
+  observedUsageOf,
+  type ObservedCluster,
+  type QuotaEvent,
+  type QuotaStatusResult,
+} from './status.js';
+
+const NS = 'team-a';
+const NOW = new Date('2026-11-22T10:00:00.250Z');
+/** `NOW` as a condition's lastTransitionTime (metav1.Time: whole seconds). */
+const NOW_META = '2026-11-22T10:00:00Z';
+const UNEXPIRED = '2026-11-22T10:02:00.000Z';
+const EXPIRED = '2026-11-22T09:59:00.000Z';
+const SYNC = '2026-11-22T09:59:58Z';
+const EARLIER_TRANSITION = '2026-11-01T08:00:00Z';
+
+interface RbOptions {
+  replicas?: number;
+  cpu?: string;
+  uid?: string;
+  kind?: string;
+  workload?: string;
+  priorityClassName?: string;
+  deleting?: boolean;
+}
+
+const rb = (name: string, o: RbOptions = {}): ResourceBinding => ({
+  apiVersion: 'work.karmada.io/v1alpha2',
+  kind: 'ResourceBinding',
+  metadata: {
+    name,
+    namespace: NS,
+    ...(o.uid ? { uid: o.uid } : {}),
+    ...(o.deleting ? { deletionTimestamp: '2026-11-22T09:59:00Z' as unknown as Date } : {}),
+  },
+  spec: {
+    resource: { apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', name: o.workload ?? name },
+    replicas: o.replicas ?? 1,
+    replicaRequirements: {
+      resourceRequest: { cpu: o.cpu ?? '200m' },
+      ...(o.priorityClassName ? { priorityClassName: o.priorityClassName } : {}),
+    },
+  },
+});
+
+const res = (
+  name: string,
+  reserved: Record<string, string>,
+  charge: Record<string, string> = reserved,
+  o: { uid?: string; expirationTime?: string } = {},
+): Reservation => ({
+  reservedBy: {
+    apiVersion: 'work.karmada.io/v1alpha2',
+    kind: 'ResourceBinding',
+    name,
+    ...(o.uid ? { uid: o.uid } : {}),
+  },
+  reserved,
+  charge,
+  ...(o.expirationTime ? { expirationTime: o.expirationTime } : {}),
+});
+
+interface QuotaOptions {
+  hard?: Record<string, string>;
+  scope?: string[];
+  reservations?: Reservation[];
+  status?: KarmadaQuotaStatus;
+  generation?: number;
+}
+
+const kq = (o: QuotaOptions = {}): KarmadaQuota => ({
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'KarmadaQuota',
+  metadata: { name: 'team-a', namespace: NS, generation: o.generation ?? 3 },
+  spec: {
+    hard: o.hard ?? { cpu: '10', pods: '10' },
+    ...(o.scope
+      ? {
+          scopeSelector: {
+            matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: o.scope }],
+          },
+        }
+      : {}),
+  },
+  status: { ...(o.status ?? {}), ...(o.reservations ? { reservations: o.reservations } : {}) },
+});
+
+/** A cluster; workloads keyed `Kind/name`. Quantities as wire strings (what a snapshot holds). */
+const cl = (
+  name: string,
+  used: Record<string, string>,
+  workloads: Record<string, Record<string, string>> = {},
+  o: { state?: ObservedCluster['state']; lastSyncTime?: string; message?: string } = {},
+): ObservedCluster => ({
+  name,
+  state: o.state ?? 'Ready',
+  lastSyncTime: o.lastSyncTime ?? SYNC,
+  ...(o.message ? { message: o.message } : {}),
+  used,
+  workloads: Object.entries(workloads).map(([key, u]) => {
+    const [kind, workload] = key.split('/') as [string, string];
+    return { kind, name: workload, used: u };
+  }),
+});
+
+/** The same cluster with decoded quantities (what the reconciler passes). */
+const decoded = (c: ObservedCluster): ObservedCluster => ({
+  ...c,
+  used: parseResourceList(c.used, 'used').list,
+  workloads: c.workloads.map((w) => ({ ...w, used: parseResourceList(w.used, 'used').list })),
+});
+
+const run = (
+  quota: KarmadaQuota,
+  bindings: ResourceBinding[] = [],
+  clusters: ObservedCluster[] = [],
+  now: Date = NOW,
+): QuotaStatusResult => computeQuotaStatus({ quota, bindings, clusters, now });
+
+const conditionOf = (result: QuotaStatusResult, type: string): Condition | undefined =>
+  result.status.conditions?.find((c) => c.type === type);
+
+/** The quota as the reconciler would have written it. */
+const written = (quota: KarmadaQuota, result: QuotaStatusResult): KarmadaQuota => ({
+  ...quota,
+  status: result.status,
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe('computeQuotaStatus: hard and used', () => {
+  it.each<
+    [string, Record<string, string>, ObservedCluster[], Record<string, string>, Record<string, string>]
+  >([
+    [
+      'sums over clusters, every hard key present',
+      { cpu: '10', memory: '8Gi', pods: '10' },
+      [cl('member1', { cpu: '1', pods: '2' }), cl('member2', { cpu: '500m', pods: '1' })],
+      { cpu: '10', memory: '8Gi', pods: '10' },
+      { cpu: '1500m', memory: '0', pods: '3' },
+    ],
+    [
+      'keys outside hard are masked out',
+      { cpu: '10' },
+      [cl('member1', { cpu: '1', memory: '1Gi', 'count/deployments.apps': '4' })],
+      { cpu: '10' },
+      { cpu: '1' },
+    ],
+    [
+      'no cluster: every hard key 0',
+      { cpu: '10', pods: '5' },
+      [],
+      { cpu: '10', pods: '5' },
+      { cpu: '0', pods: '0' },
+    ],
+    [
+      'hard in canonical form; usage from pods no binding names counts (unscoped)',
+      { cpu: '1.5', memory: '1536Mi' },
+      [cl('member1', { cpu: '0.5', memory: '1Gi' }, { 'Pod/direct': { cpu: '500m' } })],
+      { cpu: '1500m', memory: '1536Mi' },
+      { cpu: '500m', memory: '1Gi' },
+    ],
+  ])('%s', (_name, hard, clusters, expectedHard, expectedUsed) => {
+    const result = run(kq({ hard }), [], clusters);
+    expect(result.status.hard).toEqual(expectedHard);
+    expect(result.status.used).toEqual(expectedUsed);
+    // Decoded quantities give the same answer as wire strings.
+    expect(run(kq({ hard }), [], clusters.map(decoded)).status.used).toEqual(expectedUsed);
+    expect(result.errors).toEqual([]);
+  });
+
+  it('per-cluster slices are sorted by name, masked, with every hard key, state and lastSyncTime', () => {
+    const result = run(
+      kq({ hard: { cpu: '10', pods: '10' } }),
+      [],
+      [
+        cl(
+          'member2',
+          { cpu: '2', memory: '1Gi' },
+          {},
+          { state: 'Stale', lastSyncTime: '2026-11-22T09:00:00Z' },
+        ),
+        cl('member10', {}),
+        cl('member1', { pods: '3' }),
+      ],
+    );
+    expect(result.status.clusters).toEqual([
+      { name: 'member1', used: { cpu: '0', pods: '3' }, lastSyncTime: SYNC, state: 'Ready' },
+      { name: 'member10', used: { cpu: '0', pods: '0' }, lastSyncTime: SYNC, state: 'Ready' },
+      {
+        name: 'member2',
+        used: { cpu: '2', pods: '0' },
+        lastSyncTime: '2026-11-22T09:00:00Z',
+        state: 'Stale',
+      },
+    ]);
+    expect(result.status.used).toEqual({ cpu: '2', pods: '3' });
+  });
+
+  it('observedGeneration is metadata.generation', () => {
+    expect(run(kq({ generation: 7 })).status.observedGeneration).toBe(7);
+  });
+});
+
+describe('computeQuotaStatus: scoped quota', () => {
+  const bindings = [
+    rb('web', { replicas: 2, priorityClassName: 'high' }),
+    rb('batch', { replicas: 3, priorityClassName: 'low' }),
+  ];
+  const clusters = [
+    cl(
+      'member1',
+      { cpu: '1300m', pods: '5' },
+      { 'Deployment/web': { cpu: '200m', pods: '1' }, 'Deployment/batch': { cpu: '600m', pods: '3' } },
+    ),
+    cl('member2', { cpu: '700m', pods: '2' }, { 'Deployment/web': { cpu: '200m', pods: '1' } }),
+  ];
+
+  it.each<[string, string[] | undefined, Record<string, string>, Record<string, string>[]]>([
+    [
+      'unscoped: all usage, direct pods included',
+      undefined,
+      { cpu: '2', pods: '7' },
+      [
+        { cpu: '1300m', pods: '5' },
+        { cpu: '700m', pods: '2' },
+      ],
+    ],
+    [
+      'scoped to high: only workloads of matching bindings',
+      ['high'],
+      { cpu: '400m', pods: '2' },
+      [
+        { cpu: '200m', pods: '1' },
+        { cpu: '200m', pods: '1' },
+      ],
+    ],
+    [
+      'scoped to low',
+      ['low'],
+      { cpu: '600m', pods: '3' },
+      [
+        { cpu: '600m', pods: '3' },
+        { cpu: '0', pods: '0' },
+      ],
+    ],
+    [
+      'scoped to a class nobody uses',
+      ['none'],
+      { cpu: '0', pods: '0' },
+      [
+        { cpu: '0', pods: '0' },
+        { cpu: '0', pods: '0' },
+      ],
+    ],
+  ])('%s', (_name, scope, used, perCluster) => {
+    const result = run(kq({ ...(scope ? { scope } : {}) }), bindings, clusters);
+    expect(result.status.used).toEqual(used);
+    expect(result.status.clusters?.map((c) => c.used)).toEqual(perCluster);
+  });
+
+  it('a reservation of a binding that left the scope is released', () => {
+    const quota = kq({
+      scope: ['high'],
+      reservations: [res('batch', { cpu: '600m', pods: '3' })],
+    });
+    const result = run(quota, bindings, []);
+    expect(result.status.reservations).toEqual([]);
+    expect(result.status.reserved).toEqual({});
+  });
+});
+
+describe('computeQuotaStatus: reservations shrink as pods appear', () => {
+  const quota = (expirationTime?: string) =>
+    kq({
+      reservations: [
+        res(
+          'web',
+          { cpu: '600m', pods: '3' },
+          { cpu: '600m', pods: '3' },
+          expirationTime ? { expirationTime } : {},
+        ),
+      ],
+    });
+  const binding = rb('web', { replicas: 3, cpu: '200m' });
+  const observed = (pods: number) => [
+    cl('member1', {}, pods === 0 ? {} : { 'Deployment/web': { cpu: `${200 * pods}m`, pods: `${pods}` } }),
+  ];
+
+  it.each<[string, number, Reservation[], Record<string, string>]>([
+    ['nothing observed', 0, [res('web', { cpu: '600m', pods: '3' })], { cpu: '600m', pods: '3' }],
+    [
+      '1 of 3 pods observed',
+      1,
+      [res('web', { cpu: '400m', pods: '2' }, { cpu: '600m', pods: '3' })],
+      { cpu: '400m', pods: '2' },
+    ],
+    [
+      '2 of 3 pods observed: 200m left',
+      2,
+      [res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' })],
+      { cpu: '200m', pods: '1' },
+    ],
+    ['3 of 3 pods observed: dropped', 3, [], {}],
+    ['more pods than charged (a rollout surge): dropped', 4, [], {}],
+  ])('%s', (_name, pods, reservations, reserved) => {
+    const result = run(quota(), [binding], observed(pods));
+    expect(result.status.reservations).toEqual(reservations);
+    expect(result.status.reserved).toEqual(reserved);
+  });
+
+  it('a landed CREATE loses its expiration and shrinks like any other', () => {
+    const result = run(quota(UNEXPIRED), [binding], observed(2));
+    expect(result.status.reservations).toEqual([
+      res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' }),
+    ]);
+  });
+
+  it('usage is matched by the workload kind and name, summed over clusters', () => {
+    const result = run(
+      quota(),
+      [binding],
+      [
+        cl(
+          'member1',
+          {},
+          { 'Deployment/web': { cpu: '200m', pods: '1' }, 'StatefulSet/web': { cpu: '200m', pods: '1' } },
+        ),
+        cl(
+          'member2',
+          {},
+          { 'Deployment/web': { cpu: '200m', pods: '1' }, 'Deployment/other': { cpu: '1', pods: '1' } },
+        ),
+      ],
+    );
+    expect(result.status.reservations).toEqual([
+      res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' }),
+    ]);
+  });
+
+  it('bindings without an entry get none', () => {
+    const result = run(kq(), [rb('web', { replicas: 3 }), rb('api')], []);
+    expect(result.status.reservations).toEqual([]);
+    expect(result.status.reserved).toEqual({});
+  });
+
+  it('reserved is the sum of the reservations', () => {
+    const result = run(
+      kq({ reservations: [res('a', { cpu: '1' }), res('b', { cpu: '1', pods: '1' })] }),
+      [rb('a', { cpu: '1' }), rb('b', { cpu: '1' })],
+      [],
+    );
+    expect(result.status.reserved).toEqual({ cpu: '2', pods: '2' });
+    expect(result.status.reservations?.map((r) => r.reservedBy.name)).toEqual(['a', 'b']);
+  });
+});
+
+describe('computeQuotaStatus: pending changes', () => {
+  // UPDATE admitted from 2 to 3 replicas of 2 CPU: charge 6, reserved 2 (4 observed already).
+  const pending = (expirationTime: string | undefined) =>
+    kq({
+      hard: { cpu: '10', pods: '10' },
+      reservations: [
+        res(
+          'web',
+          { cpu: '2', pods: '1' },
+          { cpu: '6', pods: '3' },
+          expirationTime ? { expirationTime } : {},
+        ),
+      ],
+    });
+  const fourObserved = [cl('member1', {}, { 'Deployment/web': { cpu: '4', pods: '2' } })];
+
+  it.each<[string, string | undefined, number, Reservation[]]>([
+    [
+      'not landed, unexpired: the admitted charge is held, the expiration kept',
+      UNEXPIRED,
+      2,
+      [res('web', { cpu: '2', pods: '1' }, { cpu: '6', pods: '3' }, { expirationTime: UNEXPIRED })],
+    ],
+    [
+      'landed: the expiration is removed',
+      UNEXPIRED,
+      3,
+      [res('web', { cpu: '2', pods: '1' }, { cpu: '6', pods: '3' })],
+    ],
+    [
+      'landed higher than admitted: the persisted charge counts',
+      UNEXPIRED,
+      4,
+      [res('web', { cpu: '4', pods: '2' }, { cpu: '8', pods: '4' })],
+    ],
+    ['not landed but expired: it never will, the persisted charge counts (fully observed)', EXPIRED, 2, []],
+    ['no expiration: the persisted charge counts', undefined, 2, []],
+    ['an unreadable expiration counts as expired', 'soon', 2, []],
+  ])('%s', (_name, expirationTime, replicas, reservations) => {
+    const result = run(pending(expirationTime), [rb('web', { replicas, cpu: '2' })], fourObserved);
+    expect(result.status.reservations).toEqual(reservations);
+  });
+
+  it('a pending change that lowers one key and raises another holds the larger of each', () => {
+    // Admitted: 4 replicas of 500m (cpu 2, pods 4); persisted still 2 replicas of 2 (cpu 4, pods 2).
+    const quota = kq({
+      reservations: [res('web', { pods: '2' }, { cpu: '2', pods: '4' }, { expirationTime: UNEXPIRED })],
+    });
+    const result = run(quota, [rb('web', { replicas: 2, cpu: '2' })], fourObserved);
+    expect(result.status.reservations).toEqual([
+      res('web', { pods: '2' }, { cpu: '4', pods: '4' }, { expirationTime: UNEXPIRED }),
+    ]);
+  });
+});
+
+describe('computeQuotaStatus: missing bindings', () => {
+  it.each<[string, Reservation, ResourceBinding[], Reservation[]]>([
+    [
+      'orphan CREATE before its expiration: kept as it is',
+      res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { expirationTime: UNEXPIRED }),
+      [],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { expirationTime: UNEXPIRED })],
+    ],
+    [
+      'orphan CREATE after its expiration: dropped',
+      res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: EXPIRED }),
+      [],
+      [],
+    ],
+    ['deleted binding (no expiration): dropped at once', res('web', { cpu: '1' }), [], []],
+    [
+      'binding being deleted: released at once, even while pending',
+      res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
+      [rb('web', { cpu: '1', deleting: true })],
+      [],
+    ],
+    [
+      'uid mismatch, no expiration: another object, the entry is dropped',
+      res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'old' }),
+      [rb('web', { cpu: '1', uid: 'new' })],
+      [],
+    ],
+    [
+      'uid mismatch, unexpired: kept as it is, not settled against the other object',
+      res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED }),
+      [rb('web', { cpu: '4', uid: 'old' })],
+      [res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED })],
+    ],
+    [
+      'uid on one side only: the same binding',
+      res('web', { cpu: '1' }, { cpu: '1' }),
+      [rb('web', { cpu: '1', uid: 'u1' })],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' })],
+    ],
+    [
+      'matching uid: the same binding',
+      res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'u1' }),
+      [rb('web', { cpu: '1', uid: 'u1' })],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'u1' })],
+    ],
+    [
+      'keys no longer in hard are dropped from a kept entry',
+      res('web', { cpu: '1', memory: '1Gi' }, { cpu: '1', memory: '1Gi' }, { expirationTime: UNEXPIRED }),
+      [],
+      [res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED })],
+    ],
+  ])('%s', (_name, reservation, bindings, expected) => {
+    const result = run(kq({ reservations: [reservation] }), bindings, []);
+    expect(result.status.reservations).toEqual(expected);
+    expect(result.errors).toEqual([]);
+  });
+});
+
+describe('computeQuotaStatus: conditions', () => {
+  it('all Ready, within quota, no errors', () => {
+    const result = run(kq({ generation: 4 }), [], [cl('member1', { cpu: '1' }), cl('member2', {})]);
+    expect(result.status.conditions).toEqual([
+      {
+        type: 'Ready',
+        status: 'True',
+        observedGeneration: 4,
+        lastTransitionTime: NOW_META,
+        reason: 'Reconciled',
+        message: 'usage and reservations are reconciled',
+      },
+      {
+        type: 'ClustersSynced',
+        status: 'True',
+        observedGeneration: 4,
+        lastTransitionTime: NOW_META,
+        reason: 'AllClustersReady',
+        message: 'all 2 member clusters are Ready',
+      },
+      {
+        type: 'OverQuota',
+        status: 'False',
+        observedGeneration: 4,
+        lastTransitionTime: NOW_META,
+        reason: 'WithinQuota',
+        message: 'used+reserved is within hard for every resource',
+      },
+    ]);
+  });
+
+  it.each<[string, ObservedCluster[], Partial<Condition>]>([
+    [
+      'one Ready cluster',
+      [cl('member1', {})],
+      { status: 'True', reason: 'AllClustersReady', message: 'member cluster member1 is Ready' },
+    ],
+    [
+      'no cluster published: synced',
+      [],
+      {
+        status: 'True',
+        reason: 'AllClustersReady',
+        message: 'no member cluster has published usage for this namespace',
+      },
+    ],
+    [
+      'non-Ready clusters are named with their state and since when',
+      [
+        cl('member3', {}, {}, { state: 'Stale', lastSyncTime: '2026-11-22T09:50:00Z' }),
+        cl('member1', {}),
+        cl(
+          'member2',
+          {},
+          {},
+          { state: 'Unreachable', lastSyncTime: '2026-11-22T09:00:00Z', message: 'connection refused' },
+        ),
+      ],
+      {
+        status: 'False',
+        reason: 'ClustersNotReady',
+        message:
+          'member2 Unreachable since 2026-11-22T09:00:00Z (connection refused); member3 Stale since 2026-11-22T09:50:00Z',
+      },
+    ],
+  ])('ClustersSynced: %s', (_name, clusters, expected) => {
+    expect(conditionOf(run(kq(), [], clusters), 'ClustersSynced')).toMatchObject(expected);
+  });
+
+  it.each<[string, Record<string, string>, Record<string, string>, Reservation[], Partial<Condition>]>([
+    [
+      'used + reserved above hard',
+      { cpu: '100' },
+      { cpu: '98' },
+      [res('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: UNEXPIRED })],
+      {
+        status: 'True',
+        reason: 'UsageExceedsHard',
+        message: 'used+reserved exceeds hard for cpu (used 98, reserved 4, hard 100)',
+      },
+    ],
+    [
+      'several keys, sorted, canonical quantities',
+      { cpu: '1', memory: '1Gi', pods: '10' },
+      { cpu: '1.5', memory: '1536Mi', pods: '1' },
+      [],
+      {
+        status: 'True',
+        message:
+          'used+reserved exceeds hard for cpu (used 1500m, reserved 0, hard 1); memory (used 1536Mi, reserved 0, hard 1Gi)',
+      },
+    ],
+    [
+      'exactly at hard: within',
+      { cpu: '100' },
+      { cpu: '96' },
+      [res('web', { cpu: '4' }, { cpu: '4' }, { expirationTime: UNEXPIRED })],
+      { status: 'False', reason: 'WithinQuota' },
+    ],
+  ])('OverQuota: %s', (_name, hard, used, reservations, expected) => {
+    const result = run(kq({ hard, reservations }), [], [cl('member1', used)]);
+    expect(conditionOf(result, 'OverQuota')).toMatchObject(expected);
+  });
+
+  it('Ready is False with the problems: InvalidSpec for spec.hard, InvalidData otherwise', () => {
+    const badSpec = run(kq({ hard: { cpu: 'lots', pods: '10' } }));
+    expect(conditionOf(badSpec, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(conditionOf(badSpec, 'Ready')?.message).toContain('spec.hard[cpu]');
+    expect(badSpec.status.hard).toEqual({ pods: '10' });
+
+    const badData = run(kq(), [], [cl('member1', { cpu: 'x' })]);
+    expect(conditionOf(badData, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidData' });
+    expect(conditionOf(badData, 'Ready')?.message).toMatch(
+      /^1 problem\(s\): clusters\[member1\]\.used\[cpu\]: /,
+    );
+  });
+
+  it('a condition whose status did not change keeps its lastTransitionTime; others get now', () => {
+    const previous: Condition[] = [
+      {
+        type: 'Ready',
+        status: 'True',
+        lastTransitionTime: EARLIER_TRANSITION,
+        reason: 'Reconciled',
+        message: 'old',
+      },
+      {
+        type: 'ClustersSynced',
+        status: 'True',
+        lastTransitionTime: EARLIER_TRANSITION,
+        reason: 'AllClustersReady',
+        message: 'x',
+      },
+      {
+        type: 'OverQuota',
+        status: 'False',
+        lastTransitionTime: EARLIER_TRANSITION,
+        reason: 'WithinQuota',
+        message: 'x',
+      },
+      {
+        type: 'example.com/Audited',
+        status: 'True',
+        lastTransitionTime: EARLIER_TRANSITION,
+        reason: 'Done',
+        message: 'kept',
+      },
+    ];
+    const result = run(
+      kq({ status: { conditions: previous } }),
+      [],
+      [cl('member1', {}, {}, { state: 'Stale' })],
+    );
+    expect(result.status.conditions?.map((c) => [c.type, c.status, c.lastTransitionTime])).toEqual([
+      ['Ready', 'True', EARLIER_TRANSITION],
+      ['ClustersSynced', 'False', NOW_META],
+      ['OverQuota', 'False', EARLIER_TRANSITION],
+      ['example.com/Audited', 'True', EARLIER_TRANSITION],
+    ]);
+    expect(conditionOf(result, 'Ready')?.message).toBe('usage and reservations are reconciled');
+    expect(conditionOf(result, 'example.com/Audited')).toEqual(previous[3]);
+  });
+});
+
+describe('computeQuotaStatus: events', () => {
+  const previousClusters = (states: Record<string, string>) =>
+    Object.entries(states).map(([name, state]) => ({
+      name,
+      used: {},
+      lastSyncTime: SYNC,
+      state: state as ObservedCluster['state'],
+    }));
+
+  it.each<[string, Record<string, string>, ObservedCluster[], QuotaEvent[]]>([
+    ['nothing changes', { member1: 'Ready' }, [cl('member1', {})], []],
+    [
+      'a cluster turns Unreachable',
+      { member1: 'Ready', member2: 'Ready' },
+      [cl('member1', {}), cl('member2', {}, {}, { state: 'Unreachable', message: 'timeout' })],
+      [
+        {
+          type: 'Warning',
+          reason: 'ClusterStale',
+          message: `member cluster member2 Unreachable since ${SYNC} (timeout): its last known usage still counts`,
+        },
+      ],
+    ],
+    [
+      'a cluster appears Stale',
+      {},
+      [cl('member1', {}, {}, { state: 'Stale' })],
+      [
+        {
+          type: 'Warning',
+          reason: 'ClusterStale',
+          message: `member cluster member1 Stale since ${SYNC}: its last known usage still counts`,
+        },
+      ],
+    ],
+    [
+      'Stale to Unreachable: no new event',
+      { member1: 'Stale' },
+      [cl('member1', {}, {}, { state: 'Unreachable' })],
+      [],
+    ],
+    [
+      'a cluster recovers',
+      { member1: 'Unreachable' },
+      [cl('member1', {})],
+      [
+        {
+          type: 'Normal',
+          reason: 'ClusterRecovered',
+          message: 'member cluster member1 is Ready again (was Unreachable)',
+        },
+      ],
+    ],
+    ['a new Ready cluster: no event', {}, [cl('member1', {})], []],
+  ])('%s', (_name, before, clusters, events) => {
+    const result = run(kq({ status: { clusters: previousClusters(before) } }), [], clusters);
+    expect(result.events).toEqual(events);
+  });
+
+  it('OverQuota is reported when it turns True, not while it stays True', () => {
+    const quota = kq({ hard: { cpu: '1' } });
+    const first = run(quota, [], [cl('member1', { cpu: '2' })]);
+    expect(first.events).toEqual([
+      {
+        type: 'Warning',
+        reason: 'OverQuota',
+        message: 'used+reserved exceeds hard for cpu (used 2, reserved 0, hard 1)',
+      },
+    ]);
+    const second = run(written(quota, first), [], [cl('member1', { cpu: '3' })]);
+    expect(second.events).toEqual([]);
+    const back = run(written(quota, second), [], [cl('member1', { cpu: '1' })]);
+    expect(back.events).toEqual([]);
+    expect(conditionOf(back, 'OverQuota')?.status).toBe('False');
+  });
+});
+
+describe('computeQuotaStatus: changed', () => {
+  const bindings = [rb('web', { replicas: 3, uid: 'u1' })];
+  const clusters = [
+    cl(
+      'member2',
+      { cpu: '400m', pods: '2' },
+      { 'Deployment/web': { cpu: '400m', pods: '2' } },
+      { state: 'Stale' },
+    ),
+    cl('member1', {}),
+  ];
+  const quota = kq({
+    reservations: [res('web', { cpu: '600m', pods: '3' }, { cpu: '600m', pods: '3' }, { uid: 'u1' })],
+  });
+
+  it('is true for a quota never reconciled, false when recomputed from its own result', () => {
+    const first = run(quota, bindings, clusters);
+    expect(first.changed).toBe(true);
+    const second = run(written(quota, first), bindings, clusters, new Date('2026-11-22T10:05:00Z'));
+    expect(second.changed).toBe(false);
+    expect(second.status).toEqual(first.status);
+    expect(second.events).toEqual([]);
+  });
+
+  it('compares quantities by value, not by spelling', () => {
+    const first = run(quota, bindings, clusters);
+    const respelled: KarmadaQuotaStatus = {
+      ...first.status,
+      hard: { cpu: '10000m', pods: '10' },
+      used: { cpu: '0.4', pods: 2 as unknown as string },
+      reservations: first.status.reservations?.map((r) => ({ ...r, reserved: { cpu: '0.2', pods: '1' } })),
+    };
+    expect(run({ ...quota, status: respelled }, bindings, clusters).changed).toBe(false);
+  });
+
+  it.each<[string, (s: KarmadaQuotaStatus) => KarmadaQuotaStatus]>([
+    ['a different used', (s) => ({ ...s, used: { cpu: '1', pods: '2' } })],
+    ['a missing hard key', (s) => ({ ...s, hard: { cpu: '10' } })],
+    [
+      'another reservation',
+      (s) => ({ ...s, reservations: [...(s.reservations ?? []), res('gone', { cpu: '1' })] }),
+    ],
+    [
+      'a reservation without charge (older writer)',
+      (s) => ({ ...s, reservations: s.reservations?.map(({ charge: _c, ...r }) => r) }),
+    ],
+    [
+      'another cluster state',
+      (s) => ({ ...s, clusters: s.clusters?.map((c) => ({ ...c, state: 'Ready' as const })) }),
+    ],
+    ['another generation', (s) => ({ ...s, observedGeneration: 2 })],
+    ['an unreadable quantity', (s) => ({ ...s, reserved: { cpu: 'x' } })],
+    ['no conditions', (s) => ({ ...s, conditions: [] })],
+  ])('is true for %s', (_name, edit) => {
+    const first = run(quota, bindings, clusters);
+    const result = run({ ...quota, status: edit(first.status) }, bindings, clusters);
+    expect(result.changed).toBe(true);
+  });
+
+  it('is true when a pod appears (the reservation shrinks)', () => {
+    const first = run(quota, bindings, clusters);
+    const more = [
+      cl('member2', {}, { 'Deployment/web': { cpu: '600m', pods: '3' } }, { state: 'Stale' }),
+      cl('member1', {}),
+    ];
+    const next = run(written(quota, first), bindings, more);
+    expect(next.changed).toBe(true);
+    expect(next.status.reservations).toEqual([]);
+  });
+});
+
+describe('computeQuotaStatus: invalid input is reported, never thrown', () => {
+  it('a bad quantity in a binding: reported, the rest of the charge still counts', () => {
+    const bad = rb('web', { replicas: 2, cpu: 'lots' });
+    const result = run(kq({ reservations: [res('web', { cpu: '1', pods: '2' })] }), [bad], []);
+    expect(result.errors).toEqual([
+      expect.stringMatching(
+        /^ResourceBinding team-a\/web: spec\.replicaRequirements\.resourceRequest\[cpu\]: .*lots/,
+      ),
+    ]);
+    expect(result.status.reservations).toEqual([res('web', { pods: '2' })]);
+    expect(conditionOf(result, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidData' });
+  });
+
+  it('bad snapshot data: reported, the readable part counts', () => {
+    const result = run(
+      kq(),
+      [],
+      [
+        cl('member1', { cpu: '1', pods: 'two' }, { 'Deployment/web': { cpu: '1Q' } }),
+        cl(
+          'member2',
+          { cpu: '1' },
+          {},
+          { state: 'Asleep' as ObservedCluster['state'], lastSyncTime: 'yesterday' },
+        ),
+        cl('member2', { cpu: '5' }),
+        { name: '', state: 'Ready', lastSyncTime: SYNC, used: { cpu: '1' }, workloads: [] },
+      ],
+    );
+    expect(result.errors).toEqual([
+      expect.stringMatching(/^clusters\[member1\]\.used\[pods\]: /),
+      expect.stringMatching(/^clusters\[member1\]\.workloads\[0\]\.used\[cpu\]: /),
+      'clusters[member2].state: must be one of Ready, Stale, Unreachable, got "Asleep"; read as Stale',
+      'clusters[member2].lastSyncTime: must be an RFC 3339 time, got "yesterday"',
+      'clusters[member2]: published more than once; only the first is counted',
+      "clusters[3].name: must be a non-empty string; this cluster's usage is ignored",
+    ]);
+    expect(result.status.used).toEqual({ cpu: '2', pods: '0' });
+    expect(result.status.clusters).toEqual([
+      { name: 'member1', used: { cpu: '1', pods: '0' }, lastSyncTime: SYNC, state: 'Ready' },
+      {
+        name: 'member2',
+        used: { cpu: '1', pods: '0' },
+        lastSyncTime: '1970-01-01T00:00:00Z',
+        state: 'Stale',
+      },
+    ]);
+  });
+
+  it('an unreadable lastSyncTime keeps the previous one', () => {
+    const quota = kq({
+      status: { clusters: [{ name: 'member1', used: {}, lastSyncTime: SYNC, state: 'Ready' }] },
+    });
+    const result = run(quota, [], [cl('member1', {}, {}, { lastSyncTime: '' })]);
+    expect(result.status.clusters?.[0]).toMatchObject({ lastSyncTime: SYNC, state: 'Stale' });
+  });
+
+  it('malformed reservations: reported; unreadable entries and duplicates dropped', () => {
+    const quota = kq({
+      reservations: [
+        { reserved: { cpu: '1' } } as unknown as Reservation,
+        res('web', { cpu: 'x' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
+        res('web', { cpu: '5' }),
+      ],
+    });
+    const result = run(quota, [], []);
+    expect(result.errors).toEqual([
+      'status.reservations[0].reservedBy: Required value: the binding holding this reservation',
+      expect.stringMatching(/^status\.reservations\[1\]\.reserved\[cpu\]: /),
+      'status.reservations: more than one reservation for ResourceBinding team-a/web; only the first is kept',
+    ]);
+    expect(result.status.reservations).toEqual([res('web', {}, { cpu: '1' }, { expirationTime: UNEXPIRED })]);
+    expect(result.status.reserved).toEqual({});
+  });
+
+  it('a bad status.used (about to be replaced) is not a problem', () => {
+    expect(run(kq({ status: { used: { cpu: 'x' } } })).errors).toEqual([]);
+  });
+
+  it('garbage never throws', () => {
+    const garbage = [
+      () => computeQuotaStatus({ quota: {} as KarmadaQuota, bindings: [], clusters: [], now: NOW }),
+      () =>
+        computeQuotaStatus({
+          quota: kq({ reservations: 'none' as unknown as Reservation[] }),
+          bindings: null as unknown as ResourceBinding[],
+          clusters: 'x' as unknown as ObservedCluster[],
+          now: NOW,
+        }),
+      () =>
+        computeQuotaStatus({
+          quota: kq({ reservations: [res('web', { cpu: '1' })] }),
+          bindings: [
+            {} as ResourceBinding,
+            { metadata: { name: 'web' } } as ResourceBinding,
+            null as unknown as ResourceBinding,
+          ],
+          clusters: [
+            null as unknown as ObservedCluster,
+            { name: 'm', workloads: [null, { kind: 'Pod' }] } as unknown as ObservedCluster,
+          ],
+          now: NOW,
+        }),
+    ];
+    for (const call of garbage) {
+      expect(call).not.toThrow();
+      const result = call();
+      expect(result.errors.length).toBeGreaterThan(0);
+      expect(conditionOf(result, 'Ready')?.status).toBe('False');
+    }
+    expect(conditionOf(garbage[0]!(), 'Ready')).toMatchObject({ reason: 'InvalidSpec' });
+  });
+});
+
+describe('observedUsageOf', () => {
+  const clusters = [
+    cl(
+      'member1',
+      {},
+      { 'Deployment/web': { cpu: '200m', memory: '1Gi', pods: '1' }, 'Deployment/api': { cpu: '1' } },
+    ),
+    decoded(
+      cl('member2', {}, { 'Deployment/web': { cpu: '400m', pods: '2' }, 'StatefulSet/web': { cpu: '9' } }),
+    ),
+    cl('member3', {}),
+  ];
+
+  it.each<[string, ResourceBinding, string[], Record<string, string>]>([
+    ['sums the workload over clusters, masked', rb('web'), ['cpu', 'pods'], { cpu: '600m', pods: '3' }],
+    ['matches the kind too', rb('web-sts', { kind: 'StatefulSet', workload: 'web' }), ['cpu'], { cpu: '9' }],
+    ['a workload nobody reports', rb('other'), ['cpu'], {}],
+    ['no hard keys', rb('web'), [], {}],
+  ])('%s', (_name, binding, keys, expected) => {
+    expect(formatList(observedUsageOf(binding, clusters, keys))).toEqual(expected);
+  });
+
+  it('reports unreadable quantities when asked', () => {
+    const errors: string[] = [];
+    const usage = observedUsageOf(
+      rb('web'),
+      [cl('m', {}, { 'Deployment/web': { cpu: 'x', pods: '1' } })],
+      ['cpu', 'pods'],
+      errors,
+    );
+    expect(formatList(usage)).toEqual({ pods: '1' });
+    expect(errors).toEqual([expect.stringMatching(/^clusters\[m\]\.workloads\[0\]\.used\[cpu\]: /)]);
+    expect(usage['pods']).toBeInstanceOf(Quantity);
+  });
+});

@@ -1,0 +1,338 @@
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import { Quantity } from '#quantity';
+import {
+  Federation,
+  kubeConfigFor,
+  startServices,
+  type RunningService,
+} from '../tools/federation/src/index.js';
+import { eventually, uniqueName } from './support/federation.js';
+
+/**
+ * End to end: webhook, aggregator and two reconciler workers on a federation of their own (members
+ * are stopped here) and a Redis database of their own.
+ */
+const REDIS_URL = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/12`;
+const TTL_SECONDS = 4;
+
+let federation: Federation;
+let stateDir: string;
+let webhook: RunningService;
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-reconciler-'));
+  federation = await Federation.start({ stateDir, members: 2 });
+  const redis = new Redis(REDIS_URL);
+  await redis.flushdb();
+  redis.disconnect();
+  const env = {
+    RESERVATION_TTL_SECONDS: String(TTL_SECONDS),
+    EXPIRY_SWEEP_SECONDS: '1',
+    UNREACHABLE_AFTER_MS: '2000',
+    MAX_RETRY_BACKOFF_MS: '1000',
+  };
+  [webhook] = (await startServices(federation, { redisUrl: REDIS_URL, services: ['webhook'], env })) as [
+    RunningService,
+  ];
+  await startServices(federation, { redisUrl: REDIS_URL, services: ['aggregator', 'reconciler'], env });
+  await startServices(federation, { redisUrl: REDIS_URL, services: ['reconciler'], env, instance: 'second' });
+}, 300_000);
+
+afterAll(async () => {
+  await federation?.stop();
+  if (process.env.KEEP_TEST_STATE !== '1') rmSync(stateDir, { recursive: true, force: true });
+});
+
+const host = () => kubeConfigFor(federation.info.host);
+const objects = () => host().makeApiClient(k8s.CustomObjectsApi);
+const memberKc = (name: string) => kubeConfigFor(federation.info.members.find((m) => m.name === name)!);
+const q = (s: string) => Quantity.parse(s);
+
+async function namespaceEverywhere(): Promise<string> {
+  const namespace = uniqueName('rc');
+  for (const kc of [host(), memberKc('member1'), memberKc('member2')]) {
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  }
+  return namespace;
+}
+
+const createQuota = (namespace: string, hard: Record<string, string>) =>
+  objects().createNamespacedCustomObject({
+    ...KARMADA_QUOTA,
+    namespace,
+    body: {
+      apiVersion: KARMADA_QUOTA.apiVersion,
+      kind: KARMADA_QUOTA.kind,
+      metadata: { name: 'team', namespace },
+      spec: { hard },
+    },
+  });
+
+const readQuota = (namespace: string) =>
+  objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' }) as Promise<KarmadaQuota>;
+
+function binding(
+  namespace: string,
+  name: string,
+  replicas: number,
+  cpu: string,
+  clusters?: { name: string; replicas: number }[],
+): ResourceBinding {
+  return {
+    apiVersion: RESOURCE_BINDING.apiVersion,
+    kind: RESOURCE_BINDING.kind,
+    metadata: { name, namespace },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace },
+      replicas,
+      replicaRequirements: { resourceRequest: { cpu } },
+      ...(clusters ? { clusters } : {}),
+    },
+  };
+}
+
+const createBinding = (rb: ResourceBinding) =>
+  objects().createNamespacedCustomObject({
+    ...RESOURCE_BINDING,
+    namespace: rb.metadata!.namespace!,
+    body: rb,
+  });
+
+/** A Deployment as Karmada propagates it: same namespace and name in the member. */
+const propagate = (member: string, namespace: string, name: string, replicas: number, cpu: string) =>
+  memberKc(member)
+    .makeApiClient(k8s.AppsV1Api)
+    .createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
+          },
+        },
+      },
+    });
+
+const reservation = (quota: KarmadaQuota, name: string) =>
+  quota.status?.reservations?.find((r) => r.reservedBy.name === name);
+const usedCpu = (quota: KarmadaQuota) => q(String(quota.status?.used?.cpu ?? '0'));
+
+describe('the reconciler, end to end', () => {
+  test('a reservation gives way to observed usage, split per cluster', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10', pods: '20' });
+    await createBinding(
+      binding(namespace, 'web', 3, '200m', [
+        { name: 'member1', replicas: 2 },
+        { name: 'member2', replicas: 1 },
+      ]),
+    );
+    const reserved = await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'web') !== undefined,
+    );
+    expect(reservation(reserved, 'web')!.reserved).toMatchObject({ cpu: '600m', pods: '3' });
+
+    await propagate('member1', namespace, 'web', 2, '200m');
+    await propagate('member2', namespace, 'web', 1, '200m');
+    const settled = await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'web') === undefined && usedCpu(k).cmp(q('600m')) === 0,
+      30_000,
+    );
+    expect(settled.status?.used).toMatchObject({ cpu: '600m', pods: '3' });
+    expect(settled.status?.clusters?.map((c) => [c.name, c.used.cpu, c.state])).toEqual([
+      ['member1', '400m', 'Ready'],
+      ['member2', '200m', 'Ready'],
+    ]);
+    expect(settled.status?.hard).toMatchObject({ cpu: '10', pods: '20' });
+    const synced = settled.status?.conditions?.find((c) => c.type === 'ClustersSynced');
+    expect(synced?.status).toBe('True');
+  });
+
+  test('a pod created directly in a member raises used, and the webhook admits correspondingly less', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '1' });
+    await memberKc('member1')
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: 'direct' },
+          spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '600m' } } }] },
+        },
+      });
+    await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).cmp(q('600m')) === 0,
+      30_000,
+    );
+    await expect(createBinding(binding(namespace, 'too-big', 1, '500m'))).rejects.toMatchObject({
+      code: 403,
+    });
+    await createBinding(binding(namespace, 'fits', 1, '400m'));
+  });
+
+  test('deleting a binding releases its reservation, deleting pods lowers used, each within 2 s', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10' });
+    await createBinding(binding(namespace, 'gone', 2, '1'));
+    await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'gone') !== undefined,
+    );
+    let started = Date.now();
+    await objects().deleteNamespacedCustomObject({ ...RESOURCE_BINDING, namespace, name: 'gone' });
+    await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'gone') === undefined,
+      10_000,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+
+    await propagate('member2', namespace, 'pods', 2, '500m');
+    await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).cmp(q('1')) === 0,
+      30_000,
+    );
+    await memberKc('member2')
+      .makeApiClient(k8s.AppsV1Api)
+      .deleteNamespacedDeployment({ namespace, name: 'pods', propagationPolicy: 'Foreground' });
+    // Pod deletion goes through the member's garbage collector; measure from when the pods are gone.
+    const core = memberKc('member2').makeApiClient(k8s.CoreV1Api);
+    await eventually(
+      () => core.listNamespacedPod({ namespace }),
+      (l) => l.items.length === 0,
+      30_000,
+    );
+    started = Date.now();
+    await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).isZero(),
+      10_000,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  test('an orphan reservation (an admitted create that never persisted) is removed after its TTL', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10' });
+    await eventually(
+      () => readQuota(namespace),
+      (k) => k.status?.hard !== undefined,
+    );
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'orphan-1',
+        operation: 'CREATE',
+        kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+        namespace,
+        name: 'never-persisted',
+        object: {
+          ...binding(namespace, 'never-persisted', 1, '2'),
+          metadata: { name: 'never-persisted', namespace, uid: 'u-orphan' },
+        },
+        dryRun: false,
+      },
+    };
+    const answer = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        `${webhook.url}/validate/resourcebindings`,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
+        (res) => {
+          let data = '';
+          res.on('data', (d: Buffer) => (data += d.toString()));
+          res.on('end', () => resolve(data));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(review));
+    });
+    expect(JSON.parse(answer).response.allowed).toBe(true);
+    const held = await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'never-persisted') !== undefined,
+    );
+    expect(reservation(held, 'never-persisted')!.expirationTime).toBeTruthy();
+    await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'never-persisted') === undefined,
+      (TTL_SECONDS + 10) * 1000,
+    );
+  });
+
+  test('two reconciler workers and the webhook under load lose no reservation and no usage', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '20', pods: '100' });
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => createBinding(binding(namespace, `load-${i}`, 1, '1'))),
+    );
+    // Pods churn in the members meanwhile, so the reconcilers write the same quota as the webhook.
+    await Promise.all([
+      propagate('member1', namespace, 'churn-a', 3, '100m'),
+      propagate('member2', namespace, 'churn-b', 2, '100m'),
+    ]);
+    const admitted = results.filter((r) => r.status === 'fulfilled').length;
+    expect(admitted).toBe(20);
+    const final = await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).cmp(q('500m')) === 0 && (k.status?.reservations?.length ?? 0) === 20,
+      30_000,
+    );
+    // Independent recount: every admitted binding holds its full charge (none of their pods exist),
+    // and used is what runs in the members.
+    const bindings = (await objects().listNamespacedCustomObject({ ...RESOURCE_BINDING, namespace })) as {
+      items: ResourceBinding[];
+    };
+    expect(bindings.items.map((b) => b.metadata!.name).sort()).toEqual(
+      final.status!.reservations!.map((r) => r.reservedBy.name).sort(),
+    );
+    expect(final.status?.reserved).toMatchObject({ cpu: '20' });
+    let pods = 0;
+    for (const m of ['member1', 'member2'])
+      pods += (await memberKc(m).makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace })).items.length;
+    expect(pods).toBe(5);
+    expect(final.status?.used).toMatchObject({ cpu: '500m', pods: '5' });
+  });
+
+  test('a stopped member keeps its last usage, is marked Stale/Unreachable, and the quota is still enforced', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '2' });
+    await propagate('member1', namespace, 'kept', 1, '1500m');
+    await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).cmp(q('1500m')) === 0,
+      30_000,
+    );
+    await federation.stopMember('member1');
+    try {
+      const marked = await eventually(
+        () => readQuota(namespace),
+        (k) => k.status?.clusters?.find((c) => c.name === 'member1')?.state !== 'Ready',
+        30_000,
+      );
+      const slice = marked.status!.clusters!.find((c) => c.name === 'member1')!;
+      expect(['Stale', 'Unreachable']).toContain(slice.state);
+      expect(slice.used.cpu).toBe('1500m');
+      const synced = marked.status!.conditions!.find((c) => c.type === 'ClustersSynced')!;
+      expect(synced.status).toBe('False');
+      expect(synced.message).toContain('member1');
+      await expect(createBinding(binding(namespace, 'over', 1, '1'))).rejects.toMatchObject({ code: 403 });
+    } finally {
+      await federation.startMember('member1');
+    }
+  }, 120_000);
+});
