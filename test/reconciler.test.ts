@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
+import { RECONCILE_JOB_NAME, RECONCILE_QUEUE } from '#usage';
 import {
   Federation,
   kubeConfigFor,
@@ -123,6 +125,12 @@ const propagate = (member: string, namespace: string, name: string, replicas: nu
       },
     });
 
+/** Reasons of the Events recorded on the quota `team` of a namespace. */
+const eventReasons = async (namespace: string) =>
+  (await host().makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace })).items
+    .filter((e) => e.involvedObject.kind === 'KarmadaQuota' && e.involvedObject.name === 'team')
+    .map((e) => `${e.type}/${e.reason}`);
+
 const reservation = (quota: KarmadaQuota, name: string) =>
   quota.status?.reservations?.find((r) => r.reservedBy.name === name);
 const usedCpu = (quota: KarmadaQuota) => q(String(quota.status?.used?.cpu ?? '0'));
@@ -181,6 +189,51 @@ describe('the reconciler, end to end', () => {
       code: 403,
     });
     await createBinding(binding(namespace, 'fits', 1, '400m'));
+
+    // More pods made directly in a member push usage over the limit: the quota says so.
+    await memberKc('member2')
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: 'direct-2' },
+          spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '600m' } } }] },
+        },
+      });
+    const over = await eventually(
+      () => readQuota(namespace),
+      (k) => k.status?.conditions?.find((c) => c.type === 'OverQuota')?.status === 'True',
+      30_000,
+    );
+    expect(over.status!.conditions!.find((c) => c.type === 'OverQuota')!.message).toContain('cpu');
+    await eventually(
+      () => eventReasons(namespace),
+      (reasons) => reasons.includes('Warning/OverQuota'),
+    );
+  });
+
+  test('a malformed job fails for good without blocking the queue', async () => {
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(RECONCILE_QUEUE, { connection });
+    try {
+      const job = await queue.add(RECONCILE_JOB_NAME, { namespace: 'Not A Namespace!' });
+      const namespace = await namespaceEverywhere();
+      await createQuota(namespace, { cpu: '1' });
+      await eventually(
+        () => readQuota(namespace),
+        (k) => k.status?.hard !== undefined,
+        30_000,
+      );
+      await eventually(
+        () => job.getState(),
+        (state) => state === 'failed',
+        30_000,
+      );
+      expect((await queue.getJob(job.id!))?.attemptsMade).toBe(1); // not retried: it cannot get better
+    } finally {
+      await queue.close();
+      connection.disconnect(); // BullMQ leaves a connection it was given open
+    }
   });
 
   test('deleting a binding releases its reservation, deleting pods lowers used, each within 2 s', async () => {
@@ -330,6 +383,10 @@ describe('the reconciler, end to end', () => {
       const synced = marked.status!.conditions!.find((c) => c.type === 'ClustersSynced')!;
       expect(synced.status).toBe('False');
       expect(synced.message).toContain('member1');
+      await eventually(
+        () => eventReasons(namespace),
+        (reasons) => reasons.includes('Warning/ClusterStale'),
+      );
       await expect(createBinding(binding(namespace, 'over', 1, '1'))).rejects.toMatchObject({ code: 403 });
     } finally {
       await federation.startMember('member1');

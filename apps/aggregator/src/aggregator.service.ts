@@ -8,11 +8,11 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota } from '#api';
-import { customObjectInformer, METRICS } from '#service-kit';
+import { customObjectInformer, METRICS, ResilientInformer } from '#service-kit';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
-import { ResilientInformer } from './resilient-informer.js';
+
 import { UsagePublisher } from './usage-publisher.js';
 
 export const AGGREGATOR_CONFIG = Symbol('AGGREGATOR_CONFIG');

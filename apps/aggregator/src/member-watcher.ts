@@ -1,9 +1,9 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import type { ClusterUsageState } from '#api';
+import { ResilientInformer } from '#service-kit';
 import { countedResource, countedResourceId, deploymentOf, podUsage, UsageLedger } from '#usage';
 import { resolveResource } from './discovery.js';
-import { ResilientInformer } from './resilient-informer.js';
 
 /** How to reach a member cluster, from its Cluster object and credential Secret. */
 export interface MemberCredentials {

@@ -11,7 +11,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
-import { customObjectInformer, METRICS, REDIS } from '#service-kit';
+import { customObjectInformer, METRICS, REDIS, ResilientInformer } from '#service-kit';
 import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, reconcileJobOptions, type ReconcileJob } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG } from './reconcile.service.js';
@@ -25,8 +25,9 @@ import { HOST_KUBECONFIG, RECONCILER_CONFIG } from './reconcile.service.js';
 export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('triggers');
   private readonly queue: Queue<ReconcileJob>;
-  private readonly quotas: k8s.Informer<KarmadaQuota> & k8s.ObjectCache<KarmadaQuota>;
-  private readonly bindings: k8s.Informer<ResourceBinding>;
+  private readonly quotaCache: k8s.ObjectCache<KarmadaQuota>;
+  private readonly quotas: ResilientInformer<KarmadaQuota>;
+  private readonly bindings: ResilientInformer<ResourceBinding>;
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
@@ -47,24 +48,27 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
         for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
     });
-    this.quotas = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
-    this.bindings = customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING);
+    const quotaInformer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
+    this.quotaCache = quotaInformer;
+    const watchHandlers = (what: string) => ({
+      synced: () => this.logger.log(`watching ${what} on the host`),
+      failed: (err: unknown) =>
+        this.logger.warn(`watch of ${what} on the host failed, retrying: ${String(err)}`),
+    });
     const onQuota = (q: KarmadaQuota) =>
       this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`);
-    this.quotas.on('add', onQuota);
-    this.quotas.on('update', onQuota);
+    this.quotas = new ResilientInformer<KarmadaQuota>(
+      quotaInformer,
+      { upsert: onQuota, remove: () => undefined, ...watchHandlers('KarmadaQuotas') },
+      10_000,
+    );
     const onBinding = (verb: string) => (b: ResourceBinding) =>
-      this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} ${verb}`);
-    this.bindings.on('add', onBinding('created'));
-    this.bindings.on('update', onBinding('changed'));
-    this.bindings.on('delete', onBinding('deleted'));
-    for (const informer of [this.quotas, this.bindings] as k8s.Informer<k8s.KubernetesObject>[]) {
-      // client-node informers stop on errors other than 410 Gone: start again after a pause.
-      informer.on('error', (err: unknown) => {
-        this.logger.warn(`host watch failed, restarting: ${String(err)}`);
-        setTimeout(() => void informer.start().catch(() => undefined), 1_000);
-      });
-    }
+      void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} ${verb}`);
+    this.bindings = new ResilientInformer<ResourceBinding>(
+      customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING),
+      { upsert: onBinding('changed'), remove: onBinding('deleted'), ...watchHandlers('ResourceBindings') },
+      10_000,
+    );
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -89,14 +93,14 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
 
   /** Every namespace with a KarmadaQuota. */
   private async resync(): Promise<void> {
-    const namespaces = new Set(this.quotas.list().map((q) => q.metadata?.namespace));
+    const namespaces = new Set(this.quotaCache.list().map((q) => q.metadata?.namespace));
     for (const namespace of namespaces) await this.enqueue(namespace, 'periodic resync');
   }
 
   /** Namespaces holding a reservation whose expirationTime has passed. */
   private async sweepExpired(): Promise<void> {
     const now = Date.now();
-    for (const quota of this.quotas.list()) {
+    for (const quota of this.quotaCache.list()) {
       const expired = quota.status?.reservations?.some(
         (r) => r.expirationTime !== undefined && Date.parse(r.expirationTime) <= now,
       );

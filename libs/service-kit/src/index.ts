@@ -5,3 +5,4 @@ export { HealthModule } from './health.module.js';
 export { REDIS, RedisModule } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
+export { ResilientInformer } from './resilient-informer.js';
