@@ -22,6 +22,7 @@ import {
   type RunningService,
 } from '../tools/federation/src/index.js';
 import { eventually, uniqueName } from './support/federation.js';
+import { deployment } from './support/fixtures.js';
 
 /**
  * The aggregator against a federation of its own (members are stopped and unregistered here) and
@@ -88,18 +89,6 @@ async function memberNamespace(memberName: string): Promise<{ namespace: string;
   await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   return { namespace, kc };
 }
-
-const deployment = (name: string, replicas: number, cpu: string): k8s.V1Deployment => ({
-  metadata: { name },
-  spec: {
-    replicas,
-    selector: { matchLabels: { app: name } },
-    template: {
-      metadata: { labels: { app: name } },
-      spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
-    },
-  },
-});
 
 const pod = (name: string, cpu: string): k8s.V1Pod => ({
   metadata: { name },

@@ -15,6 +15,7 @@ import {
   type RunningService,
 } from '../tools/federation/src/index.js';
 import { eventually, uniqueName } from './support/federation.js';
+import { binding as shapedBinding, deployment } from './support/fixtures.js';
 
 /**
  * End to end: webhook, aggregator and two reconciler workers on a federation of their own (members
@@ -79,25 +80,13 @@ const createQuota = (namespace: string, hard: Record<string, string>) =>
 const readQuota = (namespace: string) =>
   objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' }) as Promise<KarmadaQuota>;
 
-function binding(
+const binding = (
   namespace: string,
   name: string,
   replicas: number,
   cpu: string,
   clusters?: { name: string; replicas: number }[],
-): ResourceBinding {
-  return {
-    apiVersion: RESOURCE_BINDING.apiVersion,
-    kind: RESOURCE_BINDING.kind,
-    metadata: { name, namespace },
-    spec: {
-      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace },
-      replicas,
-      replicaRequirements: { resourceRequest: { cpu } },
-      ...(clusters ? { clusters } : {}),
-    },
-  };
-}
+) => shapedBinding(namespace, name, { replicas, cpu, clusters });
 
 const createBinding = (rb: ResourceBinding) =>
   objects().createNamespacedCustomObject({
@@ -110,20 +99,7 @@ const createBinding = (rb: ResourceBinding) =>
 const propagate = (member: string, namespace: string, name: string, replicas: number, cpu: string) =>
   memberKc(member)
     .makeApiClient(k8s.AppsV1Api)
-    .createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name },
-        spec: {
-          replicas,
-          selector: { matchLabels: { app: name } },
-          template: {
-            metadata: { labels: { app: name } },
-            spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
-          },
-        },
-      },
-    });
+    .createNamespacedDeployment({ namespace, body: deployment(name, replicas, cpu) });
 
 /** Reasons of the Events recorded on the quota `team` of a namespace. */
 const eventReasons = async (namespace: string) =>

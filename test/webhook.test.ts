@@ -3,6 +3,7 @@ import { request } from 'node:https';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
 import { client, createNamespace, federation, uniqueName } from './support/federation.js';
+import { binding } from './support/fixtures.js';
 
 const fed = federation();
 const objects = () => client(fed.host).makeApiClient(k8s.CustomObjectsApi);
@@ -19,33 +20,6 @@ function quota(
     metadata: { name, namespace },
     spec: { hard, ...extra },
   };
-}
-
-interface BindingShape {
-  replicas?: number;
-  cpu?: string;
-  clusters?: { name: string; replicas: number }[];
-  components?: {
-    name: string;
-    replicas: number;
-    replicaRequirements: { resourceRequest: Record<string, string> };
-  }[];
-  placement?: object;
-}
-
-function binding(namespace: string, name: string, shape: BindingShape = {}): ResourceBinding {
-  const { replicas = 1, cpu = '1', clusters, components, placement } = shape;
-  return {
-    apiVersion: RESOURCE_BINDING.apiVersion,
-    kind: RESOURCE_BINDING.kind,
-    metadata: { name, namespace },
-    spec: {
-      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace },
-      ...(components ? { components } : { replicas, replicaRequirements: { resourceRequest: { cpu } } }),
-      ...(clusters ? { clusters } : {}),
-      ...(placement ? { placement } : {}),
-    },
-  } as ResourceBinding;
 }
 
 const createQuota = (q: KarmadaQuota) =>

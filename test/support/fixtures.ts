@@ -1,0 +1,43 @@
+import type * as k8s from '@kubernetes/client-node';
+import { RESOURCE_BINDING, type ResourceBinding } from '#api';
+
+/** A Deployment whose pods each request `cpu` (pods stay Pending: members have no nodes). */
+export const deployment = (name: string, replicas: number, cpu: string): k8s.V1Deployment => ({
+  metadata: { name },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
+    },
+  },
+});
+
+export interface BindingShape {
+  replicas?: number;
+  cpu?: string;
+  clusters?: { name: string; replicas: number }[];
+  components?: {
+    name: string;
+    replicas: number;
+    replicaRequirements: { resourceRequest: Record<string, string> };
+  }[];
+  placement?: object;
+}
+
+/** A ResourceBinding as Karmada makes it for Deployment `name` (1 replica x 1 CPU unless shaped). */
+export function binding(namespace: string, name: string, shape: BindingShape = {}): ResourceBinding {
+  const { replicas = 1, cpu = '1', clusters, components, placement } = shape;
+  return {
+    apiVersion: RESOURCE_BINDING.apiVersion,
+    kind: RESOURCE_BINDING.kind,
+    metadata: { name, namespace },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace },
+      ...(components ? { components } : { replicas, replicaRequirements: { resourceRequest: { cpu } } }),
+      ...(clusters ? { clusters } : {}),
+      ...(placement ? { placement } : {}),
+    },
+  } as ResourceBinding;
+}
