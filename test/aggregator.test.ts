@@ -21,14 +21,14 @@ import {
   type ApiEndpoint,
   type RunningService,
 } from '../tools/federation/src/index.js';
-import { eventually, uniqueName } from './support/federation.js';
+import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
 import { deployment } from './support/fixtures.js';
 
 /**
  * The aggregator against a federation of its own (members are stopped and unregistered here) and
  * a Redis database of its own, so nothing else sees or disturbs what these tests do.
  */
-const REDIS_URL = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/11`;
+const REDIS_URL = testRedisUrl(11);
 
 let federation: Federation;
 let stateDir: string;

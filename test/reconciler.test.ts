@@ -14,14 +14,14 @@ import {
   startServices,
   type RunningService,
 } from '../tools/federation/src/index.js';
-import { eventually, uniqueName } from './support/federation.js';
+import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
 import { binding as shapedBinding, deployment } from './support/fixtures.js';
 
 /**
  * End to end: webhook, aggregator and two reconciler workers on a federation of their own (members
  * are stopped here) and a Redis database of their own.
  */
-const REDIS_URL = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/12`;
+const REDIS_URL = testRedisUrl(12);
 const TTL_SECONDS = 4;
 
 let federation: Federation;

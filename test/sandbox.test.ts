@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { testRedisUrl } from './support/federation.js';
 import { isProcessAlive, probe, repoRoot } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 
@@ -32,19 +34,25 @@ function processesUsing(dir: string): number[] {
     );
 }
 
+const SANDBOX_REDIS_URL = testRedisUrl(13);
+
 describe('npm run sandbox', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'karmada-quota-sandbox-')), 'sandbox');
   const sandbox = (...args: string[]) =>
     spawnSync('npm', ['run', '--silent', 'sandbox', '--', ...args], {
       cwd: repoRoot(),
       encoding: 'utf8',
-      env: { ...process.env, SANDBOX_DIR: dir },
+      // A Redis database of its own: a developer's sandbox on the default one is left alone.
+      env: { ...process.env, SANDBOX_DIR: dir, REDIS_URL: SANDBOX_REDIS_URL },
       timeout: 600_000,
     });
 
-  afterAll(() => {
+  afterAll(async () => {
     sandbox('down'); // also when a test failed half-way
     rmSync(join(dir, '..'), { recursive: true, force: true });
+    const redis = new Redis(SANDBOX_REDIS_URL);
+    await redis.flushdb();
+    redis.disconnect();
   });
 
   test('up starts a ready federation and writes env.json; down leaves no process and no bound port', async () => {
@@ -56,7 +64,7 @@ describe('npm run sandbox', () => {
 
     const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
     expect(env.members.map((m) => m.name)).toEqual(['member1']);
-    expect(env.redisUrl).toMatch(/^redis:\/\//);
+    expect(env.redisUrl).toBe(SANDBOX_REDIS_URL);
     expect(env.webhook.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url]) {
       expect(await probe(`${url}/readyz`)).toBe(200);

@@ -54,3 +54,10 @@ export async function createNamespace(endpoint: ApiEndpoint, name: string): Prom
     .makeApiClient(k8s.CoreV1Api)
     .createNamespace({ body: { metadata: { name } } });
 }
+
+/**
+ * A Redis database of a test file's own (aggregator 11, reconciler 12, sandbox 13), on the server
+ * REDIS_URL names, so test files never see each other's keys nor a developer's sandbox (db 0).
+ */
+export const testRedisUrl = (db: number): string =>
+  `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${db}`;
