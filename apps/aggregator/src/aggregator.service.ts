@@ -150,8 +150,11 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private onCluster(name: string, cluster: Cluster | undefined): void {
+    const before = this.clusters.get(name);
     if (cluster) this.clusters.set(name, cluster);
     else this.clusters.delete(name);
+    // Karmada rewrites a Cluster's status every few seconds: only membership and spec matter here.
+    if (before && cluster && JSON.stringify(before.spec) === JSON.stringify(cluster.spec)) return;
     void this.sync();
   }
 
@@ -211,8 +214,13 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         await current.stop();
       }
       this.watchers.set(name, watcher);
-      await watcher.start();
-      await this.countObjects([watcher]);
+      // Not awaited: a member that hangs on connect must not hold up Lease renewal for the others.
+      void watcher
+        .start()
+        .then(() => this.countObjects([watcher]))
+        .catch((err: unknown) =>
+          this.logger.error(`cluster ${name}: ${err instanceof Error ? err.message : String(err)}`),
+        );
     }
   }
 

@@ -85,6 +85,8 @@ export class MemberWatcher {
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
   private failingSince?: number;
   private everSynced = false;
+  /** Set by stop(): a start or countObjects still under way then adds no watch. */
+  private stopped = false;
 
   /**
    * `inherited`: namespaces a previous watcher of this cluster published (before its credentials
@@ -161,10 +163,11 @@ export class MemberWatcher {
     this.informers.push(replicaSets as never, pods as never);
     // ReplicaSets first, so existing pods are attributed to their Deployment from the start.
     await replicaSets.start();
-    await pods.start();
+    if (!this.stopped) await pods.start();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await Promise.all(this.informers.splice(0).map((i) => i.stop()));
   }
 
@@ -175,6 +178,7 @@ export class MemberWatcher {
    */
   async countObjects(quotaKeys: Iterable<string>): Promise<void> {
     for (const key of quotaKeys) {
+      if (this.stopped) return;
       const counted = countedResource(key);
       if (!counted) continue;
       const id = countedResourceId(counted);
@@ -192,6 +196,7 @@ export class MemberWatcher {
       this.counted.set(id, fresh);
       try {
         const resolved = await resolveResource(this.kc, counted);
+        if (this.stopped) return;
         const objects = k8s.KubernetesObjectApi.makeApiClient(this.kc);
         const informer = k8s.makeInformer(this.kc, resolved.path, () =>
           objects.list(resolved.apiVersion, resolved.kind),

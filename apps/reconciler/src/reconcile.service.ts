@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { computeQuotaStatus, type QuotaEvent } from '#quota';
 import { REDIS } from '#service-kit';
+import { deletedBindingsKey } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { readObservedUsage } from './usage-reader.js';
 
@@ -49,16 +50,24 @@ export class ReconcileService {
   }
 
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
-    const [quotas, bindings, observed] = await Promise.all([
+    const [quotas, bindings, observed, deleted] = await Promise.all([
       this.list<KarmadaQuota>(quotaResource, namespace),
       this.list<ResourceBinding>(bindingResource, namespace),
       readObservedUsage(this.redis, namespace),
+      this.redis.zrange(deletedBindingsKey(namespace), 0, -1),
     ]);
+    const deletedBindingUids = new Set(deleted);
     if (observed.errors.length > 0) this.logger.warn(`${namespace}: ${observed.errors.join('; ')}`);
     const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
     for (let quota of quotas) {
       for (let attempt = 0; ; attempt++) {
-        const result = computeQuotaStatus({ quota, bindings, clusters: observed.clusters, now: new Date() });
+        const result = computeQuotaStatus({
+          quota,
+          bindings,
+          clusters: observed.clusters,
+          now: new Date(),
+          deletedBindingUids,
+        });
         if (result.errors.length > 0) {
           this.logger.warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
         }

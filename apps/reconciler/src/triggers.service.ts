@@ -12,7 +12,14 @@ import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { customObjectInformer, METRICS, REDIS, ResilientInformer } from '#service-kit';
-import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, reconcileJobOptions, type ReconcileJob } from '#usage';
+import {
+  DELETED_BINDING_RETENTION_MS,
+  deletedBindingsKey,
+  RECONCILE_JOB_NAME,
+  RECONCILE_QUEUE,
+  reconcileJobOptions,
+  type ReconcileJob,
+} from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG } from './reconcile.service.js';
 
@@ -31,7 +38,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) private readonly redis: Redis,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
     private readonly scheduler: SchedulerRegistry,
@@ -62,11 +69,12 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       { upsert: onQuota, remove: () => undefined, ...watchHandlers('KarmadaQuotas') },
       10_000,
     );
-    const onBinding = (verb: string) => (b: ResourceBinding) =>
-      void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} ${verb}`);
+    const onBinding = (b: ResourceBinding) =>
+      void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} changed`);
+    const onBindingDeleted = (b: ResourceBinding) => void this.bindingDeleted(b);
     this.bindings = new ResilientInformer<ResourceBinding>(
       customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING),
-      { upsert: onBinding('changed'), remove: onBinding('deleted'), ...watchHandlers('ResourceBindings') },
+      { upsert: onBinding, remove: onBindingDeleted, ...watchHandlers('ResourceBindings') },
       10_000,
     );
   }
@@ -106,6 +114,28 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       );
       if (expired) await this.enqueue(quota.metadata?.namespace, 'a reservation expired');
     }
+  }
+
+  /** Records the deletion first, so the reconcile it triggers releases the reservation at once. */
+  private async bindingDeleted(binding: ResourceBinding): Promise<void> {
+    const { namespace, name, uid } = binding.metadata ?? {};
+    if (!namespace) return;
+    if (uid) {
+      const key = deletedBindingsKey(namespace);
+      const now = Date.now();
+      try {
+        await this.redis
+          .multi()
+          .zadd(key, now, uid)
+          .zremrangebyscore(key, '-inf', now - DELETED_BINDING_RETENTION_MS)
+          .pexpire(key, DELETED_BINDING_RETENTION_MS)
+          .exec();
+      } catch (err) {
+        // Then the reservation goes at its expiry instead of at once: late, never lost.
+        this.logger.warn(`could not record the deletion of ${namespace}/${name}: ${String(err)}`);
+      }
+    }
+    await this.enqueue(namespace, `ResourceBinding ${name} deleted`);
   }
 
   private async enqueue(namespace: string | undefined, reason: string): Promise<void> {

@@ -91,7 +91,7 @@ export class AdmissionController {
           binding: {
             namespace,
             name,
-            uid: typeof binding.metadata === 'object' ? (rb.metadata?.uid ?? undefined) : undefined,
+            uid: rb.metadata?.uid,
           },
           charge,
           oldCharge: old && old.errors.length === 0 ? old.charge : undefined,

@@ -932,3 +932,19 @@ describe('observedUsageOf', () => {
     expect(usage['pods']).toBeInstanceOf(Quantity);
   });
 });
+
+describe('computeQuotaStatus: a binding seen deleted', () => {
+  // A CREATE admitted moments ago: pending (unexpired), its binding not in the list.
+  const quota = kq({
+    reservations: [res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'uid-web', expirationTime: UNEXPIRED })],
+  });
+
+  it.each<[string, ReadonlySet<string> | undefined, number]>([
+    ['not known deleted: kept until it expires (it may not be persisted yet)', undefined, 1],
+    ['another binding deleted: kept', new Set(['uid-other']), 1],
+    ['seen deleted: released at once, not at expiry', new Set(['uid-web']), 0],
+  ])('%s', (_name, deletedBindingUids, kept) => {
+    const result = computeQuotaStatus({ quota, bindings: [], clusters: [], now: NOW, deletedBindingUids });
+    expect(result.status.reservations).toHaveLength(kept);
+  });
+});

@@ -22,8 +22,9 @@
  *   object of the same name: the binding counts as missing;
  * - binding missing: the entry is kept as it is (masked to the hard keys) until its expirationTime passes
  *   (a CREATE admitted but not persisted yet, or that failed), then dropped; an entry without an
- *   expiration whose binding is missing is dropped at once (the binding was deleted). A binding being
- *   deleted (`metadata.deletionTimestamp` set) releases its reservation at once, like a deleted one;
+ *   expiration whose binding is missing is dropped at once (the binding was deleted), and so is one whose
+ *   uid is among `deletedBindingUids`. A binding being deleted (`metadata.deletionTimestamp` set)
+ *   releases its reservation at once, like a deleted one;
  * - binding present: `persisted` = its charge (bindingCharge) on the hard keys, or nothing when the binding
  *   no longer matches the quota's scopes (the webhook would not charge it here). While the entry's
  *   expiration is in the future and `persisted < entry.charge` on some key (the admitted change has not
@@ -126,6 +127,11 @@ export interface QuotaStatusInput {
   /** Every cluster that published usage for the namespace. */
   clusters: ObservedCluster[];
   now: Date;
+  /**
+   * Uids of bindings seen deleted on the host. A missing binding cannot tell "deleted" from "created
+   * but not persisted yet"; these can, so their reservations go at once instead of at expiry.
+   */
+  deletedBindingUids?: ReadonlySet<string>;
 }
 
 export interface QuotaStatusResult {
@@ -366,9 +372,11 @@ function settle(
     views: readonly ClusterView[];
     now: Date;
     errors: string[];
+    deletedBindingUids?: ReadonlySet<string>;
   },
 ): ReservationEntry | undefined {
   const { quota, hardKeys, views, now, errors } = context;
+  if (entry.binding.uid !== undefined && context.deletedBindingUids?.has(entry.binding.uid)) return undefined;
   const heldCharge = removeZeros(maskList(entry.charge, hardKeys));
   const uid = rb?.metadata?.uid;
   if (rb === undefined || (entry.binding.uid !== undefined && uid && uid !== entry.binding.uid)) {
@@ -491,6 +499,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
       views,
       now,
       errors,
+      deletedBindingUids: input.deletedBindingUids,
     });
     if (next !== undefined) reservations.push(next);
   }

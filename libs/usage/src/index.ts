@@ -7,6 +7,8 @@ export type { NamespaceUsage, WorkloadUsage } from './ledger.js';
 export {
   CLUSTERS_KEY,
   clusterStateKey,
+  DELETED_BINDING_RETENTION_MS,
+  deletedBindingsKey,
   decodeHealth,
   decodeReconcileJob,
   decodeSnapshot,

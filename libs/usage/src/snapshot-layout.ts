@@ -10,6 +10,7 @@
  * | `kq:usage-index:{<namespace>}`     | set    | clusters that have a snapshot for `<namespace>`          |
  * | `kq:cluster:<cluster>`             | string | JSON `ClusterHealth` (encodeHealth)                      |
  * | `kq:clusters`                      | set    | every cluster the aggregator tracks                      |
+ * | `kq:deleted-bindings:{<namespace>}`| zset   | uids of ResourceBindings seen deleted, scored by time    |
  *
  * The `{<namespace>}` hash tag puts a namespace's snapshots and index in one Redis Cluster slot, so
  * the reader can SMEMBERS the index and MGET the snapshots, and the writer can MULTI them.
@@ -64,6 +65,17 @@ export function usageKey(namespace: string, cluster: string): string {
 export function usageIndexKey(namespace: string): string {
   return `${KEY_PREFIX}:usage-index:{${checkName('namespace', namespace)}}`;
 }
+
+/**
+ * `kq:deleted-bindings:{<namespace>}`: uids of ResourceBindings the reconciler saw deleted, scored
+ * by deletion time (ms) and kept DELETED_BINDING_RETENTION_MS. A reconcile releases their
+ * reservations at once, where a missing binding alone could also be a create not persisted yet.
+ */
+export function deletedBindingsKey(namespace: string): string {
+  return `${KEY_PREFIX}:deleted-bindings:{${checkName('namespace', namespace)}}`;
+}
+
+export const DELETED_BINDING_RETENTION_MS = 10 * 60_000;
 
 /** `kq:cluster:<cluster>`: the cluster's health (JSON ClusterHealth). */
 export function clusterStateKey(cluster: string): string {

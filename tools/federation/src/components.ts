@@ -19,9 +19,34 @@ abstract class Component {
     mkdirSync(dir, { recursive: true });
   }
 
+  private everStarted = false;
+
   get running(): boolean {
     return this.proc?.running ?? false;
   }
+
+  /**
+   * Starts the process and waits until it is healthy. A free port can be taken by another process
+   * between being picked and being bound (two federations starting at once): the first start then
+   * picks new ports and tries again. A restart keeps its ports, which others already point at.
+   */
+  async start(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.launchAndWait();
+        this.everStarted = true;
+        return;
+      } catch (err) {
+        const lostPortRace = this.proc?.logTail(50).includes('address already in use') ?? false;
+        if (!lostPortRace || this.everStarted || attempt >= 3) throw err;
+        await this.stop();
+        await this.pickPorts();
+      }
+    }
+  }
+
+  protected abstract launchAndWait(): Promise<void>;
+  protected abstract pickPorts(): Promise<void>;
 
   async stop(): Promise<void> {
     if (!this.proc) return;
@@ -56,8 +81,8 @@ export class Etcd extends Component {
     dir: string,
     guard: OrphanGuard,
     private readonly binary: string,
-    private readonly clientPort: number,
-    private readonly peerPort: number,
+    private clientPort: number,
+    private peerPort: number,
   ) {
     super('etcd', dir, guard);
   }
@@ -70,7 +95,12 @@ export class Etcd extends Component {
     return `http://127.0.0.1:${this.clientPort}`;
   }
 
-  async start(): Promise<void> {
+  protected async pickPorts(): Promise<void> {
+    this.clientPort = await freePort();
+    this.peerPort = await freePort();
+  }
+
+  protected async launchAndWait(): Promise<void> {
     const peer = `http://127.0.0.1:${this.peerPort}`;
     this.launch(this.binary, [
       '--name=karmada-quota',
@@ -106,7 +136,7 @@ export class ApiServer extends Component {
     guard: OrphanGuard,
     private readonly binaries: KubeBinaries,
     private readonly etcdUrl: string,
-    private readonly port: number,
+    private port: number,
   ) {
     super(name, dir, guard);
     const tokenFile = join(dir, 'tokens.csv');
@@ -143,7 +173,12 @@ export class ApiServer extends Component {
     return readFileSync(this.endpoint.caFile, 'utf8');
   }
 
-  async start(): Promise<void> {
+  protected async pickPorts(): Promise<void> {
+    this.port = await freePort();
+    this.endpoint.server = `https://127.0.0.1:${this.port}`;
+  }
+
+  protected async launchAndWait(): Promise<void> {
     this.launch(this.binaries.kubeApiserver, [
       `--etcd-servers=${this.etcdUrl}`,
       `--etcd-prefix=/${this.name}`, // one etcd serves every API server of the federation
@@ -207,7 +242,7 @@ export class ControllerManager extends Component {
     guard: OrphanGuard,
     private readonly binary: string,
     private readonly controllers: string[],
-    private readonly port: number,
+    private port: number,
   ) {
     super(`${apiServer.name}-controller-manager`, dir, guard);
   }
@@ -229,7 +264,11 @@ export class ControllerManager extends Component {
     );
   }
 
-  async start(): Promise<void> {
+  protected async pickPorts(): Promise<void> {
+    this.port = await freePort();
+  }
+
+  protected async launchAndWait(): Promise<void> {
     const kubeconfig = this.apiServer.endpoint.kubeconfig;
     this.launch(this.binary, [
       `--kubeconfig=${kubeconfig}`,
