@@ -59,7 +59,7 @@ describe.each(SERVICES)('the %s service', (name) => {
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve)); // after all output
     try {
       const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
       const getText = (path: string) =>

@@ -22,7 +22,7 @@ export async function ensureBinaries(): Promise<KubeBinaries> {
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', resolve);
+    child.once('close', resolve); // not 'exit': that can come before stdout is fully read
   });
   if (code !== 0) {
     throw new Error(
