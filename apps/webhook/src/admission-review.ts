@@ -1,3 +1,5 @@
+import { isJsonObject } from '#api';
+
 /** The parts of an admission.k8s.io/v1 AdmissionReview request the webhook reads. */
 export interface AdmissionRequest {
   uid: string;
@@ -27,19 +29,16 @@ export class BadAdmissionReview extends Error {
   override name = 'BadAdmissionReview';
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Checks the envelope of an AdmissionReview v1; the object inside is checked by the caller. */
 export function parseAdmissionReview(body: unknown): AdmissionRequest {
-  if (!isObject(body)) throw new BadAdmissionReview('the request body is not a JSON object');
+  if (!isJsonObject(body)) throw new BadAdmissionReview('the request body is not a JSON object');
   if (body.kind !== 'AdmissionReview' || body.apiVersion !== 'admission.k8s.io/v1') {
     throw new BadAdmissionReview(
       `expected an admission.k8s.io/v1 AdmissionReview, got apiVersion=${JSON.stringify(body.apiVersion)} kind=${JSON.stringify(body.kind)}`,
     );
   }
   const request = body.request;
-  if (!isObject(request)) throw new BadAdmissionReview('the AdmissionReview has no request');
+  if (!isJsonObject(request)) throw new BadAdmissionReview('the AdmissionReview has no request');
   if (typeof request.uid !== 'string' || request.uid === '')
     throw new BadAdmissionReview('request.uid is missing');
   if (!['CREATE', 'UPDATE', 'DELETE', 'CONNECT'].includes(request.operation as string)) {
@@ -48,7 +47,7 @@ export function parseAdmissionReview(body: unknown): AdmissionRequest {
     );
   }
   const kind = request.kind;
-  if (!isObject(kind) || typeof kind.kind !== 'string' || typeof kind.group !== 'string') {
+  if (!isJsonObject(kind) || typeof kind.kind !== 'string' || typeof kind.group !== 'string') {
     throw new BadAdmissionReview('request.kind is missing or malformed');
   }
   return {

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
-import { RESOURCE_BINDING, KARMADA_QUOTA, type ResourceBinding } from '#api';
+import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { bindingCharge, validateKarmadaQuota } from '#quota';
 import { AdmissionBatcher, failClosed, type AdmissionOutcome } from './admission-batcher.js';
 import {
@@ -13,9 +13,6 @@ import type { WebhookConfig } from './config.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 @Controller('validate')
 export class AdmissionController {
@@ -64,13 +61,13 @@ export class AdmissionController {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
       return admissionResponse(request.uid, true);
     const binding = request.object;
-    const name = isObject(binding) && isObject(binding.metadata) ? binding.metadata.name : undefined;
+    const name = isJsonObject(binding) && isJsonObject(binding.metadata) ? binding.metadata.name : undefined;
     const namespace =
       request.namespace ??
-      (isObject(binding) && isObject(binding.metadata) ? binding.metadata.namespace : undefined);
+      (isJsonObject(binding) && isJsonObject(binding.metadata) ? binding.metadata.namespace : undefined);
     if (
-      !isObject(binding) ||
-      !isObject(binding.spec) ||
+      !isJsonObject(binding) ||
+      !isJsonObject(binding.spec) ||
       typeof name !== 'string' ||
       !name ||
       typeof namespace !== 'string'
@@ -82,7 +79,7 @@ export class AdmissionController {
     if (errors.length > 0)
       return this.invalid(request, `ResourceBinding ${namespace}/${name} is invalid: ${errors.join('; ')}`);
     const old =
-      request.operation === 'UPDATE' && isObject(request.oldObject)
+      request.operation === 'UPDATE' && isJsonObject(request.oldObject)
         ? bindingCharge(request.oldObject as unknown as ResourceBinding)
         : undefined;
     const outcome = await this.withDeadline(
@@ -113,12 +110,10 @@ export class AdmissionController {
     const errors = validateKarmadaQuota(request.object);
     if (errors.length === 0) return admissionResponse(request.uid, true);
     const details = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-    this.logger.warn(`rejected KarmadaQuota ${request.namespace}/${request.name}: ${details}`);
-    return admissionResponse(request.uid, false, {
-      code: 422,
-      reason: 'Invalid',
-      message: `KarmadaQuota.quota.karmada.io "${request.name ?? ''}" is invalid: ${details}`,
-    });
+    return this.invalid(
+      request,
+      `KarmadaQuota.quota.karmada.io "${request.name ?? ''}" is invalid: ${details}`,
+    );
   }
 
   private parse(body: unknown): AdmissionRequest {

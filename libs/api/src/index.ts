@@ -1,2 +1,3 @@
 export * from './types.js';
 export * from './crds.js';
+export * from './json.js';

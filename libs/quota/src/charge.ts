@@ -29,7 +29,7 @@
  * Zero entries are dropped from the charge (absent means zero everywhere in this library).
  */
 import { Quantity, parseResourceList, type ResourceList } from '#quantity';
-import type { ResourceBinding } from '#api';
+import { isJsonObject, type ResourceBinding } from '#api';
 import { quotaNamesForRequest, REQUESTS_PREFIX } from './resource-names.js';
 
 export interface BindingCharge {
@@ -133,9 +133,6 @@ export function countResourceName(apiVersion: string, kind: string): string {
   return group === '' ? `count/${plural}` : `count/${plural}.${group}`;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** A replica count from the wire: absent -> 0; anything but a whole number >= 0 is an error (-> 0). */
 function readCount(value: unknown, field: string, errors: string[]): number {
   if (value === undefined || value === null) return 0;
@@ -158,7 +155,9 @@ function readString(value: unknown): string | undefined {
 function isCorePod(rb: ResourceBinding): boolean {
   const resource: unknown = rb.spec?.resource;
   return (
-    isObject(resource) && resource['kind'] === 'Pod' && groupOf(String(resource['apiVersion'] ?? '')) === ''
+    isJsonObject(resource) &&
+    resource['kind'] === 'Pod' &&
+    groupOf(String(resource['apiVersion'] ?? '')) === ''
   );
 }
 
@@ -169,17 +168,17 @@ function isCorePod(rb: ResourceBinding): boolean {
  */
 export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): BindingTemplate[] {
   const spec: unknown = rb?.spec;
-  if (!isObject(spec)) return [];
+  if (!isJsonObject(spec)) return [];
   const clusters = readArray(spec['clusters'], 'spec.clusters', errors);
   const copies = Math.max(1, clusters.length);
-  const topRequirements = isObject(spec['replicaRequirements']) ? spec['replicaRequirements'] : {};
+  const topRequirements = isJsonObject(spec['replicaRequirements']) ? spec['replicaRequirements'] : {};
   const topPriority = readString(topRequirements['priorityClassName']);
   const components = readArray(spec['components'], 'spec.components', errors);
 
   if (components.length === 0) {
     let scheduled = 0;
     clusters.forEach((cluster, i) => {
-      if (isObject(cluster))
+      if (isJsonObject(cluster))
         scheduled += readCount(cluster['replicas'], `spec.clusters[${i}].replicas`, errors);
     });
     let replicas = Math.max(readCount(spec['replicas'], 'spec.replicas', errors), scheduled);
@@ -195,19 +194,21 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
   }
 
   return components.map((raw, i): BindingTemplate => {
-    const component = isObject(raw) ? raw : {};
+    const component = isJsonObject(raw) ? raw : {};
     const name = readString(component['name']) ?? `#${i}`;
     const declared = readCount(component['replicas'], `spec.components[${i}].replicas`, errors);
     let assigned = 0;
     clusters.forEach((cluster, j) => {
-      if (!isObject(cluster)) return;
+      if (!isJsonObject(cluster)) return;
       readArray(cluster['components'], `spec.clusters[${j}].components`, errors).forEach((target, k) => {
-        if (isObject(target) && target['name'] === name) {
+        if (isJsonObject(target) && target['name'] === name) {
           assigned += readCount(target['replicas'], `spec.clusters[${j}].components[${k}].replicas`, errors);
         }
       });
     });
-    const requirements = isObject(component['replicaRequirements']) ? component['replicaRequirements'] : {};
+    const requirements = isJsonObject(component['replicaRequirements'])
+      ? component['replicaRequirements']
+      : {};
     return {
       component: name,
       path: `spec.components[${i}].replicaRequirements`,
@@ -228,7 +229,7 @@ export function bindingCharge(rb: ResourceBinding): BindingCharge {
   };
 
   const spec: unknown = rb?.spec;
-  if (!isObject(spec)) {
+  if (!isJsonObject(spec)) {
     return { charge: {}, errors: ['spec: required: a ResourceBinding must have a spec'] };
   }
 
@@ -252,7 +253,7 @@ export function bindingCharge(rb: ResourceBinding): BindingCharge {
   add('pods', Quantity.fromInt(BigInt(pods)));
 
   const resource = spec['resource'];
-  if (!isObject(resource)) {
+  if (!isJsonObject(resource)) {
     errors.push('spec.resource: required: the binding must reference the resource it propagates');
   } else {
     const kind = readString(resource['kind']);
@@ -299,7 +300,7 @@ export function missingRequestErrors(
   const namespace = rb?.metadata?.namespace ?? '';
   const bindingName = rb?.metadata?.name ?? '';
   const resource: unknown = rb?.spec?.resource;
-  const workload = isObject(resource)
+  const workload = isJsonObject(resource)
     ? `${String(resource['kind'] ?? 'workload')} ${String(resource['name'] ?? '')}`.trim()
     : 'workload';
   const binding = namespace ? `${namespace}/${bindingName}` : bindingName;
@@ -308,7 +309,7 @@ export function missingRequestErrors(
   const messages: string[] = [];
   for (const template of bindingTemplates(rb)) {
     if (template.replicas <= 0) continue;
-    const requests = isObject(template.resourceRequest) ? template.resourceRequest : {};
+    const requests = isJsonObject(template.resourceRequest) ? template.resourceRequest : {};
     for (const name of tracked) {
       if (Object.hasOwn(requests, name)) continue;
       const subject =

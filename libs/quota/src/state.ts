@@ -17,7 +17,7 @@ import {
   type FieldError,
   type ResourceList,
 } from '#quantity';
-import { RESOURCE_BINDING, type KarmadaQuota, type Reservation } from '#api';
+import { isJsonObject, type KarmadaQuota, type Reservation, RESOURCE_BINDING } from '#api';
 
 /** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
 export interface BindingKey {
@@ -65,9 +65,6 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
   return Object.fromEntries([...totals.keys()].sort().map((key) => [key, totals.get(key) as Quantity]));
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` (the limits the admin asked for
  * take effect at once, a lowered limit included), `used` is `status.used`. Reservations are those of
@@ -89,7 +86,7 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
   }
   (Array.isArray(raw) ? raw : []).forEach((item: unknown, i) => {
     const field = `status.reservations[${i}]`;
-    if (!isObject(item) || !isObject(item['reservedBy'])) {
+    if (!isJsonObject(item) || !isJsonObject(item['reservedBy'])) {
       errors.push({
         field: `${field}.reservedBy`,
         message: 'Required value: the binding holding this reservation',

@@ -70,12 +70,13 @@ import {
 } from '#quantity';
 import {
   CLUSTER_USAGE_STATES,
-  KarmadaQuotaConditionType,
   type ClusterUsage,
   type ClusterUsageState,
   type Condition,
   type ConditionStatus,
+  isJsonObject,
   type KarmadaQuota,
+  KarmadaQuotaConditionType,
   type KarmadaQuotaStatus,
   type Reservation,
   type ResourceBinding,
@@ -171,9 +172,6 @@ const ZERO = Quantity.zero();
 const get = (list: ResourceList, key: string): Quantity =>
   Object.hasOwn(list, key) ? (list[key] as Quantity) : ZERO;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const isTime = (value: unknown): value is string =>
@@ -197,7 +195,7 @@ const belowSomewhere = (a: ResourceList, b: ResourceList): boolean =>
  */
 function readUsage(raw: unknown, field: string, keys: readonly string[], errors: string[]): ResourceList {
   if (raw === undefined || raw === null) return {};
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     for (const e of parseResourceList(raw, field).errors) errors.push(`${e.field}: ${e.message}`);
     return {};
   }
@@ -217,7 +215,7 @@ const workloadKey = (kind: string, name: string): string => `${kind}/${name}`;
 /** The key of the workload a binding propagates (`spec.resource` kind/name), if it names one. */
 function bindingWorkloadKey(rb: ResourceBinding): string | undefined {
   const resource: unknown = rb?.spec?.resource;
-  if (!isObject(resource)) return undefined;
+  if (!isJsonObject(resource)) return undefined;
   const { kind, name } = resource;
   return typeof kind === 'string' && kind !== '' && typeof name === 'string' && name !== ''
     ? workloadKey(kind, name)
@@ -249,7 +247,7 @@ function readWorkloads(
   }
   raw.forEach((item: unknown, i) => {
     const at = `${field}[${i}]`;
-    if (!isObject(item) || typeof item['kind'] !== 'string' || item['kind'] === '') {
+    if (!isJsonObject(item) || typeof item['kind'] !== 'string' || item['kind'] === '') {
       errors.push(`${at}.kind: must be a non-empty string`);
       return;
     }
@@ -282,7 +280,7 @@ function readClusters(
   }
   const views = new Map<string, ClusterView>();
   raw.forEach((item: unknown, i) => {
-    if (!isObject(item) || typeof item['name'] !== 'string' || item['name'] === '') {
+    if (!isJsonObject(item) || typeof item['name'] !== 'string' || item['name'] === '') {
       errors.push(`clusters[${i}].name: must be a non-empty string; this cluster's usage is ignored`);
       return;
     }
@@ -353,7 +351,7 @@ export function observedUsageOf(
 function isScoped(quota: KarmadaQuota): boolean {
   const selector: unknown = quota?.spec?.scopeSelector;
   if (selector === undefined || selector === null) return false;
-  if (!isObject(selector)) return true;
+  if (!isJsonObject(selector)) return true;
   const expressions = selector['matchExpressions'];
   if (expressions === undefined || expressions === null) return false;
   return !Array.isArray(expressions) || expressions.length > 0;
@@ -414,7 +412,7 @@ function clip(message: string): string {
 export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   const { quota, now } = input;
   const errors: string[] = [];
-  const current: KarmadaQuotaStatus = isObject(quota?.status) ? (quota.status as KarmadaQuotaStatus) : {};
+  const current: KarmadaQuotaStatus = isJsonObject(quota?.status) ? (quota.status as KarmadaQuotaStatus) : {};
   const namespace = quota?.metadata?.namespace ?? '';
   const generation = quota?.metadata?.generation;
 
@@ -434,7 +432,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   // Clusters and usage.
   const previousClusters = new Map<string, ClusterUsage>();
   for (const c of Array.isArray(current.clusters) ? current.clusters : []) {
-    if (isObject(c) && typeof c.name === 'string') previousClusters.set(c.name, c);
+    if (isJsonObject(c) && typeof c.name === 'string') previousClusters.set(c.name, c);
   }
   const views = readClusters(input.clusters, hardKeys, previousClusters, errors);
 
@@ -506,7 +504,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   const reserved = sumReserved(reservations);
 
   // Conditions.
-  const previousConditions = Array.isArray(current.conditions) ? current.conditions.filter(isObject) : [];
+  const previousConditions = Array.isArray(current.conditions) ? current.conditions.filter(isJsonObject) : [];
   const transitionTime = metaTime(now);
   const condition = (type: string, status: ConditionStatus, reason: string, message: string): Condition => {
     const before = previousConditions.find((c) => c.type === type);
@@ -647,13 +645,13 @@ function sameArray<T>(
   const left = Array.isArray(a) ? a : [];
   const right = b ?? [];
   if (a !== undefined && a !== null && !Array.isArray(a)) return false;
-  return left.length === right.length && left.every((x, i) => isObject(x) && same(x, right[i] as T));
+  return left.length === right.length && left.every((x, i) => isJsonObject(x) && same(x, right[i] as T));
 }
 
 function sameReservation(a: Record<string, unknown>, b: Reservation): boolean {
   const by = a['reservedBy'];
   return (
-    isObject(by) &&
+    isJsonObject(by) &&
     by['apiVersion'] === b.reservedBy.apiVersion &&
     by['kind'] === b.reservedBy.kind &&
     by['name'] === b.reservedBy.name &&

@@ -17,7 +17,7 @@
  */
 import { parseResourceList, type FieldError } from '#quantity';
 import { Quantity, QuantityError } from '#quantity';
-import { SCOPE_SELECTOR_OPERATORS } from '#api';
+import { isJsonObject, SCOPE_SELECTOR_OPERATORS } from '#api';
 import {
   COUNT_PREFIX,
   HUGEPAGES_PREFIX,
@@ -45,9 +45,6 @@ const UNSUPPORTED_SCOPES: Readonly<Record<string, string>> = {
   CrossNamespacePodAffinity: "a ResourceBinding does not carry the pods' affinity terms",
   VolumeAttributesClass: 'a ResourceBinding does not carry persistent volume claims',
 };
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const kindOf = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
@@ -151,7 +148,7 @@ function validateHard(hard: unknown, errors: FieldError[]): void {
     errors.push({ field, message: `Required value: set the limits, e.g. {cpu: "100", memory: 200Gi}` });
     return;
   }
-  if (!isObject(hard)) {
+  if (!isJsonObject(hard)) {
     errors.push({
       field,
       message: `must be an object mapping resource names to quantities, e.g. {cpu: "100"}; got ${kindOf(hard)}`,
@@ -196,7 +193,7 @@ function validateHard(hard: unknown, errors: FieldError[]): void {
 function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
   const field = 'spec.scopeSelector';
   if (selector === undefined || selector === null) return;
-  if (!isObject(selector)) {
+  if (!isJsonObject(selector)) {
     errors.push({
       field,
       message: `must be an object with matchExpressions, got ${kindOf(selector)}`,
@@ -217,7 +214,7 @@ function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
   const operators = SCOPE_SELECTOR_OPERATORS.map((o) => JSON.stringify(o)).join(', ');
   expressions.forEach((expression: unknown, i) => {
     const path = `${field}.matchExpressions[${i}]`;
-    if (!isObject(expression)) {
+    if (!isJsonObject(expression)) {
       errors.push({
         field: path,
         message: `must be an object {scopeName, operator, values}, got ${kindOf(expression)}`,
@@ -284,14 +281,14 @@ function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
 /** Field errors of a KarmadaQuota object (its spec); [] when valid. */
 export function validateKarmadaQuota(obj: unknown): FieldError[] {
   const errors: FieldError[] = [];
-  if (!isObject(obj)) {
+  if (!isJsonObject(obj)) {
     return [{ field: '<root>', message: `must be a KarmadaQuota object, got ${kindOf(obj)}`, value: obj }];
   }
   const spec = obj['spec'];
   if (spec === undefined || spec === null) {
     return [{ field: 'spec', message: 'Required value: a KarmadaQuota needs spec.hard' }];
   }
-  if (!isObject(spec)) {
+  if (!isJsonObject(spec)) {
     return [
       {
         field: 'spec',

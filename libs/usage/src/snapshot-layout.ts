@@ -41,7 +41,7 @@
  *   (It cannot be combined with `delay`; its `ttl` is ignored.)
  */
 import { Quantity } from '#quantity';
-import { CLUSTER_USAGE_STATES, type ClusterUsageState } from '#api';
+import { CLUSTER_USAGE_STATES, type ClusterUsageState, isJsonObject } from '#api';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
@@ -166,7 +166,7 @@ export function decodeSnapshot(
     } else {
       obj.workloads.forEach((item: unknown, i) => {
         const field = `workloads[${i}]`;
-        if (!isRecord(item)) {
+        if (!isJsonObject(item)) {
           errors.push(`${field}: must be an object, got ${describe(item)}`);
           return;
         }
@@ -273,7 +273,7 @@ export function reconcileJobOptions(namespace: string): {
 
 /** Validates a reconcile job's data as the worker receives it (already parsed by BullMQ). */
 export function decodeReconcileJob(data: unknown): Decoded<ReconcileJob> {
-  if (!isRecord(data))
+  if (!isJsonObject(data))
     return { ok: false, error: `invalid reconcile job: must be an object, got ${describe(data)}` };
   const errors: string[] = [];
   const namespace = readString(data, 'namespace', errors);
@@ -287,9 +287,6 @@ export function decodeReconcileJob(data: unknown): Decoded<ReconcileJob> {
 }
 
 // -- validation helpers ----------------------------------------------------------------------------
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -315,7 +312,7 @@ function decode<T>(
   } catch (err) {
     return { ok: false, error: `invalid ${what}: not JSON (${(err as Error).message})` };
   }
-  if (!isRecord(parsed))
+  if (!isJsonObject(parsed))
     return { ok: false, error: `invalid ${what}: must be a JSON object, got ${describe(parsed)}` };
   const errors: string[] = [];
   const value = read(parsed, errors);
@@ -349,7 +346,7 @@ function readTime(obj: Record<string, unknown>, key: string, errors: string[]): 
 
 /** A `used` map: resource name -> quantity string, every value a valid quantity. */
 function readUsed(value: unknown, field: string, errors: string[]): Record<string, string> {
-  if (!isRecord(value)) {
+  if (!isJsonObject(value)) {
     errors.push(`${field}: must be an object mapping resource names to quantities, got ${describe(value)}`);
     return {};
   }
