@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota } from '#api';
-import { customObjectInformer, METRICS, ResilientInformer } from '#service-kit';
+import { customObjectInformer, describeError, METRICS, ResilientInformer } from '#service-kit';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
@@ -94,7 +94,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         remove: (c) => this.onCluster(c.metadata!.name!, undefined),
         synced: () =>
           this.logger.log(`watching Cluster objects on the host (${this.clusters.size} clusters)`),
-        failed: (err) => this.logger.warn(`watch of Cluster objects on the host failed: ${String(err)}`),
+        failed: (err) =>
+          this.logger.warn(`watch of Cluster objects on the host failed: ${describeError(err)}`),
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
@@ -108,7 +109,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         },
         remove: (q) => this.quotaKeys.delete(quotaId(q)),
         synced: () => this.logger.log(`watching KarmadaQuotas on the host (${this.quotaKeys.size} quotas)`),
-        failed: (err) => this.logger.warn(`watch of KarmadaQuotas on the host failed: ${String(err)}`),
+        failed: (err) => this.logger.warn(`watch of KarmadaQuotas on the host failed: ${describeError(err)}`),
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
@@ -170,9 +171,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         try {
           await this.syncOnce();
         } catch (err) {
-          this.logger.error(
-            `sync of member clusters failed: ${err instanceof Error ? err.message : String(err)}`,
-          );
+          this.logger.error(`sync of member clusters failed: ${describeError(err)}`);
         }
       } while (this.syncAgain);
     })().finally(() => (this.syncing = undefined));
@@ -218,9 +217,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       void watcher
         .start()
         .then(() => this.countObjects([watcher]))
-        .catch((err: unknown) =>
-          this.logger.error(`cluster ${name}: ${err instanceof Error ? err.message : String(err)}`),
-        );
+        .catch((err: unknown) => this.logger.error(`cluster ${name}: ${describeError(err)}`));
     }
   }
 
@@ -251,7 +248,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         insecureSkipTLSVerify: cluster.spec.insecureSkipTLSVerification === true,
       };
     } catch (err) {
-      const code = err instanceof k8s.ApiException ? `HTTP ${err.code}` : String(err);
+      const code = describeError(err);
       this.logger.warn(
         `cluster ${name}: cannot read Secret ${ref.namespace}/${ref.name} (${code}): not watched`,
       );
@@ -267,7 +264,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         try {
           await this.publisher.publish(watcher);
         } catch (err) {
-          this.logger.warn(`publishing usage of ${watcher.name} failed, will retry: ${String(err)}`);
+          this.logger.warn(`publishing usage of ${watcher.name} failed, will retry: ${describeError(err)}`);
         }
       }
     } finally {

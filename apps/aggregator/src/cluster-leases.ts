@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
+import { describeError } from '#service-kit';
 
 export interface LeaseOptions {
   namespace: string;
@@ -43,7 +44,7 @@ export class ClusterLeases {
         else this.held.delete(cluster);
       } catch (err) {
         // Cannot tell: keep watching only what we still surely hold (our Lease has not expired).
-        this.logger.warn(`lease for cluster ${cluster}: ${err instanceof Error ? err.message : String(err)}`);
+        this.logger.warn(`lease for cluster ${cluster}: ${describeError(err)}`);
       }
     }
     for (const cluster of [...this.held]) if (!clusters.includes(cluster)) this.held.delete(cluster);

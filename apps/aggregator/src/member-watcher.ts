@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import type { ClusterUsageState } from '#api';
-import { ResilientInformer } from '#service-kit';
+import { describeError, ResilientInformer } from '#service-kit';
 import { countedResource, countedResourceId, deploymentOf, podUsage, UsageLedger } from '#usage';
 import { resolveResource } from './discovery.js';
 
@@ -254,14 +254,4 @@ export class MemberWatcher {
     const lastSyncTime = this.health.state === 'Ready' ? new Date() : this.health.lastSyncTime;
     this.health = { state: this.everSynced ? 'Stale' : 'Unreachable', lastSyncTime, message };
   }
-}
-
-/** An error as an operator can act on it, never with the request (and its bearer token). */
-function describeError(err: unknown): string {
-  if (err instanceof k8s.ApiException) return `HTTP ${err.code}`;
-  if (err instanceof Error) {
-    const code = (err as { code?: string }).code;
-    return code ? `${code} ${err.message}` : err.message;
-  }
-  return String(err);
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { computeQuotaStatus, type QuotaEvent } from '#quota';
-import { REDIS } from '#service-kit';
+import { describeError, REDIS } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { readObservedUsage } from './usage-reader.js';
@@ -139,9 +139,7 @@ export class ReconcileService {
           },
         });
       } catch (err) {
-        this.logger.warn(
-          `could not record event ${event.reason}: ${err instanceof Error ? err.message : String(err)}`,
-        );
+        this.logger.warn(`could not record event ${event.reason}: ${describeError(err)}`);
       }
     }
   }

@@ -11,7 +11,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
-import { customObjectInformer, METRICS, REDIS, ResilientInformer } from '#service-kit';
+import { customObjectInformer, describeError, METRICS, REDIS, ResilientInformer } from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
   deletedBindingsKey,
@@ -60,7 +60,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     const watchHandlers = (what: string) => ({
       synced: () => this.logger.log(`watching ${what} on the host`),
       failed: (err: unknown) =>
-        this.logger.warn(`watch of ${what} on the host failed, retrying: ${String(err)}`),
+        this.logger.warn(`watch of ${what} on the host failed, retrying: ${describeError(err)}`),
     });
     const onQuota = (q: KarmadaQuota) =>
       this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`);
@@ -132,7 +132,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
           .exec();
       } catch (err) {
         // Then the reservation goes at its expiry instead of at once: late, never lost.
-        this.logger.warn(`could not record the deletion of ${namespace}/${name}: ${String(err)}`);
+        this.logger.warn(`could not record the deletion of ${namespace}/${name}: ${describeError(err)}`);
       }
     }
     await this.enqueue(namespace, `ResourceBinding ${name} deleted`);
@@ -144,9 +144,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       await this.queue.add(RECONCILE_JOB_NAME, { namespace, reason }, reconcileJobOptions(namespace));
     } catch (err) {
       // The periodic resync catches up with what could not be queued now (Redis down).
-      this.logger.warn(
-        `could not queue a reconcile of ${namespace}: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      this.logger.warn(`could not queue a reconcile of ${namespace}: ${describeError(err)}`);
     }
   }
 }

@@ -12,6 +12,7 @@ import {
   type ReservationEntry,
 } from '#quota';
 import { formatList } from '#quantity';
+import { describeError } from '#service-kit';
 
 /** Reads and compare-and-swap writes KarmadaQuotas of one namespace on the host. */
 export interface QuotaStore {
@@ -87,7 +88,7 @@ export class AdmissionBatcher {
         try {
           await this.runBatch(namespace, batch);
         } catch (err) {
-          const reason = err instanceof Error ? err.message : String(err);
+          const reason = describeError(err);
           for (const p of batch)
             p.resolve(failClosed(`reading or writing the namespace's KarmadaQuotas failed: ${reason}`));
         }

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { describeError } from '#service-kit';
 import { ConflictError, type QuotaStore } from './admission-batcher.js';
 
 const resource = { group: KARMADA_QUOTA.group, version: KARMADA_QUOTA.version, plural: KARMADA_QUOTA.plural };
@@ -58,20 +59,12 @@ async function withRetries<T>(call: () => Promise<T>): Promise<T> {
     } catch (err) {
       const transient =
         err instanceof k8s.ApiException ? TRANSIENT.has(err.code) : !(err instanceof ConflictError);
-      if (!transient || attempt >= RETRY_DELAYS_MS.length) throw describe(err);
+      if (!transient || attempt >= RETRY_DELAYS_MS.length) {
+        throw err instanceof k8s.ApiException
+          ? new Error(`host API server answered ${describeError(err)}`)
+          : err;
+      }
       await sleep(RETRY_DELAYS_MS[attempt]!);
     }
   }
-}
-
-/** client-node's errors carry the whole response with headers; keep what an operator needs. */
-function describe(err: unknown): unknown {
-  if (!(err instanceof k8s.ApiException)) return err;
-  let message = String(err.body);
-  try {
-    message = (JSON.parse(String(err.body)) as { message?: string }).message ?? message;
-  } catch {
-    // not a Status body
-  }
-  return new Error(`host API server answered ${err.code}: ${message}`);
 }

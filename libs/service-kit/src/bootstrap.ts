@@ -1,3 +1,4 @@
+import { describeError } from './errors.js';
 import { ConsoleLogger, type DynamicModule, type INestApplication, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -43,7 +44,7 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
       app.close().then(
         () => process.exit(0),
         (err: unknown) => {
-          logger.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+          logger.error(`shutdown failed: ${describeError(err)}`);
           process.exit(1);
         },
       );
@@ -62,7 +63,7 @@ export function runMain(name: string, main: () => Promise<unknown>): void {
       process.stderr.write(`${name}: ${err.message}\n`);
       process.exit(2);
     }
-    process.stderr.write(`${name}: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`${name}: failed to start: ${describeError(err)}\n`);
     process.exit(1);
   });
 }

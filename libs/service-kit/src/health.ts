@@ -1,3 +1,4 @@
+import { describeError } from './errors.js';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 
@@ -35,7 +36,7 @@ export class HealthController {
           await c.probe();
           return session.up();
         } catch (err) {
-          return session.down({ message: err instanceof Error ? err.message : String(err) });
+          return session.down({ message: describeError(err) });
         }
       }),
     );

@@ -6,3 +6,4 @@ export { REDIS, RedisModule } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
 export { ResilientInformer } from './resilient-informer.js';
+export { describeError } from './errors.js';

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { describeError } from '#service-kit';
 import { down, sandboxPaths, supervise, up } from './sandbox.js';
 
 const USAGE = `usage: npm run sandbox [-- up [--members N] | down]
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error(`sandbox: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`sandbox: ${describeError(err)}`);
     process.exit(1);
   },
 );
