@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { computeQuotaStatus, type QuotaEvent } from '#quota';
-import { describeError, REDIS } from '#service-kit';
+import { ConflictError, describeError, KubeQuotaStore, REDIS } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { readObservedUsage } from './usage-reader.js';
@@ -11,11 +11,6 @@ import { readObservedUsage } from './usage-reader.js';
 export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
 export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
 
-const quotaResource = {
-  group: KARMADA_QUOTA.group,
-  version: KARMADA_QUOTA.version,
-  plural: KARMADA_QUOTA.plural,
-};
 const bindingResource = {
   group: RESOURCE_BINDING.group,
   version: RESOURCE_BINDING.version,
@@ -38,6 +33,7 @@ export interface ReconcileOutcome {
 export class ReconcileService {
   private readonly logger = new Logger('reconcile');
   private readonly objects: k8s.CustomObjectsApi;
+  private readonly quotas: KubeQuotaStore;
   private readonly events: k8s.CoreV1Api;
 
   constructor(
@@ -46,13 +42,14 @@ export class ReconcileService {
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
   ) {
     this.objects = host.makeApiClient(k8s.CustomObjectsApi);
+    this.quotas = new KubeQuotaStore(host);
     this.events = host.makeApiClient(k8s.CoreV1Api);
   }
 
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
     const [quotas, bindings, observed, deleted] = await Promise.all([
-      this.list<KarmadaQuota>(quotaResource, namespace),
-      this.list<ResourceBinding>(bindingResource, namespace),
+      this.quotas.list(namespace),
+      this.listBindings(namespace),
       readObservedUsage(this.redis, namespace),
       this.redis.zrange(deletedBindingsKey(namespace), 0, -1),
     ]);
@@ -73,17 +70,12 @@ export class ReconcileService {
         }
         if (!result.changed) break;
         try {
-          await this.objects.replaceNamespacedCustomObjectStatus({
-            ...quotaResource,
-            namespace,
-            name: quota.metadata!.name!,
-            body: { ...quota, status: result.status },
-          });
+          await this.quotas.writeStatus({ ...quota, status: result.status });
           outcome.written++;
           await this.emit(quota, result.events);
           break;
         } catch (err) {
-          if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
+          if (!(err instanceof ConflictError)) throw err;
           outcome.conflicts++;
           if (attempt >= this.config.MAX_CONFLICT_RETRIES) {
             throw new Error(
@@ -91,23 +83,16 @@ export class ReconcileService {
               { cause: err },
             );
           }
-          quota = (await this.objects.getNamespacedCustomObject({
-            ...quotaResource,
-            namespace,
-            name: quota.metadata!.name!,
-          })) as KarmadaQuota;
+          quota = await this.quotas.get(namespace, quota.metadata!.name!);
         }
       }
     }
     return outcome;
   }
 
-  private async list<T>(
-    resource: { group: string; version: string; plural: string },
-    namespace: string,
-  ): Promise<T[]> {
-    const list = (await this.objects.listNamespacedCustomObject({ ...resource, namespace })) as {
-      items: T[];
+  private async listBindings(namespace: string): Promise<ResourceBinding[]> {
+    const list = (await this.objects.listNamespacedCustomObject({ ...bindingResource, namespace })) as {
+      items: ResourceBinding[];
     };
     return list.items;
   }

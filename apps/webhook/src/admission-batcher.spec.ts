@@ -1,12 +1,8 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
 import { bindingCharge } from '#quota';
-import {
-  AdmissionBatcher,
-  ConflictError,
-  type AdmissionOutcome,
-  type QuotaStore,
-} from './admission-batcher.js';
+import { ConflictError, type QuotaStore } from '#service-kit';
+import { AdmissionBatcher, type AdmissionOutcome } from './admission-batcher.js';
 
 /** A deterministic PRNG (mulberry32), so a failing interleaving can be replayed. */
 function prng(seed: number): () => number {

@@ -12,18 +12,8 @@ import {
   type ReservationEntry,
 } from '#quota';
 import { formatList } from '#quantity';
+import { ConflictError, type QuotaStore } from '#service-kit';
 import { describeError } from '#service-kit';
-
-/** Reads and compare-and-swap writes KarmadaQuotas of one namespace on the host. */
-export interface QuotaStore {
-  list(namespace: string): Promise<KarmadaQuota[]>;
-  /** Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError. */
-  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
-}
-
-export class ConflictError extends Error {
-  override name = 'ConflictError';
-}
 
 export interface BatcherOptions {
   ttlSeconds: number;

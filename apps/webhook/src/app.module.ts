@@ -1,10 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { HealthModule, METRICS, MetricsModule, hostKubeConfig } from '#service-kit';
+import { HealthModule, hostKubeConfig, KubeQuotaStore, METRICS, MetricsModule } from '#service-kit';
 import { AdmissionBatcher } from './admission-batcher.js';
 import { AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
 import type { WebhookConfig } from './config.js';
-import { KubeQuotaStore } from './kube-quota-store.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
 @Module({})

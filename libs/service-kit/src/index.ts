@@ -7,3 +7,4 @@ export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
 export { ResilientInformer } from './resilient-informer.js';
 export { describeError } from './errors.js';
+export { ConflictError, KubeQuotaStore, type QuotaStore } from './quota-store.js';

@@ -1,7 +1,17 @@
 import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { describeError } from '#service-kit';
-import { ConflictError, type QuotaStore } from './admission-batcher.js';
+import { describeError } from './errors.js';
+
+/** Reads and compare-and-swap writes KarmadaQuotas on the host (the webhook and the reconciler). */
+export interface QuotaStore {
+  list(namespace: string): Promise<KarmadaQuota[]>;
+  /** Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError. */
+  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
+}
+
+export class ConflictError extends Error {
+  override name = 'ConflictError';
+}
 
 const resource = { group: KARMADA_QUOTA.group, version: KARMADA_QUOTA.version, plural: KARMADA_QUOTA.plural };
 
@@ -20,6 +30,13 @@ export class KubeQuotaStore implements QuotaStore {
 
   constructor(kc: k8s.KubeConfig) {
     this.api = kc.makeApiClient(k8s.CustomObjectsApi);
+  }
+
+  get(namespace: string, name: string): Promise<KarmadaQuota> {
+    return withRetries(
+      async () =>
+        (await this.api.getNamespacedCustomObject({ ...resource, namespace, name })) as KarmadaQuota,
+    );
   }
 
   list(namespace: string): Promise<KarmadaQuota[]> {
