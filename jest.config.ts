@@ -34,6 +34,13 @@ const config: Config = {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
+    {
+      // Fault injection on the real federation (`npm run test:chaos`): each file starts its own
+      // federation, services and Redis, so no global setup. Named *.chaos.ts: never integration.
+      ...shared,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.chaos.ts'],
+    },
   ],
 };
 

@@ -1,5 +1,5 @@
 import type * as k8s from '@kubernetes/client-node';
-import { RESOURCE_BINDING, type ResourceBinding } from '#api';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 
 /** A Deployment whose pods each request `cpu` (pods stay Pending: members have no nodes). */
 export const deployment = (name: string, replicas: number, cpu: string): k8s.V1Deployment => ({
@@ -12,6 +12,25 @@ export const deployment = (name: string, replicas: number, cpu: string): k8s.V1D
       spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
     },
   },
+});
+
+/** A bare Pod requesting `cpu`, as made directly in a member (no controller owns it). */
+export const pod = (name: string, cpu: string): k8s.V1Pod => ({
+  metadata: { name },
+  spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
+});
+
+/** A KarmadaQuota limiting `hard`; `extra` adds to its spec (a scopeSelector, say). */
+export const karmadaQuota = (
+  namespace: string,
+  name: string,
+  hard: Record<string, string>,
+  extra: object = {},
+): KarmadaQuota => ({
+  apiVersion: KARMADA_QUOTA.apiVersion,
+  kind: KARMADA_QUOTA.kind,
+  metadata: { name, namespace },
+  spec: { hard, ...extra },
 });
 
 export interface BindingShape {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager and kubectl from the Go module proxy into a
+# Builds etcd, kube-apiserver, kube-controller-manager, kubectl and helm from the Go module proxy into a
 # cache keyed by version, outside the work tree. Idempotent: a version already in the cache is kept,
 # so only a new machine pays the cold build (minutes on 2 cores).
 #
@@ -24,20 +24,26 @@ build() { # wrapper dir, version, output dir, then "binary=package" pairs
     local bin="${pair%%=*}" pkg="${pair#*=}"
     echo "building $bin $version (first run on this machine: this takes minutes)..." >&2
     local ldflags=""
-    case "$pkg" in k8s.io/kubernetes/*)
-      ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean"
+    case "$pkg" in
+      k8s.io/kubernetes/*)
+        ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean" ;;
+      helm.sh/helm/*)
+        ldflags="-X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
     esac
-    # Build to a temp name and rename, so an interrupted build never leaves a broken binary cached.
-    (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/.$bin.partial" "$pkg")
-    mv "$out/.$bin.partial" "$out/$bin"
+    # Build to a temp name of this process and rename, so neither an interrupted build nor one racing
+    # it (parallel test workers on a cold cache) ever leaves a broken binary cached.
+    (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/.$bin.partial.$$" "$pkg")
+    mv -f "$out/.$bin.partial.$$" "$out/$bin"
   done
   echo "$out"
 }
 
 etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kube_version="$(module_version kubernetes k8s.io/kubernetes)"
+helm_version="$(module_version helm helm.sh/helm/v4)"
 build etcd "$etcd_version" "$cache/etcd-$etcd_version" "etcd=go.etcd.io/etcd/server/v3"
 build kubernetes "$kube_version" "$cache/kubernetes-$kube_version" \
   "kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver" \
   "kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager" \
   "kubectl=k8s.io/kubernetes/cmd/kubectl"
+build helm "$helm_version" "$cache/helm-$helm_version" "helm=helm.sh/helm/v4/cmd/helm"

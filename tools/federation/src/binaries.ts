@@ -7,12 +7,15 @@ export interface KubeBinaries {
   kubeApiserver: string;
   kubeControllerManager: string;
   kubectl: string;
+  /** Helm, for the chart's lint and rendering tests. */
+  helm: string;
   etcdVersion: string;
   kubernetesVersion: string;
+  helmVersion: string;
 }
 
 /**
- * Returns the cached etcd and Kubernetes binaries, building them from the Go module proxy first
+ * Returns the cached etcd, Kubernetes and Helm binaries, building them from the Go module proxy first
  * when this machine has not got them yet (tools/kube-binaries/build.sh; progress goes to stderr).
  */
 export async function ensureBinaries(): Promise<KubeBinaries> {
@@ -33,13 +36,16 @@ export async function ensureBinaries(): Promise<KubeBinaries> {
   const dirs = stdout.trim().split('\n');
   const etcdDir = dirs.find((d) => basename(d).startsWith('etcd-'));
   const kubeDir = dirs.find((d) => basename(d).startsWith('kubernetes-'));
-  if (!etcdDir || !kubeDir) throw new Error(`unexpected output from ${script}: ${stdout}`);
+  const helmDir = dirs.find((d) => basename(d).startsWith('helm-'));
+  if (!etcdDir || !kubeDir || !helmDir) throw new Error(`unexpected output from ${script}: ${stdout}`);
   return {
     etcd: join(etcdDir, 'etcd'),
     kubeApiserver: join(kubeDir, 'kube-apiserver'),
     kubeControllerManager: join(kubeDir, 'kube-controller-manager'),
     kubectl: join(kubeDir, 'kubectl'),
+    helm: join(helmDir, 'helm'),
     etcdVersion: basename(etcdDir).slice('etcd-'.length),
     kubernetesVersion: basename(kubeDir).slice('kubernetes-'.length),
+    helmVersion: basename(helmDir).slice('helm-'.length),
   };
 }

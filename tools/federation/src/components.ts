@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeBinaries } from './binaries.js';
@@ -48,9 +49,10 @@ abstract class Component {
   protected abstract launchAndWait(): Promise<void>;
   protected abstract pickPorts(): Promise<void>;
 
-  async stop(): Promise<void> {
+  /** Stops the process: gracefully (SIGTERM), or as a crash (SIGKILL, no chance to clean up). */
+  async stop(options: { crash?: boolean } = {}): Promise<void> {
     if (!this.proc) return;
-    await this.proc.stop();
+    await (options.crash ? this.proc.kill() : this.proc.stop());
     this.guard.untrack(this.proc);
     this.proc = undefined;
   }
@@ -285,4 +287,78 @@ export class ControllerManager extends Component {
     ]);
     await this.awaitHealthy(`https://127.0.0.1:${this.port}/healthz`);
   }
+}
+
+/**
+ * A private redis-server (not the shared one at REDIS_URL) that a test may kill, restart or flush:
+ * no persistence (`--save '' --appendonly no`), so a restart loses every key, as a crashed Redis
+ * without a volume does. The binary is `REDIS_SERVER` or `redis-server` on the PATH.
+ */
+export class RedisServer extends Component {
+  private constructor(
+    dir: string,
+    guard: OrphanGuard,
+    private port: number,
+  ) {
+    super('redis', dir, guard);
+  }
+
+  static async create(dir: string, guard: OrphanGuard): Promise<RedisServer> {
+    return new RedisServer(dir, guard, await freePort());
+  }
+
+  /** `redis://127.0.0.1:PORT/db`; the port stays the same across restarts. */
+  url(db = 0): string {
+    return `redis://127.0.0.1:${this.port}/${db}`;
+  }
+
+  protected async pickPorts(): Promise<void> {
+    this.port = await freePort();
+  }
+
+  protected async launchAndWait(): Promise<void> {
+    const binary = process.env.REDIS_SERVER ?? 'redis-server';
+    const proc = this.launch(binary, [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+    ]);
+    await waitFor(
+      `redis-server on port ${this.port}`,
+      async () => {
+        if (!proc.running)
+          throw new Error(
+            `${binary} exited during start-up (install Redis or set REDIS_SERVER); its log:\n${proc.logTail()}`,
+          );
+        return (await redisPing(this.port)) === '+PONG';
+      },
+      { timeoutMs: START_TIMEOUT_MS, describe: () => proc.logTail() },
+    );
+  }
+}
+
+/** Sends PING to a Redis port and resolves with its first reply line ('' when it did not answer). */
+function redisPing(port: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    const done = (line: string) => {
+      socket.destroy();
+      resolve(line);
+    };
+    socket.setTimeout(1_000, () => done(''));
+    socket.on('error', () => done(''));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk: Buffer) => {
+      data += chunk.toString();
+      if (data.includes('\r\n')) done(data.split('\r\n')[0]!);
+    });
+  });
 }

@@ -1,3 +1,4 @@
+import * as k8s from '@kubernetes/client-node';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinaries, type KubeBinaries } from './binaries.js';
@@ -7,9 +8,18 @@ import {
   Etcd,
   HOST_CONTROLLERS,
   MEMBER_CONTROLLERS,
+  RedisServer,
   type ApiEndpoint,
 } from './components.js';
-import { ensureNamespace, installCrds, registerMember, SYSTEM_NAMESPACE } from './host-setup.js';
+import {
+  CLUSTER_SECRET_NAMESPACE,
+  ensureNamespace,
+  installCrds,
+  kubeConfigFor,
+  registerMember,
+  serviceAccountToken,
+  SYSTEM_NAMESPACE,
+} from './host-setup.js';
 import { ManagedProcess, OrphanGuard } from './processes.js';
 
 export interface FederationOptions {
@@ -51,6 +61,7 @@ export class Federation {
   ) {}
 
   private readonly processes: ManagedProcess[] = [];
+  private readonly redisServers: RedisServer[] = [];
 
   static async start(options: FederationOptions): Promise<Federation> {
     const log = options.log ?? (() => {});
@@ -104,11 +115,14 @@ export class Federation {
     };
   }
 
-  /** Stops a member's API server (its controller manager first), keeping its data and port. */
-  async stopMember(name: string): Promise<void> {
+  /**
+   * Stops a member's API server (its controller manager first), keeping its data and port;
+   * `crash` kills it with SIGKILL instead of a graceful shutdown.
+   */
+  async stopMember(name: string, options: { crash?: boolean } = {}): Promise<void> {
     const member = this.member(name);
-    await member.controllerManager.stop();
-    await member.apiServer.stop();
+    await member.controllerManager.stop(options);
+    await member.apiServer.stop(options);
   }
 
   /** Starts a stopped member again on the same port, with the same data and credentials. */
@@ -116,6 +130,77 @@ export class Federation {
     const member = this.member(name);
     await member.apiServer.start();
     await member.controllerManager.start();
+  }
+
+  /**
+   * Stops the host API server (the Karmada control plane) and its controller manager, keeping etcd,
+   * data and port; `crash` kills them with SIGKILL. Clients see refused connections until startHost().
+   */
+  async stopHost(options: { crash?: boolean } = {}): Promise<void> {
+    await this.host.controllerManager.stop(options);
+    await this.host.apiServer.stop(options);
+  }
+
+  /** Starts the stopped host API server again on the same port, with the same data and credentials. */
+  async startHost(): Promise<void> {
+    await this.host.apiServer.start();
+    await this.host.controllerManager.start();
+  }
+
+  /**
+   * Starts a private redis-server for this federation (stopped with it) that a test may kill,
+   * restart or flush without touching the shared Redis; see RedisServer.
+   */
+  async startRedis(): Promise<RedisServer> {
+    const redis = await RedisServer.create(
+      join(this.stateDir, `redis-${this.redisServers.length + 1}`),
+      this.guard,
+    );
+    this.redisServers.push(redis);
+    await redis.start();
+    return redis;
+  }
+
+  /**
+   * Gives the aggregator a revocable credential for a member, as `karmadactl join` does with a
+   * service account: a ServiceAccount `karmada-quota-member-access` (cluster-admin) in the member's
+   * kube-system, a token requested for it, written to the member's credential Secret on the host.
+   * Call again after revokeMemberToken to issue a new one.
+   */
+  async issueMemberToken(name: string): Promise<void> {
+    const member = kubeConfigFor(this.member(name).apiServer.endpoint);
+    const namespace = 'kube-system';
+    const token = await serviceAccountToken(member, {
+      namespace,
+      name: MEMBER_ACCESS_ACCOUNT,
+      readQuotas: false,
+      expirationSeconds: 24 * 3600,
+    });
+    await ignoreConflict(() =>
+      member.makeApiClient(k8s.RbacAuthorizationV1Api).createClusterRoleBinding({
+        body: {
+          metadata: { name: MEMBER_ACCESS_ACCOUNT },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+          subjects: [{ kind: 'ServiceAccount', name: MEMBER_ACCESS_ACCOUNT, namespace }],
+        },
+      }),
+    );
+    const hostCore = kubeConfigFor(this.host.apiServer.endpoint).makeApiClient(k8s.CoreV1Api);
+    const secret = await hostCore.readNamespacedSecret({ namespace: CLUSTER_SECRET_NAMESPACE, name });
+    secret.data = { ...secret.data, token: Buffer.from(token).toString('base64') };
+    await hostCore.replaceNamespacedSecret({ namespace: CLUSTER_SECRET_NAMESPACE, name, body: secret });
+  }
+
+  /**
+   * Revokes the token issueMemberToken issued: its ServiceAccount is deleted, so the member rejects
+   * the token (401) from the next request on. The host's Secret still holds it, as after a real
+   * revocation on the member's side.
+   */
+  async revokeMemberToken(name: string): Promise<void> {
+    const member = kubeConfigFor(this.member(name).apiServer.endpoint);
+    await member
+      .makeApiClient(k8s.CoreV1Api)
+      .deleteNamespacedServiceAccount({ namespace: 'kube-system', name: MEMBER_ACCESS_ACCOUNT });
   }
 
   /**
@@ -131,9 +216,23 @@ export class Federation {
     return proc;
   }
 
+  /**
+   * Starts an exited launched process again with the same command, arguments and environment (so
+   * the same port and certificate, like a pod restarted behind its Service); its log continues.
+   */
+  relaunch(proc: ManagedProcess): ManagedProcess {
+    if (proc.running) throw new Error(`${proc.name} is still running: stop or kill it first`);
+    const index = this.processes.indexOf(proc);
+    if (index < 0) throw new Error(`${proc.name} was not launched by this federation`);
+    this.processes.splice(index, 1);
+    this.guard.untrack(proc);
+    return this.launch(proc.name, proc.command, [...proc.args], proc.env ?? process.env);
+  }
+
   /** Stops every process: launched ones first, then controller managers, API servers, etcd. */
   async stop(): Promise<void> {
     await Promise.all(this.processes.splice(0).map((p) => p.stop()));
+    await Promise.all(this.redisServers.splice(0).map((r) => r.stop()));
     const clusters = [this.host, ...this.members];
     await Promise.all(clusters.map((c) => c.controllerManager.stop()));
     await Promise.all(clusters.map((c) => c.apiServer.stop()));
@@ -145,5 +244,16 @@ export class Federation {
     const member = this.members.find((m) => m.apiServer.name === name);
     if (!member) throw new Error(`no member cluster named ${name}`);
     return member;
+  }
+}
+
+/** The ServiceAccount in each member whose tokens issueMemberToken hands to the aggregator. */
+export const MEMBER_ACCESS_ACCOUNT = 'karmada-quota-member-access';
+
+async function ignoreConflict(create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
   }
 }

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { CLUSTER, loadCrds, type Cluster } from '#api';
+import { CLUSTER, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
 import { readFileSync } from 'node:fs';
 import type { ApiEndpoint } from './components.js';
 import { waitFor } from './net.js';
@@ -163,4 +163,48 @@ export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem:
       if (!isStatus(err, 404)) throw err;
     });
   await api.createValidatingWebhookConfiguration({ body });
+}
+
+/**
+ * A ServiceAccount (on the host `kc` points at) and a bearer token for it (TokenRequest): a user to log in as. With
+ * `readQuotas` it may get, list and watch the KarmadaQuotas of its namespace (a Role and binding of
+ * its own name); without, it may do nothing karmada-quota serves.
+ */
+export async function serviceAccountToken(
+  kc: k8s.KubeConfig,
+  options: { namespace: string; name: string; readQuotas: boolean; expirationSeconds: number },
+): Promise<string> {
+  const { namespace, name } = options;
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  if (options.readQuotas) {
+    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name },
+        rules: [
+          {
+            apiGroups: [KARMADA_QUOTA.group],
+            resources: [KARMADA_QUOTA.plural],
+            verbs: ['get', 'list', 'watch'],
+          },
+        ],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }],
+      },
+    });
+  }
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: options.expirationSeconds } },
+  });
+  return request.status!.token;
 }

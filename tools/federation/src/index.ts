@@ -1,12 +1,18 @@
 export { ensureBinaries, type KubeBinaries } from './binaries.js';
-export type { ApiEndpoint } from './components.js';
-export { Federation, type FederationInfo, type FederationOptions } from './federation.js';
+export type { ApiEndpoint, RedisServer } from './components.js';
+export {
+  Federation,
+  MEMBER_ACCESS_ACCOUNT,
+  type FederationInfo,
+  type FederationOptions,
+} from './federation.js';
 export {
   CLUSTER_SECRET_NAMESPACE,
   ensureNamespace,
   installCrds,
   kubeConfigFor,
   registerMember,
+  serviceAccountToken,
   unregisterMember,
 } from './host-setup.js';
 export { writeKubeconfig } from './kubeconfig.js';

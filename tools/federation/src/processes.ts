@@ -9,8 +9,14 @@ export class ManagedProcess {
     readonly name: string,
     readonly logFile: string,
     private readonly child: ChildProcess,
+    /** How it was started, so it can be started again the same way (Federation.relaunch). */
+    readonly command: string,
+    readonly args: readonly string[],
+    readonly env: NodeJS.ProcessEnv | undefined,
   ) {
     child.once('exit', () => (this.exited = true));
+    // A binary that cannot be run (ENOENT) emits 'error', which would crash the owner if unheard.
+    child.once('error', () => (this.exited = true));
   }
 
   /**
@@ -31,14 +37,15 @@ export class ManagedProcess {
         env: options.env ?? process.env,
         cwd: options.cwd,
       });
-      return new ManagedProcess(name, options.logFile, child);
+      return new ManagedProcess(name, options.logFile, child, command, args, options.env);
     } finally {
       closeSync(log);
     }
   }
 
   get pid(): number {
-    if (this.child.pid === undefined) throw new Error(`${this.name} did not start (see ${this.logFile})`);
+    if (this.child.pid === undefined)
+      throw new Error(`${this.name} did not start: cannot run ${this.command} (see ${this.logFile})`);
     return this.child.pid;
   }
 
@@ -53,6 +60,16 @@ export class ManagedProcess {
     } catch {
       return '(no log)';
     }
+  }
+
+  /** SIGSTOP: the process hangs (holds its connections and locks, answers nothing) until resume(). */
+  pause(): void {
+    this.signal('SIGSTOP');
+  }
+
+  /** SIGCONT: a paused process carries on where it stopped. */
+  resume(): void {
+    this.signal('SIGCONT');
   }
 
   /** SIGKILL: a crash, with no chance to clean up; resolves once the process has exited. */

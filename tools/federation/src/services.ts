@@ -7,7 +7,7 @@ import { repoRoot } from './paths.js';
 import { createServingCertificate } from './pki.js';
 import type { ManagedProcess } from './processes.js';
 
-export const SERVICES = ['webhook', 'aggregator', 'reconciler'] as const;
+export const SERVICES = ['webhook', 'aggregator', 'reconciler', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 export interface RunningService {

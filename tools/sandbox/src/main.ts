@@ -1,6 +1,6 @@
+import { describeError } from '#api';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { describeError } from '#service-kit';
 import { down, sandboxPaths, supervise, up } from './sandbox.js';
 
 const USAGE = `usage: npm run sandbox [-- up [--members N] | down]

@@ -10,6 +10,7 @@ import {
   kubeConfigFor,
   repoRoot,
   type RunningService,
+  serviceAccountToken,
   sleep,
   startServices,
   waitFor,
@@ -23,6 +24,8 @@ export interface SandboxEnv {
   webhook: { url: string };
   aggregator: { url: string };
   reconciler: { url: string };
+  /** The console, and a token of the demo viewer (may read team-a's quotas only) to log in with. */
+  console: { url: string; token: string };
   kubectl: string;
   kubernetesVersion: string;
 }
@@ -38,6 +41,9 @@ export function sandboxPaths(dir = process.env.SANDBOX_DIR ?? join(repoRoot(), '
 }
 
 const DEMO_NAMESPACE = 'team-a';
+/** A business user of the demo: may get, list and watch the KarmadaQuotas of team-a, nothing else. */
+const DEMO_VIEWER = 'quota-viewer';
+const DEMO_VIEWER_TOKEN_SECONDS = 24 * 3600;
 
 function refuseIfRunning(paths: SandboxPaths): void {
   const pid = runningSupervisor(paths);
@@ -104,6 +110,10 @@ ${members}
   redis     ${env.redisUrl}
   webhook   ${env.webhook.url}   aggregator ${env.aggregator.url}   reconciler ${env.reconciler.url}
 
+Console: ${env.console.url}
+  log in with this token of ${DEMO_NAMESPACE}/${DEMO_VIEWER}, who may read the quotas of ${DEMO_NAMESPACE} only (valid 24 h):
+  ${env.console.token}
+
 kubectl get kq -A  (on the host):
 ${kubectl(env, ['get', 'kq', '-A'])
   .split('\n')
@@ -118,6 +128,7 @@ Try:
   kubectl create -f ${examples.fits}      # 3 x 200m: admitted, reserved in the quota
   kubectl create -f ${examples.exceeds}    # 200 x 1 CPU: denied, exceeded quota
   kubectl get kq team-a -n ${DEMO_NAMESPACE} -o yaml
+  curl -H "Authorization: Bearer $(kubectl create token ${DEMO_VIEWER} -n ${DEMO_NAMESPACE})" ${env.console.url}/api/quotas
   kubectl --kubeconfig ${env.members[0]?.kubeconfig} create deployment web --image=nginx --replicas=3 -n ${DEMO_NAMESPACE}
   kubectl --kubeconfig ${env.members[0]?.kubeconfig} get pods -n ${DEMO_NAMESPACE}
   curl ${env.webhook.url}/readyz
@@ -156,11 +167,17 @@ export async function supervise(options: {
   try {
     const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     federation = await Federation.start({ stateDir: paths.dir, members: options.members, log: print });
-    print('starting webhook, aggregator and reconciler');
+    print('starting webhook, aggregator, reconciler and console');
     const services = await startServices(federation, { redisUrl });
     const url = (name: RunningService['name']) => ({ url: services.find((s) => s.name === name)!.url });
     print('seeding the demo quota team-a/team-a');
     await seedDemo(federation);
+    const viewerToken = await serviceAccountToken(kubeConfigFor(federation.info.host), {
+      namespace: DEMO_NAMESPACE,
+      name: DEMO_VIEWER,
+      readQuotas: true,
+      expirationSeconds: DEMO_VIEWER_TOKEN_SECONDS,
+    });
     const info = federation.info;
     const env: SandboxEnv = {
       host: { kubeconfig: info.host.kubeconfig, server: info.host.server },
@@ -169,6 +186,7 @@ export async function supervise(options: {
       webhook: url('webhook'),
       aggregator: url('aggregator'),
       reconciler: url('reconciler'),
+      console: { ...url('console'), token: viewerToken },
       kubectl: info.kubectl,
       kubernetesVersion: info.kubernetesVersion,
     };
