@@ -1,3 +1,4 @@
 export * from './types.js';
 export * from './crds.js';
 export * from './json.js';
+export * from './errors.js';

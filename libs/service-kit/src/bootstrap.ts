@@ -1,4 +1,6 @@
-import { describeError } from './errors.js';
+import { readFileSync } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
+import { describeError } from '#api';
 import { ConsoleLogger, type DynamicModule, type INestApplication, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -11,8 +13,12 @@ export interface ServiceOptions {
   port: number;
   bindAddress: string;
   logLevel: LogLevel;
-  /** Serve HTTPS with this PEM key and certificate (the webhook: the API server calls only HTTPS). */
-  tls?: { key: string; cert: string };
+  /**
+   * Serve HTTPS with the PEM key and certificate in these files (the webhook: the API server calls
+   * only HTTPS), re-read every `reloadSeconds` so a renewed certificate (cert-manager, a rotated
+   * Secret) is served without a restart.
+   */
+  tls?: { keyFile: string; certFile: string; reloadSeconds: number };
   /** Largest request body accepted (413 above it); Fastify's default is 1 MiB. */
   bodyLimitBytes?: number;
 }
@@ -28,8 +34,10 @@ export function jsonLogger(name: string, level: LogLevel): ConsoleLogger {
  */
 export async function startService(module: unknown, options: ServiceOptions): Promise<INestApplication> {
   const logger = jsonLogger(options.name, options.logLevel);
+  const tls = options.tls;
+  let served = tls && readKeyPair(tls);
   const adapter = new FastifyAdapter({
-    ...(options.tls ? { https: options.tls } : {}),
+    ...(served ? { https: served } : {}),
     ...(options.bodyLimitBytes ? { bodyLimit: options.bodyLimitBytes } : {}),
   });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
@@ -38,6 +46,24 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
   });
   await app.listen(options.port, options.bindAddress);
   logger.log(`${options.name} listening on ${await app.getUrl()}`);
+  if (tls && served) {
+    const server = app.getHttpServer() as HttpsServer;
+    const reload = setInterval(() => {
+      try {
+        const next = readKeyPair(tls);
+        if (next.key === served!.key && next.cert === served!.cert) return;
+        server.setSecureContext(next); // throws on a key that does not match the certificate
+        served = next;
+        logger.log(`serving the renewed TLS certificate from ${tls.certFile}`);
+      } catch (err) {
+        // A renewal caught half-written is retried at the next tick; the old pair keeps serving.
+        logger.error(
+          `could not load the TLS certificate ${tls.certFile}: ${describeError(err)}; serving the previous one`,
+        );
+      }
+    }, tls.reloadSeconds * 1000).unref();
+    server.once('close', () => clearInterval(reload));
+  }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       logger.log(`${signal} received, shutting down`);
@@ -51,6 +77,10 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
     });
   }
   return app;
+}
+
+function readKeyPair(tls: { keyFile: string; certFile: string }): { key: string; cert: string } {
+  return { key: readFileSync(tls.keyFile, 'utf8'), cert: readFileSync(tls.certFile, 'utf8') };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { describeError } from './errors.js';
+import { describeError } from '#api';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 

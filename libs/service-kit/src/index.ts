@@ -6,5 +6,5 @@ export { REDIS, RedisModule } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
 export { ResilientInformer } from './resilient-informer.js';
-export { describeError } from './errors.js';
 export { ConflictError, KubeQuotaStore, type QuotaStore } from './quota-store.js';
+export { QuotaEventWriter, type QuotaRef } from './quota-events.js';

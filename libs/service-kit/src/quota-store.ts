@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { describeError } from './errors.js';
+import { describeError } from '#api';
 
 /** Reads and compare-and-swap writes KarmadaQuotas on the host (the webhook and the reconciler). */
 export interface QuotaStore {

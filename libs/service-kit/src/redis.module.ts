@@ -1,5 +1,6 @@
-import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import { describeError } from '#api';
 
 /** Injection token of the shared ioredis connection. */
 export const REDIS = Symbol('REDIS');
@@ -19,7 +20,8 @@ export class RedisModule implements OnApplicationShutdown {
       providers: [
         {
           provide: REDIS,
-          useFactory: () => new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
+          useFactory: () =>
+            reportingOutages(new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false })),
         },
       ],
       exports: [REDIS],
@@ -29,4 +31,25 @@ export class RedisModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
+}
+
+/**
+ * One log line when Redis becomes unreachable and one when it is back, instead of ioredis printing
+ * a stack trace for every reconnect attempt (it does so for a client without an 'error' listener).
+ */
+function reportingOutages(redis: Redis): Redis {
+  const logger = new Logger('redis');
+  const where = `${redis.options.host}:${redis.options.port}`;
+  let down = false;
+  redis.on('error', (err: unknown) => {
+    if (down) return;
+    down = true;
+    logger.error(`Redis at ${where} is unreachable, reconnecting: ${describeError(err)}`);
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.log(`Redis at ${where} is reachable again`);
+  });
+  return redis;
 }

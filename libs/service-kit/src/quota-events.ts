@@ -1,0 +1,46 @@
+import * as k8s from '@kubernetes/client-node';
+import { KARMADA_QUOTA } from '#api';
+import type { QuotaEvent } from '#quota';
+
+export interface QuotaRef {
+  namespace: string;
+  name: string;
+  /** kubectl describe matches events by uid too; without it they still show in `kubectl get events`. */
+  uid?: string;
+}
+
+/** Writes core/v1 Events about KarmadaQuotas on behalf of one component. */
+export class QuotaEventWriter {
+  private readonly events: k8s.CoreV1Api;
+
+  constructor(
+    kubeConfig: k8s.KubeConfig,
+    private readonly component: string,
+  ) {
+    this.events = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  }
+
+  async write(quota: QuotaRef, event: QuotaEvent, at = new Date()): Promise<void> {
+    await this.events.createNamespacedEvent({
+      namespace: quota.namespace,
+      body: {
+        metadata: { generateName: `${quota.name}.` },
+        involvedObject: {
+          apiVersion: KARMADA_QUOTA.apiVersion,
+          kind: KARMADA_QUOTA.kind,
+          name: quota.name,
+          namespace: quota.namespace,
+          uid: quota.uid,
+        },
+        type: event.type,
+        reason: event.reason,
+        message: event.message,
+        firstTimestamp: at,
+        lastTimestamp: at,
+        count: event.count ?? 1,
+        source: { component: this.component },
+        reportingComponent: this.component,
+      },
+    });
+  }
+}
