@@ -394,6 +394,60 @@ describe('admitBatch: scaling', () => {
   });
 });
 
+describe('admitBatch: the "must specify" rule', () => {
+  const cpuQuota = quota('cpu-quota', { cpu: '10' });
+  const podQuota = quota('pod-quota', { pods: '10' });
+  const missing = { 'cpu-quota': ['must specify requests.cpu for Deployment web'], 'pod-quota': [] };
+  const denied: Decision = {
+    allowed: false,
+    quota: 'cpu-quota',
+    exceeded: [],
+    message: 'must specify requests.cpu for Deployment web',
+  };
+  const withGaps = (it: AdmissionItem): AdmissionItem => ({ ...it, missingRequests: missing });
+
+  it.each<[string, AdmissionItem, Decision]>([
+    ['a create with replicas', withGaps(item('web', { pods: '2' })), denied],
+    ['a dry-run create with replicas', withGaps(item('web', { pods: '2' }, { dryRun: true })), denied],
+    ['an update raising the replicas', withGaps(item('web', { pods: '3' }, { old: { pods: '2' } })), denied],
+    [
+      'an update of an object whose old charge had no pods',
+      withGaps(item('web', { pods: '1' }, { old: {} })),
+      denied,
+    ],
+    [
+      'an update keeping the replicas',
+      withGaps(item('web', { pods: '2' }, { old: { pods: '2' } })),
+      { allowed: true },
+    ],
+    [
+      'an update lowering the replicas',
+      withGaps(item('web', { pods: '1' }, { old: { pods: '2' } })),
+      { allowed: true },
+    ],
+    ['a create without replicas', withGaps(item('web', {})), { allowed: true }],
+    ['a create declaring every tracked request', item('web', { pods: '2', cpu: '1' }), { allowed: true }],
+  ])('%s', (_what, admission, decision) => {
+    expect(admit([podQuota, cpuQuota], [admission]).decisions).toEqual([decision]);
+  });
+
+  it('comes before the limits, and leaves no reservation in the quotas that would admit', () => {
+    const full = quota('pod-quota', { pods: '1' }, { pods: '1' });
+    const result = admit([full, cpuQuota], [withGaps(item('web', { pods: '2' }))]);
+    expect(result.decisions).toEqual([denied]);
+    expect(result.changed).toEqual([]);
+  });
+
+  it('only a quota that applies to the binding (scopes) can refuse it', () => {
+    const result = admit(
+      [podQuota, cpuQuota],
+      [withGaps(item('web', { pods: '2' }))],
+      (q) => q !== 'cpu-quota',
+    );
+    expect(result.decisions).toEqual([{ allowed: true }]);
+  });
+});
+
 describe('admitBatch: several quotas', () => {
   const cpuQuota = quota('cpu-quota', { cpu: '10' });
   const podQuota = quota('pod-quota', { pods: '2' }, { pods: '2' });

@@ -25,6 +25,11 @@
  * Decreases are always allowed, even over a lowered limit. dryRun items get the same answer as real ones
  * but change neither the state nor the running total.
  *
+ * Before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
+ * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for
+ * (a quota tracking cpu or memory, a template without that request). A change that adds no pods
+ * passes it, so a workload admitted before such a quota existed can still shrink or be edited.
+ *
  * Denial: Kubernetes' `exceeded quota: <quota>, requested: <k=v,...>, used: <k=v,...>, limited: <k=v,...>`,
  * keys sorted, only the exceeded keys, requested = the increase, used = used + reserved before the item,
  * limited = hard, quantities in canonical form. With several quotas denying, the first in the given
@@ -59,6 +64,11 @@ export interface AdmissionItem {
    */
   persisted: boolean;
   dryRun: boolean;
+  /**
+   * Per quota name, why the binding breaks that quota's "must specify" rule (missingRequestErrors
+   * against the quota's hard keys); absent or empty when it declares every tracked request.
+   */
+  missingRequests?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type Decision =
@@ -249,6 +259,12 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   }
 }
 
+/** A CREATE with replicas, or an UPDATE raising them: what the "must specify" rule applies to. */
+function addsPods(item: AdmissionItem): boolean {
+  const after = get(item.charge, 'pods');
+  return after.sign() > 0 && (item.oldCharge === undefined || after.cmp(get(item.oldCharge, 'pods')) > 0);
+}
+
 /**
  * Decides a batch of admissions against the quotas' states (see the file comment). `matches(quota, i)`
  * tells whether quota applies to item i (scopes); `quotas` are evaluated in the given order.
@@ -262,6 +278,13 @@ export function admitBatch(
   const working = quotas.map(workingQuota);
   const decisions: Decision[] = items.map((item, i): Decision => {
     const plans = working.filter((w) => matches(w.original.name, i)).map((w) => plan(w, item));
+    if (addsPods(item)) {
+      for (const { quota } of plans) {
+        const missing = item.missingRequests?.[quota.original.name] ?? [];
+        if (missing.length > 0)
+          return { allowed: false, quota: quota.original.name, exceeded: [], message: missing.join('; ') };
+      }
+    }
     for (const p of plans) {
       const exceeded = exceededKeys(p);
       if (exceeded.length > 0) {

@@ -24,7 +24,7 @@
  * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy
  * bare name (`services`, `secrets`, `configmaps`, `persistentvolumeclaims`, `replicationcontrollers`,
  * `resourcequotas`). `services.nodeports` / `services.loadbalancers` cannot be derived from a binding
- * (it does not carry the Service's type) and are left to observed usage.
+ * (it does not carry the Service's type), so validation rejects them.
  *
  * Zero entries are dropped from the charge (absent means zero everywhere in this library).
  */

@@ -40,3 +40,5 @@ export type {
   QuotaStatusResult,
   UsageList,
 } from './status.js';
+export { addDenial, denialEvent } from './denial-events.js';
+export type { DenialTally } from './denial-events.js';

@@ -435,9 +435,22 @@ describe('computeQuotaStatus: missing bindings', () => {
       [],
     ],
     [
-      'uid mismatch, no expiration: another object, the entry is dropped',
+      'uid mismatch, no expiration: the persisted object is held, under its uid',
       res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'old' }),
       [rb('web', { cpu: '1', uid: 'new' })],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'new' })],
+    ],
+    [
+      // A create retried after its answer was lost: admitted under a fresh uid, then AlreadyExists.
+      'uid mismatch, expired: falls back to what the persisted object costs, under its uid',
+      res('web', { cpu: '2' }, { cpu: '2' }, { uid: 'retried', expirationTime: EXPIRED }),
+      [rb('web', { cpu: '1', uid: 'persisted' })],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'persisted' })],
+    ],
+    [
+      'uid mismatch, expired, persisted object being deleted: released',
+      res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'retried', expirationTime: EXPIRED }),
+      [rb('web', { cpu: '1', uid: 'persisted', deleting: true })],
       [],
     ],
     [

@@ -19,7 +19,11 @@
  *
  * Reservations (`reservations[]`, `reserved`), per entry of the current status, in order:
  * - its binding is the one of that name in the namespace; a uid on both sides that differs means another
- *   object of the same name: the binding counts as missing;
+ *   object of the same name: while the entry's expiration is in the future it is kept as it is (a new
+ *   object not persisted yet), after that it is settled against the persisted object, under that
+ *   object's uid (the admitted one never persisted: e.g. a create retried after its answer was lost,
+ *   admitted under a fresh uid and then refused with AlreadyExists, must not strip the persisted
+ *   binding of its reservation);
  * - binding missing: the entry is kept as it is (masked to the hard keys) until its expirationTime passes
  *   (a CREATE admitted but not persisted yet, or that failed), then dropped; an entry without an
  *   expiration whose binding is missing is dropped at once (the binding was deleted), and so is one whose
@@ -118,6 +122,8 @@ export interface QuotaEvent {
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
+  /** How many occurrences this one Event stands for (aggregated denials); 1 when absent. */
+  count?: number;
 }
 
 export interface QuotaStatusInput {
@@ -160,6 +166,8 @@ export const QuotaEventReason = {
   OverQuota: 'OverQuota',
   ClusterStale: 'ClusterStale',
   ClusterRecovered: 'ClusterRecovered',
+  /** Recorded by the webhook, aggregated per quota (denial-events.ts). */
+  AdmissionDenied: 'AdmissionDenied',
 } as const;
 
 /** metav1.Condition's message limit (the CRD enforces it). */
@@ -377,9 +385,18 @@ function settle(
   if (entry.binding.uid !== undefined && context.deletedBindingUids?.has(entry.binding.uid)) return undefined;
   const heldCharge = removeZeros(maskList(entry.charge, hardKeys));
   const uid = rb?.metadata?.uid;
-  if (rb === undefined || (entry.binding.uid !== undefined && uid && uid !== entry.binding.uid)) {
-    if (entry.expirationTime === undefined || isExpired(entry, now)) return undefined;
+  const otherObject =
+    rb !== undefined && entry.binding.uid !== undefined && !!uid && uid !== entry.binding.uid;
+  const live = entry.expirationTime !== undefined && !isExpired(entry, now);
+  if (rb === undefined || (otherObject && live)) {
+    if (!live) return undefined;
     return { ...entry, reserved: removeZeros(maskList(entry.reserved, hardKeys)), charge: heldCharge };
+  }
+  if (otherObject) {
+    // The admitted object never persisted but one of that name did (a create retried after its
+    // answer was lost meets AlreadyExists, yet the webhook admitted it first and took the name's
+    // reservation): the persisted binding is what must be held, from now on under its own uid.
+    return settle({ binding: { ...entry.binding, uid }, reserved: {}, charge: {} }, rb, context);
   }
   if (terminating(rb)) return undefined;
 
@@ -402,10 +419,9 @@ function settle(
 const metaTime = (now: Date): string =>
   new Date(Math.floor(now.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-function clip(message: string): string {
-  return message.length <= MAX_CONDITION_MESSAGE
-    ? message
-    : `${message.slice(0, MAX_CONDITION_MESSAGE - 3)}...`;
+/** `message` cut to at most `max` characters, ending in `...` when cut (conditions, Events). */
+export function clipMessage(message: string, max: number): string {
+  return message.length <= max ? message : `${message.slice(0, max - 3)}...`;
 }
 
 /** Computes the quota's next status (see the file comment). Pure; never throws. */
@@ -516,7 +532,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
           ? before.lastTransitionTime
           : transitionTime,
       reason,
-      message: clip(message),
+      message: clipMessage(message, MAX_CONDITION_MESSAGE),
     };
     if (typeof generation === 'number') result.observedGeneration = generation;
     return result;

@@ -25,7 +25,8 @@ describe('validateKarmadaQuota: accepted', () => {
     ).toEqual([]);
   });
 
-  it.each(STANDARD_QUOTA_RESOURCES.map((name) => [name]))('standard name %s', (name) => {
+  const enforceable = STANDARD_QUOTA_RESOURCES.filter((name) => !name.startsWith('services.'));
+  it.each(enforceable.map((name) => [name]))('standard name %s', (name) => {
     expect(errorsFor({ [name]: '10' })).toEqual([]);
   });
 
@@ -93,6 +94,13 @@ describe('validateKarmadaQuota: rejected resource names', () => {
       'limits.nvidia.com/gpu is not supported: a ResourceBinding carries only resource requests, so limits cannot be enforced; use requests.nvidia.com/gpu or nvidia.com/gpu',
     ],
     [
+      'services.nodeports',
+      "services.nodeports is not supported: a ResourceBinding does not carry a Service's type, so node ports " +
+        'and load balancers cannot be charged at admission; limit services (or count/services) here, and ' +
+        'services.nodeports with a ResourceQuota in each member cluster',
+    ],
+    ['services.loadbalancers', 'services.loadbalancers is not supported: a ResourceBinding does not carry'],
+    [
       'storage',
       'storage is not a quota resource: use requests.storage to limit the storage requested by claims',
     ],
@@ -100,7 +108,7 @@ describe('validateKarmadaQuota: rejected resource names', () => {
       'gpu',
       'gpu is not a standard quota resource: use one of configmaps, cpu, ephemeral-storage, memory, persistentvolumeclaims, ' +
         'pods, replicationcontrollers, requests.cpu, requests.ephemeral-storage, requests.memory, requests.storage, ' +
-        'resourcequotas, secrets, services, services.loadbalancers, services.nodeports, hugepages-<size>, ' +
+        'resourcequotas, secrets, services, hugepages-<size>, ' +
         'requests.hugepages-<size>, or a fully qualified name such as example.com/gpu, requests.example.com/gpu, ' +
         'hugepages-2Mi or count/deployments.apps',
     ],
@@ -149,7 +157,7 @@ describe('validateKarmadaQuota: rejected values', () => {
       'must be a whole number: pods is counted in whole units, so 1500m cannot be enforced; use e.g. "2"',
     ],
     ['services', 2.5, 'must be a whole number: services is counted in whole units'],
-    ['services.nodeports', '0.5', 'must be a whole number'],
+    ['secrets', '0.5', 'must be a whole number'],
     [
       'count/deployments.apps',
       '1.5',

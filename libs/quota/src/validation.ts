@@ -83,6 +83,10 @@ function qualifiedNameErrors(name: string): string[] {
   return errors;
 }
 
+/** Standard ResourceQuota names that count Services by type: nothing in a binding tells the type. */
+const SERVICE_TYPE_COUNTS = new Set(['services.nodeports', 'services.loadbalancers']);
+const ENFORCEABLE_STANDARD_NAMES = STANDARD_QUOTA_RESOURCES.filter((name) => !SERVICE_TYPE_COUNTS.has(name));
+
 /** Why a `spec.hard` key is not accepted, or [] when it is. */
 export function quotaResourceNameErrors(name: string): string[] {
   if (name.startsWith(LIMITS_PREFIX)) {
@@ -90,6 +94,13 @@ export function quotaResourceNameErrors(name: string): string[] {
     return [
       `${name} is not supported: a ResourceBinding carries only resource requests, so limits cannot be ` +
         `enforced; use ${REQUESTS_PREFIX}${resource} or ${resource}`,
+    ];
+  }
+  if (SERVICE_TYPE_COUNTS.has(name)) {
+    return [
+      `${name} is not supported: a ResourceBinding does not carry a Service's type, so node ports and ` +
+        'load balancers cannot be charged at admission; limit services (or count/services) here, and ' +
+        `${name} with a ResourceQuota in each member cluster`,
     ];
   }
   const syntax = qualifiedNameErrors(name);
@@ -107,7 +118,7 @@ export function quotaResourceNameErrors(name: string): string[] {
       ];
     }
     return [
-      `${name} is not a standard quota resource: use one of ${STANDARD_QUOTA_RESOURCES.join(', ')}, ` +
+      `${name} is not a standard quota resource: use one of ${ENFORCEABLE_STANDARD_NAMES.join(', ')}, ` +
         `hugepages-<size>, requests.hugepages-<size>, or a fully qualified name such as ${EXAMPLES}`,
     ];
   }

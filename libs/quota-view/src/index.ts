@@ -1,0 +1,2 @@
+export { age, percentOf, quotaView } from './quota-view.js';
+export type { ClusterRow, QuotaView, ReservationRow, ResourceRow } from './quota-view.js';
