@@ -22,7 +22,7 @@ import {
   type RunningService,
 } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
-import { deployment } from './support/fixtures.js';
+import { deployment, pod } from './support/fixtures.js';
 
 /**
  * The aggregator against a federation of its own (members are stopped and unregistered here) and
@@ -89,11 +89,6 @@ async function memberNamespace(memberName: string): Promise<{ namespace: string;
   await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   return { namespace, kc };
 }
-
-const pod = (name: string, cpu: string): k8s.V1Pod => ({
-  metadata: { name },
-  spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
-});
 
 describe('the aggregator', () => {
   test('tracks a Deployment as it is created, scaled and deleted, attributed to the Deployment', async () => {

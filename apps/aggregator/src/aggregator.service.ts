@@ -7,8 +7,8 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota } from '#api';
-import { customObjectInformer, describeError, METRICS, ResilientInformer } from '#service-kit';
+import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota, describeError } from '#api';
+import { customObjectInformer, METRICS, ResilientInformer } from '#service-kit';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
@@ -197,7 +197,10 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       const credentials = await this.credentials(this.clusters.get(name)!);
       if (!credentials) continue;
       const current = this.watchers.get(name);
-      if (current && sameCredentials(current.credentials, credentials)) continue;
+      if (current && sameCredentials(current.credentials, credentials)) {
+        void current.checkAccess(); // not awaited, like start(): a hanging member holds up nothing
+        continue;
+      }
       const watcher = new MemberWatcher(
         credentials,
         {

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { HealthModule, MetricsModule, hostKubeConfig, REDIS, RedisModule } from '#service-kit';
@@ -32,7 +32,8 @@ export class AggregatorModule {
         {
           provide: UsagePublisher,
           inject: [REDIS, RECONCILE_QUEUE_TOKEN],
-          useFactory: (redis: Redis, queue: Queue<ReconcileJob>) => new UsagePublisher(redis, queue),
+          useFactory: (redis: Redis, queue: Queue<ReconcileJob>) =>
+            new UsagePublisher(redis, queue, new Logger('publisher')),
         },
         AggregatorService,
       ],

@@ -1,6 +1,6 @@
+import { describeError } from '#api';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
-import { describeError } from '#service-kit';
 
 export interface LeaseOptions {
   namespace: string;

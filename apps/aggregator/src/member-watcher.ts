@@ -1,7 +1,8 @@
+import { describeError } from '#api';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import type { ClusterUsageState } from '#api';
-import { describeError, ResilientInformer } from '#service-kit';
+import { ResilientInformer } from '#service-kit';
 import { countedResource, countedResourceId, deploymentOf, podUsage, UsageLedger } from '#usage';
 import { resolveResource } from './discovery.js';
 
@@ -82,15 +83,20 @@ export class MemberWatcher {
     { keys: Set<string>; cache?: k8s.ObjectCache<k8s.KubernetesObject> }
   >();
   private readonly kc: k8s.KubeConfig;
+  private readonly core: k8s.CoreV1Api;
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
   private failingSince?: number;
   private everSynced = false;
+  private podsListed = false;
   /** Set by stop(): a start or countObjects still under way then adds no watch. */
   private stopped = false;
+  /** The member refused our credentials to the last access check (see checkAccess). */
+  private accessRefused = false;
+  private checkingAccess = false;
 
   /**
    * `inherited`: namespaces a previous watcher of this cluster published (before its credentials
-   * changed); once this one is synced they are published again, as empty if they are gone.
+   * changed); once this one has listed the pods they are published again, as empty if they are gone.
    */
   constructor(
     readonly credentials: MemberCredentials,
@@ -99,13 +105,16 @@ export class MemberWatcher {
     private inherited: string[] = [],
   ) {
     this.kc = kubeConfigFor(credentials);
+    this.core = this.kc.makeApiClient(k8s.CoreV1Api);
   }
 
   /** Namespaces whose usage changed since the last call (to publish). */
   takeChanges(): string[] {
     const changed = new Set(this.ledger.dirtyNamespaces());
     this.ledger.clearDirty();
-    if (this.everSynced) {
+    // Not before the pods are listed: the ReplicaSets list syncs first, and publishing the
+    // inherited namespaces then would publish them empty, counting their usage as zero meanwhile.
+    if (this.podsListed) {
       this.inherited.forEach((namespace) => changed.add(namespace));
       this.inherited = [];
     }
@@ -128,15 +137,24 @@ export class MemberWatcher {
 
   async start(): Promise<void> {
     const kc = this.kc;
-    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const core = this.core;
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     const replicaSets = new ResilientInformer<k8s.V1ReplicaSet>(
       k8s.makeInformer(kc, '/apis/apps/v1/replicasets', () => apps.listReplicaSetForAllNamespaces()),
       {
         upsert: (rs) => {
           const deployment = deploymentOf(rs);
-          const key = `${rs.metadata?.namespace}/${rs.metadata?.name}`;
-          if (deployment) this.replicaSetOwners.set(key, deployment);
+          const { namespace, name } = rs.metadata ?? {};
+          const key = `${namespace}/${name}`;
+          if (!deployment || !namespace || !name || this.replicaSetOwners.get(key) === deployment) return;
+          this.replicaSetOwners.set(key, deployment);
+          // Pods seen before their ReplicaSet (a new Deployment's first pods can be) were counted
+          // under the ReplicaSet: they are the Deployment's, whose binding they settle.
+          this.ledger.reattribute(
+            namespace,
+            { kind: 'ReplicaSet', name },
+            { kind: 'Deployment', name: deployment },
+          );
         },
         remove: (rs) => this.replicaSetOwners.delete(`${rs.metadata?.namespace}/${rs.metadata?.name}`),
         synced: () => this.synced(),
@@ -155,7 +173,10 @@ export class MemberWatcher {
           const { namespace, uid } = pod.metadata ?? {};
           if (namespace && uid) this.ledger.deletePod(namespace, uid);
         },
-        synced: () => this.synced(),
+        synced: () => {
+          this.podsListed = true;
+          this.synced();
+        },
         failed: (err) => this.failed('pods', err),
       },
       this.options.maxRetryBackoffMs,
@@ -164,6 +185,40 @@ export class MemberWatcher {
     // ReplicaSets first, so existing pods are attributed to their Deployment from the start.
     await replicaSets.start();
     if (!this.stopped) await pods.start();
+  }
+
+  /**
+   * Confirms that the member still accepts this watcher's credentials (a one-pod list, which the
+   * watches need anyway). A watch already established outlives a revoked token, since an API
+   * server only authenticates new requests: without this check a revocation would show only when a
+   * watch is next re-established, up to an hour later. A refusal (401, 403) turns the cluster Stale
+   * and then Unreachable, its last usage kept; other failures (the member is down) are the watches'.
+   */
+  async checkAccess(timeoutMs = 10_000): Promise<void> {
+    if (this.checkingAccess || this.stopped) return;
+    this.checkingAccess = true;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      await Promise.race([this.core.listPodForAllNamespaces({ limit: 1 }), timeout]);
+      if (this.accessRefused) {
+        this.accessRefused = false;
+        this.synced();
+      }
+    } catch (err) {
+      if (err instanceof k8s.ApiException && (err.code === 401 || err.code === 403)) {
+        this.accessRefused = true;
+        this.markFailing(
+          `the member refuses the aggregator's credentials (HTTP ${err.code}): renew the token in ` +
+            `the credential Secret of Cluster ${this.name} (spec.secretRef)`,
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+      this.checkingAccess = false;
+    }
   }
 
   async stop(): Promise<void> {
@@ -247,7 +302,10 @@ export class MemberWatcher {
   }
 
   private failed(what: string, err: unknown): void {
-    const message = `watch of ${what} failed: ${describeError(err)}`;
+    this.markFailing(`watch of ${what} failed: ${describeError(err)}`);
+  }
+
+  private markFailing(message: string): void {
     if (this.health.state === 'Ready')
       this.logger.warn(`member ${this.name}: ${message}; keeping its last usage`);
     this.failingSince ??= Date.now();

@@ -19,8 +19,11 @@ export {
   parseUsageKey,
   RECONCILE_JOB_NAME,
   RECONCILE_QUEUE,
+  RECONCILE_QUEUE_MARKER_KEY,
   reconcileJobId,
   reconcileJobOptions,
+  REMOVED_CLUSTERS_KEY,
+  unknownUsageClusters,
   usageIndexKey,
   usageKey,
 } from './snapshot-layout.js';

@@ -203,6 +203,44 @@ describe('UsageLedger', () => {
     expect(ledger.snapshot('a').used).toEqual({ cpu: '100n', memory: '400Ei', pods: '100' });
   });
 
+  describe('reattribute', () => {
+    it("moves a ReplicaSet's pods to its Deployment, totals unchanged", () => {
+      const ledger = new UsageLedger();
+      ledger.upsertPod('a', 'u1', usage(webRs, small));
+      ledger.upsertPod('a', 'u2', usage(webRs, large));
+      ledger.upsertPod('a', 'u3', usage(web, small)); // already known as the Deployment's
+      ledger.upsertPod('a', 'u4', usage(db, small));
+      const before = ledger.snapshot('a').used;
+      ledger.clearDirty();
+
+      expect(ledger.reattribute('a', webRs, web)).toBe(true);
+      expect(ledger.dirtyNamespaces()).toEqual(['a']);
+      const after = ledger.snapshot('a');
+      expect(after.used).toEqual(before);
+      expect(after.workloads.map((w) => `${w.kind}/${w.name} ${w.used.pods} ${w.used.cpu}`)).toEqual([
+        'Deployment/web 3 1200m',
+        'StatefulSet/db 1 100m',
+      ]);
+      // The pods now count as the Deployment's: a later update under that name changes nothing.
+      expect(ledger.upsertPod('a', 'u1', usage(web, small))).toBe(false);
+      expect(ledger.deletePod('a', 'u2')).toBe(true);
+      expect(ledger.snapshot('a').workloads[0]!.used.pods).toBe('2');
+    });
+
+    it.each([
+      ['no pod of that workload', 'a', { kind: 'ReplicaSet', name: 'other' }],
+      ['an unknown namespace', 'b', webRs],
+      ['the same workload', 'a', web],
+    ])('changes nothing for %s', (_, namespace, from) => {
+      const ledger = new UsageLedger();
+      ledger.upsertPod('a', 'u1', usage(web, small));
+      ledger.clearDirty();
+      expect(ledger.reattribute(namespace, from, web)).toBe(false);
+      expect(ledger.dirtyNamespaces()).toEqual([]);
+      expect(ledger.stats()).toMatchObject({ pods: 1, workloads: 1 });
+    });
+  });
+
   describe('object counts', () => {
     it('counts objects per resource name, idempotently', () => {
       const ledger = new UsageLedger();

@@ -142,6 +142,26 @@ export class UsageLedger {
     return true;
   }
 
+  /**
+   * Moves every pod counted under workload `from` to `to`, keeping what each requests: a pod seen
+   * before its ReplicaSet is counted under the ReplicaSet, and moves to the Deployment once the
+   * ReplicaSet shows who controls it. Returns whether anything changed.
+   */
+  reattribute(namespace: string, from: WorkloadRef, to: WorkloadRef): boolean {
+    const ns = this.#namespaces.get(namespace);
+    const source = ns?.workloads.get(workloadKeyOf(from));
+    if (ns === undefined || source === undefined || workloadKeyOf(from) === workloadKeyOf(to)) return false;
+    const target = this.#internWorkload(ns, namespace, workloadKeyOf(to), to);
+    for (const slot of ns.pods.values()) {
+      if (this.#slotWorkload[slot] !== source) continue;
+      const vector = this.#slotVector[slot] as number;
+      this.#attach(ns, slot, target, vector);
+      this.#detach(ns, source, vector);
+    }
+    this.#dirty.add(namespace);
+    return true;
+  }
+
   /** Removes the pod's contribution; a no-op (false) when the pod is not tracked. */
   deletePod(namespace: string, uid: string): boolean {
     const ns = this.#namespaces.get(namespace);

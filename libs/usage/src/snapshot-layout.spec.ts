@@ -11,6 +11,7 @@ import {
   RECONCILE_QUEUE,
   reconcileJobId,
   reconcileJobOptions,
+  unknownUsageClusters,
   usageIndexKey,
   usageKey,
   type ClusterHealth,
@@ -276,5 +277,25 @@ describe('nextGeneration', () => {
   ];
   it.each(cases)('after %p at %p -> %p', (previous, now, expected) => {
     expect(nextGeneration(previous, now)).toBe(expected);
+  });
+});
+
+describe('unknownUsageClusters', () => {
+  const none = new Set<string>();
+  it.each<[string, string[], { published?: string[]; withState?: string[]; removed?: string[] }, string[]]>([
+    ['published: known', ['m1'], { published: ['m1'] }, []],
+    ['no snapshot but a state key: republished since, nothing there', ['m1'], { withState: ['m1'] }, []],
+    ['withdrawn from the federation: gone on purpose', ['m1'], { removed: ['m1'] }, []],
+    ['neither snapshot nor state key: Redis lost it', ['m1'], {}, ['m1']],
+    ['several, sorted, each once', ['m2', 'm1', 'm2', 'm3'], { published: ['m3'] }, ['m1', 'm2']],
+    ['nothing counted', [], {}, []],
+  ])('%s', (_name, counted, redis, expected) => {
+    expect(
+      unknownUsageClusters(counted, {
+        published: new Set(redis.published ?? none),
+        withState: new Set(redis.withState ?? none),
+        removed: new Set(redis.removed ?? none),
+      }),
+    ).toEqual(expected);
   });
 });

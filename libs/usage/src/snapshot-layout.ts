@@ -10,6 +10,8 @@
  * | `kq:usage-index:{<namespace>}`     | set    | clusters that have a snapshot for `<namespace>`          |
  * | `kq:cluster:<cluster>`             | string | JSON `ClusterHealth` (encodeHealth)                      |
  * | `kq:clusters`                      | set    | every cluster the aggregator tracks                      |
+ * | `kq:removed-clusters`              | set    | clusters withdrawn from the federation                   |
+ * | `kq:reconcile-queue-marker`        | string | set by the reconciler; gone = Redis lost the queue too   |
  * | `kq:deleted-bindings:{<namespace>}`| zset   | uids of ResourceBindings seen deleted, scored by time    |
  *
  * The `{<namespace>}` hash tag puts a namespace's snapshots and index in one Redis Cluster slot, so
@@ -24,7 +26,11 @@
  *   taken. Health: SET clusterStateKey(c) encodeHealth(h); SADD CLUSTERS_KEY c. An unreachable
  *   cluster keeps its last snapshots (never counted as zero) and its health says Stale/Unreachable.
  *   A cluster removed from the federation: DEL its usage keys, SREM it from each index, DEL its
- *   state key, SREM it from CLUSTERS_KEY, and enqueue a reconcile for each namespace it had.
+ *   state key, SREM it from CLUSTERS_KEY, SADD it to REMOVED_CLUSTERS_KEY (SREM again when it is
+ *   published anew), and enqueue a reconcile for each namespace it had.
+ *   Redis losing its data (restarted empty, flushed): a writer that finds the state key of a
+ *   cluster it published gone publishes every namespace of the cluster again, atomically with the
+ *   state key, so "state key present" means "every snapshot of the cluster is there".
  *
  * Reader (reconciler), for a namespace: SMEMBERS usageIndexKey(ns), MGET the usage keys,
  * decodeSnapshot each (a malformed one is reported, not thrown) and GET each cluster's state.
@@ -55,6 +61,24 @@ function checkName(what: string, name: string): string {
 export const KEY_PREFIX = 'kq';
 /** Set of every cluster the aggregator tracks. */
 export const CLUSTERS_KEY = `${KEY_PREFIX}:clusters`;
+/** Set of the clusters withdrawn from the federation (their usage is gone on purpose). */
+export const REMOVED_CLUSTERS_KEY = `${KEY_PREFIX}:removed-clusters`;
+
+/**
+ * The clusters whose usage of a namespace is unknown, so that their missing snapshot must not be
+ * read as "nothing there": a quota's status still counts usage of theirs (`counted`), yet Redis
+ * holds neither their snapshot of the namespace (`published`) nor their state key (`withState`),
+ * and they were not withdrawn (`removed`). That is Redis having lost its data before their
+ * aggregator published it again (which it does atomically with the state key).
+ */
+export function unknownUsageClusters(
+  counted: Iterable<string>,
+  redis: { published: ReadonlySet<string>; withState: ReadonlySet<string>; removed: ReadonlySet<string> },
+): string[] {
+  return [...new Set(counted)]
+    .filter((c) => !redis.published.has(c) && !redis.withState.has(c) && !redis.removed.has(c))
+    .sort();
+}
 
 /** `kq:usage:{<namespace>}:<cluster>`: one cluster's snapshot of one namespace. Throws on a bad name. */
 export function usageKey(namespace: string, cluster: string): string {
@@ -231,6 +255,11 @@ export function decodeHealth(raw: unknown, expected?: { cluster?: string }): Dec
 // -- the reconcile queue ---------------------------------------------------------------------------
 
 export const RECONCILE_QUEUE = 'kq-reconcile';
+/**
+ * Set (NX) by the reconciler next to the queue: finding it gone means Redis lost its data, queued
+ * jobs included, so every quota is reconciled again rather than at the next periodic resync.
+ */
+export const RECONCILE_QUEUE_MARKER_KEY = `${KEY_PREFIX}:reconcile-queue-marker`;
 export const RECONCILE_JOB_NAME = 'reconcile';
 
 /** The data of a reconcile job: which namespace, and why (for logs). */
