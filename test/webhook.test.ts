@@ -3,24 +3,10 @@ import { request } from 'node:https';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
 import { client, createNamespace, federation, uniqueName } from './support/federation.js';
-import { binding } from './support/fixtures.js';
+import { binding, karmadaQuota } from './support/fixtures.js';
 
 const fed = federation();
 const objects = () => client(fed.host).makeApiClient(k8s.CustomObjectsApi);
-
-function quota(
-  namespace: string,
-  name: string,
-  hard: Record<string, string>,
-  extra: object = {},
-): KarmadaQuota {
-  return {
-    apiVersion: KARMADA_QUOTA.apiVersion,
-    kind: KARMADA_QUOTA.kind,
-    metadata: { name, namespace },
-    spec: { hard, ...extra },
-  };
-}
 
 const createQuota = (q: KarmadaQuota) =>
   objects().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace: q.metadata!.namespace!, body: q });
@@ -82,7 +68,7 @@ describe('the quota webhook, through the host API server', () => {
   });
 
   test('200 concurrent creates of 1-CPU bindings against a 50-CPU quota: exactly 50 admitted', async () => {
-    await createQuota(quota(namespace, 'team-a', { cpu: '50' }));
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '50' }));
     const results = await Promise.allSettled(
       Array.from({ length: 200 }, (_, i) => createBinding(binding(namespace, `rb-${i}`))),
     );
@@ -105,7 +91,7 @@ describe('the quota webhook, through the host API server', () => {
   });
 
   test('the same update charges once, a scale-up charges only the increase, a scale-down passes a lowered limit', async () => {
-    await createQuota(quota(namespace, 'team-a', { cpu: '10' }));
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '10' }));
     await createBinding(binding(namespace, 'web', { replicas: 2 }));
     expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('2'))).toBe(0);
 
@@ -158,7 +144,7 @@ describe('the quota webhook, through the host API server', () => {
   });
 
   test('dry-run creates are checked and leave the status untouched', async () => {
-    await createQuota(quota(namespace, 'team-a', { cpu: '2' }));
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '2' }));
     const before = await readQuota(namespace, 'team-a');
     await createBinding(binding(namespace, 'fits', { replicas: 2 }), true);
     const refused = await refusal(createBinding(binding(namespace, 'too-big', { replicas: 3 }), true));
@@ -170,7 +156,7 @@ describe('the quota webhook, through the host API server', () => {
 
   test('a Duplicated placement is charged for every copy, a multi-component binding per component', async () => {
     await createQuota(
-      quota(namespace, 'team-a', { cpu: '100', pods: '100', 'count/deployments.apps': '10' }),
+      karmadaQuota(namespace, 'team-a', { cpu: '100', pods: '100', 'count/deployments.apps': '10' }),
     );
     await createBinding(
       binding(namespace, 'dup', {
@@ -206,8 +192,8 @@ describe('the quota webhook, through the host API server', () => {
   });
 
   test('a binding matched by two quotas and denied by one leaves no reservation in the other', async () => {
-    await createQuota(quota(namespace, 'compute', { cpu: '100' }));
-    await createQuota(quota(namespace, 'pods', { pods: '1' }));
+    await createQuota(karmadaQuota(namespace, 'compute', { cpu: '100' }));
+    await createQuota(karmadaQuota(namespace, 'pods', { pods: '1' }));
     await createBinding(binding(namespace, 'first'));
     const refused = await refusal(createBinding(binding(namespace, 'second')));
     expect(refused.message).toContain(
@@ -219,7 +205,7 @@ describe('the quota webhook, through the host API server', () => {
   });
 
   test('a quota that tracks cpu denies a binding without a cpu request, saying so', async () => {
-    await createQuota(quota(namespace, 'team-a', { cpu: '10' }));
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '10' }));
     const rb = binding(namespace, 'no-request');
     rb.spec.replicaRequirements = { resourceRequest: { memory: '1Gi' } };
     const refused = await refusal(createBinding(rb));
@@ -229,7 +215,7 @@ describe('the quota webhook, through the host API server', () => {
 
   test('only quotas whose PriorityClass scope matches the binding charge it', async () => {
     await createQuota(
-      quota(
+      karmadaQuota(
         namespace,
         'high',
         { cpu: '1' },
@@ -254,7 +240,7 @@ describe('the quota webhook, through the host API server', () => {
     // Not a quantity at all: the CRD's schema already refuses it, before the webhook is asked.
     [{ memory: 'lots' }, 'spec.hard.memory', 'Invalid value: "lots"'],
   ])('a KarmadaQuota with hard %j is rejected at %s', async (hard, field, why) => {
-    const status = await refusal(createQuota(quota(namespace, 'bad', hard)));
+    const status = await refusal(createQuota(karmadaQuota(namespace, 'bad', hard)));
     expect(status.code).toBe(422);
     expect(status.message).toContain(field);
     expect(status.message).toContain(why);

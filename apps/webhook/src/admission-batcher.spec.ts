@@ -2,7 +2,9 @@ import type { KarmadaQuota, ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
 import { bindingCharge } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
-import { AdmissionBatcher, type AdmissionOutcome } from './admission-batcher.js';
+import { AdmissionBatcher, type AdmissionOutcome, type AdmissionStrategy } from './admission-batcher.js';
+import { CachedQuotaStore } from './cached-quota-store.js';
+import { CasPerAdmission } from './cas-per-admission.js';
 
 /** A deterministic PRNG (mulberry32), so a failing interleaving can be replayed. */
 function prng(seed: number): () => number {
@@ -24,6 +26,7 @@ class CasStore implements QuotaStore {
   private version = 1;
   conflicts = 0;
   writes = 0;
+  reads = 0;
 
   constructor(
     quotas: KarmadaQuota[],
@@ -46,6 +49,7 @@ class CasStore implements QuotaStore {
   }
 
   async list(namespace: string): Promise<KarmadaQuota[]> {
+    this.reads++;
     await this.jitter();
     return [...this.quotas.values()]
       .filter((q) => q.metadata?.namespace === namespace)
@@ -100,8 +104,13 @@ function binding(name: string, cpu = '1', replicas = 1): ResourceBinding {
   };
 }
 
-function admit(batcher: AdmissionBatcher, rb: ResourceBinding, dryRun = false): Promise<AdmissionOutcome> {
-  return batcher.admit(
+function admit(
+  strategy: AdmissionStrategy,
+  rb: ResourceBinding,
+  dryRun = false,
+  answerBy = Date.now() + 60_000,
+): Promise<AdmissionOutcome> {
+  return strategy.admit(
     {
       binding: { namespace: NAMESPACE, name: rb.metadata!.name!, uid: rb.metadata!.uid },
       charge: bindingCharge(rb).charge,
@@ -109,6 +118,7 @@ function admit(batcher: AdmissionBatcher, rb: ResourceBinding, dryRun = false): 
       dryRun,
     },
     rb,
+    answerBy,
   );
 }
 
@@ -118,17 +128,24 @@ const reservedNames = (q: KarmadaQuota): string[] =>
 
 describe('AdmissionBatcher', () => {
   test.each([
-    { seed: 1, conflictRate: 0 },
-    { seed: 2, conflictRate: 0.3 },
-    { seed: 3, conflictRate: 0.6 },
+    { seed: 1, conflictRate: 0, cached: false },
+    { seed: 2, conflictRate: 0.3, cached: false },
+    { seed: 3, conflictRate: 0.6, cached: false },
+    // The webhook's cache: the concurrent writer's changes are never reported (as if the watch
+    // lagged behind all of them), only the compare-and-swap writes reveal them.
+    { seed: 4, conflictRate: 0, cached: true },
+    { seed: 5, conflictRate: 0.3, cached: true },
+    { seed: 6, conflictRate: 0.6, cached: true },
   ])(
-    '500 concurrent 1-CPU bindings against a 50-CPU quota admit exactly 50 (seed $seed, conflict rate $conflictRate)',
-    async ({ seed, conflictRate }) => {
+    '500 concurrent 1-CPU bindings against a 50-CPU quota admit exactly 50 (seed $seed, conflict rate $conflictRate, cached $cached)',
+    async ({ seed, conflictRate, cached }) => {
       const random = prng(seed);
       const store = new CasStore([quota('team-a', { cpu: '50' })], random, conflictRate);
+      const cache = new CachedQuotaStore(store);
+      cache.setWatching(true);
       const batches: number[] = [];
       const batcher = new AdmissionBatcher(
-        store,
+        cached ? cache : store,
         { ttlSeconds: 120, maxConflictRetries: 100 },
         {
           batch: (size) => batches.push(size),
@@ -152,6 +169,9 @@ describe('AdmissionBatcher', () => {
       if (conflictRate > 0) expect(store.conflicts).toBeGreaterThan(0);
       expect(batches.length).toBeLessThan(500); // requests were batched
       expect(store.writes).toBeLessThan(500);
+      // Uncached, every round of every batch reads; cached, only the first and those after a conflict.
+      if (cached) expect(store.reads).toBe(1 + store.conflicts);
+      else expect(store.reads).toBeGreaterThanOrEqual(batches.length);
     },
   );
 
@@ -212,6 +232,42 @@ describe('AdmissionBatcher', () => {
     );
   });
 
+  test('a request past its deadline (answered already) has nothing written for it', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '10' })], prng(1), 0);
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const outcome = await admit(batcher, binding('web'), false, Date.now() - 1);
+    expect(outcome).toMatchObject({ allowed: false, unavailable: true });
+    expect(store.writes).toBe(0);
+  });
+
+  test('a request whose deadline passes between rounds has what an earlier round wrote taken back', async () => {
+    // Round 1 writes `cpu`, then the write of `pods` is slow and conflicts: by round 2 the
+    // request has been answered (fail closed), so its `cpu` reservation must go.
+    class SlowConflictOnPods extends CasStore {
+      private slowed = false;
+      override async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
+        if (q.metadata!.name === 'pods' && !this.slowed) {
+          this.slowed = true;
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          throw new ConflictError('pods changed');
+        }
+        return super.writeStatus(q);
+      }
+    }
+    const store = new SlowConflictOnPods(
+      [quota('cpu', { cpu: '10' }), quota('pods', { pods: '10' })],
+      prng(1),
+      0,
+    );
+    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const outcome = await admit(batcher, binding('web'), false, Date.now() + 30);
+    expect(outcome).toMatchObject({ allowed: false, unavailable: true });
+    // The take-back is written after the answer: the namespace's next batch runs once it is done.
+    expect(await admit(batcher, binding('next'))).toEqual({ allowed: true });
+    expect(reservedNames(store.get('cpu'))).toEqual(['next']);
+    expect(reservedNames(store.get('pods'))).toEqual(['next']);
+  });
+
   test('a namespace without a KarmadaQuota is admitted without any write', async () => {
     const store = new CasStore([], prng(1), 0);
     const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
@@ -228,5 +284,55 @@ describe('AdmissionBatcher', () => {
     expect(outcome).toMatchObject({ allowed: false, exceeded: [] });
     expect((outcome as { message: string }).message).toContain('requests.cpu');
     expect(store.writes).toBe(0);
+  });
+});
+
+describe('CasPerAdmission (the simple design, for the benchmark)', () => {
+  test('concurrent admissions each write their own status and never over-admit; losers fail closed', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '50' })], prng(3), 0);
+    const sizes: number[] = [];
+    let conflicts = 0;
+    const cas = new CasPerAdmission(
+      store,
+      { ttlSeconds: 120 },
+      { batch: (size) => sizes.push(size), conflict: () => conflicts++ },
+    );
+    const bindings = Array.from({ length: 200 }, (_, i) => binding(`rb-${i}`));
+    const outcomes = await Promise.all(bindings.map((rb) => admit(cas, rb)));
+
+    const admitted = bindings.filter((_, i) => outcomes[i]!.allowed).map((rb) => rb.metadata!.name!);
+    expect(admitted.length).toBeGreaterThan(0);
+    expect(admitted.length).toBeLessThanOrEqual(50);
+    expect(store.writes).toBe(admitted.length); // one status write per admission: nothing batched
+    expect(sizes).toEqual(bindings.map(() => 1));
+    expect(conflicts).toBeGreaterThan(0); // concurrent readers of one quota collide
+    for (const outcome of outcomes.filter((o) => !o.allowed)) {
+      const message = (outcome as { message: string }).message;
+      if ('unavailable' in outcome) expect(message).toContain('kept changing under concurrent writers');
+      else expect(message).toMatch(/^exceeded quota: team-a, requested: cpu=1, used: cpu=50/);
+    }
+    const final = store.get('team-a');
+    expect(reservedNames(final)).toEqual([...admitted].sort());
+    expect(reservedCpu(final).cmp(Quantity.parse(String(admitted.length)))).toBe(0);
+  });
+
+  test('one at a time, it admits up to the limit and denies the rest with the quota message', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '3' })], prng(9), 0);
+    const cas = new CasPerAdmission(store, { ttlSeconds: 120 });
+    const outcomes: AdmissionOutcome[] = [];
+    for (let i = 0; i < 5; i++) outcomes.push(await admit(cas, binding(`rb-${i}`)));
+    expect(outcomes.map((o) => o.allowed)).toEqual([true, true, true, false, false]);
+    expect(outcomes[4]).toMatchObject({ exceeded: ['cpu'] });
+    expect(store.writes).toBe(3);
+    expect(reservedNames(store.get('team-a'))).toEqual(['rb-0', 'rb-1', 'rb-2']);
+  });
+
+  test('a status write that keeps conflicting is retried 5 times, then the request fails closed', async () => {
+    const store = new CasStore([quota('team-a', { cpu: '10' })], () => 0, 1);
+    const cas = new CasPerAdmission(store, { ttlSeconds: 120 });
+    const outcome = await admit(cas, binding('web'));
+    expect(store.conflicts).toBe(6); // the first attempt and 5 retries
+    expect(outcome).toMatchObject({ allowed: false, unavailable: true });
+    expect((outcome as { message: string }).message).toContain('(5 conflicts in a row)');
   });
 });

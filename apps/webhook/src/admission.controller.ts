@@ -1,7 +1,7 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { bindingCharge, validateKarmadaQuota } from '#quota';
-import { AdmissionBatcher, failClosed, type AdmissionOutcome } from './admission-batcher.js';
+import { failClosed, type AdmissionOutcome, type AdmissionStrategy } from './admission-batcher.js';
 import {
   admissionResponse,
   BadAdmissionReview,
@@ -10,18 +10,22 @@ import {
   type AdmissionReviewResponse,
 } from './admission-review.js';
 import type { WebhookConfig } from './config.js';
+import { DenialEventRecorder } from './denial-events.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
+/** The AdmissionStrategy that ADMISSION_MODE selects. */
+export const ADMISSION_STRATEGY = Symbol('ADMISSION_STRATEGY');
 
 @Controller('validate')
 export class AdmissionController {
   private readonly logger = new Logger('admission');
 
   constructor(
-    private readonly batcher: AdmissionBatcher,
+    @Inject(ADMISSION_STRATEGY) private readonly admission: AdmissionStrategy,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
     private readonly metrics: WebhookMetrics,
+    private readonly denials: DenialEventRecorder,
   ) {}
 
   @Post('resourcebindings')
@@ -82,8 +86,8 @@ export class AdmissionController {
       request.operation === 'UPDATE' && isJsonObject(request.oldObject)
         ? bindingCharge(request.oldObject as unknown as ResourceBinding)
         : undefined;
-    const outcome = await this.withDeadline(
-      this.batcher.admit(
+    const outcome = await this.withDeadline((answerBy) =>
+      this.admission.admit(
         {
           binding: {
             namespace,
@@ -96,8 +100,11 @@ export class AdmissionController {
           dryRun: request.dryRun,
         },
         rb,
+        answerBy,
       ),
     );
+    if (!outcome.allowed && 'quota' in outcome && !request.dryRun)
+      this.denials.record(namespace, outcome.quota, name, outcome.message);
     return this.respond(request, outcome);
   }
 
@@ -164,8 +171,9 @@ export class AdmissionController {
   }
 
   /** The API server waits at most timeoutSeconds: answer first, failing closed with our own message. */
-  private withDeadline(outcome: Promise<AdmissionOutcome>): Promise<AdmissionOutcome> {
+  private withDeadline(admit: (answerBy: number) => Promise<AdmissionOutcome>): Promise<AdmissionOutcome> {
     const ms = this.config.ADMISSION_DEADLINE_MS;
+    const outcome = admit(Date.now() + ms);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<AdmissionOutcome>((resolve) => {
       timer = setTimeout(() => resolve(failClosed(`the host API server did not answer within ${ms} ms`)), ms);

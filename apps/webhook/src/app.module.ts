@@ -1,15 +1,27 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { HealthModule, hostKubeConfig, KubeQuotaStore, METRICS, MetricsModule } from '#service-kit';
-import { AdmissionBatcher } from './admission-batcher.js';
-import { AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
+import {
+  HealthModule,
+  hostKubeConfig,
+  KubeQuotaStore,
+  METRICS,
+  MetricsModule,
+  QuotaEventWriter,
+} from '#service-kit';
+import { AdmissionBatcher, type AdmissionStrategy } from './admission-batcher.js';
+import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
+import { WatchedQuotaStore } from './cached-quota-store.js';
+import { CasPerAdmission } from './cas-per-admission.js';
 import type { WebhookConfig } from './config.js';
+import { DenialEventRecorder } from './denial-events.js';
+import { reuseConnections } from './reuse-connections.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
 @Module({})
 export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
-    const host = hostKubeConfig(config.KUBECONFIG);
+    // Reads and status writes are on every admission's path: no TLS handshake for each.
+    const host = reuseConnections(hostKubeConfig(config.KUBECONFIG));
     return {
       module: WebhookModule,
       imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }), MetricsModule.forRoot('webhook')],
@@ -17,19 +29,41 @@ export class WebhookModule {
       providers: [
         { provide: WEBHOOK_CONFIG, useValue: config },
         {
+          provide: DenialEventRecorder,
+          inject: [WatchedQuotaStore],
+          useFactory: (quotas: WatchedQuotaStore) =>
+            new DenialEventRecorder(new QuotaEventWriter(host, 'karmada-quota-webhook'), (namespace, name) =>
+              quotas.uidOf(namespace, name),
+            ),
+        },
+        {
           provide: WebhookMetrics,
           inject: [METRICS],
           useFactory: (registry: Registry) => new WebhookMetrics(registry),
         },
         {
-          provide: AdmissionBatcher,
-          inject: [WebhookMetrics],
-          useFactory: (metrics: WebhookMetrics) =>
-            new AdmissionBatcher(
-              new KubeQuotaStore(host),
-              { ttlSeconds: config.RESERVATION_TTL_SECONDS, maxConflictRetries: config.MAX_CONFLICT_RETRIES },
-              metrics,
-            ),
+          // Batches read a namespace's quotas from this cache, kept by a watch (CachedQuotaStore).
+          provide: WatchedQuotaStore,
+          useFactory: () => new WatchedQuotaStore(host, new KubeQuotaStore(host)),
+        },
+        {
+          provide: ADMISSION_STRATEGY,
+          inject: [WebhookMetrics, WatchedQuotaStore],
+          useFactory: (metrics: WebhookMetrics, quotas: WatchedQuotaStore): AdmissionStrategy =>
+            config.ADMISSION_MODE === 'cas-per-admission'
+              ? new CasPerAdmission(
+                  new KubeQuotaStore(host),
+                  { ttlSeconds: config.RESERVATION_TTL_SECONDS },
+                  metrics,
+                )
+              : new AdmissionBatcher(
+                  quotas,
+                  {
+                    ttlSeconds: config.RESERVATION_TTL_SECONDS,
+                    maxConflictRetries: config.MAX_CONFLICT_RETRIES,
+                  },
+                  metrics,
+                ),
         },
       ],
     };

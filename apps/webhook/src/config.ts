@@ -12,6 +12,8 @@ export const webhookEnv = {
   /** PEM serving certificate and key: the API server calls admission webhooks over HTTPS only. */
   TLS_CERT_FILE: existingFile,
   TLS_KEY_FILE: existingFile,
+  /** How often the certificate files are re-read, so a renewal is served without a restart. */
+  TLS_RELOAD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
   /** How long a reservation of a binding that was never persisted (a failed create) lives. */
   RESERVATION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   /**
@@ -21,6 +23,13 @@ export const webhookEnv = {
   ADMISSION_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
   /** Status writes before giving up on a batch that keeps meeting conflicting writers. */
   MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
+  /**
+   * `batched` (the product): concurrent admissions for a namespace share one status write.
+   * `cas-per-admission`: the simple design, one status write per admission, kept to benchmark against.
+   */
+  ADMISSION_MODE: z
+    .enum(['batched', 'cas-per-admission'], { error: 'must be batched or cas-per-admission' })
+    .default('batched'),
 };
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export const loadWebhookConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(webhookEnv, env);

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { serviceMain } from '#service-kit';
 import { WebhookModule } from './app.module.js';
 import { loadWebhookConfig } from './config.js';
@@ -9,7 +8,11 @@ serviceMain(
   () => loadWebhookConfig(),
   (config) => WebhookModule.forRoot(config),
   (config) => ({
-    tls: { key: readFileSync(config.TLS_KEY_FILE, 'utf8'), cert: readFileSync(config.TLS_CERT_FILE, 'utf8') },
+    tls: {
+      keyFile: config.TLS_KEY_FILE,
+      certFile: config.TLS_CERT_FILE,
+      reloadSeconds: config.TLS_RELOAD_SECONDS,
+    },
     // Kubernetes caps a request body at 3 MiB; an AdmissionReview carries the object and the old one.
     bodyLimitBytes: 7 * 1024 * 1024,
   }),

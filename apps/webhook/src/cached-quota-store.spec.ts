@@ -1,0 +1,131 @@
+import type { KarmadaQuota } from '#api';
+import { ConflictError, type QuotaStore } from '#service-kit';
+import { CachedQuotaStore } from './cached-quota-store.js';
+
+const quota = (name: string, resourceVersion: string, namespace = 'team-a'): KarmadaQuota => ({
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'KarmadaQuota',
+  metadata: { name, namespace, resourceVersion },
+  spec: { hard: { cpu: '10' } },
+});
+
+/** The host's quotas: counts reads, answers writes compare-and-swap with a new resourceVersion. */
+class HostQuotas implements QuotaStore {
+  reads = 0;
+  private version = 100;
+  /** Resolves the next list() only when released, to interleave events with a read in flight. */
+  hold?: Promise<void>;
+  constructor(public quotas: KarmadaQuota[]) {}
+
+  async list(namespace: string): Promise<KarmadaQuota[]> {
+    this.reads++;
+    const snapshot = this.quotas.filter((q) => q.metadata?.namespace === namespace);
+    await this.hold;
+    return snapshot;
+  }
+
+  async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
+    const i = this.quotas.findIndex((c) => c.metadata?.name === q.metadata?.name);
+    if (this.quotas[i]!.metadata?.resourceVersion !== q.metadata?.resourceVersion)
+      throw new ConflictError('changed meanwhile');
+    return (this.quotas[i] = this.bump(q));
+  }
+
+  /** Another writer (the reconciler, an admin) changes the quota. */
+  changeElsewhere(name: string): KarmadaQuota {
+    const i = this.quotas.findIndex((c) => c.metadata?.name === name);
+    return (this.quotas[i] = this.bump(this.quotas[i]!));
+  }
+
+  private bump(q: KarmadaQuota): KarmadaQuota {
+    return { ...q, metadata: { ...q.metadata, resourceVersion: String(++this.version) } };
+  }
+}
+
+function setUp(watching = true) {
+  const host = new HostQuotas([quota('team', '1'), quota('other', '1', 'team-b')]);
+  const store = new CachedQuotaStore(host);
+  store.setWatching(watching);
+  return { host, store };
+}
+
+describe('CachedQuotaStore', () => {
+  test('reuses the list it read, and after its own write the written version, without reading', async () => {
+    const { host, store } = setUp();
+    const [read] = await store.list('team-a');
+    const written = await store.writeStatus(read!);
+    store.observed(written, false); // the watch echoes our own write
+    expect(await store.list('team-a')).toEqual([written]);
+    expect(host.reads).toBe(1);
+  });
+
+  test.each([
+    [
+      'another writer changed a quota',
+      (host: HostQuotas, store: CachedQuotaStore) => store.observed(host.changeElsewhere('team'), false),
+    ],
+    [
+      'a quota was deleted',
+      (host: HostQuotas, store: CachedQuotaStore) => store.observed(host.quotas[0]!, true),
+    ],
+    [
+      'a quota was added',
+      (_: HostQuotas, store: CachedQuotaStore) => store.observed(quota('new', '7'), false),
+    ],
+    ['the watch was lost', (_: HostQuotas, store: CachedQuotaStore) => store.setWatching(false)],
+  ])('reads again after: %s', async (_, change) => {
+    const { host, store } = setUp();
+    await store.list('team-a');
+    change(host, store);
+    store.setWatching(true);
+    const [again] = await store.list('team-a');
+    expect(host.reads).toBe(2);
+    expect(again).toEqual(host.quotas[0]);
+  });
+
+  test('a change in another namespace keeps the list', async () => {
+    const { host, store } = setUp();
+    await store.list('team-a');
+    store.observed(host.changeElsewhere('other'), false);
+    await store.list('team-a');
+    expect(host.reads).toBe(1);
+  });
+
+  test('a conflicting write drops the list, so the retry reads the current quota', async () => {
+    const { host, store } = setUp();
+    const [stale] = await store.list('team-a');
+    host.changeElsewhere('team'); // the watch has not reported it yet
+    await expect(store.writeStatus(stale!)).rejects.toThrow(ConflictError);
+    const [current] = await store.list('team-a');
+    expect(current).toEqual(host.quotas[0]);
+    expect(host.reads).toBe(2);
+  });
+
+  test('a read that raced a change is used once but not kept', async () => {
+    const { host, store } = setUp();
+    let release!: () => void;
+    host.hold = new Promise((resolve) => (release = resolve));
+    const reading = store.list('team-a');
+    store.observed(host.changeElsewhere('team'), false); // while the read is in flight
+    release();
+    await reading;
+    host.hold = undefined;
+    expect(await store.list('team-a')).toEqual([host.quotas[0]]);
+    expect(host.reads).toBe(2);
+  });
+
+  test('reads a namespace without quotas every time: a quota just created counts at once', async () => {
+    const { host, store } = setUp();
+    expect(await store.list('team-c')).toEqual([]);
+    host.quotas.push(quota('new', '1', 'team-c')); // not reported by the watch yet
+    expect(await store.list('team-c')).toEqual([quota('new', '1', 'team-c')]);
+    expect(host.reads).toBe(2);
+  });
+
+  test('reads for every batch while the watch is not running', async () => {
+    const { host, store } = setUp(false);
+    await store.list('team-a');
+    await store.list('team-a');
+    expect(host.reads).toBe(2);
+  });
+});

@@ -1,0 +1,117 @@
+import type * as k8s from '@kubernetes/client-node';
+import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { customObjectInformer, ResilientInformer, type QuotaStore } from '#service-kit';
+
+/**
+ * A namespace's KarmadaQuotas without a read per batch: the list last read or written is reused
+ * until the watch reports a change the webhook did not write itself (another resourceVersion), a
+ * write fails, or the watch is down (then every batch reads, as without the cache). A namespace
+ * without quotas is read every time. Writes stay compare-and-swap, so a stale list never admits
+ * anything: its write conflicts and the batch reads again. A stale list can deny, for as long as
+ * the watch lags, as Kubernetes' own quota admission can with its informer cache.
+ */
+export class CachedQuotaStore implements QuotaStore {
+  private readonly lists = new Map<string, KarmadaQuota[]>();
+  /** Bumped by every change seen in a namespace: a read that raced one is not kept. */
+  private readonly generations = new Map<string, number>();
+  /** Bumped whenever the watch stops or starts: a read that raced that is not kept either. */
+  private epoch = 0;
+  private watching = false;
+
+  constructor(private readonly inner: QuotaStore) {}
+
+  /** Whether the watch is listed and running; nothing is reused while it is not. */
+  setWatching(watching: boolean): void {
+    if (watching === this.watching) return;
+    this.watching = watching;
+    this.epoch++;
+    this.lists.clear();
+  }
+
+  /** A quota the watch reports as added, changed or deleted. */
+  observed(quota: KarmadaQuota, deleted: boolean): void {
+    const namespace = quota.metadata?.namespace;
+    if (!namespace) return;
+    const cached = this.lists.get(namespace)?.find((q) => q.metadata?.name === quota.metadata?.name);
+    const ownWrite = !deleted && cached?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
+    if (!ownWrite) this.invalidate(namespace);
+  }
+
+  async list(namespace: string): Promise<KarmadaQuota[]> {
+    const cached = this.lists.get(namespace);
+    if (cached) return cached;
+    const [epoch, generation] = [this.epoch, this.generations.get(namespace)];
+    const quotas = await this.inner.list(namespace);
+    // An empty list is not kept: a quota just created must count from its first admission on, not
+    // from when the watch reports it (Kubernetes' quota admission does a live lookup for the same).
+    const unchanged = epoch === this.epoch && generation === this.generations.get(namespace);
+    if (this.watching && unchanged && quotas.length > 0) this.lists.set(namespace, quotas);
+    return quotas;
+  }
+
+  async writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota> {
+    const namespace = quota.metadata!.namespace!;
+    try {
+      const written = await this.inner.writeStatus(quota);
+      const list = this.lists.get(namespace);
+      if (list)
+        this.lists.set(
+          namespace,
+          list.map((q) => (q.metadata?.name === written.metadata?.name ? written : q)),
+        );
+      return written;
+    } catch (err) {
+      this.invalidate(namespace);
+      throw err;
+    }
+  }
+
+  private invalidate(namespace: string): void {
+    this.lists.delete(namespace);
+    this.generations.set(namespace, (this.generations.get(namespace) ?? 0) + 1);
+  }
+}
+
+/** The CachedQuotaStore fed by a watch of every KarmadaQuota on the host, for the webhook's life. */
+export class WatchedQuotaStore extends CachedQuotaStore implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('quota-cache');
+  private readonly informer: k8s.ObjectCache<KarmadaQuota>;
+  private readonly watch: ResilientInformer<KarmadaQuota>;
+
+  constructor(host: k8s.KubeConfig, inner: QuotaStore) {
+    super(inner);
+    const informer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
+    this.informer = informer;
+    this.watch = new ResilientInformer<KarmadaQuota>(
+      informer,
+      {
+        upsert: (quota) => this.observed(quota, false),
+        remove: (quota) => this.observed(quota, true),
+        synced: () => this.setWatching(true),
+        failed: (err) => {
+          this.setWatching(false);
+          this.logger.warn(
+            `watch of KarmadaQuotas failed, reading them for every batch until it is back: ${describeError(err)}`,
+          );
+        },
+      },
+      10_000,
+    );
+  }
+
+  /** The quota's uid as the watch last saw it (undefined before it is listed, or once deleted). */
+  uidOf(namespace: string, name: string): string | undefined {
+    return this.informer.get(name, namespace)?.metadata?.uid;
+  }
+
+  /** Not awaited: admissions never wait for the watch (they read without it meanwhile). */
+  onApplicationBootstrap(): void {
+    void this.watch.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.setWatching(false);
+    await this.watch.stop();
+  }
+}

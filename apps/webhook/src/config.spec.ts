@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadWebhookConfig } from './config.js';
+
+describe('the webhook configuration', () => {
+  let dir: string;
+  let tls: { TLS_CERT_FILE: string; TLS_KEY_FILE: string };
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'webhook-config-'));
+    tls = { TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key') };
+    writeFileSync(tls.TLS_CERT_FILE, '');
+    writeFileSync(tls.TLS_KEY_FILE, '');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test.each([
+    [undefined, 'batched'],
+    ['batched', 'batched'],
+    ['cas-per-admission', 'cas-per-admission'],
+  ])('ADMISSION_MODE=%s selects %s', (mode, expected) => {
+    expect(loadWebhookConfig({ ...tls, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
+  });
+
+  test('an unknown ADMISSION_MODE is refused, naming the choices', () => {
+    expect(() => loadWebhookConfig({ ...tls, ADMISSION_MODE: 'fast' })).toThrow(
+      'ADMISSION_MODE="fast": must be batched or cas-per-admission',
+    );
+  });
+});

@@ -1,0 +1,66 @@
+import { describeError } from '#api';
+import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { addDenial, denialEvent, type DenialTally } from '#quota';
+import type { QuotaEventWriter } from '#service-kit';
+
+/** Kubernetes' own event aggregation folds repeats over minutes; denials matter sooner. */
+export const DENIAL_EVENT_WINDOW_SECONDS = 10;
+/** Quotas tallied per window at most: a flood across namespaces cannot grow memory without bound. */
+const MAX_TALLIED_QUOTAS = 10_000;
+
+/**
+ * Records quota denials as Warning Events on the KarmadaQuota that refused them, one Event per quota
+ * per window (with its count), written off the admission path so an Event write never delays or
+ * fails an admission.
+ */
+export class DenialEventRecorder implements OnApplicationShutdown {
+  private readonly logger = new Logger('denial-events');
+  private tallies = new Map<string, DenialTally>();
+  private readonly timer: NodeJS.Timeout;
+  private dropped = 0;
+
+  constructor(
+    private readonly events: QuotaEventWriter,
+    /** The quota's uid, from the webhook's watch of quotas: no read per Event. */
+    private readonly uidOf: (namespace: string, name: string) => string | undefined,
+  ) {
+    this.timer = setInterval(() => void this.flush(), DENIAL_EVENT_WINDOW_SECONDS * 1000).unref();
+  }
+
+  record(namespace: string, quota: string, binding: string, message: string): void {
+    const key = `${namespace}/${quota}`;
+    if (!this.tallies.has(key) && this.tallies.size >= MAX_TALLIED_QUOTAS) {
+      this.dropped++;
+      return;
+    }
+    this.tallies.set(key, addDenial(this.tallies.get(key), binding, message));
+  }
+
+  async flush(): Promise<void> {
+    const tallies = this.tallies;
+    this.tallies = new Map();
+    if (this.dropped > 0) {
+      this.logger.warn(`${this.dropped} denials of more than ${MAX_TALLIED_QUOTAS} quotas got no Event`);
+      this.dropped = 0;
+    }
+    await Promise.all(
+      [...tallies].map(async ([key, tally]) => {
+        const [namespace, name] = key.split('/') as [string, string];
+        try {
+          // The uid lets `kubectl describe kq` list the Event; a quota deleted meanwhile has none.
+          const uid = this.uidOf(namespace, name);
+          await this.events.write({ namespace, name, uid }, denialEvent(tally, DENIAL_EVENT_WINDOW_SECONDS));
+        } catch (err) {
+          this.logger.warn(
+            `could not record denials of KarmadaQuota ${key} as an Event: ${describeError(err)}`,
+          );
+        }
+      }),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
