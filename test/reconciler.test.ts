@@ -15,7 +15,7 @@ import {
   type RunningService,
 } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
-import { binding as shapedBinding, deployment } from './support/fixtures.js';
+import { karmadaQuota, binding as shapedBinding, deployment, pod } from './support/fixtures.js';
 
 /**
  * End to end: webhook, aggregator and two reconciler workers on a federation of their own (members
@@ -27,6 +27,8 @@ const TTL_SECONDS = 4;
 let federation: Federation;
 let stateDir: string;
 let webhook: RunningService;
+let aggregator: RunningService;
+let reconcilers: RunningService[];
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-reconciler-'));
@@ -43,8 +45,21 @@ beforeAll(async () => {
   [webhook] = (await startServices(federation, { redisUrl: REDIS_URL, services: ['webhook'], env })) as [
     RunningService,
   ];
-  await startServices(federation, { redisUrl: REDIS_URL, services: ['aggregator', 'reconciler'], env });
-  await startServices(federation, { redisUrl: REDIS_URL, services: ['reconciler'], env, instance: 'second' });
+  let first: RunningService;
+  [aggregator, first] = (await startServices(federation, {
+    redisUrl: REDIS_URL,
+    services: ['aggregator', 'reconciler'],
+    env,
+  })) as [RunningService, RunningService];
+  reconcilers = [
+    first,
+    ...(await startServices(federation, {
+      redisUrl: REDIS_URL,
+      services: ['reconciler'],
+      env,
+      instance: 'second',
+    })),
+  ];
 }, 300_000);
 
 afterAll(async () => {
@@ -69,12 +84,7 @@ const createQuota = (namespace: string, hard: Record<string, string>) =>
   objects().createNamespacedCustomObject({
     ...KARMADA_QUOTA,
     namespace,
-    body: {
-      apiVersion: KARMADA_QUOTA.apiVersion,
-      kind: KARMADA_QUOTA.kind,
-      metadata: { name: 'team', namespace },
-      spec: { hard },
-    },
+    body: karmadaQuota(namespace, 'team', hard),
   });
 
 const readQuota = (namespace: string) =>
@@ -101,11 +111,29 @@ const propagate = (member: string, namespace: string, name: string, replicas: nu
     .makeApiClient(k8s.AppsV1Api)
     .createNamespacedDeployment({ namespace, body: deployment(name, replicas, cpu) });
 
-/** Reasons of the Events recorded on the quota `team` of a namespace. */
+/** The Events recorded on the quota `team` of a namespace. */
+const quotaEvents = async (namespace: string) =>
+  (await host().makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace })).items.filter(
+    (e) => e.involvedObject.kind === 'KarmadaQuota' && e.involvedObject.name === 'team',
+  );
 const eventReasons = async (namespace: string) =>
-  (await host().makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace })).items
-    .filter((e) => e.involvedObject.kind === 'KarmadaQuota' && e.involvedObject.name === 'team')
-    .map((e) => `${e.type}/${e.reason}`);
+  (await quotaEvents(namespace)).map((e) => `${e.type}/${e.reason}`);
+
+/** GET over HTTP or HTTPS (the webhook's certificate is from the harness's throwaway CA). */
+const getText = (url: string) =>
+  new Promise<string>((resolve, reject) => {
+    const req = request(url, { rejectUnauthorized: false }, (res) => {
+      let data = '';
+      res.on('data', (d: Buffer) => (data += d.toString()));
+      res.on('end', () => resolve(data));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+const scrape = (service: RunningService) =>
+  service.url.startsWith('https:')
+    ? getText(`${service.url}/metrics`)
+    : fetch(`${service.url}/metrics`).then((r) => r.text());
 
 const reservation = (quota: KarmadaQuota, name: string) =>
   quota.status?.reservations?.find((r) => r.reservedBy.name === name);
@@ -151,10 +179,7 @@ describe('the reconciler, end to end', () => {
       .makeApiClient(k8s.CoreV1Api)
       .createNamespacedPod({
         namespace,
-        body: {
-          metadata: { name: 'direct' },
-          spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '600m' } } }] },
-        },
+        body: pod('direct', '600m'),
       });
     await eventually(
       () => readQuota(namespace),
@@ -164,6 +189,17 @@ describe('the reconciler, end to end', () => {
     await expect(createBinding(binding(namespace, 'too-big', 1, '500m'))).rejects.toMatchObject({
       code: 403,
     });
+    // The denial is on record where `kubectl describe kq` shows it: an Event carrying the quota's uid.
+    const [denied] = await eventually(
+      async () => (await quotaEvents(namespace)).filter((e) => e.reason === 'AdmissionDenied'),
+      (events) => events.length > 0,
+      30_000,
+    );
+    expect(denied).toMatchObject({ type: 'Warning', count: 1 });
+    expect(denied!.message).toMatch(
+      /^denied ResourceBinding too-big: exceeded quota: team, requested: cpu=500m/,
+    );
+    expect(denied!.involvedObject.uid).toBe((await readQuota(namespace)).metadata!.uid);
     await createBinding(binding(namespace, 'fits', 1, '400m'));
 
     // More pods made directly in a member push usage over the limit: the quota says so.
@@ -171,10 +207,7 @@ describe('the reconciler, end to end', () => {
       .makeApiClient(k8s.CoreV1Api)
       .createNamespacedPod({
         namespace,
-        body: {
-          metadata: { name: 'direct-2' },
-          spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '600m' } } }] },
-        },
+        body: pod('direct-2', '600m'),
       });
     const over = await eventually(
       () => readQuota(namespace),
@@ -368,4 +401,33 @@ describe('the reconciler, end to end', () => {
       await federation.startMember('member1');
     }
   }, 120_000);
+
+  test('every service exposes the metrics an operator alerts on', async () => {
+    // The tests above admitted, denied, reconciled and synced: every series has samples by now.
+    const webhookMetrics = await scrape(webhook);
+    expect(webhookMetrics).toMatch(
+      /karmada_quota_admission_duration_seconds_count\{[^}]*result="allowed"[^}]*\} [1-9]/,
+    );
+    expect(webhookMetrics).toMatch(/karmada_quota_admissions_total\{[^}]*result="denied"[^}]*\} [1-9]/);
+    expect(webhookMetrics).toMatch(/karmada_quota_admission_batch_size_count\{[^}]*\} [1-9]/);
+    expect(webhookMetrics).toMatch(/karmada_quota_status_conflicts_total\{[^}]*\} \d/);
+
+    const reconciled = await Promise.all(reconcilers.map(scrape));
+    for (const text of reconciled) {
+      expect(text).toMatch(/karmada_quota_reconcile_queue_depth\{[^}]*\} \d/);
+      expect(text).toMatch(/karmada_quota_reconcile_duration_seconds_bucket\{/);
+    }
+    // Jobs go to whichever worker is free: together they have timed reconciles.
+    expect(reconciled.join('\n')).toMatch(/karmada_quota_reconcile_duration_seconds_count\{[^}]*\} [1-9]/);
+
+    const aggregated = await scrape(aggregator);
+    for (const cluster of ['member1', 'member2']) {
+      expect(aggregated).toMatch(
+        new RegExp(
+          `karmada_quota_aggregator_cluster_sync_age_seconds\\{[^}]*cluster="${cluster}"[^}]*\\} \\d`,
+        ),
+      );
+    }
+    expect(aggregated).toMatch(/karmada_quota_aggregator_events_total\{[^}]*\} [1-9]/);
+  });
 });

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { testRedisUrl } from './support/federation.js';
-import { isProcessAlive, probe, repoRoot } from '../tools/federation/src/index.js';
+import { runSandbox } from './support/sandbox.js';
+import { isProcessAlive, probe } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 
 const canListen = (port: number): Promise<boolean> =>
@@ -38,14 +39,8 @@ const SANDBOX_REDIS_URL = testRedisUrl(13);
 
 describe('npm run sandbox', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'karmada-quota-sandbox-')), 'sandbox');
-  const sandbox = (...args: string[]) =>
-    spawnSync('npm', ['run', '--silent', 'sandbox', '--', ...args], {
-      cwd: repoRoot(),
-      encoding: 'utf8',
-      // A Redis database of its own: a developer's sandbox on the default one is left alone.
-      env: { ...process.env, SANDBOX_DIR: dir, REDIS_URL: SANDBOX_REDIS_URL },
-      timeout: 600_000,
-    });
+  // A Redis database of its own: a developer's sandbox on the default one is left alone.
+  const sandbox = (...args: string[]) => runSandbox(dir, SANDBOX_REDIS_URL, ...args);
 
   afterAll(async () => {
     sandbox('down'); // also when a test failed half-way
@@ -66,9 +61,21 @@ describe('npm run sandbox', () => {
     expect(env.members.map((m) => m.name)).toEqual(['member1']);
     expect(env.redisUrl).toBe(SANDBOX_REDIS_URL);
     expect(env.webhook.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url]) {
+    for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url, env.console.url]) {
       expect(await probe(`${url}/readyz`)).toBe(200);
     }
+    // The console, with the printed token of the demo viewer: team-a's quota, and nothing without a token.
+    expect(env.console.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(started.stdout).toContain(`Console: ${env.console.url}`);
+    expect(started.stdout).toContain(env.console.token);
+    const asViewer = await fetch(`${env.console.url}/api/quotas`, {
+      headers: { Authorization: `Bearer ${env.console.token}` },
+    });
+    expect(asViewer.status).toBe(200);
+    const seen = (await asViewer.json()) as { user: string; quotas: { namespace: string; name: string }[] };
+    expect(seen.user).toBe('system:serviceaccount:team-a:quota-viewer');
+    expect(seen.quotas.map((q) => `${q.namespace}/${q.name}`)).toEqual(['team-a/team-a']);
+    expect((await fetch(`${env.console.url}/api/quotas`)).status).toBe(401);
     // The printed examples work as printed: one binding admitted, one denied by the demo quota.
     const kubectl = (...args: string[]) =>
       spawnSync(env.kubectl, ['--kubeconfig', env.host.kubeconfig, ...args], { encoding: 'utf8' });
@@ -87,9 +94,10 @@ describe('npm run sandbox', () => {
       env.webhook.url,
       env.aggregator.url,
       env.reconciler.url,
+      env.console.url,
     ].map(portOf);
     const pids = readFileSync(join(dir, 'pids'), 'utf8').split('\n').filter(Boolean).map(Number);
-    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 3); // etcd, 2 API servers + 2 controller managers, 3 services
+    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 4); // etcd, 2 API servers + 2 controller managers, 4 services
     for (const port of ports) expect(await canListen(port)).toBe(false);
     expect(processesUsing(dir).length).toBeGreaterThan(0);
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -10,11 +10,14 @@ import {
   probe,
   repoRoot,
   SERVICES,
+  sleep,
   waitFor,
 } from '../tools/federation/src/index.js';
 import { federation } from './support/federation.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The webhook and the console answer from the host alone; these two keep their state in Redis. */
+const USES_REDIS: readonly string[] = ['aggregator', 'reconciler'];
 
 describe.each(SERVICES)('the %s service', (name) => {
   const main = join(repoRoot(), 'dist', 'apps', name, 'src', 'main.js');
@@ -36,7 +39,7 @@ describe.each(SERVICES)('the %s service', (name) => {
     expect(result.stderr).toContain('PORT="http": must be a port number');
     expect(result.stderr).toMatch(/LOG_LEVEL="chatty": .*error.*verbose/);
     expect(result.stderr).toContain('KUBECONFIG="/nonexistent/kubeconfig": no such file');
-    if (name !== 'webhook')
+    if (USES_REDIS.includes(name))
       expect(result.stderr).toContain('REDIS_URL="localhost": must be a redis:// or rediss:// URL');
     if (name === 'webhook') expect(result.stderr).toContain('TLS_CERT_FILE="": is required');
   });
@@ -91,7 +94,7 @@ describe.each(SERVICES)('the %s service', (name) => {
       const metrics = await getText('/metrics');
       expect(metrics).toContain(`karmada_quota_process_cpu_seconds_total{service="${name}"}`);
       expect(Object.keys(ready.info).sort()).toEqual(
-        name === 'webhook' ? ['host-apiserver'] : ['host-apiserver', 'redis'],
+        USES_REDIS.includes(name) ? ['host-apiserver', 'redis'] : ['host-apiserver'],
       );
       // Structured logs: every line on stdout is a JSON object.
       const lines = output.split('\n').filter(Boolean);
@@ -103,5 +106,69 @@ describe.each(SERVICES)('the %s service', (name) => {
     }
     expect(await exited).toBe(0);
     expect(output).toContain('SIGTERM received, shutting down');
+  });
+});
+
+describe('the webhook serving certificate', () => {
+  test('a renewal is served without a restart; a half-written one is not, and the old pair keeps serving', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'karmada-quota-tls-'));
+    const renewedDir = mkdtempSync(join(tmpdir(), 'karmada-quota-tls-renewed-'));
+    const first = await createServingCertificate(dir, 'webhook');
+    const renewed = await createServingCertificate(renewedDir, 'webhook');
+    const port = await freePort();
+    const url = `https://127.0.0.1:${port}/healthz`;
+    const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'apps', 'webhook', 'src', 'main.js')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        PORT: String(port),
+        BIND_ADDRESS: '127.0.0.1',
+        KUBECONFIG: federation().host.kubeconfig,
+        TLS_CERT_FILE: first.certFile,
+        TLS_KEY_FILE: first.keyFile,
+        TLS_RELOAD_SECONDS: '1',
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      await waitFor(
+        'webhook to serve its first certificate',
+        async () => (await probe(url, { ca: first.caPem })) === 200,
+        {
+          timeoutMs: 30_000,
+          describe: () => output,
+        },
+      );
+      // The certificate renewed but the key not yet: that pair cannot serve, the old one goes on.
+      copyFileSync(renewed.certFile, first.certFile);
+      await waitFor(
+        'the mismatched pair to be refused',
+        async () => output.includes('could not load the TLS certificate'),
+        {
+          timeoutMs: 30_000,
+          describe: () => output,
+        },
+      );
+      expect(await probe(url, { ca: renewed.caPem })).toBe(0);
+      copyFileSync(renewed.keyFile, first.keyFile);
+      await waitFor(
+        'the renewed certificate to be served',
+        async () => (await probe(url, { ca: renewed.caPem })) === 200,
+        {
+          timeoutMs: 30_000,
+          describe: () => output,
+        },
+      );
+      expect(output).toContain('serving the renewed TLS certificate');
+      await sleep(1_500); // a further tick finds nothing new: one reload, not one per tick
+      expect(output.split('serving the renewed TLS certificate').length - 1).toBe(1);
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(renewedDir, { recursive: true, force: true });
+    }
   });
 });

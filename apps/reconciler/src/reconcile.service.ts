@@ -1,12 +1,12 @@
 import * as k8s from '@kubernetes/client-node';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
 import { computeQuotaStatus, type QuotaEvent } from '#quota';
-import { ConflictError, describeError, KubeQuotaStore, REDIS } from '#service-kit';
+import { ConflictError, KubeQuotaStore, QuotaEventWriter, REDIS } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import type { ReconcilerConfig } from './config.js';
-import { readObservedUsage } from './usage-reader.js';
+import { clustersWithUnknownUsage, readObservedUsage } from './usage-reader.js';
 
 export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
 export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
@@ -34,7 +34,7 @@ export class ReconcileService {
   private readonly logger = new Logger('reconcile');
   private readonly objects: k8s.CustomObjectsApi;
   private readonly quotas: KubeQuotaStore;
-  private readonly events: k8s.CoreV1Api;
+  private readonly events: QuotaEventWriter;
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
@@ -43,7 +43,7 @@ export class ReconcileService {
   ) {
     this.objects = host.makeApiClient(k8s.CustomObjectsApi);
     this.quotas = new KubeQuotaStore(host);
-    this.events = host.makeApiClient(k8s.CoreV1Api);
+    this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
   }
 
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
@@ -55,6 +55,14 @@ export class ReconcileService {
     ]);
     const deletedBindingUids = new Set(deleted);
     if (observed.errors.length > 0) this.logger.warn(`${namespace}: ${observed.errors.join('; ')}`);
+    const unknown = await clustersWithUnknownUsage(this.redis, quotas, observed.clusters);
+    if (unknown.length > 0) {
+      // Failing leaves the status as it is; the job retries with back-off until the usage is back.
+      throw new Error(
+        `the usage of ${unknown.join(', ')} in ${namespace} is missing from Redis (restarted empty or ` +
+          `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
+      );
+    }
     const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
     for (let quota of quotas) {
       for (let attempt = 0; ; attempt++) {
@@ -99,30 +107,14 @@ export class ReconcileService {
 
   /** Kubernetes Events on the quota (over quota, a cluster going stale or recovering). */
   private async emit(quota: KarmadaQuota, events: QuotaEvent[]): Promise<void> {
-    const now = new Date();
+    const ref = {
+      namespace: quota.metadata!.namespace!,
+      name: quota.metadata!.name!,
+      uid: quota.metadata!.uid,
+    };
     for (const event of events) {
       try {
-        await this.events.createNamespacedEvent({
-          namespace: quota.metadata!.namespace!,
-          body: {
-            metadata: { generateName: `${quota.metadata!.name}.` },
-            involvedObject: {
-              apiVersion: KARMADA_QUOTA.apiVersion,
-              kind: KARMADA_QUOTA.kind,
-              name: quota.metadata!.name,
-              namespace: quota.metadata!.namespace,
-              uid: quota.metadata!.uid,
-            },
-            type: event.type,
-            reason: event.reason,
-            message: event.message,
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
-            source: { component: 'karmada-quota-reconciler' },
-            reportingComponent: 'karmada-quota-reconciler',
-          },
-        });
+        await this.events.write(ref, event);
       } catch (err) {
         this.logger.warn(`could not record event ${event.reason}: ${describeError(err)}`);
       }

@@ -10,13 +10,20 @@ import type * as k8s from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
-import { customObjectInformer, describeError, METRICS, REDIS, ResilientInformer } from '#service-kit';
+import {
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  type KarmadaQuota,
+  type ResourceBinding,
+  describeError,
+} from '#api';
+import { customObjectInformer, METRICS, REDIS, ResilientInformer } from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
   deletedBindingsKey,
   RECONCILE_JOB_NAME,
   RECONCILE_QUEUE,
+  RECONCILE_QUEUE_MARKER_KEY,
   reconcileJobOptions,
   type ReconcileJob,
 } from '#usage';
@@ -35,6 +42,8 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly quotaCache: k8s.ObjectCache<KarmadaQuota>;
   private readonly quotas: ResilientInformer<KarmadaQuota>;
   private readonly bindings: ResilientInformer<ResourceBinding>;
+  /** Reconciles that could not be queued (Redis down), by namespace: queued again every second. */
+  private readonly unqueued = new Map<string, string>();
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
@@ -90,6 +99,10 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       'expiry-sweep',
       setInterval(() => void this.sweepExpired(), this.config.EXPIRY_SWEEP_SECONDS * 1000),
     );
+    this.scheduler.addInterval(
+      'queue-recovery',
+      setInterval(() => void this.recoverQueue(), 1_000),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -100,9 +113,25 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   /** Every namespace with a KarmadaQuota. */
-  private async resync(): Promise<void> {
+  private async resync(reason = 'periodic resync'): Promise<void> {
     const namespaces = new Set(this.quotaCache.list().map((q) => q.metadata?.namespace));
-    for (const namespace of namespaces) await this.enqueue(namespace, 'periodic resync');
+    for (const namespace of namespaces) await this.enqueue(namespace, reason);
+  }
+
+  /**
+   * Queues again what could not be queued, and redoes everything when Redis lost the queue (it
+   * restarted empty or was flushed: the marker key is gone with the queued jobs).
+   */
+  private async recoverQueue(): Promise<void> {
+    for (const [namespace, reason] of [...this.unqueued]) await this.enqueue(namespace, reason);
+    try {
+      if ((await this.redis.set(RECONCILE_QUEUE_MARKER_KEY, '1', 'NX')) === 'OK') {
+        this.logger.log('the reconcile queue has no record of earlier work (a new or emptied Redis): resync');
+        await this.resync('Redis lost the queue');
+      }
+    } catch {
+      // Redis is down: the next round tries again.
+    }
   }
 
   /** Namespaces holding a reservation whose expirationTime has passed. */
@@ -142,9 +171,11 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     if (!namespace) return;
     try {
       await this.queue.add(RECONCILE_JOB_NAME, { namespace, reason }, reconcileJobOptions(namespace));
+      this.unqueued.delete(namespace);
     } catch (err) {
-      // The periodic resync catches up with what could not be queued now (Redis down).
-      this.logger.warn(`could not queue a reconcile of ${namespace}: ${describeError(err)}`);
+      if (!this.unqueued.has(namespace))
+        this.logger.warn(`could not queue a reconcile of ${namespace}, retrying: ${describeError(err)}`);
+      this.unqueued.set(namespace, reason);
     }
   }
 }

@@ -1,7 +1,16 @@
 import type { Redis } from 'ioredis';
+import { isJsonObject, type KarmadaQuota } from '#api';
 import { parseResourceList } from '#quantity';
 import type { ObservedCluster } from '#quota';
-import { clusterStateKey, decodeHealth, decodeSnapshot, usageIndexKey, usageKey } from '#usage';
+import {
+  clusterStateKey,
+  decodeHealth,
+  decodeSnapshot,
+  REMOVED_CLUSTERS_KEY,
+  unknownUsageClusters,
+  usageIndexKey,
+  usageKey,
+} from '#usage';
 
 /**
  * Reads what the aggregators published for one namespace (layout: libs/usage snapshot-layout.ts):
@@ -45,4 +54,43 @@ export async function readObservedUsage(
     });
   });
   return { clusters, errors };
+}
+
+/**
+ * The clusters whose usage of the namespace the quotas' statuses count but Redis no longer has,
+ * unpublished since Redis lost its data (see unknownUsageClusters): reconciling now would count
+ * their usage as zero.
+ */
+export async function clustersWithUnknownUsage(
+  redis: Redis,
+  quotas: readonly KarmadaQuota[],
+  observed: readonly ObservedCluster[],
+): Promise<string[]> {
+  const published = new Set(observed.map((c) => c.name));
+  const counted = new Set<string>();
+  for (const quota of quotas) {
+    for (const slice of Array.isArray(quota.status?.clusters) ? quota.status.clusters : []) {
+      if (!isJsonObject(slice) || typeof slice.name !== 'string' || published.has(slice.name)) continue;
+      const used = parseResourceList(slice.used, 'used').list;
+      if (Object.values(used).some((amount) => !amount.isZero())) counted.add(slice.name);
+    }
+  }
+  const candidates = [...counted].filter((name) => {
+    try {
+      clusterStateKey(name);
+      return true;
+    } catch {
+      return false; // not a cluster name the aggregator could have published
+    }
+  });
+  if (candidates.length === 0) return [];
+  const [states, removed] = await Promise.all([
+    redis.mget(candidates.map((c) => clusterStateKey(c))),
+    redis.smismember(REMOVED_CLUSTERS_KEY, ...candidates),
+  ]);
+  return unknownUsageClusters(candidates, {
+    published,
+    withState: new Set(candidates.filter((_, i) => states[i] !== null)),
+    removed: new Set(candidates.filter((_, i) => removed[i] === 1)),
+  });
 }
