@@ -1,0 +1,50 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { Registry } from 'prom-client';
+import { HealthModule, hostKubeConfig, METRICS, MetricsModule } from '#service-kit';
+import { Authorizer } from './authorizer.js';
+import type { ConsoleConfig } from './config.js';
+import { ConsoleController } from './console.controller.js';
+import { LiveUpdates } from './live-updates.js';
+import { QuotaCache } from './quota-cache.js';
+import { QuotaReader } from './quota-reader.js';
+
+@Module({})
+export class ConsoleModule {
+  static forRoot(config: ConsoleConfig): DynamicModule {
+    const host = hostKubeConfig(config.KUBECONFIG);
+    return {
+      module: ConsoleModule,
+      imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }), MetricsModule.forRoot('console')],
+      controllers: [ConsoleController],
+      providers: [
+        { provide: QuotaCache, useValue: new QuotaCache(host) },
+        {
+          provide: Authorizer,
+          inject: [METRICS],
+          useFactory: (metrics: Registry) =>
+            new Authorizer(
+              host,
+              { ttlSeconds: config.AUTH_CACHE_TTL_SECONDS, maxEntries: config.AUTH_CACHE_MAX_ENTRIES },
+              metrics,
+            ),
+        },
+        {
+          provide: QuotaReader,
+          inject: [Authorizer, QuotaCache],
+          useFactory: (authorizer: Authorizer, quotas: QuotaCache) => new QuotaReader(authorizer, quotas),
+        },
+        {
+          provide: LiveUpdates,
+          inject: [QuotaReader, QuotaCache, METRICS],
+          useFactory: (reader: QuotaReader, quotas: QuotaCache, metrics: Registry) =>
+            new LiveUpdates(
+              reader,
+              quotas,
+              { refreshSeconds: config.LIVE_REFRESH_SECONDS, maxStreams: config.MAX_LIVE_STREAMS },
+              metrics,
+            ),
+        },
+      ],
+    };
+  }
+}

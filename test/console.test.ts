@@ -1,0 +1,343 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { Redis } from 'ioredis';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota } from '#api';
+import { quotaView, type ResourceRow } from '#quota-view';
+import { repoRoot, serviceAccountToken } from '../tools/federation/src/index.js';
+import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
+import { eventually, testRedisUrl } from './support/federation.js';
+import { binding, deployment, karmadaQuota } from './support/fixtures.js';
+import { runSandbox } from './support/sandbox.js';
+
+/**
+ * The console against a sandbox of its own (one member, Redis database 9), driven in headless
+ * Chromium: business user `shop:viewer` may read the quotas of namespace shop and nothing else;
+ * namespace vault has a quota that must never show.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const REDIS_URL = testRedisUrl(9);
+const SCREENSHOTS = join(repoRoot(), 'test-results');
+
+const ALLOWED = { namespace: 'shop', name: 'compute' };
+const HIDDEN = { namespace: 'vault', name: 'vault-secret-plan' };
+
+const dir = join(mkdtempSync(join(tmpdir(), 'karmada-quota-console-')), 'sandbox');
+let env: SandboxEnv;
+let host: k8s.KubeConfig;
+let browser: Browser | undefined;
+const tokens = { viewer: '', nobody: '', admin: '' };
+
+const objects = () => host.makeApiClient(k8s.CustomObjectsApi);
+const readQuota = (namespace: string, name: string) =>
+  objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name }) as Promise<KarmadaQuota>;
+
+async function createQuota(namespace: string, name: string, hard: Record<string, string>): Promise<void> {
+  await objects().createNamespacedCustomObject({
+    ...KARMADA_QUOTA,
+    namespace,
+    body: karmadaQuota(namespace, name, hard),
+  });
+}
+
+/** A ServiceAccount in shop, allowed to read shop's KarmadaQuotas if `mayRead`, and its token. */
+const serviceAccountTokenIn = (name: string, mayRead: boolean): Promise<string> =>
+  serviceAccountToken(host, {
+    namespace: ALLOWED.namespace,
+    name,
+    readQuotas: mayRead,
+    expirationSeconds: 3600,
+  });
+
+beforeAll(async () => {
+  // No silent skip: the browser test is the acceptance test of the console.
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `headless Chromium is missing at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`,
+    );
+  }
+  const redis = new Redis(REDIS_URL);
+  await redis.flushdb();
+  redis.disconnect();
+  const started = runSandbox(dir, REDIS_URL, 'up', '--members', '1');
+  if (started.status !== 0)
+    throw new Error(`the sandbox did not start:\n${started.stdout}\n${started.stderr}`);
+  env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
+  host = new k8s.KubeConfig();
+  host.loadFromFile(env.host.kubeconfig);
+  tokens.admin = host.getCurrentUser()!.token!;
+
+  const member = new k8s.KubeConfig();
+  member.loadFromFile(env.members[0]!.kubeconfig);
+  for (const namespace of [ALLOWED.namespace, HIDDEN.namespace]) {
+    for (const kc of [host, member]) {
+      await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    }
+  }
+  await createQuota(ALLOWED.namespace, ALLOWED.name, { cpu: '10', memory: '8Gi', pods: '20' });
+  await createQuota(HIDDEN.namespace, HIDDEN.name, { cpu: '4' });
+  // Two pending pods of 250m in member1: the quota's used cpu becomes 500m, split per cluster.
+  await member
+    .makeApiClient(k8s.AppsV1Api)
+    .createNamespacedDeployment({ namespace: ALLOWED.namespace, body: deployment('api', 2, '250m') });
+  tokens.viewer = await serviceAccountTokenIn('viewer', true);
+  tokens.nobody = await serviceAccountTokenIn('nobody', false);
+  await eventually(
+    () => readQuota(ALLOWED.namespace, ALLOWED.name),
+    (q) => q.status?.used?.cpu === '500m' && q.status.clusters?.length === 1,
+  );
+  browser = await chromium.launch({ executablePath: CHROMIUM });
+}, 900_000);
+
+afterAll(async () => {
+  await browser?.close();
+  runSandbox(dir, REDIS_URL, 'down'); // also when a test failed half-way
+  rmSync(join(dir, '..'), { recursive: true, force: true });
+  const redis = new Redis(REDIS_URL);
+  await redis.flushdb();
+  redis.disconnect();
+});
+
+const api = (path: string, token?: string) =>
+  fetch(`${env.console.url}${path}`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+
+interface Snapshot {
+  user: string;
+  quotas: (ReturnType<typeof quotaView> & { clusters: { name: string; lastSyncAge: string }[] })[];
+}
+const names = (snapshot: Snapshot) => snapshot.quotas.map((q) => `${q.namespace}/${q.name}`);
+
+describe('the console JSON API', () => {
+  test.each([
+    ['no Authorization header', undefined, /^no bearer token: send a Kubernetes bearer token/],
+    ['a token the host does not accept', 'not-a-kubernetes-token', /did not accept this token/],
+  ])('refuses %s with 401 and a message saying what to do', async (_what, token, message) => {
+    for (const path of [
+      '/api/quotas',
+      `/api/namespaces/${ALLOWED.namespace}/quotas/${ALLOWED.name}`,
+      '/api/events',
+    ]) {
+      const response = await api(path, token);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(((await response.json()) as { message: string }).message).toMatch(message);
+    }
+  });
+
+  test('a caller without access to any quota gets an empty list', async () => {
+    const response = await api('/api/quotas', tokens.nobody);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Snapshot;
+    expect(body.user).toBe('system:serviceaccount:shop:nobody');
+    expect(body.quotas).toEqual([]);
+  });
+
+  test('a caller sees the quotas of its namespaces, canonical as in status, and nothing of others', async () => {
+    // Compared with the status read at the same moment (the reconciler may write in between).
+    const [seen, status] = await eventually(
+      async () =>
+        [
+          (await (await api('/api/quotas', tokens.viewer)).json()) as Snapshot,
+          await readQuota(ALLOWED.namespace, ALLOWED.name),
+        ] as const,
+      ([snapshot, quota]) =>
+        JSON.stringify(snapshot.quotas[0]?.resources) === JSON.stringify(quotaView(quota).resources),
+    );
+    expect(seen.user).toBe('system:serviceaccount:shop:viewer');
+    expect(names(seen)).toEqual(['shop/compute']);
+    expect(JSON.stringify(seen)).not.toContain(HIDDEN.namespace);
+    const cpu = seen.quotas[0]!.resources.find((r) => r.resource === 'cpu');
+    expect(cpu).toEqual<ResourceRow>({
+      resource: 'cpu',
+      used: '500m',
+      reserved: '0',
+      hard: '10',
+      usedPercent: 5,
+      reservedPercent: 0,
+      exceeded: false,
+    });
+    expect(seen.quotas[0]!.resources.map((r) => [r.resource, r.hard])).toEqual([
+      ['cpu', '10'],
+      ['memory', '8Gi'],
+      ['pods', '20'],
+    ]);
+    expect(status.status?.used?.pods).toBe('2');
+    expect(seen.quotas[0]!.clusters).toEqual([
+      expect.objectContaining({
+        name: 'member1',
+        state: 'Ready',
+        used: { cpu: '500m', memory: '0', pods: '2' },
+      }),
+    ]);
+
+    // The admin sees both: it is the viewer's access that hides vault, not an empty federation.
+    const admin = (await (await api('/api/quotas', tokens.admin)).json()) as Snapshot;
+    expect(names(admin)).toEqual(expect.arrayContaining(['shop/compute', 'vault/vault-secret-plan']));
+  });
+
+  test('one quota: 200 where allowed, 404 when absent there, 403 elsewhere whether or not it exists', async () => {
+    const one = await api(`/api/namespaces/shop/quotas/compute`, tokens.viewer);
+    expect(one.status).toBe(200);
+    expect(((await one.json()) as { name: string }).name).toBe('compute');
+    const absent = await api(`/api/namespaces/shop/quotas/nothing-here`, tokens.viewer);
+    expect(absent.status).toBe(404);
+    for (const name of [HIDDEN.name, 'nothing-here']) {
+      const hidden = await api(`/api/namespaces/${HIDDEN.namespace}/quotas/${name}`, tokens.viewer);
+      expect(hidden.status).toBe(403);
+      const body = await hidden.text();
+      expect(body).toContain(
+        'system:serviceaccount:shop:viewer may not get karmadaquotas in namespace vault',
+      );
+      if (name !== HIDDEN.name) expect(body).not.toContain(HIDDEN.name);
+    }
+    const bad = await api(`/api/namespaces/Not_A_Namespace/quotas/compute`, tokens.viewer);
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('the console page in headless Chromium', () => {
+  const errors: string[] = [];
+  let page: Page;
+
+  const card = () =>
+    page.locator(`section.quota[data-namespace="${ALLOWED.namespace}"][data-name="${ALLOWED.name}"]`);
+  const cpu = () => card().locator('.resource[data-resource="cpu"]');
+  const text = (locator: Locator) => locator.textContent({ timeout: 10_000 });
+  const hasText = (locator: Locator, expected: string) =>
+    eventually(
+      () => text(locator),
+      (t) => t === expected,
+      30_000,
+    );
+
+  async function logIn(token: string): Promise<Page> {
+    const opened = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
+    opened.on('pageerror', (err) => errors.push(err.message));
+    await opened.goto(env.console.url);
+    await opened.fill('#token', token);
+    await opened.click('#login button[type=submit]');
+    return opened;
+  }
+
+  afterAll(async () => {
+    await page?.close();
+  });
+
+  test('logged in, the viewer sees its quota with bars and clusters, and nothing of vault', async () => {
+    page = await logIn(tokens.viewer);
+    await card().waitFor({ timeout: 30_000 });
+    expect(await page.isVisible('#login')).toBe(false);
+    expect(await text(page.locator('#who'))).toBe('system:serviceaccount:shop:viewer');
+    expect(await text(cpu().locator('.numbers .used'))).toBe('500m');
+    expect(await text(cpu().locator('.numbers .reserved'))).toBe('0');
+    expect(await text(cpu().locator('.numbers .hard'))).toBe('10');
+    expect(await cpu().locator('.bar .used').getAttribute('style')).toBe('width: 5%;');
+    expect(await cpu().getAttribute('class')).not.toContain('exceeded');
+    expect(await text(card().locator('.resource[data-resource="memory"] .numbers .hard'))).toBe('8Gi');
+    const clusterRow = card().locator('table tbody tr', { hasText: 'member1' });
+    expect(await clusterRow.locator('td').allTextContents()).toEqual([
+      'member1',
+      'Ready',
+      expect.stringMatching(/ ago$/),
+      '500m',
+      '0',
+      '2',
+    ]);
+    await eventually(
+      () => page.getAttribute('#live', 'data-mode'),
+      (mode) => mode === 'live',
+    );
+    expect(await page.locator('section.quota').count()).toBe(1);
+    expect(await page.content()).not.toContain(HIDDEN.namespace);
+  });
+
+  test('updates live, without a reload: a new binding shows as reserved, over quota is marked', async () => {
+    await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
+    const web = binding(ALLOWED.namespace, 'web', { replicas: 3, cpu: '1' });
+    web.spec.replicaRequirements!.resourceRequest!.memory = '1Gi'; // the quota tracks memory too
+    await objects().createNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace: ALLOWED.namespace,
+      body: web,
+    });
+    await hasText(cpu().locator('.numbers .reserved'), '3');
+    expect(await text(card().locator('.resource[data-resource="memory"] .numbers .reserved'))).toBe('3Gi');
+    expect(await cpu().locator('.bar .reserved').getAttribute('style')).toBe('width: 30%;');
+    expect(await card().locator('table', { hasText: 'Binding' }).textContent()).toContain('web');
+
+    // A federation admin lowers the limit under what is used and reserved: the page marks it.
+    await objects().patchNamespacedCustomObject(
+      {
+        ...KARMADA_QUOTA,
+        namespace: ALLOWED.namespace,
+        name: ALLOWED.name,
+        body: { spec: { hard: { cpu: '2', memory: '8Gi', pods: '20' } } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await hasText(cpu().locator('.numbers .hard'), '2');
+    await hasText(cpu().locator('.over'), 'over quota');
+    expect(await cpu().getAttribute('class')).toContain('exceeded');
+    expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(await page.content()).not.toContain(HIDDEN.namespace);
+
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console.png'), fullPage: true });
+  });
+
+  test('at 360 px wide the quota is still shown, without scrolling sideways', async () => {
+    await page.setViewportSize({ width: 360, height: 800 });
+    expect(await cpu().isVisible()).toBe(true);
+    const box = (await cpu().locator('.bar').boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(360);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-360px.png'), fullPage: true });
+  });
+
+  test('a caller without access sees a clear empty page, and a rejected token is sent back to log in', async () => {
+    const nobody = await logIn(tokens.nobody);
+    try {
+      await hasText(
+        nobody.locator('#quotas .empty'),
+        'There is no KarmadaQuota you may read. A federation admin can grant get on karmadaquotas in your namespace.',
+      );
+      expect(await nobody.locator('section.quota').count()).toBe(0);
+      const content = await nobody.content();
+      expect(content).not.toContain(HIDDEN.namespace);
+      expect(content).not.toContain(ALLOWED.name);
+    } finally {
+      await nobody.close();
+    }
+    const rejected = await logIn('not-a-kubernetes-token');
+    try {
+      await rejected.locator('#message').waitFor({ timeout: 10_000 });
+      expect(await text(rejected.locator('#message'))).toMatch(/did not accept this token/);
+      expect(await rejected.isVisible('#login')).toBe(true);
+      expect(await rejected.evaluate(() => sessionStorage.length)).toBe(0);
+    } finally {
+      await rejected.close();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  test('a token revoked while the page is open sends it back to log in, showing nothing', async () => {
+    const leaver = await logIn(await serviceAccountTokenIn('leaver', true));
+    try {
+      await leaver.locator('section.quota').waitFor({ timeout: 30_000 });
+      await host
+        .makeApiClient(k8s.CoreV1Api)
+        .deleteNamespacedServiceAccount({ namespace: ALLOWED.namespace, name: 'leaver' });
+      // The host stops accepting the token within seconds; the open live stream checks it again
+      // within AUTH_CACHE_TTL_SECONDS + LIVE_REFRESH_SECONDS (30 s each in the sandbox).
+      await leaver.locator('#login').waitFor({ timeout: 150_000 });
+      expect(await text(leaver.locator('#message'))).toMatch(/did not accept this token.*"leaver" not found/);
+      expect(await leaver.locator('section.quota').count()).toBe(0);
+      expect(await leaver.evaluate(() => sessionStorage.length)).toBe(0);
+    } finally {
+      await leaver.close();
+    }
+    expect(errors).toEqual([]);
+  }, 240_000);
+});
