@@ -1,0 +1,68 @@
+import type { Federation, RunningService } from '../../federation/src/index.js';
+
+/** How big each scenario runs: `--quick` shrinks durations and sizes to fit a few minutes. */
+export interface BenchSizes {
+  /** hot-quota: seconds of load per mode (after a short warm-up), and concurrent clients. */
+  hotQuotaSeconds: number;
+  hotQuotaClients: number;
+  /** end-to-end: concurrent creates; the creates per mode are resyncQuotas x resyncBindingsPerQuota. */
+  endToEndConcurrency: number;
+  /** convergence: pods kept across the members, churn waves, pods deleted and created per wave. */
+  convergencePods: number;
+  convergenceWaves: number;
+  convergenceWavePods: number;
+  /** aggregator scale: pods fed to the usage ledger. */
+  aggregatorPods: number;
+  /** resync: quotas (one per namespace) and bindings per quota. */
+  resyncQuotas: number;
+  resyncBindingsPerQuota: number;
+}
+
+export const FULL: BenchSizes = {
+  hotQuotaSeconds: 30,
+  hotQuotaClients: 64,
+  endToEndConcurrency: 32,
+  convergencePods: 1_000,
+  convergenceWaves: 5,
+  convergenceWavePods: 100,
+  aggregatorPods: 1_000_000,
+  resyncQuotas: 100,
+  resyncBindingsPerQuota: 100,
+};
+
+export const QUICK: BenchSizes = {
+  hotQuotaSeconds: 8,
+  hotQuotaClients: 64,
+  endToEndConcurrency: 32,
+  convergencePods: 1_000,
+  convergenceWaves: 1,
+  convergenceWavePods: 100,
+  aggregatorPods: 200_000,
+  resyncQuotas: 100,
+  resyncBindingsPerQuota: 10,
+};
+
+/** What every scenario on the federation gets. */
+export interface BenchContext {
+  federation: Federation;
+  /** Redis with the bench's own database (15). */
+  redisUrl: string;
+  sizes: BenchSizes;
+  /** The product's services, once started (after the hot-quota scenario, which runs its own webhooks). */
+  services: RunningService[];
+  log: (message: string) => void;
+}
+
+/**
+ * A scenario's correctness condition failed: the run exits non-zero with this message, and reports
+ * the scenario's `figures` when it got that far.
+ */
+export class CorrectnessError extends Error {
+  override name = 'CorrectnessError';
+  constructor(
+    message: string,
+    readonly figures?: object,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,172 @@
+import { performance } from 'node:perf_hooks';
+import { RESOURCE_BINDING } from '#api';
+import { realisticBinding } from './bodies.js';
+import { CorrectnessError, type BenchContext } from './context.js';
+import { createNamespaces, createQuota, inParallel, withdrawWebhook } from './host.js';
+import { HttpsJsonClient } from './https-client.js';
+import { ratio, summarizeLatencies } from './stats.js';
+
+export interface CreateFigures {
+  creates: number;
+  createsPerSec: number;
+  errors: number;
+  errorSamples: string[];
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+}
+
+export interface EndToEndFigures {
+  concurrency: number;
+  withWebhook: CreateFigures;
+  withoutWebhook: CreateFigures;
+  /** p99 create latency with the webhook over without. */
+  p99Ratio: number;
+  p50Ratio: number;
+}
+
+/** The namespaces whose bindings are created through the webhook (and resynced afterwards). */
+export const admittedNamespace = (i: number) => `rs-${i}`;
+const plainNamespace = (i: number) => `plain-${i}`;
+const PROBE_NAMESPACE = 'e2e-probe';
+export const TEAM_QUOTA = 'team';
+/** Labels the quotas of the admitted namespaces, so the resync can list just them. */
+export const RESYNC_LABEL = 'bench.karmada-quota.io/resync';
+
+/** What the admitted creates left behind, for the resync to check. */
+export interface AdmittedBindings {
+  /** namespace -> replicas of each binding created there. */
+  replicas: Map<string, number[]>;
+}
+
+const replicasOf = (k: number) => 1 + (k % 3);
+const bindingsPath = (namespace: string) =>
+  `/apis/${RESOURCE_BINDING.group}/${RESOURCE_BINDING.version}/namespaces/${namespace}/${RESOURCE_BINDING.plural}`;
+
+/**
+ * ResourceBinding creates through the host API server (32 at once), spread over namespaces with a
+ * KarmadaQuota each: first with the webhook's registration withdrawn, then with it registered.
+ * The product's three services run meanwhile, as in production.
+ */
+export async function runEndToEnd(ctx: BenchContext): Promise<{
+  figures: EndToEndFigures;
+  admitted: AdmittedBindings;
+}> {
+  const { sizes } = ctx;
+  const host = ctx.federation.info.host;
+  const quotas = sizes.resyncQuotas;
+  const creates = quotas * sizes.resyncBindingsPerQuota;
+  const indexes = Array.from({ length: quotas }, (_, i) => i);
+  ctx.log(`end-to-end: ${2 * quotas} namespaces with a KarmadaQuota each`);
+  await createNamespaces(host, [
+    PROBE_NAMESPACE,
+    ...indexes.map(admittedNamespace),
+    ...indexes.map(plainNamespace),
+  ]);
+  const hard = { cpu: '10k', memory: '100Ti', pods: '100k' };
+  await createQuota(host, PROBE_NAMESPACE, TEAM_QUOTA, { pods: '0' });
+  await inParallel(indexes, 8, async (i) => {
+    await createQuota(host, admittedNamespace(i), TEAM_QUOTA, hard, { [RESYNC_LABEL]: 'true' });
+    await createQuota(host, plainNamespace(i), TEAM_QUOTA, hard);
+  });
+
+  const client = HttpsJsonClient.forApiServer(host, sizes.endToEndConcurrency);
+  try {
+    // A dry-run create the probe namespace's quota (0 pods) refuses exactly when the webhook is called.
+    const webhookCalled = async (registered: boolean) => {
+      const probe = JSON.stringify(realisticBinding(PROBE_NAMESPACE, 'probe', 1));
+      const res = await client.post(`${bindingsPath(PROBE_NAMESPACE)}?dryRun=All`, probe);
+      return registered ? res.status === 403 : res.status === 201;
+    };
+    ctx.log('end-to-end: webhook registration withdrawn');
+    const restore = await withdrawWebhook(host, webhookCalled);
+    ctx.log(`end-to-end: ${creates} creates without the webhook, ${sizes.endToEndConcurrency} at once`);
+    const withoutWebhook = await createBindings(
+      client,
+      creates,
+      sizes.endToEndConcurrency,
+      plainNamespace,
+      quotas,
+    );
+    await restore();
+    ctx.log(`end-to-end: ${creates} creates with the webhook, ${sizes.endToEndConcurrency} at once`);
+    const admitted: AdmittedBindings = { replicas: new Map() };
+    const withWebhook = await createBindings(
+      client,
+      creates,
+      sizes.endToEndConcurrency,
+      admittedNamespace,
+      quotas,
+      (namespace, replicas) =>
+        admitted.replicas.set(namespace, [...(admitted.replicas.get(namespace) ?? []), replicas]),
+    );
+    ctx.log(`end-to-end: p99 ${withWebhook.p99Ms} ms with the webhook, ${withoutWebhook.p99Ms} ms without`);
+    const figures: EndToEndFigures = {
+      concurrency: sizes.endToEndConcurrency,
+      withWebhook,
+      withoutWebhook,
+      p99Ratio: ratio(withWebhook.p99Ms, withoutWebhook.p99Ms),
+      p50Ratio: ratio(withWebhook.p50Ms, withoutWebhook.p50Ms),
+    };
+    // The quotas are far above what the creates ask: every create must be admitted and stored.
+    const failed = [withWebhook, withoutWebhook].flatMap((f) => f.errorSamples);
+    if (withWebhook.errors + withoutWebhook.errors > 0)
+      throw new CorrectnessError(
+        `end-to-end: ${withWebhook.errors} creates with the webhook and ${withoutWebhook.errors} without ` +
+          `failed, e.g. ${failed.slice(0, 3).join('; ')}`,
+        figures,
+      );
+    return { figures, admitted };
+  } finally {
+    client.close();
+  }
+}
+
+async function createBindings(
+  client: HttpsJsonClient,
+  creates: number,
+  concurrency: number,
+  namespaceOf: (i: number) => string,
+  namespaces: number,
+  created: (namespace: string, replicas: number) => void = () => {},
+): Promise<CreateFigures> {
+  const latencies: number[] = [];
+  const errorSamples: string[] = [];
+  let errors = 0;
+  const start = performance.now();
+  await inParallel(
+    Array.from({ length: creates }, (_, k) => k),
+    concurrency,
+    async (k) => {
+      // Round robin over the namespaces, so concurrent creates mostly meet different quotas.
+      const namespace = namespaceOf(k % namespaces);
+      const replicas = replicasOf(k);
+      const body = JSON.stringify(realisticBinding(namespace, `app-${k}`, replicas));
+      const sent = performance.now();
+      let failure = '';
+      try {
+        const res = await client.post(bindingsPath(namespace), body);
+        if (res.status === 201) created(namespace, replicas);
+        else failure = `HTTP ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`;
+      } catch (err) {
+        failure = `no answer: ${(err as Error).message}`;
+      }
+      latencies.push(performance.now() - sent);
+      if (failure) {
+        errors++;
+        if (errorSamples.length < 5) errorSamples.push(failure);
+      }
+    },
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const summary = summarizeLatencies(latencies);
+  return {
+    creates,
+    createsPerSec: Math.round(creates / seconds),
+    errors,
+    errorSamples,
+    p50Ms: summary.p50Ms,
+    p95Ms: summary.p95Ms,
+    p99Ms: summary.p99Ms,
+  };
+}

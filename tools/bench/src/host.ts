@@ -1,0 +1,95 @@
+import * as k8s from '@kubernetes/client-node';
+import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { kubeConfigFor, sleep, type ApiEndpoint } from '../../federation/src/index.js';
+
+/** The ValidatingWebhookConfiguration the harness registers (tools/federation host-setup.ts). */
+const WEBHOOK_CONFIGURATION = 'karmada-quota';
+
+const isStatus = (err: unknown, code: number) => err instanceof k8s.ApiException && err.code === code;
+
+export async function createNamespaces(endpoint: ApiEndpoint, names: readonly string[]): Promise<void> {
+  const core = kubeConfigFor(endpoint).makeApiClient(k8s.CoreV1Api);
+  await inParallel(names, 8, async (name) => {
+    await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
+      if (!isStatus(err, 409)) throw err;
+    });
+  });
+}
+
+export async function createQuota(
+  host: ApiEndpoint,
+  namespace: string,
+  name: string,
+  hard: Record<string, string>,
+  labels: Record<string, string> = {},
+): Promise<void> {
+  const body: KarmadaQuota = {
+    apiVersion: KARMADA_QUOTA.apiVersion,
+    kind: KARMADA_QUOTA.kind,
+    metadata: { name, namespace, labels },
+    spec: { hard },
+  };
+  await kubeConfigFor(host)
+    .makeApiClient(k8s.CustomObjectsApi)
+    .createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body });
+}
+
+export async function readQuota(host: ApiEndpoint, namespace: string, name: string): Promise<KarmadaQuota> {
+  return (await kubeConfigFor(host)
+    .makeApiClient(k8s.CustomObjectsApi)
+    .getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name })) as KarmadaQuota;
+}
+
+/** The CA bundle (PEM) the host trusts the registered webhook with: what the load clients trust too. */
+export async function registeredWebhookCa(host: ApiEndpoint): Promise<string> {
+  const config = await kubeConfigFor(host)
+    .makeApiClient(k8s.AdmissionregistrationV1Api)
+    .readValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION });
+  const bundle = config.webhooks?.[0]?.clientConfig.caBundle;
+  if (!bundle) throw new Error(`ValidatingWebhookConfiguration ${WEBHOOK_CONFIGURATION} has no caBundle`);
+  return Buffer.from(bundle, 'base64').toString('utf8');
+}
+
+/**
+ * Takes the webhook registration away; returns a function that puts it back. Each resolves once
+ * `effective()` says the API server acts on the change (its webhook configuration is a cache).
+ */
+export async function withdrawWebhook(
+  host: ApiEndpoint,
+  effective: (registered: boolean) => Promise<boolean>,
+): Promise<() => Promise<void>> {
+  const api = kubeConfigFor(host).makeApiClient(k8s.AdmissionregistrationV1Api);
+  const saved = await api.readValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION });
+  await api.deleteValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION });
+  await until(`the API server to stop calling the webhook`, () => effective(false));
+  return async () => {
+    await api.createValidatingWebhookConfiguration({
+      body: { metadata: { name: WEBHOOK_CONFIGURATION }, webhooks: saved.webhooks },
+    });
+    await until(`the API server to call the webhook again`, () => effective(true));
+  };
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Runs `task` over `items` with at most `limit` at once; rejects with the first failure. */
+export async function inParallel<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      await task(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,306 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Quantity } from '#quantity';
+import { isJsonObject, type ResourceBinding } from '#api';
+import { startServices } from '../../federation/src/index.js';
+import { admissionReview, bindingName, realisticBinding, REPLICA_REQUEST } from './bodies.js';
+import { CorrectnessError, type BenchContext } from './context.js';
+import { auditHotQuota, auditPassed, type HotQuotaAudit } from './hot-quota-audit.js';
+import { createNamespaces, createQuota, readQuota, registeredWebhookCa } from './host.js';
+import { HttpsJsonClient } from './https-client.js';
+import { metricValue, ratio, summarizeLatencies } from './stats.js';
+
+export const ADMISSION_MODES = ['batched', 'cas-per-admission'] as const;
+export type AdmissionMode = (typeof ADMISSION_MODES)[number];
+
+/** Bindings each client drives in turn (each only by its client: their outcomes are known). */
+const BINDINGS_PER_CLIENT = 2;
+/** Replica counts a client scales its bindings between. */
+const MAX_REPLICAS = 8;
+/** hard.pods per binding: below the average wanted (4.5), so the quota is full and denials happen. */
+const PODS_PER_BINDING = 3;
+const QUOTA = 'hot';
+
+export interface HotQuotaModeFigures {
+  requests: number;
+  admissionsPerSec: number;
+  allowed: number;
+  denied: number;
+  /** Answers that were neither an allow nor a quota denial: 5xx, fail-closed, no answer. */
+  errors: number;
+  errorSamples: string[];
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Quota keys where used + reserved > hard after the run, recounted from the API server. */
+  overAdmitted: number;
+  /** Admitted charges lost or counted twice, reservations nobody was admitted for, a wrong sum. */
+  accountingErrors: number;
+  /** Admissions per status write (the webhook's batch-size histogram). */
+  meanBatchSize: number;
+  statusConflicts: number;
+  audit: HotQuotaAudit;
+}
+
+export interface HotQuotaFigures {
+  clients: number;
+  seconds: number;
+  bindings: number;
+  hard: Record<string, string>;
+  batched: HotQuotaModeFigures;
+  casPerAdmission: HotQuotaModeFigures;
+  /** batched admissions/s over cas-per-admission admissions/s. */
+  speedup: number;
+}
+
+const namespaceOf = (mode: AdmissionMode) => `hot-${mode}`;
+
+/**
+ * 64 clients send AdmissionReviews (realistic ResourceBinding UPDATEs scaling between 1 and 8
+ * replicas, CREATEs for bindings not admitted yet) for one quota straight to the webhook, which
+ * writes the reservations to the host; once with the batching webhook and once with the
+ * one-CAS-write-per-admission mode. Before the timed run every binding is created once, one request
+ * at a time (which also warms the webhook up): the quota holds fewer pods than the clients want, so
+ * it is full from the start, scale-ups compete for what scale-downs free and denials really happen.
+ * Afterwards the quota is read back from the API server and audited (hot-quota-audit.ts).
+ */
+export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
+  const { federation, sizes } = ctx;
+  const host = federation.info.host;
+  const bindings = sizes.hotQuotaClients * BINDINGS_PER_CLIENT;
+  const hard = hardFor(bindings);
+  // Before any webhook is registered: quota objects are admitted by the webhook too.
+  const namespaces = ADMISSION_MODES.map(namespaceOf);
+  await createNamespaces(host, namespaces);
+  for (const namespace of namespaces) await createQuota(host, namespace, QUOTA, hard);
+
+  const figures: Partial<Record<AdmissionMode, HotQuotaModeFigures>> = {};
+  for (const mode of ADMISSION_MODES) {
+    ctx.log(`hot-quota (${mode}): starting a webhook in this mode`);
+    const [webhook] = await startServices(federation, {
+      redisUrl: ctx.redisUrl,
+      services: ['webhook'],
+      instance: `hot-${mode}`,
+      // Reservations of bindings never stored must stay for the audit; no reconciler runs yet anyway.
+      env: { ADMISSION_MODE: mode, RESERVATION_TTL_SECONDS: '86400', LOG_LEVEL: 'warn' },
+    });
+    const client = new HttpsJsonClient(webhook!.url, {
+      ca: await registeredWebhookCa(host),
+      maxSockets: sizes.hotQuotaClients,
+    });
+    try {
+      const driven = drivenBindings(namespaceOf(mode), sizes.hotQuotaClients);
+      ctx.log(`hot-quota (${mode}): creating the ${bindings} bindings one at a time`);
+      for (const b of driven.flat()) await drive(client, b, new LoadResult());
+      const before = await metricsText(client);
+      ctx.log(`hot-quota (${mode}): ${sizes.hotQuotaClients} clients for ${sizes.hotQuotaSeconds} s`);
+      const load = await runLoad(client, driven, sizes.hotQuotaSeconds);
+      const after = await metricsText(client);
+      const records = driven.flat().map((b) => ({ name: b.name, possibleReplicas: b.possibleReplicas }));
+      const audit = auditHotQuota(await readQuota(host, namespaceOf(mode), QUOTA), records, {
+        cpu: Quantity.parse(REPLICA_REQUEST.cpu),
+        memory: Quantity.parse(REPLICA_REQUEST.memory),
+        pods: Quantity.parse('1'),
+      });
+      const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
+      const requests = load.latenciesMs.length;
+      const latency = summarizeLatencies(load.latenciesMs);
+      figures[mode] = {
+        requests,
+        admissionsPerSec: Math.round(requests / load.seconds),
+        allowed: load.allowed,
+        denied: load.denied,
+        errors: load.errors,
+        errorSamples: load.errorSamples,
+        p50Ms: latency.p50Ms,
+        p95Ms: latency.p95Ms,
+        p99Ms: latency.p99Ms,
+        maxMs: latency.maxMs,
+        overAdmitted: audit.overAdmittedKeys.length,
+        accountingErrors:
+          audit.mismatchedBindings.length +
+          audit.unknownReservations.length +
+          (audit.reservedSumMismatch ? 1 : 0) +
+          audit.problems.length,
+        meanBatchSize:
+          Math.round(
+            (delta('karmada_quota_admission_batch_size_sum') /
+              Math.max(1, delta('karmada_quota_admission_batch_size_count'))) *
+              10,
+          ) / 10,
+        statusConflicts: delta('karmada_quota_status_conflicts_total'),
+        audit,
+      };
+      ctx.log(
+        `hot-quota (${mode}): ${figures[mode].admissionsPerSec} admissions/s, p99 ${latency.p99Ms} ms, ` +
+          `${load.allowed} allowed, ${load.denied} denied, ${load.errors} errors`,
+      );
+    } finally {
+      client.close();
+      await webhook!.process.stop();
+    }
+  }
+  const batched = figures.batched!;
+  const casPerAdmission = figures['cas-per-admission']!;
+  const result: HotQuotaFigures = {
+    clients: sizes.hotQuotaClients,
+    seconds: sizes.hotQuotaSeconds,
+    bindings,
+    hard,
+    batched,
+    casPerAdmission,
+    speedup: ratio(batched.admissionsPerSec, casPerAdmission.admissionsPerSec),
+  };
+  const problems = ADMISSION_MODES.flatMap((mode) => modeProblems(mode, figures[mode]!));
+  if (problems.length > 0) throw new CorrectnessError(problems.join('; '), result);
+  return result;
+}
+
+function hardFor(bindings: number): Record<string, string> {
+  const pods = BigInt(bindings * PODS_PER_BINDING);
+  return {
+    cpu: Quantity.parse(REPLICA_REQUEST.cpu).mul(pods).toString(),
+    memory: Quantity.parse(REPLICA_REQUEST.memory).mul(pods).toString(),
+    pods: pods.toString(),
+  };
+}
+
+/** Why a mode's run fails the scenario's correctness condition (none: it passes). */
+function modeProblems(mode: AdmissionMode, figures: HotQuotaModeFigures): string[] {
+  const { audit } = figures;
+  const problems: string[] = [];
+  if (!auditPassed(audit)) {
+    problems.push(
+      `hot-quota (${mode}): the quota as stored does not match what was admitted: ` +
+        JSON.stringify({
+          overAdmittedKeys: audit.overAdmittedKeys,
+          hard: audit.hard,
+          usedPlusReserved: audit.usedPlusReserved,
+          reservedSumMismatch: audit.reservedSumMismatch,
+          mismatchedBindings: audit.mismatchedBindings.slice(0, 10),
+          unknownReservations: audit.unknownReservations.slice(0, 10),
+          problems: audit.problems.slice(0, 10),
+        }),
+    );
+  }
+  if (figures.denied === 0) {
+    problems.push(
+      `hot-quota (${mode}): no request was denied, so the quota never ran full and over-admission could not show; ` +
+        `${figures.allowed} allowed, ${figures.errors} errors (first: ${figures.errorSamples[0] ?? 'none'})`,
+    );
+  }
+  return problems;
+}
+
+async function metricsText(client: HttpsJsonClient): Promise<string> {
+  const res = await client.get('/metrics');
+  if (res.status !== 200 || typeof res.body !== 'string')
+    throw new Error(`the webhook's /metrics answered ${res.status}`);
+  return res.body;
+}
+
+/** A binding one client drives, and what the webhook may hold for it. */
+class DrivenBinding {
+  private readonly uid = randomUUID();
+  /** What the API server would hold: the replicas last admitted (0: not created). */
+  replicas = 0;
+  possibleReplicas = new Set([0]);
+
+  constructor(
+    private readonly namespace: string,
+    private readonly workload: string,
+  ) {}
+
+  get name(): string {
+    return bindingName(this.workload);
+  }
+
+  object(replicas: number): ResourceBinding {
+    return realisticBinding(this.namespace, this.workload, replicas, {
+      uid: this.uid,
+      ownedByTemplate: true,
+    });
+  }
+}
+
+function drivenBindings(namespace: string, clients: number): DrivenBinding[][] {
+  return Array.from({ length: clients }, (_, c) =>
+    Array.from({ length: BINDINGS_PER_CLIENT }, (_, j) => new DrivenBinding(namespace, `web-${c}-${j}`)),
+  );
+}
+
+class LoadResult {
+  latenciesMs: number[] = [];
+  allowed = 0;
+  denied = 0;
+  errors = 0;
+  errorSamples: string[] = [];
+  seconds = 0;
+
+  error(message: string): void {
+    this.errors++;
+    if (this.errorSamples.length < 5) this.errorSamples.push(message);
+  }
+}
+
+/**
+ * One admission for `b`: a CREATE while it was never admitted, else an UPDATE from the replicas
+ * last admitted to another count between 1 and MAX_REPLICAS.
+ */
+async function drive(client: HttpsJsonClient, b: DrivenBinding, result: LoadResult): Promise<void> {
+  let target = 1 + Math.floor(Math.random() * MAX_REPLICAS);
+  if (target === b.replicas) target = (target % MAX_REPLICAS) + 1;
+  const body = admissionReview(b.object(target), b.replicas === 0 ? undefined : b.object(b.replicas));
+  const sent = performance.now();
+  let answer: { allowed: boolean; code?: number; reason?: string; message?: string } | undefined;
+  let failure = '';
+  try {
+    const res = await client.post('/validate/resourcebindings', body);
+    const response = isJsonObject(res.body) ? res.body.response : undefined;
+    if (res.status === 200 && isJsonObject(response)) {
+      const status = isJsonObject(response.status) ? response.status : {};
+      answer = {
+        allowed: response.allowed === true,
+        code: typeof status.code === 'number' ? status.code : undefined,
+        reason: typeof status.reason === 'string' ? status.reason : undefined,
+        message: typeof status.message === 'string' ? status.message : undefined,
+      };
+    } else {
+      failure = `HTTP ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`;
+    }
+  } catch (err) {
+    failure = `no answer: ${(err as Error).message}`;
+  }
+  result.latenciesMs.push(performance.now() - sent);
+  if (answer?.allowed) {
+    result.allowed++;
+    b.replicas = target;
+    b.possibleReplicas = new Set([target]);
+  } else if (answer?.code === 403 && answer.reason === 'QuotaExceeded') {
+    result.denied++;
+  } else {
+    // The status write may have landed before the answer was lost.
+    b.possibleReplicas.add(target);
+    result.error(failure || `${answer?.code} ${answer?.reason}: ${answer?.message}`);
+  }
+}
+
+/** One loop per client for `seconds`, each driving its own bindings in turn. */
+async function runLoad(
+  client: HttpsJsonClient,
+  driven: DrivenBinding[][],
+  seconds: number,
+): Promise<LoadResult> {
+  const result = new LoadResult();
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(
+    driven.map(async (mine) => {
+      for (let turn = 0; performance.now() < deadline; turn++)
+        await drive(client, mine[turn % mine.length]!, result);
+    }),
+  );
+  result.seconds = (performance.now() - start) / 1000;
+  return result;
+}

@@ -1,0 +1,41 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { RECONCILE_QUEUE, type ReconcileJob } from '#usage';
+import { sleep } from '../../federation/src/index.js';
+
+/** The reconciler's queue on the bench's Redis database, and how to let go of it. */
+export function openReconcileQueue(redisUrl: string): {
+  queue: Queue<ReconcileJob>;
+  close: () => Promise<void>;
+} {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection: redis });
+  return {
+    queue,
+    close: async () => {
+      await queue.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** Waits until the reconciler has no job waiting, running or due. */
+export async function waitForIdleQueue(queue: Queue<ReconcileJob>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const counts = await queue.getJobCounts(
+      'waiting',
+      'active',
+      'delayed',
+      'prioritized',
+      'waiting-children',
+    );
+    const busy = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    if (busy === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `the reconcile queue still holds ${JSON.stringify(counts)} after ${timeoutMs / 1000} s`,
+      );
+    await sleep(10);
+  }
+}

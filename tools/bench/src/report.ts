@@ -1,0 +1,257 @@
+import type { AggregatorScaleFigures } from './aggregator-scale-child.js';
+import type { BenchSizes } from './context.js';
+import type { ConvergenceFigures } from './convergence.js';
+import type { EndToEndFigures } from './end-to-end.js';
+import type { HotQuotaFigures, HotQuotaModeFigures } from './hot-quota.js';
+import type { Machine } from './machine.js';
+import type { ResyncFigures } from './resync.js';
+
+/** A scenario's figures, or why it produced none, or both when its correctness check failed. */
+export type Outcome<T> = T | { error: string } | (T & { error: string });
+
+export interface BenchReport {
+  machine: Machine;
+  mode: 'quick' | 'full';
+  startedAt: string;
+  durationSeconds: number;
+  sizes: BenchSizes;
+  hotQuota?: Outcome<HotQuotaFigures>;
+  endToEnd?: Outcome<EndToEndFigures>;
+  convergence?: Outcome<ConvergenceFigures>;
+  aggregatorScale?: Outcome<AggregatorScaleFigures>;
+  resync?: Outcome<ResyncFigures>;
+  /** Each figure spec §11 sets a target for, against it (reported, never asserted). */
+  targets: TargetCheck[];
+  /** Correctness conditions that failed and scenarios that could not run: the exit code is 1. */
+  failures: string[];
+}
+
+export interface TargetCheck {
+  scenario: string;
+  figure: string;
+  value: number;
+  target: string;
+  met: boolean;
+}
+
+export interface Row {
+  scenario: string;
+  figure: string;
+  value: string;
+  target: string;
+  /** 'met', 'MISSED', or '' for figures without a target. */
+  verdict: string;
+}
+
+const GiB = 2 ** 30;
+const MiB = 2 ** 20;
+
+export const count = (n: number): string =>
+  Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a';
+export const ms = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'n/a');
+export const bytes = (n: number): string =>
+  n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / MiB).toFixed(1)} MiB`;
+const times = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a');
+const latencies = (f: { p50Ms: number; p95Ms?: number; p99Ms: number }) =>
+  [f.p50Ms, f.p95Ms, f.p99Ms]
+    .filter((v): v is number => v !== undefined)
+    .map((v) => v.toFixed(1))
+    .join(' / ') + (f.p95Ms === undefined ? ' ms (p50 / p99)' : ' ms (p50 / p95 / p99)');
+
+/** The figures of an outcome (`probe`: a field every set of figures has), if it has them. */
+const figuresOf = <T extends object>(outcome: Outcome<T> | undefined, probe: keyof T): T | undefined =>
+  outcome !== undefined && probe in outcome ? (outcome as T) : undefined;
+const errorOf = (outcome: object | undefined): string | undefined =>
+  outcome !== undefined && 'error' in outcome ? String(outcome.error) : undefined;
+
+/** Spec §11's targets, checked against the figures the run produced. */
+export function targetChecks(
+  report: Pick<BenchReport, 'hotQuota' | 'convergence' | 'aggregatorScale' | 'resync'>,
+): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const check = (scenario: string, figure: string, value: number, target: string, met: boolean) =>
+    checks.push({ scenario, figure, value, target, met });
+  const hot = figuresOf(report.hotQuota, 'batched');
+  if (hot) {
+    check(
+      'hot-quota',
+      'batched admissions/s',
+      hot.batched.admissionsPerSec,
+      '>= 2,000',
+      hot.batched.admissionsPerSec >= 2_000,
+    );
+    check('hot-quota', 'batched p99 latency (ms)', hot.batched.p99Ms, '<= 25 ms', hot.batched.p99Ms <= 25);
+    check('hot-quota', 'batched errors (5xx)', hot.batched.errors, '0', hot.batched.errors === 0);
+    for (const [mode, f] of [
+      ['batched', hot.batched],
+      ['cas-per-admission', hot.casPerAdmission],
+    ] as const)
+      check('hot-quota', `${mode} over-admitted keys`, f.overAdmitted, '0', f.overAdmitted === 0);
+  }
+  const convergence = figuresOf(report.convergence, 'p99Ms');
+  if (convergence)
+    check('convergence', 'p99 delay (ms)', convergence.p99Ms, '<= 1 s', convergence.p99Ms <= 1_000);
+  const aggregator = figuresOf(report.aggregatorScale, 'eventsPerSec');
+  if (aggregator) {
+    check(
+      'aggregator-scale',
+      'events/s',
+      aggregator.eventsPerSec,
+      '>= 50,000',
+      aggregator.eventsPerSec >= 50_000,
+    );
+    check(
+      'aggregator-scale',
+      'heap for 1M pods (bytes)',
+      aggregator.heapBytesFor1MPods,
+      '<= 1 GiB',
+      aggregator.heapBytesFor1MPods <= GiB,
+    );
+  }
+  const resync = figuresOf(report.resync, 'seconds');
+  if (resync) check('resync', 'full resync (s)', resync.seconds, '<= 2 s', resync.seconds <= 2);
+  return checks;
+}
+
+/** Every figure worth reading, in the order the scenarios ran, with its target when it has one. */
+export function reportRows(report: BenchReport): Row[] {
+  const rows: Row[] = [];
+  const verdictOf = (scenario: string, figure: string) => {
+    const t = report.targets.find((c) => c.scenario === scenario && c.figure === figure);
+    return t ? { target: t.target, verdict: t.met ? 'met' : 'MISSED' } : { target: '', verdict: '' };
+  };
+  const row = (scenario: string, figure: string, value: string, targetOf?: string) =>
+    rows.push({
+      scenario,
+      figure,
+      value,
+      ...(targetOf ? verdictOf(scenario, targetOf) : { target: '', verdict: '' }),
+    });
+  const error = (scenario: string, outcome: object | undefined) => {
+    const message = errorOf(outcome);
+    if (message !== undefined)
+      rows.push({
+        scenario,
+        figure: 'FAILED',
+        value: message.split('\n')[0]!.slice(0, 100),
+        target: '',
+        verdict: '',
+      });
+  };
+
+  error('hot-quota', report.hotQuota);
+  const hot = figuresOf(report.hotQuota, 'batched');
+  if (hot) {
+    const mode = (name: string, f: HotQuotaModeFigures, withTargets: boolean) => {
+      row(
+        'hot-quota',
+        `${name}: admissions/s`,
+        count(f.admissionsPerSec),
+        withTargets ? 'batched admissions/s' : undefined,
+      );
+      row(
+        'hot-quota',
+        `${name}: latency`,
+        latencies(f),
+        withTargets ? 'batched p99 latency (ms)' : undefined,
+      );
+      row(
+        'hot-quota',
+        `${name}: allowed / denied / errors`,
+        `${count(f.allowed)} / ${count(f.denied)} / ${count(f.errors)}`,
+        withTargets ? 'batched errors (5xx)' : undefined,
+      );
+      row('hot-quota', `${name}: over-admitted keys`, String(f.overAdmitted), `${name} over-admitted keys`);
+      row('hot-quota', `${name}: admissions per status write`, f.meanBatchSize.toFixed(1));
+    };
+    mode('batched', hot.batched, true);
+    mode('cas-per-admission', hot.casPerAdmission, false);
+    row('hot-quota', 'speedup (batched / cas-per-admission)', times(hot.speedup));
+  }
+  error('end-to-end', report.endToEnd);
+  const e2e = figuresOf(report.endToEnd, 'withWebhook');
+  if (e2e) {
+    row('end-to-end', 'create latency with the webhook', latencies(e2e.withWebhook));
+    row('end-to-end', 'create latency without the webhook', latencies(e2e.withoutWebhook));
+    row('end-to-end', 'p99 ratio (with / without)', times(e2e.p99Ratio));
+    row('end-to-end', 'errors (with / without)', `${e2e.withWebhook.errors} / ${e2e.withoutWebhook.errors}`);
+  }
+  error('convergence', report.convergence);
+  const convergence = figuresOf(report.convergence, 'p99Ms');
+  if (convergence) {
+    row(
+      'convergence',
+      `delay to status.used (${count(convergence.samples)} changes)`,
+      latencies(convergence),
+      'p99 delay (ms)',
+    );
+  }
+  error('aggregator-scale', report.aggregatorScale);
+  const aggregator = figuresOf(report.aggregatorScale, 'eventsPerSec');
+  if (aggregator) {
+    row(
+      'aggregator-scale',
+      `events/s (${count(aggregator.pods)} pods)`,
+      count(aggregator.eventsPerSec),
+      'events/s',
+    );
+    row('aggregator-scale', 'events/s with JSON parsing', count(aggregator.eventsPerSecWithParse));
+    row('aggregator-scale', 'heap per 100k pods', bytes(aggregator.heapBytesPer100kPods));
+    row(
+      'aggregator-scale',
+      'heap for 1M pods',
+      bytes(aggregator.heapBytesFor1MPods),
+      'heap for 1M pods (bytes)',
+    );
+  }
+  error('resync', report.resync);
+  const resync = figuresOf(report.resync, 'seconds');
+  if (resync) {
+    row(
+      'resync',
+      `full resync, ${count(resync.bindings)} bindings / ${resync.quotas} quotas`,
+      `${resync.seconds.toFixed(2)} s`,
+      'full resync (s)',
+    );
+    row('resync', 'of which computeQuotaStatus', `${resync.computeSeconds.toFixed(3)} s`);
+  }
+  return rows;
+}
+
+const COLUMNS: [keyof Row, string][] = [
+  ['scenario', 'scenario'],
+  ['figure', 'figure'],
+  ['value', 'value'],
+  ['target', 'target (spec §11)'],
+  ['verdict', ''],
+];
+
+/** The rows as a plain-text table with aligned columns, for the terminal. */
+export function renderTable(rows: readonly Row[]): string {
+  const widths = COLUMNS.map(([key, title]) => Math.max(title.length, ...rows.map((r) => r[key].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(COLUMNS.map(([, title]) => title)),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line(COLUMNS.map(([key]) => r[key]))),
+  ].join('\n');
+}
+
+/** The README "Performance" figures: the machine, then the rows as a Markdown table. */
+export function renderMarkdown(report: BenchReport, rows: readonly Row[]): string {
+  const m = report.machine;
+  const escape = (s: string) => s.replaceAll('|', '\\|');
+  return [
+    `Measured ${report.startedAt.slice(0, 10)} with \`npm run bench${report.mode === 'quick' ? ' -- --quick' : ''}\` on ${m.cpus} CPUs ` +
+      `(${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, Kubernetes ${m.kubernetes}, etcd ${m.etcd}; ` +
+      `load average ${m.loadAverage} at the start.`,
+    '',
+    '| scenario | figure | value | target (spec §11) | |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${[r.scenario, r.figure, r.value, r.target, r.verdict].map(escape).join(' | ')} |`),
+  ].join('\n');
+}

@@ -1,0 +1,53 @@
+import { metricValue, percentile, ratio, summarizeLatencies } from './stats.js';
+
+describe('percentile (nearest rank)', () => {
+  const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // 100..1, unsorted on purpose
+  test.each([
+    [hundred, 0.5, 50],
+    [hundred, 0.95, 95],
+    [hundred, 0.99, 99],
+    [hundred, 1, 100],
+    [hundred, 0, 1],
+    [[7], 0.99, 7],
+    [[1, 2], 0.5, 1],
+    [[1, 2, 3, 4, 5, 6, 7, 8, 9, 1000], 0.9, 9],
+    [[1, 2, 3, 4, 5, 6, 7, 8, 9, 1000], 0.91, 1000],
+  ])('of %j at %d is %d', (values, q, expected) => {
+    expect(percentile(values, q)).toBe(expected);
+  });
+
+  test('of nothing is NaN', () => expect(percentile([], 0.5)).toBeNaN());
+  test('refuses a quantile outside 0..1', () => expect(() => percentile([1], 99)).toThrow('between 0 and 1'));
+});
+
+test('summarizeLatencies rounds to 0.1 ms', () => {
+  expect(summarizeLatencies([1.234, 2.25, 3.96])).toEqual({
+    samples: 3,
+    p50Ms: 2.3,
+    p95Ms: 4,
+    p99Ms: 4,
+    maxMs: 4,
+  });
+});
+
+test.each([
+  [10, 4, 2.5],
+  [1, 3, 0.33],
+  [1, 0, Number.NaN],
+  [Number.NaN, 1, Number.NaN],
+])('ratio(%d, %d) is %d', (a, b, expected) => {
+  expect(ratio(a, b)).toEqual(expected);
+});
+
+test('metricValue sums a metric over its label sets and ignores longer names', () => {
+  const exposition = [
+    '# HELP karmada_quota_status_conflicts_total ...',
+    'karmada_quota_status_conflicts_total{service="webhook"} 3',
+    'karmada_quota_status_conflicts_total{service="other"} 2',
+    'karmada_quota_status_conflicts_total_created 17',
+    'karmada_quota_admission_batch_size_sum 12.5',
+  ].join('\n');
+  expect(metricValue(exposition, 'karmada_quota_status_conflicts_total')).toBe(5);
+  expect(metricValue(exposition, 'karmada_quota_admission_batch_size_sum')).toBe(12.5);
+  expect(metricValue(exposition, 'karmada_quota_absent')).toBe(0);
+});
