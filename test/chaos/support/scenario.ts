@@ -1,0 +1,48 @@
+import type { RunningService, ServiceName } from '../../../tools/federation/src/index.js';
+import { ChaosFederation } from './chaos-federation.js';
+import { StatusRecorder } from './recorder.js';
+import { Tenant } from './tenant.js';
+
+/**
+ * The world most chaos scenarios share, built by a beforeAll and stopped by an afterAll: a
+ * federation of its own with the webhook, aggregator and reconciler, one tenant with `quotas`, and a
+ * recorder of every status its quotas go through. Its fields are set once the beforeAll has run.
+ */
+export class ChaosScenario {
+  chaos!: ChaosFederation;
+  tenant!: Tenant;
+  recorder!: StatusRecorder;
+  private readonly running = new Map<ServiceName, RunningService>();
+
+  static setUp(
+    label: string,
+    options: { members: number; quotas: Record<string, Record<string, string>> },
+  ): ChaosScenario {
+    const scenario = new ChaosScenario();
+    beforeAll(async () => {
+      scenario.chaos = await ChaosFederation.start(label, { members: options.members });
+      for (const service of await scenario.chaos.startServices(['webhook', 'aggregator', 'reconciler'])) {
+        scenario.running.set(service.name, service);
+      }
+      scenario.tenant = await Tenant.create(scenario.chaos, label, options.quotas);
+      scenario.recorder = new StatusRecorder(scenario.tenant);
+      await scenario.recorder.start();
+    }, 300_000);
+    afterAll(async () => {
+      scenario.recorder?.stop();
+      await scenario.chaos?.stop();
+    });
+    return scenario;
+  }
+
+  service(name: ServiceName): RunningService {
+    return this.running.get(name)!;
+  }
+
+  /** Starts a killed service again (ChaosFederation.restart); service(name) is then the new one. */
+  async restart(name: ServiceName): Promise<RunningService> {
+    const restarted = await this.chaos.restart(this.service(name));
+    this.running.set(name, restarted);
+    return restarted;
+  }
+}
