@@ -5,23 +5,24 @@
  * Per item, in order, for every quota that matches it:
  * - `held = max(existing reservation's charge, oldCharge)` per key (absent = 0): what the binding already
  *   holds on this quota, from an earlier admission of the same change or from its persisted old object;
- * - `increase = max(0, charge - held)`, `decrease = max(0, held - charge)`, both on the quota's hard keys;
+ * - `increase = max(0, charge - held)` on the quota's hard keys;
  * - the quota admits iff every key with a positive increase keeps `used + reserved + increase <= hard`,
  *   `reserved` being the running total of reservations (earlier items of the batch included).
  * The item is admitted only if every matching quota admits it; a denied item changes nothing.
- * On admission (unless dryRun), per matching quota, the binding's reservation becomes:
- * - `reserved = existing.reserved + increase - decrease`, per key never below zero (a new one: `increase`);
+ * On admission of an item that increases something (unless dryRun), per matching quota, the binding's
+ * reservation becomes:
+ * - `reserved = existing.reserved + increase` (a new one: `increase`);
  * - `charge` = the item's charge on the quota's hard keys;
- * - `expirationTime` = now + ttl whenever the item increases the binding's charge on some key, CREATE or
- *   UPDATE alike: the admitted `charge` is "pending" until the reconciler has seen the persisted binding
- *   carry it (the reconciler then removes the expiration), and if the change never lands (a create or an
- *   update that failed after admission) the pending part lapses at the expiration. An item that increases
- *   nothing (a pure decrease, or the retry of a change already held) neither sets nor extends an
- *   expiration: the existing one, if any, is kept as it is;
- * and it is dropped when nothing is reserved and it has no expiration (nothing left to hold). A new
- * reservation is therefore only created by an item that increases something.
+ * - `expirationTime` = now + ttl, CREATE or UPDATE alike: the admitted `charge` is "pending" until the
+ *   reconciler has seen the persisted binding carry it (the reconciler then removes the expiration), and
+ *   if the change never lands (a create or an update that failed after admission) the pending part lapses
+ *   at the expiration.
+ * An item that increases nothing (a decrease, or the retry of a change already held) changes nothing:
+ * admission never releases quota. Like ResourceQuota, a decrease is released by the reconciler once the
+ * persisted binding shows it (spec §6): concurrent updates of one binding are all admitted but only one
+ * persists, and a decrease that loses its race must not free quota that others then take.
  * A reservation of the same namespace/name but another uid belonged to an earlier object of that name:
- * the admitted item replaces it (its charge is not "held" by the new object).
+ * an admitted increase replaces it (its charge is not "held" by the new object).
  * Decreases are always allowed, even over a lowered limit. dryRun items get the same answer as real ones
  * but change neither the state nor the running total.
  *
@@ -144,7 +145,6 @@ interface Plan {
   replaced: boolean;
   charge: ResourceList;
   increase: ResourceList;
-  decrease: ResourceList;
 }
 
 function plan(quota: WorkingQuota, item: AdmissionItem): Plan {
@@ -160,17 +160,14 @@ function plan(quota: WorkingQuota, item: AdmissionItem): Plan {
   const fromReservation = existing !== undefined && !replaced ? maskList(existing.charge, keys) : {};
   const fromOld = item.oldCharge === undefined ? {} : maskList(item.oldCharge, keys);
   const increase: ResourceList = {};
-  const decrease: ResourceList = {};
   for (const key of keys) {
     const a = get(fromReservation, key);
     const b = get(fromOld, key);
     const held = a.cmp(b) >= 0 ? a : b;
     const wanted = get(charge, key);
-    const diff = wanted.cmp(held);
-    if (diff > 0) increase[key] = wanted.sub(held);
-    else if (diff < 0) decrease[key] = held.sub(wanted);
+    if (wanted.cmp(held) > 0) increase[key] = wanted.sub(held);
   }
-  return { quota, position, replaced, charge, increase, decrease };
+  return { quota, position, replaced, charge, increase };
 }
 
 /** The keys where `used + reserved + increase > hard`, sorted; [] when the quota admits the plan. */
@@ -187,76 +184,31 @@ function exceededKeys(p: Plan): string[] {
     .sort();
 }
 
-function sameEntry(a: ReservationEntry, b: ReservationEntry): boolean {
-  const equal = (x: ResourceList, y: ResourceList): boolean => {
-    const keys = Object.keys(x);
-    return (
-      keys.length === Object.keys(y).length &&
-      keys.every((k) => Object.hasOwn(y, k) && get(x, k).equals(get(y, k)))
-    );
-  };
-  return (
-    a.binding.uid === b.binding.uid &&
-    a.expirationTime === b.expirationTime &&
-    equal(a.reserved, b.reserved) &&
-    equal(a.charge, b.charge)
-  );
-}
-
+/** Records an admitted item's increase in its binding's reservation (see the file comment). */
 function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
+  if (Object.keys(p.increase).length === 0) return; // admission never releases: the reconciler does
   const quota = p.quota;
   const existing = p.position === undefined ? undefined : quota.entries[p.position];
   const kept = existing !== undefined && !p.replaced ? existing : undefined;
-
-  let reserved: ResourceList;
-  if (kept === undefined) {
-    reserved = removeZeros(p.increase);
-  } else {
-    reserved = {};
-    for (const key of Object.keys(addLists(addLists(kept.reserved, p.increase), p.decrease)).sort()) {
-      const value = get(kept.reserved, key).add(get(p.increase, key)).sub(get(p.decrease, key));
-      if (value.sign() > 0) reserved[key] = value;
-    }
-  }
   const next: ReservationEntry = {
     binding: { namespace: item.binding.namespace, name: item.binding.name },
-    reserved,
+    reserved: kept === undefined ? p.increase : addLists(kept.reserved, p.increase),
     charge: p.charge,
+    // An increase is pending until the reconciler sees the persisted binding carry it.
+    expirationTime: new Date(options.now.getTime() + options.ttlSeconds * 1000).toISOString(),
   };
   const uid = item.binding.uid ?? kept?.binding.uid;
   if (uid !== undefined) next.binding.uid = uid;
-  if (Object.keys(p.increase).length > 0) {
-    // An increase is pending until the reconciler sees the persisted binding carry it.
-    next.expirationTime = new Date(options.now.getTime() + options.ttlSeconds * 1000).toISOString();
-  } else if (kept?.expirationTime !== undefined) {
-    // A pure decrease (or nothing new) neither sets nor extends an expiration.
-    next.expirationTime = kept.expirationTime;
-  }
 
-  // A new entry always reserves what it was created for (its increase); an existing one lives on while
-  // it reserves something or is pending.
-  const keep = Object.keys(reserved).length > 0 || next.expirationTime !== undefined;
-
-  if (existing !== undefined && (!keep || p.replaced || !sameEntry(existing, next))) {
-    quota.total = subtractLists(quota.total, existing.reserved);
-  } else if (existing !== undefined) {
-    return; // nothing changes
+  if (existing !== undefined) quota.total = subtractLists(quota.total, existing.reserved);
+  quota.total = addLists(quota.total, next.reserved);
+  if (p.position !== undefined) {
+    quota.entries[p.position] = next;
+  } else {
+    quota.index.set(bindingKeyString(item.binding), quota.entries.length);
+    quota.entries.push(next);
   }
-  const key = bindingKeyString(item.binding);
-  if (keep) {
-    quota.total = addLists(quota.total, next.reserved);
-    if (p.position !== undefined) {
-      quota.entries[p.position] = next;
-    } else {
-      quota.index.set(key, quota.entries.length);
-      quota.entries.push(next);
-    }
-    quota.changed = true;
-  } else if (p.position !== undefined) {
-    quota.entries[p.position] = undefined;
-    quota.index.delete(key);
-    quota.changed = true;
-  }
+  quota.changed = true;
 }
 
 /** A CREATE with replicas, or an UPDATE raising them: what the "must specify" rule applies to. */

@@ -35,8 +35,7 @@ export interface ReservationEntry {
   /**
    * RFC 3339; set while `charge` is pending: an admission that increased it (CREATE or UPDATE) sets now +
    * ttl, and the reconciler removes it once the persisted binding carries that charge. A pending change
-   * that never lands (the create or update failed after admission) lapses here; a pure decrease keeps the
-   * expiration it finds.
+   * that never lands (the create or update failed after admission) lapses here; a decrease changes nothing.
    */
   expirationTime?: string;
 }
