@@ -287,6 +287,40 @@ describe('the reconciler, end to end', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  test('a stored scale-down is released by the reconciler within 2 s, and others can take it', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '4' });
+    await createBinding(binding(namespace, 'big', 4, '1'));
+    await eventually(
+      () => readQuota(namespace),
+      (k) => reservation(k, 'big') !== undefined && reservation(k, 'big')?.expirationTime === undefined,
+    );
+    const stored = (await objects().getNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace,
+      name: 'big',
+    })) as ResourceBinding;
+    const started = Date.now();
+    await objects().replaceNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace,
+      name: 'big',
+      body: {
+        ...stored,
+        spec: { ...stored.spec!, replicas: 1, clusters: [{ name: 'member1', replicas: 1 }] },
+      },
+    });
+    // Admission released nothing; the reconciler does once it sees the stored binding.
+    const released = await eventually(
+      () => readQuota(namespace),
+      (k) => q(String(reservation(k, 'big')?.reserved.cpu ?? '0')).cmp(q('1')) === 0,
+      10_000,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(released.status?.reserved).toEqual({ cpu: '1' });
+    await createBinding(binding(namespace, 'next', 3, '1'));
+  });
+
   test('an orphan reservation (an admitted create that never persisted) is removed after its TTL', async () => {
     const namespace = await namespaceEverywhere();
     await createQuota(namespace, { cpu: '10' });
