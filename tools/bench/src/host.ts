@@ -40,16 +40,6 @@ export async function readQuota(host: ApiEndpoint, namespace: string, name: stri
     .getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name })) as KarmadaQuota;
 }
 
-/** The CA bundle (PEM) the host trusts the registered webhook with: what the load clients trust too. */
-export async function registeredWebhookCa(host: ApiEndpoint): Promise<string> {
-  const config = await kubeConfigFor(host)
-    .makeApiClient(k8s.AdmissionregistrationV1Api)
-    .readValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION });
-  const bundle = config.webhooks?.[0]?.clientConfig.caBundle;
-  if (!bundle) throw new Error(`ValidatingWebhookConfiguration ${WEBHOOK_CONFIGURATION} has no caBundle`);
-  return Buffer.from(bundle, 'base64').toString('utf8');
-}
-
 /**
  * Takes the webhook registration away; returns a function that puts it back. Each resolves once
  * `effective()` says the API server acts on the change (its webhook configuration is a cache).

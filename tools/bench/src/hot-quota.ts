@@ -1,13 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import * as k8s from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import { Quantity } from '#quantity';
-import { isJsonObject, type ResourceBinding } from '#api';
-import { startServices } from '../../federation/src/index.js';
-import { admissionReview, bindingName, realisticBinding, REPLICA_REQUEST } from './bodies.js';
+import { describeError, isJsonObject, RESOURCE_BINDING, type ResourceBinding } from '#api';
+import { kubeConfigFor, sleep, startServices, type ApiEndpoint } from '../../federation/src/index.js';
+import { admissionReview, realisticBinding, REPLICA_REQUEST } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
 import { auditHotQuota, auditPassed, type HotQuotaAudit } from './hot-quota-audit.js';
-import { createNamespaces, createQuota, readQuota, registeredWebhookCa } from './host.js';
+import { createNamespaces, createQuota, readQuota } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
+import { openReconcileQueue, waitForIdleQueue } from './reconcile-queue.js';
 import { metricValue, ratio, summarizeLatencies } from './stats.js';
 
 export const ADMISSION_MODES = ['batched', 'cas-per-admission'] as const;
@@ -20,6 +21,7 @@ const MAX_REPLICAS = 8;
 /** hard.pods per binding: below the average wanted (4.5), so the quota is full and denials happen. */
 const PODS_PER_BINDING = 3;
 const QUOTA = 'hot';
+const RESERVATION_TTL_SECONDS = 10;
 
 export interface HotQuotaModeFigures {
   requests: number;
@@ -58,12 +60,15 @@ const namespaceOf = (mode: AdmissionMode) => `hot-${mode}`;
 
 /**
  * 64 clients send AdmissionReviews (realistic ResourceBinding UPDATEs scaling between 1 and 8
- * replicas, CREATEs for bindings not admitted yet) for one quota straight to the webhook, which
- * writes the reservations to the host; once with the batching webhook and once with the
- * one-CAS-write-per-admission mode. Before the timed run every binding is created once, one request
- * at a time (which also warms the webhook up): the quota holds fewer pods than the clients want, so
- * it is full from the start, scale-ups compete for what scale-downs free and denials really happen.
- * Afterwards the quota is read back from the API server and audited (hot-quota-audit.ts).
+ * replicas) for one quota straight to the webhook, which writes the reservations to the host; once
+ * with the batching webhook and once with the one-CAS-write-per-admission mode. Each client then
+ * does what the API server does with an admitted change: it stores the binding (unmeasured; no
+ * webhook is registered yet, so nothing else admits it), and a reconciler releases what stored
+ * scale-downs give back (admission never releases, spec §6), writing the same quota concurrently.
+ * Before the timed run every binding is stored at 0 replicas and scaled once, one at a time (which
+ * also warms the webhook up): the quota holds fewer pods than the clients want, so it is full from
+ * the start, scale-ups compete for what scale-downs free and denials really happen. Afterwards, once
+ * the reconciler is idle, the quota is read back from the API server and audited (hot-quota-audit.ts).
  */
 export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
   const { federation, sizes } = ctx;
@@ -77,32 +82,37 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
 
   const figures: Partial<Record<AdmissionMode, HotQuotaModeFigures>> = {};
   for (const mode of ADMISSION_MODES) {
-    ctx.log(`hot-quota (${mode}): starting a webhook in this mode`);
-    const [webhook] = await startServices(federation, {
+    ctx.log(`hot-quota (${mode}): starting a webhook in this mode and a reconciler`);
+    const services = await startServices(federation, {
       redisUrl: ctx.redisUrl,
-      services: ['webhook'],
+      services: ['webhook', 'reconciler'],
       instance: `hot-${mode}`,
-      // Reservations of bindings never stored must stay for the audit; no reconciler runs yet anyway.
-      env: { ADMISSION_MODE: mode, RESERVATION_TTL_SECONDS: '86400', LOG_LEVEL: 'warn' },
+      // A scale-down stored before the reconciler has settled the scale-up it follows holds the
+      // larger charge until that reservation's expiration: 10 s, so the audit can see it settle.
+      env: {
+        ADMISSION_MODE: mode,
+        RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
+        LOG_LEVEL: 'warn',
+      },
+      register: false,
     });
-    const client = new HttpsJsonClient(webhook!.url, {
-      ca: await registeredWebhookCa(host),
+    const webhook = services.find((s) => s.name === 'webhook')!;
+    const client = new HttpsJsonClient(webhook.url, {
+      ca: webhook.caPem!,
       maxSockets: sizes.hotQuotaClients,
     });
+    const reconcileQueue = openReconcileQueue(ctx.redisUrl);
     try {
-      const driven = drivenBindings(namespaceOf(mode), sizes.hotQuotaClients);
-      ctx.log(`hot-quota (${mode}): creating the ${bindings} bindings one at a time`);
+      const driven = await storedBindings(host, namespaceOf(mode), sizes.hotQuotaClients);
+      ctx.log(`hot-quota (${mode}): scaling the ${bindings} bindings once, one at a time`);
       for (const b of driven.flat()) await drive(client, b, new LoadResult());
       const before = await metricsText(client);
       ctx.log(`hot-quota (${mode}): ${sizes.hotQuotaClients} clients for ${sizes.hotQuotaSeconds} s`);
       const load = await runLoad(client, driven, sizes.hotQuotaSeconds);
       const after = await metricsText(client);
-      const records = driven.flat().map((b) => ({ name: b.name, possibleReplicas: b.possibleReplicas }));
-      const audit = auditHotQuota(await readQuota(host, namespaceOf(mode), QUOTA), records, {
-        cpu: Quantity.parse(REPLICA_REQUEST.cpu),
-        memory: Quantity.parse(REPLICA_REQUEST.memory),
-        pods: Quantity.parse('1'),
-      });
+      ctx.log(`hot-quota (${mode}): waiting for the reconciler to settle, then auditing the quota`);
+      await waitForIdleQueue(reconcileQueue.queue, 120_000);
+      const audit = await settledAudit(host, namespaceOf(mode), driven.flat());
       const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
       const requests = load.latenciesMs.length;
       const latency = summarizeLatencies(load.latenciesMs);
@@ -138,7 +148,8 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
       );
     } finally {
       client.close();
-      await webhook!.process.stop();
+      await reconcileQueue.close();
+      for (const service of services) await service.process.stop();
     }
   }
   const batched = figures.batched!;
@@ -200,34 +211,89 @@ async function metricsText(client: HttpsJsonClient): Promise<string> {
   return res.body;
 }
 
-/** A binding one client drives, and what the webhook may hold for it. */
+/** A binding one client drives: the object the API server holds, and what the quota may hold for it. */
 class DrivenBinding {
-  private readonly uid = randomUUID();
-  /** What the API server would hold: the replicas last admitted (0: not created). */
-  replicas = 0;
+  /** The replica counts the quota may hold for it (see BindingRecord). */
   possibleReplicas = new Set([0]);
 
   constructor(
-    private readonly namespace: string,
-    private readonly workload: string,
+    private readonly bindings: k8s.CustomObjectsApi,
+    public stored: ResourceBinding,
   ) {}
 
   get name(): string {
-    return bindingName(this.workload);
+    return this.stored.metadata!.name!;
   }
 
-  object(replicas: number): ResourceBinding {
-    return realisticBinding(this.namespace, this.workload, replicas, {
-      uid: this.uid,
-      ownedByTemplate: true,
-    });
+  get replicas(): number {
+    return this.stored.spec?.replicas ?? 0;
+  }
+
+  /** The stored object scaled to `replicas`, as Karmada would update it. */
+  scaled(replicas: number): ResourceBinding {
+    const { metadata, spec } = this.stored;
+    const template = realisticBinding(metadata!.namespace!, spec!.resource.name, replicas);
+    return { ...this.stored, spec: { ...spec!, replicas, clusters: template.spec!.clusters } };
+  }
+
+  /** Stores an admitted change, as the API server does after admission. */
+  async store(object: ResourceBinding): Promise<void> {
+    this.stored = (await this.bindings.replaceNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace: object.metadata!.namespace!,
+      name: this.name,
+      body: object,
+    })) as ResourceBinding;
   }
 }
 
-function drivenBindings(namespace: string, clients: number): DrivenBinding[][] {
-  return Array.from({ length: clients }, (_, c) =>
-    Array.from({ length: BINDINGS_PER_CLIENT }, (_, j) => new DrivenBinding(namespace, `web-${c}-${j}`)),
+/** Stores each client's bindings at 0 replicas (holding nothing), with no webhook registered. */
+async function storedBindings(
+  host: ApiEndpoint,
+  namespace: string,
+  clients: number,
+): Promise<DrivenBinding[][]> {
+  const bindings = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  return Promise.all(
+    Array.from({ length: clients }, (_, c) =>
+      Promise.all(
+        Array.from({ length: BINDINGS_PER_CLIENT }, async (_, j) => {
+          // No ownerReferences: the host's garbage collector would delete a binding whose Deployment
+          // does not exist.
+          const body = realisticBinding(namespace, `web-${c}-${j}`, 0);
+          const stored = await bindings.createNamespacedCustomObject({
+            ...RESOURCE_BINDING,
+            namespace,
+            body,
+          });
+          return new DrivenBinding(bindings, stored as ResourceBinding);
+        }),
+      ),
+    ),
   );
+}
+
+/**
+ * Audits the quota once the reconciler has settled the last changes (their reservations stop being
+ * pending once it has seen the stored bindings); the last audit when it never passes.
+ */
+async function settledAudit(
+  host: ApiEndpoint,
+  namespace: string,
+  driven: readonly DrivenBinding[],
+): Promise<HotQuotaAudit> {
+  const perReplica = {
+    cpu: Quantity.parse(REPLICA_REQUEST.cpu),
+    memory: Quantity.parse(REPLICA_REQUEST.memory),
+    pods: Quantity.parse('1'),
+  };
+  const records = driven.map((b) => ({ name: b.name, possibleReplicas: b.possibleReplicas }));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const audit = auditHotQuota(await readQuota(host, namespace, QUOTA), records, perReplica);
+    if (auditPassed(audit) || Date.now() > deadline) return audit;
+    await sleep(500);
+  }
 }
 
 class LoadResult {
@@ -245,13 +311,15 @@ class LoadResult {
 }
 
 /**
- * One admission for `b`: a CREATE while it was never admitted, else an UPDATE from the replicas
- * last admitted to another count between 1 and MAX_REPLICAS.
+ * One admission for `b`: an UPDATE of the stored object to another count between 1 and MAX_REPLICAS,
+ * stored when admitted.
  */
 async function drive(client: HttpsJsonClient, b: DrivenBinding, result: LoadResult): Promise<void> {
   let target = 1 + Math.floor(Math.random() * MAX_REPLICAS);
   if (target === b.replicas) target = (target % MAX_REPLICAS) + 1;
-  const body = admissionReview(b.object(target), b.replicas === 0 ? undefined : b.object(b.replicas));
+  const before = b.replicas;
+  const object = b.scaled(target);
+  const body = admissionReview(object, b.stored);
   const sent = performance.now();
   let answer: { allowed: boolean; code?: number; reason?: string; message?: string } | undefined;
   let failure = '';
@@ -275,8 +343,14 @@ async function drive(client: HttpsJsonClient, b: DrivenBinding, result: LoadResu
   result.latenciesMs.push(performance.now() - sent);
   if (answer?.allowed) {
     result.allowed++;
-    b.replicas = target;
-    b.possibleReplicas = new Set([target]);
+    try {
+      await b.store(object);
+      b.possibleReplicas = new Set([target]);
+    } catch (err) {
+      // Not stored: the admitted increase lapses at its expiration, or is still pending.
+      b.possibleReplicas = new Set([before, target]);
+      result.error(`storing the admitted binding failed: ${describeError(err)}`);
+    }
   } else if (answer?.code === 403 && answer.reason === 'QuotaExceeded') {
     result.denied++;
   } else {

@@ -130,7 +130,7 @@ async function main(): Promise<number> {
     if (needs('hotQuota', 'endToEnd', 'convergence'))
       federation = await Federation.start({ stateDir, members: 2, log });
     const ctx: BenchContext = { federation: federation!, redisUrl, sizes, services: [], log };
-    // First, while no webhook is registered: it starts webhooks of its own, one per mode.
+    // First, while no webhook is registered: it starts webhooks of its own, one per mode, unregistered.
     await scenario('hotQuota', () => runHotQuota(ctx));
 
     if (needs('endToEnd', 'convergence')) {

@@ -14,12 +14,15 @@ export interface RunningService {
   name: ServiceName;
   url: string;
   process: ManagedProcess;
+  /** The webhook's: the CA its serving certificate is from (what its clients trust). */
+  caPem?: string;
 }
 
 /**
  * Starts the compiled product services (`npm run build` first) against the federation's host and
  * waits until each answers /readyz. The webhook serves HTTPS with a certificate from a throwaway CA
- * and is registered on the host as a ValidatingWebhookConfiguration with that CA bundle.
+ * and is registered on the host as a ValidatingWebhookConfiguration with that CA bundle, unless
+ * `register` is false (a client then calls it directly, and the host stores bindings unchecked).
  */
 export async function startServices(
   federation: Federation,
@@ -29,6 +32,7 @@ export async function startServices(
     env?: NodeJS.ProcessEnv;
     /** Distinguishes replicas of one service (their process and log names). */
     instance?: string;
+    register?: boolean;
   },
 ): Promise<RunningService[]> {
   const root = repoRoot();
@@ -59,8 +63,8 @@ export async function startServices(
         },
         { timeoutMs: 60_000, describe: () => proc.logTail() },
       );
-      if (tls) await registerWebhook(federation.info.host, url, tls.caPem);
-      return { name, url, process: proc };
+      if (tls && options.register !== false) await registerWebhook(federation.info.host, url, tls.caPem);
+      return { name, url, process: proc, ...(tls ? { caPem: tls.caPem } : {}) };
     }),
   );
 }
