@@ -5,24 +5,27 @@ import { RESOURCE_BINDING, type ResourceBinding } from '#api';
 export const REPLICA_REQUEST = { cpu: '250m', memory: '512Mi' } as const;
 
 /** Karmada names a workload's binding `<name>-<kind>`. */
-export const bindingName = (workload: string) => `${workload}-deployment`;
+const bindingName = (workload: string) => `${workload}-deployment`;
 
 /** The member clusters a binding is divided over. */
 const CLUSTERS = ['member1', 'member2'];
 
+/** The scheduler's result for `replicas` divided by equal static weight over the members. */
+export function scheduledClusters(replicas: number): { name: string; replicas: number }[] {
+  const first = Math.ceil(replicas / 2);
+  return [
+    { name: CLUSTERS[0]!, replicas: first },
+    { name: CLUSTERS[1]!, replicas: replicas - first },
+  ].filter((c) => c.replicas > 0);
+}
+
 /**
  * A ResourceBinding as Karmada's detector and scheduler leave it for a Deployment propagated by a
  * PropagationPolicy, divided by static weight over the members: labels, annotations, the applied
- * placement, scheduling results and status. `ownedByTemplate` adds the ownerReference to the
- * Deployment, which only bodies never stored may carry (the host has no such Deployment, so its
- * garbage collector would delete a stored binding that names it).
+ * placement, scheduling results and status. No ownerReference to the Deployment: the host has no
+ * such Deployment, so its garbage collector would delete a stored binding that names it.
  */
-export function realisticBinding(
-  namespace: string,
-  workload: string,
-  replicas: number,
-  options: { uid?: string; ownedByTemplate?: boolean } = {},
-): ResourceBinding {
+export function realisticBinding(namespace: string, workload: string, replicas: number): ResourceBinding {
   const templateUid = randomUUID();
   const placement = {
     clusterAffinity: { clusterNames: CLUSTERS },
@@ -48,14 +51,12 @@ export function realisticBinding(
       },
     },
   };
-  const first = Math.ceil(replicas / 2);
   return {
     apiVersion: RESOURCE_BINDING.apiVersion,
     kind: RESOURCE_BINDING.kind,
     metadata: {
       name: bindingName(workload),
       namespace,
-      ...(options.uid ? { uid: options.uid } : {}),
       labels: {
         app: workload,
         'propagationpolicy.karmada.io/permanent-id': '6d3f2a1c-6a0e-4e55-9a53-0c9a4d1f2b7e',
@@ -67,20 +68,6 @@ export function realisticBinding(
         'propagationpolicy.karmada.io/namespace': namespace,
         'resourcetemplate.karmada.io/generation': '1',
       },
-      ...(options.ownedByTemplate
-        ? {
-            ownerReferences: [
-              {
-                apiVersion: 'apps/v1',
-                kind: 'Deployment',
-                name: workload,
-                uid: templateUid,
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
-          }
-        : {}),
     },
     spec: {
       resource: {
@@ -98,10 +85,7 @@ export function realisticBinding(
         },
         resourceRequest: { ...REPLICA_REQUEST },
       },
-      clusters: [
-        { name: CLUSTERS[0]!, replicas: first },
-        { name: CLUSTERS[1]!, replicas: replicas - first },
-      ].filter((c) => c.replicas > 0),
+      clusters: scheduledClusters(replicas),
       placement,
       schedulerName: 'default-scheduler',
       conflictResolution: 'Abort',

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Quantity } from '#quantity';
 import { describeError, isJsonObject, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { kubeConfigFor, sleep, startServices, type ApiEndpoint } from '../../federation/src/index.js';
-import { admissionReview, realisticBinding, REPLICA_REQUEST } from './bodies.js';
+import { admissionReview, realisticBinding, REPLICA_REQUEST, scheduledClusters } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
 import { auditHotQuota, auditPassed, type HotQuotaAudit } from './hot-quota-audit.js';
 import { createNamespaces, createQuota, readQuota } from './host.js';
@@ -231,9 +231,10 @@ class DrivenBinding {
 
   /** The stored object scaled to `replicas`, as Karmada would update it. */
   scaled(replicas: number): ResourceBinding {
-    const { metadata, spec } = this.stored;
-    const template = realisticBinding(metadata!.namespace!, spec!.resource.name, replicas);
-    return { ...this.stored, spec: { ...spec!, replicas, clusters: template.spec!.clusters } };
+    return {
+      ...this.stored,
+      spec: { ...this.stored.spec!, replicas, clusters: scheduledClusters(replicas) },
+    };
   }
 
   /** Stores an admitted change, as the API server does after admission. */
@@ -258,8 +259,6 @@ async function storedBindings(
     Array.from({ length: clients }, (_, c) =>
       Promise.all(
         Array.from({ length: BINDINGS_PER_CLIENT }, async (_, j) => {
-          // No ownerReferences: the host's garbage collector would delete a binding whose Deployment
-          // does not exist.
           const body = realisticBinding(namespace, `web-${c}-${j}`, 0);
           const stored = await bindings.createNamespacedCustomObject({
             ...RESOURCE_BINDING,
