@@ -3,8 +3,19 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import type { ClusterUsageState } from '#api';
 import { ResilientInformer } from '#service-kit';
-import { countedResource, countedResourceId, deploymentOf, podUsage, UsageLedger } from '#usage';
+import {
+  controllerRefOf,
+  countedResource,
+  countedResourceId,
+  groupOf,
+  OwnerIndex,
+  podUsage,
+  UsageLedger,
+  type ObjectRef,
+} from '#usage';
 import { resolveResource } from './discovery.js';
+
+const REPLICASET = { group: 'apps', kind: 'ReplicaSet' };
 
 /** How to reach a member cluster, from its Cluster object and credential Secret. */
 export interface MemberCredentials {
@@ -68,20 +79,25 @@ function trimObject(obj: k8s.KubernetesObject & Record<string, unknown>): void {
   for (const field of ['spec', 'status', 'data', 'stringData', 'binaryData']) delete obj[field];
 }
 
+/** A counted resource's watch: the quota keys counting it, and once resolved its kind and cache. */
+interface CountedWatch {
+  keys: Set<string>;
+  type?: { group: string; kind: string };
+  cache?: k8s.ObjectCache<k8s.KubernetesObject>;
+}
+
 /**
- * Watches one member cluster's pods (and ReplicaSets, to attribute pods to their Deployment) and
- * keeps its per-namespace usage in a UsageLedger. When the member cannot be reached its last usage
- * is kept and its health turns Stale, then Unreachable: never counted as zero.
+ * Watches one member cluster's pods, ReplicaSets and the objects some quota counts, and keeps its
+ * per-namespace usage in a UsageLedger, each pod and counted object attributed to its top-level
+ * workload through the controllers of every object watched here. When the member cannot be
+ * reached its last usage is kept and its health turns Stale, then Unreachable: never counted as zero.
  */
 export class MemberWatcher {
   readonly ledger = new UsageLedger();
-  private readonly replicaSetOwners = new Map<string, string>();
+  private readonly owners = new OwnerIndex();
   private readonly informers: ResilientInformer<k8s.KubernetesObject>[] = [];
-  /** Per counted resource (`deployments.apps`): the quota keys counting it and its watch. */
-  private readonly counted = new Map<
-    string,
-    { keys: Set<string>; cache?: k8s.ObjectCache<k8s.KubernetesObject> }
-  >();
+  /** Per counted resource (`deployments.apps`). */
+  private readonly counted = new Map<string, CountedWatch>();
   private readonly kc: k8s.KubeConfig;
   private readonly core: k8s.CoreV1Api;
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
@@ -142,21 +158,8 @@ export class MemberWatcher {
     const replicaSets = new ResilientInformer<k8s.V1ReplicaSet>(
       k8s.makeInformer(kc, '/apis/apps/v1/replicasets', () => apps.listReplicaSetForAllNamespaces()),
       {
-        upsert: (rs) => {
-          const deployment = deploymentOf(rs);
-          const { namespace, name } = rs.metadata ?? {};
-          const key = `${namespace}/${name}`;
-          if (!deployment || !namespace || !name || this.replicaSetOwners.get(key) === deployment) return;
-          this.replicaSetOwners.set(key, deployment);
-          // Pods seen before their ReplicaSet (a new Deployment's first pods can be) were counted
-          // under the ReplicaSet: they are the Deployment's, whose binding they settle.
-          this.ledger.reattribute(
-            namespace,
-            { kind: 'ReplicaSet', name },
-            { kind: 'Deployment', name: deployment },
-          );
-        },
-        remove: (rs) => this.replicaSetOwners.delete(`${rs.metadata?.namespace}/${rs.metadata?.name}`),
+        upsert: (rs) => void this.track(REPLICASET, rs),
+        remove: (rs) => this.untrack(REPLICASET, rs),
         synced: () => this.synced(),
         failed: (err) => this.failed('replicasets', err),
       },
@@ -182,7 +185,7 @@ export class MemberWatcher {
       this.options.maxRetryBackoffMs,
     );
     this.informers.push(replicaSets as never, pods as never);
-    // ReplicaSets first, so existing pods are attributed to their Deployment from the start.
+    // ReplicaSets first, so existing pods are attributed past them from the start.
     await replicaSets.start();
     if (!this.stopped) await pods.start();
   }
@@ -242,12 +245,10 @@ export class MemberWatcher {
         if (entry.keys.has(key)) continue;
         entry.keys.add(key);
         // Objects already cached count for the new key too.
-        for (const obj of entry.cache?.list() ?? []) this.count(key, obj, true);
+        for (const obj of entry.cache?.list() ?? []) this.count(entry, obj);
         continue;
       }
-      const fresh: { keys: Set<string>; cache?: k8s.ObjectCache<k8s.KubernetesObject> } = {
-        keys: new Set([key]),
-      };
+      const fresh: CountedWatch = { keys: new Set([key]) };
       this.counted.set(id, fresh);
       try {
         const resolved = await resolveResource(this.kc, counted);
@@ -256,16 +257,17 @@ export class MemberWatcher {
         const informer = k8s.makeInformer(this.kc, resolved.path, () =>
           objects.list(resolved.apiVersion, resolved.kind),
         );
+        fresh.type = { group: groupOf(resolved.apiVersion), kind: resolved.kind };
         fresh.cache = informer;
         const watch = new ResilientInformer<k8s.KubernetesObject>(
           informer,
           {
             upsert: (obj) => {
               this.options.onEvent?.(id);
-              for (const k of fresh.keys) this.count(k, obj, true);
+              this.count(fresh, obj);
               trimObject(obj as k8s.KubernetesObject & Record<string, unknown>);
             },
-            remove: (obj) => fresh.keys.forEach((k) => this.count(k, obj, false)),
+            remove: (obj) => this.uncount(fresh, obj),
             synced: () => this.synced(),
             failed: (err) => this.failed(id, err),
           },
@@ -279,18 +281,45 @@ export class MemberWatcher {
     }
   }
 
-  private count(key: string, obj: k8s.KubernetesObject, present: boolean): void {
+  /**
+   * Records the object's controller; when that is new, what was counted under the object's own
+   * kind and name (its pods, or objects it made, seen before it) moves up to its top-level workload.
+   * Returns the object's ref, or undefined for an object without namespace or name.
+   */
+  private track(type: { group: string; kind: string }, obj: k8s.KubernetesObject): ObjectRef | undefined {
+    const { namespace, name } = obj.metadata ?? {};
+    if (!namespace || !name) return undefined;
+    const self = { ...type, name };
+    if (this.owners.setController(namespace, self, controllerRefOf(obj.metadata))) {
+      this.ledger.reattribute(namespace, self, this.owners.workloadOf(namespace, self));
+    }
+    return self;
+  }
+
+  private untrack(type: { group: string; kind: string }, obj: k8s.KubernetesObject): void {
+    const { namespace, name } = obj.metadata ?? {};
+    if (namespace && name) this.owners.forget(namespace, { ...type, name });
+  }
+
+  /** Counts the object under every key of its watch, attributed to its top-level workload. */
+  private count(watch: CountedWatch, obj: k8s.KubernetesObject): void {
     const { namespace, uid } = obj.metadata ?? {};
-    if (namespace && uid) this.ledger.setObjectCount(namespace, key, uid, present);
+    const self = watch.type && this.track(watch.type, obj);
+    if (!namespace || !uid || !self) return;
+    const workload = this.owners.workloadOf(namespace, self);
+    for (const key of watch.keys) this.ledger.upsertObject(namespace, key, uid, workload);
+  }
+
+  private uncount(watch: CountedWatch, obj: k8s.KubernetesObject): void {
+    const { namespace, uid } = obj.metadata ?? {};
+    if (watch.type) this.untrack(watch.type, obj);
+    if (namespace && uid) watch.keys.forEach((key) => this.ledger.deleteObject(namespace, key, uid));
   }
 
   private upsertPod(pod: k8s.V1Pod): void {
     const { namespace, uid } = pod.metadata ?? {};
     if (!namespace || !uid) return;
-    if (pod.spec) {
-      const owner = (rs: string, ns: string) => this.replicaSetOwners.get(`${ns}/${rs}`);
-      this.ledger.upsertPod(namespace, uid, podUsage(pod, new Date(), owner));
-    }
+    if (pod.spec) this.ledger.upsertPod(namespace, uid, podUsage(pod, new Date(), this.owners));
     trimObject(pod as k8s.KubernetesObject & Record<string, unknown>);
   }
 

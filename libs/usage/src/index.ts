@@ -1,5 +1,5 @@
-export { controllerOf, cronJobOf, deploymentOf, topLevelWorkload } from './attribution.js';
-export type { OwnerLookup, WorkloadRef } from './attribution.js';
+export { controllerOf, controllerRefOf, groupOf, OwnerIndex, topLevelWorkload } from './attribution.js';
+export type { ObjectRef, OwnerLookup, WorkloadRef } from './attribution.js';
 export { isChargeable, podRequests, podUsage, quotaRequests } from './pod-usage.js';
 export type { PodUsage } from './pod-usage.js';
 export { PODS, UsageLedger } from './ledger.js';

@@ -11,6 +11,9 @@ const usage = (workload: WorkloadRef, requests: Record<string, string>): PodUsag
 const web: WorkloadRef = { kind: 'Deployment', name: 'web' };
 const webRs: WorkloadRef = { kind: 'ReplicaSet', name: 'web-7d9f' };
 const db: WorkloadRef = { kind: 'StatefulSet', name: 'db' };
+/** The used list without memory and the `requests.` names, to keep tables short. */
+const withoutRequests = (used: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(used).filter(([k]) => k !== 'memory' && !k.startsWith('requests.')));
 const small = { cpu: '100m', 'requests.cpu': '100m', memory: '128Mi', 'requests.memory': '128Mi' };
 const large = { cpu: '1', 'requests.cpu': '1', memory: '1Gi', 'requests.memory': '1Gi' };
 
@@ -204,36 +207,118 @@ describe('UsageLedger', () => {
   });
 
   describe('reattribute', () => {
-    it("moves a ReplicaSet's pods to its Deployment, totals unchanged", () => {
+    const svc: WorkloadRef = { kind: 'Service', name: 'web' };
+    const rollout: WorkloadRef = { kind: 'Rollout', name: 'canary' };
+    const flink: WorkloadRef = { kind: 'FlinkDeployment', name: 'job' };
+    const jobDeployment: WorkloadRef = { kind: 'Deployment', name: 'job' };
+
+    /**
+     * [what arrived late, pods as [uid, workload, requests], objects as [resource, uid, workload],
+     *  reattributions as [from, to], expected workloads as `kind/name used`]
+     */
+    const cases: [
+      string,
+      [string, WorkloadRef, Record<string, string>][],
+      [string, string, WorkloadRef][],
+      [WorkloadRef, WorkloadRef][],
+      string[],
+    ][] = [
+      [
+        "a ReplicaSet: its pods move to its Deployment, the Deployment's own count stays",
+        [
+          ['u1', webRs, small],
+          ['u2', webRs, large],
+          ['u3', web, small], // already known as the Deployment's
+          ['u4', db, small],
+        ],
+        [['count/deployments.apps', 'd1', web]],
+        [[webRs, web]],
+        [
+          'Deployment/web {"count/deployments.apps":"1","cpu":"1200m","pods":"3"}',
+          'StatefulSet/db {"cpu":"100m","pods":"1"}',
+        ],
+      ],
+      [
+        'a ReplicaSet owned by an Argo Rollout',
+        [['u1', { kind: 'ReplicaSet', name: 'canary-1' }, small]],
+        [['count/replicasets.apps', 'r1', { kind: 'ReplicaSet', name: 'canary-1' }]],
+        [[{ kind: 'ReplicaSet', name: 'canary-1' }, rollout]],
+        ['Rollout/canary {"count/replicasets.apps":"1","cpu":"100m","pods":"1"}'],
+      ],
+      [
+        "an operator's Deployment after its ReplicaSet: everything moves up twice",
+        [['u1', { kind: 'ReplicaSet', name: 'job-1' }, small]],
+        [
+          ['count/deployments.apps', 'd1', jobDeployment],
+          ['services', 's1', flink],
+        ],
+        [
+          [{ kind: 'ReplicaSet', name: 'job-1' }, jobDeployment],
+          [jobDeployment, flink],
+        ],
+        ['FlinkDeployment/job {"count/deployments.apps":"1","cpu":"100m","pods":"1","services":"1"}'],
+      ],
+      [
+        'objects only, among others of the same resource',
+        [],
+        [
+          ['services', 's1', svc],
+          ['services', 's2', { kind: 'Service', name: 'other' }],
+          ['configmaps', 'c1', svc],
+        ],
+        [[svc, flink]],
+        ['FlinkDeployment/job {"configmaps":"1","services":"1"}', 'Service/other {"services":"1"}'],
+      ],
+    ];
+    it.each(cases)('%s', (_what, pods, objects, moves, expected) => {
       const ledger = new UsageLedger();
-      ledger.upsertPod('a', 'u1', usage(webRs, small));
-      ledger.upsertPod('a', 'u2', usage(webRs, large));
-      ledger.upsertPod('a', 'u3', usage(web, small)); // already known as the Deployment's
-      ledger.upsertPod('a', 'u4', usage(db, small));
+      for (const [uid, workload, requests] of pods) ledger.upsertPod('a', uid, usage(workload, requests));
+      for (const [resource, uid, workload] of objects) ledger.upsertObject('a', resource, uid, workload);
       const before = ledger.snapshot('a').used;
       ledger.clearDirty();
 
-      expect(ledger.reattribute('a', webRs, web)).toBe(true);
+      for (const [from, to] of moves) expect(ledger.reattribute('a', from, to)).toBe(true);
       expect(ledger.dirtyNamespaces()).toEqual(['a']);
       const after = ledger.snapshot('a');
       expect(after.used).toEqual(before);
-      expect(after.workloads.map((w) => `${w.kind}/${w.name} ${w.used.pods} ${w.used.cpu}`)).toEqual([
-        'Deployment/web 3 1200m',
-        'StatefulSet/db 1 100m',
-      ]);
-      // The pods now count as the Deployment's: a later update under that name changes nothing.
-      expect(ledger.upsertPod('a', 'u1', usage(web, small))).toBe(false);
+      expect(
+        after.workloads.map((w) => `${w.kind}/${w.name} ${JSON.stringify(withoutRequests(w.used))}`),
+      ).toEqual(expected);
+      expect(ledger.stats().workloads).toBe(expected.length);
+    });
+
+    it('keeps counting what moved: deletes and updates after a move', () => {
+      const ledger = new UsageLedger();
+      ledger.upsertPod('a', 'u1', usage(webRs, small));
+      ledger.upsertPod('a', 'u2', usage(webRs, small));
+      ledger.upsertObject('a', 'count/replicasets.apps', 'r1', webRs);
+      ledger.reattribute('a', webRs, web);
+      expect(ledger.upsertObject('a', 'count/replicasets.apps', 'r1', web)).toBe(false);
       expect(ledger.deletePod('a', 'u2')).toBe(true);
-      expect(ledger.snapshot('a').workloads[0]!.used.pods).toBe('2');
+      expect(ledger.deleteObject('a', 'count/replicasets.apps', 'r1')).toBe(true);
+      expect(ledger.snapshot('a').workloads).toEqual([
+        {
+          kind: 'Deployment',
+          name: 'web',
+          used: {
+            cpu: '100m',
+            memory: '128Mi',
+            pods: '1',
+            'requests.cpu': '100m',
+            'requests.memory': '128Mi',
+          },
+        },
+      ]);
     });
 
     it.each([
-      ['no pod of that workload', 'a', { kind: 'ReplicaSet', name: 'other' }],
+      ['nothing counted under that workload', 'a', { kind: 'ReplicaSet', name: 'other' }],
       ['an unknown namespace', 'b', webRs],
       ['the same workload', 'a', web],
     ])('changes nothing for %s', (_, namespace, from) => {
       const ledger = new UsageLedger();
       ledger.upsertPod('a', 'u1', usage(web, small));
+      ledger.upsertObject('a', 'services', 's1', web);
       ledger.clearDirty();
       expect(ledger.reattribute(namespace, from, web)).toBe(false);
       expect(ledger.dirtyNamespaces()).toEqual([]);
@@ -242,51 +327,105 @@ describe('UsageLedger', () => {
   });
 
   describe('object counts', () => {
-    it('counts objects per resource name, idempotently', () => {
+    const svcA: WorkloadRef = { kind: 'Service', name: 'a' };
+    const svcB: WorkloadRef = { kind: 'Service', name: 'b' };
+
+    it('counts objects per resource name and per workload, idempotently', () => {
       const ledger = new UsageLedger();
-      expect(ledger.setObjectCount('a', 'services', 's1', true)).toBe(true);
-      expect(ledger.setObjectCount('a', 'services', 's1', true)).toBe(false);
-      expect(ledger.setObjectCount('a', 'services', 's2', true)).toBe(true);
-      expect(ledger.setObjectCount('a', 'count/deployments.apps', 'd1', true)).toBe(true);
+      expect(ledger.upsertObject('a', 'services', 's1', svcA)).toBe(true);
+      expect(ledger.upsertObject('a', 'services', 's1', svcA)).toBe(false);
+      expect(ledger.upsertObject('a', 'services', 's2', svcB)).toBe(true);
+      expect(ledger.upsertObject('a', 'count/deployments.apps', 'd1', web)).toBe(true);
       ledger.upsertPod('a', 'u1', usage(web, { cpu: '1' }));
-      expect(ledger.snapshot('a').used).toEqual({
-        'count/deployments.apps': '1',
-        cpu: '1',
-        pods: '1',
-        services: '2',
+      expect(ledger.snapshot('a')).toEqual({
+        used: { 'count/deployments.apps': '1', cpu: '1', pods: '1', services: '2' },
+        workloads: [
+          { kind: 'Deployment', name: 'web', used: { 'count/deployments.apps': '1', cpu: '1', pods: '1' } },
+          { kind: 'Service', name: 'a', used: { services: '1' } },
+          { kind: 'Service', name: 'b', used: { services: '1' } },
+        ],
       });
-      // object counts are not part of any workload
-      expect(ledger.snapshot('a').workloads).toEqual([
-        { kind: 'Deployment', name: 'web', used: { cpu: '1', pods: '1' } },
-      ]);
       ledger.clearDirty();
-      expect(ledger.setObjectCount('a', 'services', 's1', false)).toBe(true);
-      expect(ledger.setObjectCount('a', 'services', 's1', false)).toBe(false);
-      expect(ledger.setObjectCount('a', 'configmaps', 'c1', false)).toBe(false);
-      expect(ledger.setObjectCount('zz', 'configmaps', 'c1', false)).toBe(false);
+      expect(ledger.deleteObject('a', 'services', 's1')).toBe(true);
+      expect(ledger.deleteObject('a', 'services', 's1')).toBe(false);
+      expect(ledger.deleteObject('a', 'configmaps', 'c1')).toBe(false);
+      expect(ledger.deleteObject('zz', 'configmaps', 'c1')).toBe(false);
       expect(ledger.dirtyNamespaces()).toEqual(['a']);
       expect(ledger.snapshot('a').used.services).toBe('1');
+      expect(ledger.snapshot('a').workloads.map((w) => `${w.kind}/${w.name}`)).toEqual([
+        'Deployment/web',
+        'Service/b',
+      ]);
     });
 
-    it('keeps a namespace with only objects, and drops it when they go', () => {
+    /** [what, workload before, workload after, changed] */
+    const moves: [string, WorkloadRef, WorkloadRef, boolean][] = [
+      ['the same workload', svcA, svcA, false],
+      ['an owner now known', svcA, web, true],
+    ];
+    it.each(moves)('an upsert under %s', (_what, before, after, changed) => {
       const ledger = new UsageLedger();
-      ledger.setObjectCount('a', 'secrets', 's1', true);
+      ledger.upsertObject('a', 'services', 's1', before);
+      ledger.clearDirty();
+      expect(ledger.upsertObject('a', 'services', 's1', after)).toBe(changed);
+      expect(ledger.dirtyNamespaces()).toEqual(changed ? ['a'] : []);
+      expect(ledger.snapshot('a').workloads).toEqual([{ ...after, used: { services: '1' } }]);
+      expect(ledger.stats().workloads).toBe(1);
+    });
+
+    it('counts one object under several keys (services and count/services)', () => {
+      const ledger = new UsageLedger();
+      ledger.upsertObject('a', 'services', 's1', svcA);
+      ledger.upsertObject('a', 'count/services', 's1', svcA);
+      expect(ledger.snapshot('a').workloads).toEqual([
+        { kind: 'Service', name: 'a', used: { 'count/services': '1', services: '1' } },
+      ]);
+      ledger.deleteObject('a', 'services', 's1');
+      expect(ledger.snapshot('a').workloads).toEqual([
+        { kind: 'Service', name: 'a', used: { 'count/services': '1' } },
+      ]);
+    });
+
+    it('keeps a namespace with only objects, and drops it and its workloads when they go', () => {
+      const ledger = new UsageLedger();
+      ledger.upsertObject('a', 'secrets', 's1', { kind: 'Secret', name: 's' });
       expect(ledger.namespaces()).toEqual(['a']);
-      expect(ledger.snapshot('a')).toEqual({ used: { secrets: '1' }, workloads: [] });
-      ledger.setObjectCount('a', 'secrets', 's1', false);
+      expect(ledger.snapshot('a')).toEqual({
+        used: { secrets: '1' },
+        workloads: [{ kind: 'Secret', name: 's', used: { secrets: '1' } }],
+      });
+      ledger.deleteObject('a', 'secrets', 's1');
       expect(ledger.namespaces()).toEqual([]);
+      expect(ledger.stats().workloads).toBe(0);
+    });
+
+    it('keeps a workload while a pod or an object is left in it', () => {
+      const ledger = new UsageLedger();
+      ledger.upsertPod('a', 'u1', usage(web, small));
+      ledger.upsertObject('a', 'count/deployments.apps', 'd1', web);
+      ledger.deletePod('a', 'u1');
+      expect(ledger.snapshot('a').workloads).toEqual([
+        { kind: 'Deployment', name: 'web', used: { 'count/deployments.apps': '1' } },
+      ]);
+      ledger.upsertPod('a', 'u2', usage(web, small));
+      ledger.deleteObject('a', 'count/deployments.apps', 'd1');
+      expect(ledger.snapshot('a').workloads.map((w) => w.used.pods)).toEqual(['1']);
+      ledger.deletePod('a', 'u2');
+      expect(ledger.stats()).toEqual({ pods: 0, namespaces: 0, workloads: 0, vectors: 0 });
     });
 
     it('prints large counts as Kubernetes does', () => {
       const ledger = new UsageLedger();
-      for (let i = 0; i < 1500; i++) ledger.setObjectCount('a', 'configmaps', `c${i}`, true);
+      const cm: WorkloadRef = { kind: 'ConfigMap', name: 'c' };
+      for (let i = 0; i < 1500; i++) ledger.upsertObject('a', 'configmaps', `c${i}`, cm);
       expect(ledger.snapshot('a').used).toEqual({ configmaps: '1500' });
-      for (let i = 1500; i < 2000; i++) ledger.setObjectCount('a', 'configmaps', `c${i}`, true);
+      for (let i = 1500; i < 2000; i++) ledger.upsertObject('a', 'configmaps', `c${i}`, cm);
       expect(ledger.snapshot('a').used).toEqual({ configmaps: '2k' });
+      expect(ledger.snapshot('a').workloads).toEqual([{ ...cm, used: { configmaps: '2k' } }]);
     });
 
     it('refuses pods, which come from upsertPod', () => {
-      expect(() => new UsageLedger().setObjectCount('a', 'pods', 'p', true)).toThrow(RangeError);
+      expect(() => new UsageLedger().upsertObject('a', 'pods', 'p', web)).toThrow(RangeError);
     });
   });
 
@@ -298,7 +437,26 @@ describe('UsageLedger', () => {
       ['an unchanged pod', (l) => l.upsertPod('a', 'u1', usage(web, small)), []],
       ['a deleted pod', (l) => l.deletePod('b', 'u2'), ['b']],
       ['an unknown pod deleted', (l) => l.deletePod('b', 'nope'), []],
-      ['an added object', (l) => l.setObjectCount('b', 'services', 's', true), ['b']],
+      ['an added object', (l) => l.upsertObject('b', 'services', 's', web), ['b']],
+      [
+        'a moved object',
+        (l) => (
+          l.upsertObject('b', 'services', 's', web),
+          l.clearDirty(),
+          l.upsertObject('b', 'services', 's', db)
+        ),
+        ['b'],
+      ],
+      [
+        'an unchanged object',
+        (l) => (
+          l.upsertObject('b', 'services', 's', web),
+          l.clearDirty(),
+          l.upsertObject('b', 'services', 's', web)
+        ),
+        [],
+      ],
+      ['an unknown object deleted', (l) => l.deleteObject('b', 'services', 'nope'), []],
       [
         'several namespaces',
         (l) => (l.upsertPod('b', 'x', usage(web, small)), l.upsertPod('a', 'x', usage(web, small))),
@@ -353,13 +511,14 @@ describe('UsageLedger', () => {
     it('relists object counts per resource name, leaving pods and other objects alone', () => {
       const ledger = new UsageLedger();
       ledger.upsertPod('a', 'p', usage(web, small));
-      ledger.setObjectCount('a', 'services', 's1', true);
-      ledger.setObjectCount('a', 'services', 's2', true);
-      ledger.setObjectCount('b', 'services', 's3', true);
-      ledger.setObjectCount('a', 'secrets', 'x', true);
+      const svc: WorkloadRef = { kind: 'Service', name: 's' };
+      ledger.upsertObject('a', 'services', 's1', svc);
+      ledger.upsertObject('a', 'services', 's2', svc);
+      ledger.upsertObject('b', 'services', 's3', svc);
+      ledger.upsertObject('a', 'secrets', 'x', svc);
       ledger.beginRelist('services');
-      ledger.setObjectCount('a', 'services', 's1', true);
-      ledger.setObjectCount('a', 'services', 's4', true);
+      ledger.upsertObject('a', 'services', 's1', svc);
+      ledger.upsertObject('a', 'services', 's4', svc);
       expect(ledger.endRelist('services')).toBe(2); // s2, s3
       expect(ledger.endRelist('services')).toBe(0);
       expect(ledger.snapshot('a').used).toMatchObject({ pods: '1', secrets: '1', services: '2' });

@@ -1,6 +1,7 @@
 /**
  * UsageLedger: the aggregator's in-memory accounting for ONE member cluster, per namespace and per
- * (namespace, top-level workload). Pure and synchronous; the caller feeds it watch events.
+ * (namespace, top-level workload). Pure and synchronous; the caller feeds it watch events and says
+ * which workload each pod and counted object belongs to (see attribution).
  *
  * Sized for 1,000,000 pods and 50,000+ events/s (spec §11), so per-pod state is compact:
  * - each distinct request vector (the `PodUsage.requests` of a pod, as exact nano-values) is
@@ -19,8 +20,10 @@
  *
  * Keys: pods are identified by (namespace, uid) and counted objects by (namespace, resource name,
  * uid). Every mutation is idempotent. Object counts (`services`, `count/deployments.apps`,
- * `count/pods`, ...) appear in the namespace's `used` only; `pods` comes from the pods themselves
- * and cannot be set as an object count.
+ * `count/pods`, ...) count in the namespace's `used` and in their workload's, as pods do, so that a
+ * binding's object charge is settled by the objects it made (a propagated Deployment counts
+ * `count/deployments.apps` 1 under its own name); `pods` comes from the pods themselves and cannot
+ * be set as an object count. An object costs one Map entry `uid -> workload index`.
  *
  * Dirty tracking: a namespace is marked dirty by any mutation that changes what it holds (a pod
  * added, removed, or moved to another workload or vector; an object added or removed). A sequence
@@ -41,7 +44,7 @@ import type { WorkloadRef } from './attribution.js';
 export interface NamespaceUsage {
   /** Canonical quantities, keys sorted, zero entries omitted; includes `pods` and object counts. */
   used: Record<string, string>;
-  /** Every workload with at least one counted pod, sorted by kind then name. */
+  /** Every workload with at least one counted pod or object, sorted by kind then name. */
   workloads: WorkloadUsage[];
 }
 
@@ -69,13 +72,16 @@ interface Workload {
   pods: number;
   /** vector index -> number of this workload's pods with that vector */
   vectors: Map<number, number>;
+  /** object resource name -> how many of this workload's objects it counts */
+  objects: Map<string, number>;
 }
 
 interface NamespaceState {
   pods: Map<string, number>;
   workloads: Map<string, number>;
   totals: Map<string, bigint>;
-  objects: Map<string, Set<string>>;
+  /** object resource name -> uid -> workload index */
+  objects: Map<string, Map<string, number>>;
 }
 
 const INITIAL_SLOTS = 1024;
@@ -143,20 +149,37 @@ export class UsageLedger {
   }
 
   /**
-   * Moves every pod counted under workload `from` to `to`, keeping what each requests: a pod seen
-   * before its ReplicaSet is counted under the ReplicaSet, and moves to the Deployment once the
-   * ReplicaSet shows who controls it. Returns whether anything changed.
+   * Moves every pod and object counted under workload `from` to `to`, keeping what each counts:
+   * what was seen before its owner (a pod before its ReplicaSet, a ReplicaSet's pods before the
+   * Deployment, a Deployment before its operator's resource) was counted under the owner's kind and
+   * name as far as it was known, and moves up once the next owner is known. Returns whether
+   * anything changed.
    */
   reattribute(namespace: string, from: WorkloadRef, to: WorkloadRef): boolean {
     const ns = this.#namespaces.get(namespace);
     const source = ns?.workloads.get(workloadKeyOf(from));
     if (ns === undefined || source === undefined || workloadKeyOf(from) === workloadKeyOf(to)) return false;
     const target = this.#internWorkload(ns, namespace, workloadKeyOf(to), to);
+    const moving = this.#workloads[source] as Workload;
+    let podsLeft = moving.pods;
     for (const slot of ns.pods.values()) {
+      if (podsLeft === 0) break;
       if (this.#slotWorkload[slot] !== source) continue;
+      podsLeft--;
       const vector = this.#slotVector[slot] as number;
       this.#attach(ns, slot, target, vector);
       this.#detach(ns, source, vector);
+    }
+    for (const [resourceName, uids] of ns.objects) {
+      let objectsLeft = moving.objects.get(resourceName) ?? 0;
+      for (const [uid, index] of uids) {
+        if (objectsLeft === 0) break;
+        if (index !== source) continue;
+        objectsLeft--;
+        uids.set(uid, target);
+        this.#countObject(target, resourceName, 1);
+        this.#countObject(source, resourceName, -1);
+      }
     }
     this.#dirty.add(namespace);
     return true;
@@ -177,26 +200,40 @@ export class UsageLedger {
   }
 
   /**
-   * Counts (present) or uncounts an object under `resourceName` (`services`,
-   * `count/deployments.apps`, ...). Idempotent per uid. Returns whether anything changed.
+   * Counts an object under `resourceName` (`services`, `count/deployments.apps`, ...) and under
+   * `workload`, replacing where it was counted before. Idempotent per uid. Returns whether anything
+   * changed.
    */
-  setObjectCount(namespace: string, resourceName: string, uid: string, present: boolean): boolean {
+  upsertObject(namespace: string, resourceName: string, uid: string, workload: WorkloadRef): boolean {
     if (resourceName === PODS) throw new RangeError(`'${PODS}' is counted from upsertPod, not as an object`);
     this.#objectRelists.get(resourceName)?.get(namespace)?.delete(uid);
-    let ns = this.#namespaces.get(namespace);
-    if (present) {
-      ns ??= this.#namespace(namespace);
-      let uids = ns.objects.get(resourceName);
-      if (uids === undefined) ns.objects.set(resourceName, (uids = new Set()));
-      if (uids.has(uid)) return false;
-      uids.add(uid);
-    } else {
-      const uids = ns?.objects.get(resourceName);
-      if (ns === undefined || uids === undefined || !uids.delete(uid)) return false;
-      if (uids.size === 0) ns.objects.delete(resourceName);
-      this.#dropIfEmpty(namespace, ns);
-    }
+    const ns = this.#namespaces.get(namespace) ?? this.#namespace(namespace);
+    let uids = ns.objects.get(resourceName);
+    if (uids === undefined) ns.objects.set(resourceName, (uids = new Map()));
+    const before = uids.get(uid);
+    const key = workloadKeyOf(workload);
+    if (before !== undefined && ns.workloads.get(key) === before) return false;
+    const index = this.#internWorkload(ns, namespace, key, workload);
+    uids.set(uid, index);
+    // count first, so a workload shared by the old and new state is never freed
+    this.#countObject(index, resourceName, 1);
+    if (before !== undefined) this.#countObject(before, resourceName, -1);
     this.#dirty.add(namespace);
+    return true;
+  }
+
+  /** Uncounts an object; a no-op (false) when it is not counted. */
+  deleteObject(namespace: string, resourceName: string, uid: string): boolean {
+    this.#objectRelists.get(resourceName)?.get(namespace)?.delete(uid);
+    const ns = this.#namespaces.get(namespace);
+    const uids = ns?.objects.get(resourceName);
+    const index = uids?.get(uid);
+    if (ns === undefined || uids === undefined || index === undefined) return false;
+    uids.delete(uid);
+    if (uids.size === 0) ns.objects.delete(resourceName);
+    this.#countObject(index, resourceName, -1);
+    this.#dirty.add(namespace);
+    this.#dropIfEmpty(namespace, ns);
     return true;
   }
 
@@ -213,7 +250,7 @@ export class UsageLedger {
     const pending = new Map<string, Set<string>>();
     for (const [name, ns] of this.#namespaces) {
       const uids = ns.objects.get(scope);
-      if (uids !== undefined) pending.set(name, new Set(uids));
+      if (uids !== undefined) pending.set(name, new Set(uids.keys()));
     }
     this.#objectRelists.set(scope, pending);
   }
@@ -238,7 +275,7 @@ export class UsageLedger {
     if (pending === undefined) return 0;
     this.#objectRelists.delete(scope);
     for (const [name, uids] of pending) {
-      for (const uid of uids) if (this.setObjectCount(name, scope, uid, false)) removed++;
+      for (const uid of uids) if (this.deleteObject(name, scope, uid)) removed++;
     }
     return removed;
   }
@@ -261,6 +298,9 @@ export class UsageLedger {
         vector.names.forEach((name, i) => {
           totals.set(name, (totals.get(name) ?? 0n) + (vector.nanos[i] as bigint) * times);
         });
+      }
+      for (const [name, count] of workload.objects) {
+        totals.set(name, (totals.get(name) ?? 0n) + BigInt(count) * NANO);
       }
       workloads.push({ kind: workload.kind, name: workload.name, used: format(totals) });
     }
@@ -335,9 +375,34 @@ export class UsageLedger {
     const known = ns.workloads.get(key);
     if (known !== undefined) return known;
     const index = this.#freeWorkloads.pop() ?? this.#workloads.length;
-    this.#workloads[index] = { namespace, kind: ref.kind, name: ref.name, key, pods: 0, vectors: new Map() };
+    this.#workloads[index] = {
+      namespace,
+      kind: ref.kind,
+      name: ref.name,
+      key,
+      pods: 0,
+      vectors: new Map(),
+      objects: new Map(),
+    };
     ns.workloads.set(key, index);
     return index;
+  }
+
+  /** Adds `delta` (1 or -1) to what the workload counts of `resourceName`. */
+  #countObject(workloadIndex: number, resourceName: string, delta: number): void {
+    const workload = this.#workloads[workloadIndex] as Workload;
+    const count = (workload.objects.get(resourceName) ?? 0) + delta;
+    if (count > 0) workload.objects.set(resourceName, count);
+    else workload.objects.delete(resourceName);
+    this.#freeIfEmpty(workloadIndex);
+  }
+
+  #freeIfEmpty(workloadIndex: number): void {
+    const workload = this.#workloads[workloadIndex] as Workload;
+    if (workload.pods > 0 || workload.objects.size > 0) return;
+    (this.#namespaces.get(workload.namespace) as NamespaceState).workloads.delete(workload.key);
+    this.#workloads[workloadIndex] = undefined;
+    this.#freeWorkloads.push(workloadIndex);
   }
 
   #allocateSlot(): number {
@@ -381,11 +446,8 @@ export class UsageLedger {
     const count = (workload.vectors.get(vectorIndex) ?? 0) - 1;
     if (count > 0) workload.vectors.set(vectorIndex, count);
     else workload.vectors.delete(vectorIndex);
-    if (--workload.pods === 0) {
-      ns.workloads.delete(workload.key);
-      this.#workloads[workloadIndex] = undefined;
-      this.#freeWorkloads.push(workloadIndex);
-    }
+    workload.pods--;
+    this.#freeIfEmpty(workloadIndex);
     if (--vector.refs === 0) {
       this.#vectorIndex.delete(vector.key);
       this.#vectors[vectorIndex] = undefined;

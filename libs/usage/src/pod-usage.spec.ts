@@ -1,6 +1,6 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { ResourceList } from '#quantity';
-import { isChargeable, podRequests, podUsage, quotaRequests } from './index.js';
+import { isChargeable, OwnerIndex, podRequests, podUsage, quotaRequests } from './index.js';
 
 type Requests = Record<string, unknown>;
 
@@ -320,7 +320,7 @@ describe('podUsage', () => {
     });
   });
 
-  it('attributes an ownerless pod to itself and passes the Job lookup through', () => {
+  it('attributes an ownerless pod to itself and walks the owner index', () => {
     expect(podUsage(makePod({}), now)?.workload).toEqual({ kind: 'Pod', name: 'p' });
     const job = makePod(
       {},
@@ -330,9 +330,12 @@ describe('podUsage', () => {
         },
       },
     );
-    expect(podUsage(job, now, undefined, () => 'nightly')?.workload).toEqual({
-      kind: 'CronJob',
-      name: 'nightly',
-    });
+    const owners = new OwnerIndex();
+    owners.setController(
+      'ns',
+      { group: 'batch', kind: 'Job', name: 'j-1' },
+      { group: 'batch', kind: 'CronJob', name: 'nightly' },
+    );
+    expect(podUsage(job, now, owners)?.workload).toEqual({ kind: 'CronJob', name: 'nightly' });
   });
 });

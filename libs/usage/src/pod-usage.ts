@@ -28,7 +28,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { Quantity, type ResourceList } from '#quantity';
 import { quotaNamesForRequest } from '#quota';
-import { topLevelWorkload, type OwnerLookup, type WorkloadRef } from './attribution.js';
+import { topLevelWorkload, type OwnerIndex, type OwnerLookup, type WorkloadRef } from './attribution.js';
 
 /** One pod's contribution: quota-named requests (plus `pods: 1`) and the workload it belongs to. */
 export interface PodUsage {
@@ -61,19 +61,11 @@ function timeOf(value: unknown): number | undefined {
 
 /**
  * The pod's usage at `now`, or undefined when it does not count (terminal, or past its deletion
- * grace period). The lookups resolve ReplicaSet -> Deployment and Job -> CronJob (see attribution).
+ * grace period). `owners` resolves the pod's controller to its top-level workload (see attribution).
  */
-export function podUsage(
-  pod: V1Pod,
-  now: Date,
-  replicaSetOwner?: OwnerLookup,
-  jobOwner?: OwnerLookup,
-): PodUsage | undefined {
+export function podUsage(pod: V1Pod, now: Date, owners?: OwnerIndex | OwnerLookup): PodUsage | undefined {
   if (!isChargeable(pod, now)) return undefined;
-  return {
-    requests: quotaRequests(podRequests(pod)),
-    workload: topLevelWorkload(pod, replicaSetOwner, jobOwner),
-  };
+  return { requests: quotaRequests(podRequests(pod)), workload: topLevelWorkload(pod, owners) };
 }
 
 /**
