@@ -5,20 +5,35 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { describeError } from '#api';
 import { METRICS, REDIS } from '#service-kit';
 import { decodeReconcileJob, RECONCILE_QUEUE, type ReconcileJob } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { RECONCILER_CONFIG, ReconcileService } from './reconcile.service.js';
 
-/** The BullMQ worker: one job reconciles one namespace; any number of replicas may run. */
+/**
+ * How often a reconcile that has spent the attempts it was queued with is tried again, for as long
+ * as it fails: it is idempotent and nothing else brings the namespace's quotas up to date. The
+ * jobs' own exponential back-off ends near this, so this caps it.
+ */
+export const RETRY_EVERY_MS = 30_000;
+
+/**
+ * The BullMQ worker: one job reconciles one namespace; any number of replicas may run. A job ends
+ * failed only when it is malformed: a failing reconcile is retried until it succeeds, and a job
+ * whose worker died or was starved of CPU past its lock (a stall) runs again however often that
+ * happens (BullMQ's default fails it at the second stall).
+ */
 @Injectable()
 export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('worker');
   private readonly duration: Histogram<'result'>;
+  private readonly retries: Counter<'cause'>;
   private worker?: Worker<ReconcileJob>;
+  private connection?: Redis;
 
   constructor(
     private readonly reconcile: ReconcileService,
@@ -33,42 +48,85 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [metrics],
     });
+    this.retries = new Counter({
+      name: 'karmada_quota_reconcile_retries_total',
+      help: 'Reconcile jobs to run again, by cause: the reconcile failed (error) or its worker lost it (stalled)',
+      labelNames: ['cause'],
+      registers: [metrics],
+    });
   }
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker<ReconcileJob>(RECONCILE_QUEUE, (job) => this.process(job), {
-      // Workers block on Redis: BullMQ wants a connection of their own that retries for ever.
-      connection: this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }),
+    // Workers block on Redis: BullMQ wants a connection of their own that retries for ever.
+    this.connection = this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    this.worker = new Worker<ReconcileJob>(RECONCILE_QUEUE, (job, token) => this.process(job, token), {
+      connection: this.connection,
       concurrency: this.config.WORKER_CONCURRENCY,
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
     });
-    this.worker.on('failed', (job, err) =>
+    this.worker.on('stalled', (jobId) => {
+      this.retries.inc({ cause: 'stalled' });
       this.logger.warn(
-        `reconcile of ${job?.data?.namespace} failed (attempt ${job?.attemptsMade}): ${err.message}`,
-      ),
-    );
+        `reconcile job ${jobId} stalled (the worker running it was killed, or starved of CPU for ` +
+          `longer than its lock): it runs again`,
+      );
+    });
+    // Retried failures are logged by process(); this is a job given up for good.
+    this.worker.on('failed', (job, err) => {
+      if (job?.finishedOn !== undefined)
+        this.logger.error(`reconcile job ${job.id} dropped without retry: ${err.message}`);
+    });
     this.worker.on('error', (err) => this.logger.error(`worker: ${err.message}`));
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.worker?.close(); // lets running jobs finish; others stay queued for another worker
+    this.connection?.disconnect(); // BullMQ leaves a connection it was given open
   }
 
-  private async process(job: Job<ReconcileJob>): Promise<void> {
+  private async process(job: Job<ReconcileJob>, token: string | undefined): Promise<void> {
     const decoded = decodeReconcileJob(job.data);
     // A malformed job never gets better: fail it for good instead of retrying.
     if (!decoded.ok) throw new UnrecoverableError(decoded.error);
+    const { namespace, reason } = decoded.value;
     const end = this.duration.startTimer();
     try {
-      const outcome = await this.reconcile.reconcileNamespace(decoded.value.namespace);
+      const outcome = await this.reconcile.reconcileNamespace(namespace);
       end({ result: 'ok' });
-      if (outcome.written > 0) {
-        this.logger.debug(
-          `${decoded.value.namespace}: ${outcome.written} status written (${decoded.value.reason})`,
-        );
-      }
+      if (outcome.written > 0)
+        this.logger.debug(`${namespace}: ${outcome.written} status written (${reason})`);
     } catch (err) {
       end({ result: 'error' });
+      this.retries.inc({ cause: 'error' });
+      await this.retryLater(job, namespace, err, token);
+    }
+  }
+
+  /**
+   * BullMQ retries the job with its own back-off while it has attempts left. Past them, BullMQ
+   * would fail it: it is delayed instead (its attempts count stays, so every later failure lands
+   * here), and keeps its deduplication id, so changes meanwhile are reconciled by its next run.
+   */
+  private async retryLater(
+    job: Job<ReconcileJob>,
+    namespace: string,
+    err: unknown,
+    token: string | undefined,
+  ): Promise<never> {
+    const attempts = job.opts.attempts ?? 1;
+    if (job.attemptsMade + 1 < attempts) {
+      this.logger.warn(
+        `reconcile of ${namespace} failed (attempt ${job.attemptsMade + 1} of ${attempts}, retrying ` +
+          `with back-off): ${describeError(err)}`,
+      );
       throw err;
     }
+    await job.moveToDelayed(Date.now() + RETRY_EVERY_MS, token);
+    this.logger.warn(
+      `reconcile of ${namespace} still fails after ${job.attemptsStarted} runs since ` +
+        `${new Date(job.timestamp).toISOString()}, retrying every ${RETRY_EVERY_MS / 1000} s until it ` +
+        `succeeds: ${describeError(err)}`,
+    );
+    throw new DelayedError();
   }
 }
