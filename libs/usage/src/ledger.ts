@@ -72,8 +72,8 @@ interface Workload {
   pods: number;
   /** vector index -> number of this workload's pods with that vector */
   vectors: Map<number, number>;
-  /** object resource name -> how many of this workload's objects it counts */
-  objects: Map<string, number>;
+  /** object resource name -> how many of this workload's objects it counts; made on the first */
+  objects?: Map<string, number>;
 }
 
 interface NamespaceState {
@@ -171,7 +171,7 @@ export class UsageLedger {
       this.#detach(ns, source, vector);
     }
     for (const [resourceName, uids] of ns.objects) {
-      let objectsLeft = moving.objects.get(resourceName) ?? 0;
+      let objectsLeft = moving.objects?.get(resourceName) ?? 0;
       for (const [uid, index] of uids) {
         if (objectsLeft === 0) break;
         if (index !== source) continue;
@@ -299,7 +299,7 @@ export class UsageLedger {
           totals.set(name, (totals.get(name) ?? 0n) + (vector.nanos[i] as bigint) * times);
         });
       }
-      for (const [name, count] of workload.objects) {
+      for (const [name, count] of workload.objects ?? []) {
         totals.set(name, (totals.get(name) ?? 0n) + BigInt(count) * NANO);
       }
       workloads.push({ kind: workload.kind, name: workload.name, used: format(totals) });
@@ -382,7 +382,6 @@ export class UsageLedger {
       key,
       pods: 0,
       vectors: new Map(),
-      objects: new Map(),
     };
     ns.workloads.set(key, index);
     return index;
@@ -391,15 +390,17 @@ export class UsageLedger {
   /** Adds `delta` (1 or -1) to what the workload counts of `resourceName`. */
   #countObject(workloadIndex: number, resourceName: string, delta: number): void {
     const workload = this.#workloads[workloadIndex] as Workload;
-    const count = (workload.objects.get(resourceName) ?? 0) + delta;
-    if (count > 0) workload.objects.set(resourceName, count);
-    else workload.objects.delete(resourceName);
+    // made on demand: most workloads count pods only, and an empty Map costs ~180 bytes
+    const objects = (workload.objects ??= new Map());
+    const count = (objects.get(resourceName) ?? 0) + delta;
+    if (count > 0) objects.set(resourceName, count);
+    else objects.delete(resourceName);
     this.#freeIfEmpty(workloadIndex);
   }
 
   #freeIfEmpty(workloadIndex: number): void {
     const workload = this.#workloads[workloadIndex] as Workload;
-    if (workload.pods > 0 || workload.objects.size > 0) return;
+    if (workload.pods > 0 || (workload.objects?.size ?? 0) > 0) return;
     (this.#namespaces.get(workload.namespace) as NamespaceState).workloads.delete(workload.key);
     this.#workloads[workloadIndex] = undefined;
     this.#freeWorkloads.push(workloadIndex);
