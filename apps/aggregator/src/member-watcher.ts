@@ -15,7 +15,15 @@ import {
 } from '#usage';
 import { resolveResource } from './discovery.js';
 
-const REPLICASET = { group: 'apps', kind: 'ReplicaSet' };
+/**
+ * Watched for their controllers only, so pods are attributed past them: a ReplicaSet to its
+ * Deployment or Argo Rollout, a Deployment to the operator resource that made it (a FlinkDeployment
+ * propagated by Karmada). Both cost a metadata-only cached object each.
+ */
+const OWNER_WATCHES = [
+  { resource: 'replicasets', group: 'apps', kind: 'ReplicaSet' },
+  { resource: 'deployments', group: 'apps', kind: 'Deployment' },
+] as const;
 
 /** How to reach a member cluster, from its Cluster object and credential Secret. */
 export interface MemberCredentials {
@@ -87,10 +95,11 @@ interface CountedWatch {
 }
 
 /**
- * Watches one member cluster's pods, ReplicaSets and the objects some quota counts, and keeps its
- * per-namespace usage in a UsageLedger, each pod and counted object attributed to its top-level
- * workload through the controllers of every object watched here. When the member cannot be
- * reached its last usage is kept and its health turns Stale, then Unreachable: never counted as zero.
+ * Watches one member cluster's pods, ReplicaSets, Deployments and the objects some quota counts, and
+ * keeps its per-namespace usage in a UsageLedger, each pod and counted object attributed to its
+ * top-level workload through the controllers of every object watched here. When the member cannot
+ * be reached its last usage is kept and its health turns Stale, then Unreachable: never counted as
+ * zero.
  */
 export class MemberWatcher {
   readonly ledger = new UsageLedger();
@@ -128,7 +137,7 @@ export class MemberWatcher {
   takeChanges(): string[] {
     const changed = new Set(this.ledger.dirtyNamespaces());
     this.ledger.clearDirty();
-    // Not before the pods are listed: the ReplicaSets list syncs first, and publishing the
+    // Not before the pods are listed: the owners' lists sync first, and publishing the
     // inherited namespaces then would publish them empty, counting their usage as zero meanwhile.
     if (this.podsListed) {
       this.inherited.forEach((namespace) => changed.add(namespace));
@@ -154,16 +163,22 @@ export class MemberWatcher {
   async start(): Promise<void> {
     const kc = this.kc;
     const core = this.core;
-    const apps = kc.makeApiClient(k8s.AppsV1Api);
-    const replicaSets = new ResilientInformer<k8s.V1ReplicaSet>(
-      k8s.makeInformer(kc, '/apis/apps/v1/replicasets', () => apps.listReplicaSetForAllNamespaces()),
-      {
-        upsert: (rs) => void this.track(REPLICASET, rs),
-        remove: (rs) => this.untrack(REPLICASET, rs),
-        synced: () => this.synced(),
-        failed: (err) => this.failed('replicasets', err),
-      },
-      this.options.maxRetryBackoffMs,
+    const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const owners = OWNER_WATCHES.map(
+      ({ resource, group, kind }) =>
+        new ResilientInformer<k8s.KubernetesObject>(
+          k8s.makeInformer(kc, `/apis/${group}/v1/${resource}`, () => objects.list(`${group}/v1`, kind)),
+          {
+            upsert: (obj) => {
+              this.track({ group, kind }, obj);
+              trimObject(obj as k8s.KubernetesObject & Record<string, unknown>);
+            },
+            remove: (obj) => this.untrack({ group, kind }, obj),
+            synced: () => this.synced(),
+            failed: (err) => this.failed(resource, err),
+          },
+          this.options.maxRetryBackoffMs,
+        ),
     );
     const pods = new ResilientInformer<k8s.V1Pod>(
       k8s.makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces()),
@@ -184,9 +199,9 @@ export class MemberWatcher {
       },
       this.options.maxRetryBackoffMs,
     );
-    this.informers.push(replicaSets as never, pods as never);
-    // ReplicaSets first, so existing pods are attributed past them from the start.
-    await replicaSets.start();
+    this.informers.push(...owners, pods as never);
+    // Owners first, so existing pods are attributed past them from the start.
+    for (const informer of owners) if (!this.stopped) await informer.start();
     if (!this.stopped) await pods.start();
   }
 
