@@ -1,7 +1,14 @@
 import * as k8s from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import { Quantity } from '#quantity';
-import { describeError, isJsonObject, RESOURCE_BINDING, type ResourceBinding } from '#api';
+import {
+  describeError,
+  isJsonObject,
+  RESOURCE_BINDING,
+  type KarmadaQuota,
+  type ResourceBinding,
+  type ResourceList,
+} from '#api';
 import { kubeConfigFor, sleep, startServices, type ApiEndpoint } from '../../federation/src/index.js';
 import { admissionReview, realisticBinding, REPLICA_REQUEST, scheduledClusters } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
@@ -22,6 +29,13 @@ const MAX_REPLICAS = 8;
 const PODS_PER_BINDING = 3;
 const QUOTA = 'hot';
 const RESERVATION_TTL_SECONDS = 10;
+const PER_REPLICA = {
+  cpu: Quantity.parse(REPLICA_REQUEST.cpu),
+  memory: Quantity.parse(REPLICA_REQUEST.memory),
+  pods: Quantity.parse('1'),
+};
+/** Offending bindings a failure lists; the figures keep them all. */
+const OFFENDERS_SHOWN = 20;
 
 export interface HotQuotaModeFigures {
   requests: number;
@@ -43,6 +57,24 @@ export interface HotQuotaModeFigures {
   meanBatchSize: number;
   statusConflicts: number;
   audit: HotQuotaAudit;
+  /** When the audit fails: each binding that holds what it should not, or may be what over-admits. */
+  offendingBindings: OffendingBinding[];
+}
+
+/** What an audit failure shows of a binding, to tell which admission or settlement went wrong. */
+export interface OffendingBinding {
+  name: string;
+  /** Its entry in status.reservations, as stored; none when it holds nothing. */
+  reservation?: {
+    reserved: ResourceList;
+    charge?: ResourceList;
+    expirationTime?: string;
+    uid?: string;
+  };
+  /** spec.replicas of the binding as stored; none for a binding no client drove. */
+  storedReplicas?: number;
+  /** The replica counts its client may have had admitted last (BindingRecord). */
+  possibleReplicas: number[];
 }
 
 export interface HotQuotaFigures {
@@ -112,7 +144,7 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
       const after = await metricsText(client);
       ctx.log(`hot-quota (${mode}): waiting for the reconciler to settle, then auditing the quota`);
       await waitForIdleQueue(reconcileQueue.queue, 120_000);
-      const audit = await settledAudit(host, namespaceOf(mode), driven.flat());
+      const { audit, quota } = await settledAudit(host, namespaceOf(mode), driven.flat());
       const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
       const requests = load.latenciesMs.length;
       const latency = summarizeLatencies(load.latenciesMs);
@@ -141,6 +173,7 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
           ) / 10,
         statusConflicts: delta('karmada_quota_status_conflicts_total'),
         audit,
+        offendingBindings: auditPassed(audit) ? [] : offendingBindings(quota, audit, driven.flat()),
       };
       ctx.log(
         `hot-quota (${mode}): ${figures[mode].admissionsPerSec} admissions/s, p99 ${latency.p99Ms} ms, ` +
@@ -164,7 +197,7 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
     speedup: ratio(batched.admissionsPerSec, casPerAdmission.admissionsPerSec),
   };
   const problems = ADMISSION_MODES.flatMap((mode) => modeProblems(mode, figures[mode]!));
-  if (problems.length > 0) throw new CorrectnessError(problems.join('; '), result);
+  if (problems.length > 0) throw new CorrectnessError(problems.join('\n'), result);
   return result;
 }
 
@@ -179,21 +212,9 @@ function hardFor(bindings: number): Record<string, string> {
 
 /** Why a mode's run fails the scenario's correctness condition (none: it passes). */
 function modeProblems(mode: AdmissionMode, figures: HotQuotaModeFigures): string[] {
-  const { audit } = figures;
   const problems: string[] = [];
-  if (!auditPassed(audit)) {
-    problems.push(
-      `hot-quota (${mode}): the quota as stored does not match what was admitted: ` +
-        JSON.stringify({
-          overAdmittedKeys: audit.overAdmittedKeys,
-          hard: audit.hard,
-          usedPlusReserved: audit.usedPlusReserved,
-          reservedSumMismatch: audit.reservedSumMismatch,
-          mismatchedBindings: audit.mismatchedBindings.slice(0, 10),
-          unknownReservations: audit.unknownReservations.slice(0, 10),
-          problems: audit.problems.slice(0, 10),
-        }),
-    );
+  if (!auditPassed(figures.audit)) {
+    problems.push(`hot-quota (${mode}): ${describeAuditFailure(figures.audit, figures.offendingBindings)}`);
   }
   if (figures.denied === 0) {
     problems.push(
@@ -202,6 +223,80 @@ function modeProblems(mode: AdmissionMode, figures: HotQuotaModeFigures): string
     );
   }
   return problems;
+}
+
+/**
+ * The bindings to look at when the audit fails: those holding a charge their client never saw
+ * admitted, reservations of bindings no client drove, and those whose reservation is not the charge
+ * of the binding as stored (a client unsure of its last outcome accepts either, yet one of them may
+ * be what over-admits).
+ */
+export function offendingBindings(
+  quota: KarmadaQuota,
+  audit: HotQuotaAudit,
+  driven: readonly { name: string; replicas: number; possibleReplicas: ReadonlySet<number> }[],
+): OffendingBinding[] {
+  const asStored = auditHotQuota(
+    quota,
+    driven.map((b) => ({ name: b.name, possibleReplicas: new Set([b.replicas]) })),
+    PER_REPLICA,
+  );
+  const names = new Set([
+    ...audit.mismatchedBindings,
+    ...audit.unknownReservations,
+    ...asStored.mismatchedBindings,
+  ]);
+  const bindings = new Map(driven.map((b) => [b.name, b]));
+  const reservations = new Map((quota.status?.reservations ?? []).map((r) => [r.reservedBy.name, r]));
+  return [...names].sort().map((name) => {
+    const r = reservations.get(name);
+    const b = bindings.get(name);
+    return {
+      name,
+      ...(r && {
+        reservation: {
+          reserved: r.reserved,
+          charge: r.charge,
+          expirationTime: r.expirationTime,
+          uid: r.reservedBy.uid,
+        },
+      }),
+      storedReplicas: b?.replicas,
+      possibleReplicas: [...(b?.possibleReplicas ?? [])].sort((x, y) => x - y),
+    };
+  });
+}
+
+/** One summary line, then one line per offending binding (the first OFFENDERS_SHOWN). */
+export function describeAuditFailure(audit: HotQuotaAudit, offenders: readonly OffendingBinding[]): string {
+  const list = (l: Record<string, unknown>) =>
+    Object.entries(l)
+      .map(([key, value]) => `${key}=${String(value)}`)
+      .join(',');
+  const findings = [
+    audit.overAdmittedKeys.length > 0 &&
+      `over-admitted on ${audit.overAdmittedKeys.join(', ')}: used + reserved ${list(audit.usedPlusReserved)} > hard ${list(audit.hard)}`,
+    audit.reservedSumMismatch && 'status.reserved is not the sum of the reservations',
+    audit.mismatchedBindings.length > 0 &&
+      `${audit.mismatchedBindings.length} bindings hold none of the charges their client may have had admitted`,
+    audit.unknownReservations.length > 0 &&
+      `${audit.unknownReservations.length} reservations of bindings no client drove`,
+    audit.problems.length > 0 && `unreadable status: ${audit.problems.slice(0, 3).join('; ')}`,
+  ].filter(Boolean);
+  const lines = offenders.slice(0, OFFENDERS_SHOWN).map((o) => {
+    const r = o.reservation;
+    const held = r
+      ? `reserved {${list(r.reserved)}} charge {${r.charge ? list(r.charge) : 'unset'}} ` +
+        `expirationTime ${r.expirationTime ?? 'none'} uid ${r.uid ?? 'none'}`
+      : 'no reservation';
+    const stored =
+      o.storedReplicas === undefined ? 'driven by no client' : `stored replicas ${o.storedReplicas}`;
+    return `  ${o.name}: ${held}; ${stored}; possible {${o.possibleReplicas.join(', ')}}`;
+  });
+  if (offenders.length > OFFENDERS_SHOWN) lines.push(`  ... and ${offenders.length - OFFENDERS_SHOWN} more`);
+  return [`the quota as stored does not match what was admitted: ${findings.join('; ')}`, ...lines].join(
+    '\n',
+  );
 }
 
 async function metricsText(client: HttpsJsonClient): Promise<string> {
@@ -274,23 +369,20 @@ async function storedBindings(
 
 /**
  * Audits the quota once the reconciler has settled the last changes (their reservations stop being
- * pending once it has seen the stored bindings); the last audit when it never passes.
+ * pending once it has seen the stored bindings); the last audit when it never passes, with the
+ * quota it audited.
  */
 async function settledAudit(
   host: ApiEndpoint,
   namespace: string,
   driven: readonly DrivenBinding[],
-): Promise<HotQuotaAudit> {
-  const perReplica = {
-    cpu: Quantity.parse(REPLICA_REQUEST.cpu),
-    memory: Quantity.parse(REPLICA_REQUEST.memory),
-    pods: Quantity.parse('1'),
-  };
+): Promise<{ audit: HotQuotaAudit; quota: KarmadaQuota }> {
   const records = driven.map((b) => ({ name: b.name, possibleReplicas: b.possibleReplicas }));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const audit = auditHotQuota(await readQuota(host, namespace, QUOTA), records, perReplica);
-    if (auditPassed(audit) || Date.now() > deadline) return audit;
+    const quota = await readQuota(host, namespace, QUOTA);
+    const audit = auditHotQuota(quota, records, PER_REPLICA);
+    if (auditPassed(audit) || Date.now() > deadline) return { audit, quota };
     await sleep(500);
   }
 }
