@@ -38,6 +38,7 @@ beforeAll(async () => {
   redis.disconnect();
   const env = {
     RESERVATION_TTL_SECONDS: String(TTL_SECONDS),
+    ADMISSION_LANDING_WINDOW_SECONDS: String(Math.floor(TTL_SECONDS / 2)),
     EXPIRY_SWEEP_SECONDS: '1',
     UNREACHABLE_AFTER_MS: '2000',
     MAX_RETRY_BACKOFF_MS: '1000',

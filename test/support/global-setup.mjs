@@ -20,7 +20,7 @@ export default async function globalSetup() {
   const [webhook] = await startServices(federation, {
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     services: ['webhook'],
-    env: { RESERVATION_TTL_SECONDS: '5' },
+    env: { RESERVATION_TTL_SECONDS: '5', ADMISSION_LANDING_WINDOW_SECONDS: '2' },
   });
   const infoFile = join(stateDir, 'federation.json');
   writeFileSync(infoFile, JSON.stringify({ ...federation.info, webhookUrl: webhook.url }));

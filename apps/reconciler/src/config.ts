@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { loadConfig, redisEnv, serviceEnv } from '#service-kit';
+import { claimTimingEnv, loadConfig, redisEnv, serviceEnv } from '#service-kit';
 
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400).default(fallback);
 
 export const reconcilerEnv = {
   ...serviceEnv(8082),
   ...redisEnv,
+  ...claimTimingEnv,
   /** Namespaces reconciled at once by this replica (any number of replicas may run). */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Full resync of every KarmadaQuota. */

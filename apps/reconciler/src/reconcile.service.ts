@@ -26,8 +26,8 @@ export interface ReconcileOutcome {
 /**
  * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host and the
  * observed usage from Redis, compute each status (libs/quota status.ts), and write the ones that
- * changed by compare-and-swap. On a 409 the quota is read again and recomputed, so reservations the
- * webhook added meanwhile are never dropped.
+ * changed by compare-and-swap. On a 409 the quota is read again, the bindings listed again after it,
+ * and the status recomputed, so claims the webhook added meanwhile are never dropped.
  */
 @Injectable()
 export class ReconcileService {
@@ -47,14 +47,13 @@ export class ReconcileService {
   }
 
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
-    const [quotas, bindings, observed, deleted] = await Promise.all([
-      this.quotas.list(namespace),
-      this.listBindings(namespace),
+    const [observed, deleted] = await Promise.all([
       readObservedUsage(this.redis, namespace),
       this.redis.zrange(deletedBindingsKey(namespace), 0, -1),
     ]);
     const deletedBindingUids = new Set(deleted);
     if (observed.errors.length > 0) this.logger.warn(`${namespace}: ${observed.errors.join('; ')}`);
+    const quotas = await this.quotas.list(namespace);
     const unknown = await clustersWithUnknownUsage(this.redis, quotas, observed.clusters);
     if (unknown.length > 0) {
       // Failing leaves the status as it is; the job retries with back-off until the usage is back.
@@ -63,6 +62,14 @@ export class ReconcileService {
           `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
       );
     }
+    const timing = {
+      ttlSeconds: this.config.RESERVATION_TTL_SECONDS,
+      landingWindowSeconds: this.config.ADMISSION_LANDING_WINDOW_SECONDS,
+    };
+    // The bindings are listed after the quotas were read, and claims are judged expired as of the
+    // list's start: every change admitted on a claim that lapsed before then is in the list.
+    let now = new Date();
+    let bindings = await this.listBindings(namespace);
     const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
     for (let quota of quotas) {
       for (let attempt = 0; ; attempt++) {
@@ -70,8 +77,9 @@ export class ReconcileService {
           quota,
           bindings,
           clusters: observed.clusters,
-          now: new Date(),
+          now,
           deletedBindingUids,
+          timing,
         });
         if (result.errors.length > 0) {
           this.logger.warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
@@ -92,6 +100,8 @@ export class ReconcileService {
             );
           }
           quota = await this.quotas.get(namespace, quota.metadata!.name!);
+          now = new Date();
+          bindings = await this.listBindings(namespace);
         }
       }
     }

@@ -2,7 +2,8 @@ import type { KarmadaQuota, ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
 import { bindingCharge } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
-import { AdmissionBatcher, type AdmissionOutcome, type AdmissionStrategy } from './admission-batcher.js';
+import { AdmissionBatcher } from './admission-batcher.js';
+import type { AdmissionOutcome, AdmissionStrategy } from './admission-strategy.js';
 import { CachedQuotaStore } from './cached-quota-store.js';
 import { CasPerAdmission } from './cas-per-admission.js';
 
@@ -81,6 +82,7 @@ class CasStore implements QuotaStore {
 }
 
 const NAMESPACE = 'team-a';
+const TIMING = { ttlSeconds: 120, landingWindowSeconds: 60, clock: Date.now };
 
 function quota(name: string, hard: Record<string, string>): KarmadaQuota {
   return {
@@ -88,6 +90,8 @@ function quota(name: string, hard: Record<string, string>): KarmadaQuota {
     kind: 'KarmadaQuota',
     metadata: { name, namespace: NAMESPACE },
     spec: { hard },
+    // Usage counted by the reconciler: nothing runs yet.
+    status: { used: Object.fromEntries(Object.keys(hard).map((key) => [key, '0'])) },
   };
 }
 
@@ -112,12 +116,13 @@ function admit(
 ): Promise<AdmissionOutcome> {
   return strategy.admit(
     {
-      binding: { namespace: NAMESPACE, name: rb.metadata!.name!, uid: rb.metadata!.uid },
-      charge: bindingCharge(rb).charge,
-      persisted: false,
-      dryRun,
+      item: {
+        binding: { namespace: NAMESPACE, name: rb.metadata!.name!, uid: rb.metadata!.uid },
+        charge: bindingCharge(rb).charge,
+        dryRun,
+      },
+      object: rb,
     },
-    rb,
     answerBy,
   );
 }
@@ -146,7 +151,7 @@ describe('AdmissionBatcher', () => {
       const batches: number[] = [];
       const batcher = new AdmissionBatcher(
         cached ? cache : store,
-        { ttlSeconds: 120, maxConflictRetries: 100 },
+        { ...TIMING, maxConflictRetries: 100 },
         {
           batch: (size) => batches.push(size),
           conflict: () => {},
@@ -175,17 +180,17 @@ describe('AdmissionBatcher', () => {
     },
   );
 
-  test('a binding matched by two quotas and denied by one keeps no reservation in the other, under conflicts', async () => {
+  test('a binding matched by two quotas is admitted only if both admit, under conflicts', async () => {
     const random = prng(7);
-    // Conflicts only on the second quota's writes: a request admitted by `cpu` in one round and denied
-    // by `pods` in the next must have its `cpu` reservation taken back.
+    // Conflicts only on the second quota's writes: a request claimed on `cpu` in one round and denied
+    // by `pods` in the next keeps its `cpu` claim until it lapses (never restored from an older copy).
     const store = new CasStore(
       [quota('cpu', { cpu: '100' }), quota('pods', { pods: '30' })],
       random,
       0.5,
       'pods',
     );
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 200 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 200 });
     const bindings = Array.from({ length: 200 }, (_, i) => binding(`rb-${i}`));
     const outcomes = await Promise.all(bindings.map((rb) => admit(batcher, rb)));
 
@@ -195,14 +200,14 @@ describe('AdmissionBatcher', () => {
       .sort();
     expect(admitted).toHaveLength(30);
     expect(reservedNames(store.get('pods'))).toEqual(admitted);
-    expect(reservedNames(store.get('cpu'))).toEqual(admitted);
-    expect(reservedCpu(store.get('cpu')).cmp(Quantity.parse('30'))).toBe(0);
+    expect(reservedNames(store.get('cpu'))).toEqual(expect.arrayContaining(admitted));
+    expect(reservedCpu(store.get('cpu')).cmp(Quantity.parse('30'))).toBeGreaterThanOrEqual(0);
     expect(store.conflicts).toBeGreaterThan(0);
   });
 
   test('the same request seen many times at once charges once', async () => {
     const store = new CasStore([quota('team-a', { cpu: '10' })], prng(11), 0.3);
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 100 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 100 });
     const rb = binding('web', '2', 3);
     const outcomes = await Promise.all(Array.from({ length: 20 }, () => admit(batcher, rb)));
     expect(outcomes.every((o) => o.allowed)).toBe(true);
@@ -212,19 +217,19 @@ describe('AdmissionBatcher', () => {
 
   test('dry-run requests get the real answer and write nothing', async () => {
     const store = new CasStore([quota('team-a', { cpu: '1' })], prng(5), 0);
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 10 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 10 });
     expect(await admit(batcher, binding('fits', '1'), true)).toEqual({ allowed: true });
     expect(await admit(batcher, binding('too-big', '2'), true)).toMatchObject({
       allowed: false,
       exceeded: ['cpu'],
     });
     expect(store.writes).toBe(0);
-    expect(store.get('team-a').status).toBeUndefined();
+    expect(store.get('team-a').status?.reservations).toBeUndefined();
   });
 
   test('a quota that keeps conflicting fails closed with a message saying so', async () => {
     const store = new CasStore([quota('team-a', { cpu: '10' })], () => 0, 1);
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 3 });
     const outcome = await admit(batcher, binding('web'));
     expect(outcome).toMatchObject({ allowed: false, unavailable: true });
     expect((outcome as { message: string }).message).toContain(
@@ -234,15 +239,16 @@ describe('AdmissionBatcher', () => {
 
   test('a request past its deadline (answered already) has nothing written for it', async () => {
     const store = new CasStore([quota('team-a', { cpu: '10' })], prng(1), 0);
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 3 });
     const outcome = await admit(batcher, binding('web'), false, Date.now() - 1);
     expect(outcome).toMatchObject({ allowed: false, unavailable: true });
     expect(store.writes).toBe(0);
   });
 
-  test('a request whose deadline passes between rounds has what an earlier round wrote taken back', async () => {
-    // Round 1 writes `cpu`, then the write of `pods` is slow and conflicts: by round 2 the
-    // request has been answered (fail closed), so its `cpu` reservation must go.
+  test('a request whose deadline passes between rounds has no further write, and its earlier claim lapses', async () => {
+    // Round 1 writes `cpu`, then the write of `pods` is slow and conflicts: by round 2 the request
+    // has been answered (fail closed): nothing more is written for it, and its `cpu` claim stays
+    // until its expiration (conservative: an older copy is never restored over others' changes).
     class SlowConflictOnPods extends CasStore {
       private slowed = false;
       override async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
@@ -259,25 +265,24 @@ describe('AdmissionBatcher', () => {
       prng(1),
       0,
     );
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 3 });
     const outcome = await admit(batcher, binding('web'), false, Date.now() + 30);
     expect(outcome).toMatchObject({ allowed: false, unavailable: true });
-    // The take-back is written after the answer: the namespace's next batch runs once it is done.
     expect(await admit(batcher, binding('next'))).toEqual({ allowed: true });
-    expect(reservedNames(store.get('cpu'))).toEqual(['next']);
+    expect(reservedNames(store.get('cpu'))).toEqual(['next', 'web']);
     expect(reservedNames(store.get('pods'))).toEqual(['next']);
   });
 
   test('a namespace without a KarmadaQuota is admitted without any write', async () => {
     const store = new CasStore([], prng(1), 0);
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 3 });
     expect(await admit(batcher, binding('web'))).toEqual({ allowed: true });
     expect(store.writes).toBe(0);
   });
 
   test('a quota tracking cpu refuses a binding without a cpu request', async () => {
     const store = new CasStore([quota('team-a', { cpu: '10' })], prng(1), 0);
-    const batcher = new AdmissionBatcher(store, { ttlSeconds: 120, maxConflictRetries: 3 });
+    const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 3 });
     const rb = binding('no-requests');
     rb.spec.replicaRequirements = undefined;
     const outcome = await admit(batcher, rb);
@@ -292,11 +297,10 @@ describe('CasPerAdmission (the simple design, for the benchmark)', () => {
     const store = new CasStore([quota('team-a', { cpu: '50' })], prng(3), 0);
     const sizes: number[] = [];
     let conflicts = 0;
-    const cas = new CasPerAdmission(
-      store,
-      { ttlSeconds: 120 },
-      { batch: (size) => sizes.push(size), conflict: () => conflicts++ },
-    );
+    const cas = new CasPerAdmission(store, TIMING, {
+      batch: (size) => sizes.push(size),
+      conflict: () => conflicts++,
+    });
     const bindings = Array.from({ length: 200 }, (_, i) => binding(`rb-${i}`));
     const outcomes = await Promise.all(bindings.map((rb) => admit(cas, rb)));
 
@@ -318,7 +322,7 @@ describe('CasPerAdmission (the simple design, for the benchmark)', () => {
 
   test('one at a time, it admits up to the limit and denies the rest with the quota message', async () => {
     const store = new CasStore([quota('team-a', { cpu: '3' })], prng(9), 0);
-    const cas = new CasPerAdmission(store, { ttlSeconds: 120 });
+    const cas = new CasPerAdmission(store, TIMING);
     const outcomes: AdmissionOutcome[] = [];
     for (let i = 0; i < 5; i++) outcomes.push(await admit(cas, binding(`rb-${i}`)));
     expect(outcomes.map((o) => o.allowed)).toEqual([true, true, true, false, false]);
@@ -329,7 +333,7 @@ describe('CasPerAdmission (the simple design, for the benchmark)', () => {
 
   test('a status write that keeps conflicting is retried 5 times, then the request fails closed', async () => {
     const store = new CasStore([quota('team-a', { cpu: '10' })], () => 0, 1);
-    const cas = new CasPerAdmission(store, { ttlSeconds: 120 });
+    const cas = new CasPerAdmission(store, TIMING);
     const outcome = await admit(cas, binding('web'));
     expect(store.conflicts).toBe(6); // the first attempt and 5 retries
     expect(outcome).toMatchObject({ allowed: false, unavailable: true });

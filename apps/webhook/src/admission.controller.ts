@@ -1,7 +1,12 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { bindingCharge, validateKarmadaQuota } from '#quota';
-import { failClosed, type AdmissionOutcome, type AdmissionStrategy } from './admission-batcher.js';
+import { bindingCharge, increasesNothing, sameScopeInputs, validateKarmadaQuota } from '#quota';
+import {
+  failClosed,
+  type AdmissionOutcome,
+  type AdmissionStrategy,
+  type BindingChange,
+} from './admission-strategy.js';
 import {
   admissionResponse,
   BadAdmissionReview,
@@ -82,27 +87,20 @@ export class AdmissionController {
     const { charge, errors } = bindingCharge(rb);
     if (errors.length > 0)
       return this.invalid(request, `ResourceBinding ${namespace}/${name} is invalid: ${errors.join('; ')}`);
-    const old =
+    // The stored object's charge as the reconciler counts it (what can be read of it, errors or not).
+    const oldObject =
       request.operation === 'UPDATE' && isJsonObject(request.oldObject)
-        ? bindingCharge(request.oldObject as unknown as ResourceBinding)
+        ? (request.oldObject as unknown as ResourceBinding)
         : undefined;
-    const outcome = await this.withDeadline((answerBy) =>
-      this.admission.admit(
-        {
-          binding: {
-            namespace,
-            name,
-            uid: rb.metadata?.uid,
-          },
-          charge,
-          oldCharge: old && old.errors.length === 0 ? old.charge : undefined,
-          persisted: request.operation === 'UPDATE',
-          dryRun: request.dryRun,
-        },
-        rb,
-        answerBy,
-      ),
-    );
+    const change: BindingChange = {
+      item: { binding: { namespace, name, uid: rb.metadata?.uid }, charge, dryRun: request.dryRun },
+      object: rb,
+      ...(oldObject ? { old: { object: oldObject, charge: bindingCharge(oldObject).charge } } : {}),
+    };
+    // A change that asks nothing of any quota (a scale-down) never waits for the quotas.
+    if (change.old && increasesNothing(charge, change.old.charge, sameScopeInputs(rb, change.old.object)))
+      return admissionResponse(request.uid, true);
+    const outcome = await this.withDeadline((answerBy) => this.admission.admit(change, answerBy));
     if (!outcome.allowed && 'quota' in outcome && !request.dryRun)
       this.denials.record(namespace, outcome.quota, name, outcome.message);
     return this.respond(request, outcome);

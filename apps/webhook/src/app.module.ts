@@ -8,7 +8,8 @@ import {
   MetricsModule,
   QuotaEventWriter,
 } from '#service-kit';
-import { AdmissionBatcher, type AdmissionStrategy } from './admission-batcher.js';
+import { AdmissionBatcher } from './admission-batcher.js';
+import type { AdmissionStrategy } from './admission-strategy.js';
 import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
 import { WatchedQuotaStore } from './cached-quota-store.js';
 import { CasPerAdmission } from './cas-per-admission.js';
@@ -22,6 +23,12 @@ export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
     // Reads and status writes are on every admission's path: no TLS handshake for each.
     const host = reuseConnections(hostKubeConfig(config.KUBECONFIG));
+    // One clock for deadlines and claim expirations.
+    const claimTiming = {
+      ttlSeconds: config.RESERVATION_TTL_SECONDS,
+      landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
+      clock: Date.now,
+    };
     return {
       module: WebhookModule,
       imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }), MetricsModule.forRoot('webhook')],
@@ -51,17 +58,10 @@ export class WebhookModule {
           inject: [WebhookMetrics, WatchedQuotaStore],
           useFactory: (metrics: WebhookMetrics, quotas: WatchedQuotaStore): AdmissionStrategy =>
             config.ADMISSION_MODE === 'cas-per-admission'
-              ? new CasPerAdmission(
-                  new KubeQuotaStore(host),
-                  { ttlSeconds: config.RESERVATION_TTL_SECONDS },
-                  metrics,
-                )
+              ? new CasPerAdmission(new KubeQuotaStore(host), claimTiming, metrics)
               : new AdmissionBatcher(
                   quotas,
-                  {
-                    ttlSeconds: config.RESERVATION_TTL_SECONDS,
-                    maxConflictRetries: config.MAX_CONFLICT_RETRIES,
-                  },
+                  { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },
                   metrics,
                 ),
         },

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { loadConfig, serviceEnv } from '#service-kit';
+import { claimTimingEnv, loadConfig, serviceEnv } from '#service-kit';
 
 const existingFile = z
   .string({ error: 'is required' })
@@ -14,8 +14,7 @@ export const webhookEnv = {
   TLS_KEY_FILE: existingFile,
   /** How often the certificate files are re-read, so a renewal is served without a restart. */
   TLS_RELOAD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
-  /** How long a reservation of a binding that was never persisted (a failed create) lives. */
-  RESERVATION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  ...claimTimingEnv,
   /**
    * Answer within this many milliseconds or fail closed; keep it well inside the registration's
    * timeoutSeconds (10 s) so the API server gets our clear message rather than its own time-out.

@@ -1,45 +1,49 @@
 /**
- * The admission decision for a batch of binding changes against a running total (spec §4). Pure: it
- * takes the quotas' states and returns their new states; the webhook writes them with one CAS per quota.
+ * The admission decision for a batch of binding changes against a running total. Pure: it takes the
+ * quotas' states and returns their new states; the webhook writes them with one compare-and-swap per
+ * quota. The accounting model it implements is docs/accounting.md; in short:
  *
- * Per item, in order, for every quota that matches it:
- * - `held = max(existing reservation's charge, oldCharge)` per key (absent = 0): what the binding already
- *   holds on this quota, from an earlier admission of the same change or from its persisted old object;
- * - `increase = max(0, charge - held)` on the quota's hard keys;
- * - the quota admits iff every key with a positive increase keeps `used + reserved + increase <= hard`,
- *   `reserved` being the running total of reservations (earlier items of the batch included).
- * The item is admitted only if every matching quota admits it; a denied item changes nothing.
- * On admission of an item that increases something (unless dryRun), per matching quota, the binding's
- * reservation becomes:
- * - `reserved = existing.reserved + increase` (a new one: `increase`);
- * - `charge` = the item's charge on the quota's hard keys;
- * - `expirationTime` = now + ttl, CREATE or UPDATE alike: the admitted `charge` is "pending" until the
- *   reconciler has seen the persisted binding carry it (the reconciler then removes the expiration), and
- *   if the change never lands (a create or an update that failed after admission) the pending part lapses
- *   at the expiration.
- * An item that increases nothing (a decrease, or the retry of a change already held) changes nothing:
- * admission never releases quota. Like ResourceQuota, a decrease is released by the reconciler once the
- * persisted binding shows it (spec §6): concurrent updates of one binding are all admitted but only one
- * persists, and a decrease that loses its race must not free quota that others then take.
- * A reservation of the same namespace/name but another uid belonged to an earlier object of that name:
- * an admitted increase replaces it (its charge is not "held" by the new object).
- * Decreases are always allowed, even over a lowered limit. dryRun items get the same answer as real ones
- * but change neither the state nor the running total.
+ * What a change already holds on a quota, per key (absent = 0):
+ * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas whose scopes
+ *   matched the OLD object: a change that moves a binding into a quota (a new priority class) is
+ *   charged in full there, as a CREATE would be;
+ * - `claimed`: the charge of the binding's pending reservation (same object: the uids agree or one is
+ *   unknown) while it still has at least `landingWindowSeconds` to live. Nobody shrinks or drops a
+ *   pending reservation before its expirationTime (the reconciler settles it only after, judged by
+ *   a binding list started after it), and an admitted change lands within the API server's request
+ *   timeout or never, so a claim with that much life left covers this change until it has landed.
+ *
+ * Per item and matching quota, `increase = max(0, charge - max(stored, claimed))`:
+ * - nothing to increase -> the quota needs nothing: no check, no write (a decrease, a retry, a change
+ *   of keys this quota does not limit);
+ * - a positive increase must fit: `used + reserved + increase <= hard` on each of its keys,
+ *   `reserved` being the running total of reservations (earlier items of the batch included), and
+ *   `used` must be known on each of its keys (a new quota or a new key is refused until the
+ *   reconciler has counted its usage, as ResourceQuota refuses with "status unknown");
+ * - once admitted (unless dryRun) it is written as a claim: `reserved += increase`,
+ *   `charge = max(pending claim, charge)`, `expirationTime = now + ttl`. The compare-and-swap write orders
+ *   it against every other writer; a claim relied on with less than the landing window left is not
+ *   relied on at all (its charge is checked again: conservative, settled later by the reconciler).
+ * An item is admitted only if every matching quota admits it; a denied item changes nothing.
+ * Admission never releases quota: the reconciler does, once the stored binding shows a decrease.
+ *
+ * A reservation of the same name but another uid belongs to another object of that name (a create
+ * retried under a new uid, or a name reused): it is never held by this object, but an admitted item
+ * keeps its `reserved` in the entry it writes (under its own uid) instead of dropping it, since it may
+ * be holding the unobserved charge of the stored object (the reconciler settles the entry later).
  *
  * Before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
- * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for
- * (a quota tracking cpu or memory, a template without that request). A change that adds no pods
- * passes it, so a workload admitted before such a quota existed can still shrink or be edited.
+ * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for.
  *
  * Denial: Kubernetes' `exceeded quota: <quota>, requested: <k=v,...>, used: <k=v,...>, limited: <k=v,...>`,
  * keys sorted, only the exceeded keys, requested = the increase, used = used + reserved before the item,
- * limited = hard, quantities in canonical form. With several quotas denying, the first in the given
- * order is reported.
+ * limited = hard. With several quotas denying, the first in the given order is reported.
  */
 import {
   addLists,
   formatListInline,
   maskList,
+  maxLists,
   Quantity,
   removeZeros,
   subtractLists,
@@ -47,6 +51,7 @@ import {
 } from '#quantity';
 import {
   bindingKeyString,
+  isExpired,
   sumReserved,
   type BindingKey,
   type QuotaState,
@@ -57,13 +62,11 @@ export interface AdmissionItem {
   binding: BindingKey;
   /** The binding's new charge (bindingCharge). */
   charge: ResourceList;
-  /** The charge of the persisted old object, for an UPDATE. */
-  oldCharge?: ResourceList;
   /**
-   * The binding exists in the API server already (UPDATE); false for a CREATE. Informational: CREATE and
-   * UPDATE are admitted by the same rule (an increase sets `expirationTime`, see the file comment).
+   * For an UPDATE: the persisted old object's charge, and the names of the quotas whose scopes the
+   * old object matched (it holds its charge only there).
    */
-  persisted: boolean;
+  old?: { charge: ResourceList; quotas: readonly string[] };
   dryRun: boolean;
   /**
    * Per quota name, why the binding breaks that quota's "must specify" rule (missingRequestErrors
@@ -77,13 +80,20 @@ export type Decision =
 
 export interface AdmitOptions {
   now: Date;
-  /** How long an admitted increase stays pending (held without being seen on the persisted binding). */
+  /** How long an admitted claim stays pending (held whatever the stored binding says). */
   ttlSeconds: number;
+  /** The longest an admitted change can take to be stored (the API server's request timeout). */
+  landingWindowSeconds: number;
 }
 
 export interface BatchResult {
   /** One per item, in order. */
   decisions: Decision[];
+  /**
+   * One per item: true for an admitted item whose answer depends on the quotas' write landing (it
+   * changed a reservation). Items that need nothing from any quota can be answered at once.
+   */
+  awaitsWrite: boolean[];
   /** The new states, in the given order (an unchanged quota is returned as given). */
   quotas: QuotaState[];
   /** Names of the quotas whose reservations changed (the ones to write), in the given order. */
@@ -94,6 +104,12 @@ const ZERO = Quantity.zero();
 
 const get = (list: ResourceList, key: string): Quantity =>
   Object.hasOwn(list, key) ? (list[key] as Quantity) : ZERO;
+
+/** The strictly positive part of `a - b`, zeros removed. */
+const excess = (a: ResourceList, b: ResourceList): ResourceList =>
+  Object.fromEntries(
+    Object.entries(subtractLists(a, b)).filter(([, q]) => q.sign() > 0) as [string, Quantity][],
+  );
 
 /** Kubernetes' quota denial message. */
 export function exceededMessage(
@@ -109,11 +125,20 @@ export function exceededMessage(
   );
 }
 
+/** ResourceQuota's refusal while a quota's usage has not been counted yet. */
+export function usageUnknownMessage(quota: string, keys: readonly string[]): string {
+  return (
+    `status unknown for quota: ${quota}, resources: ${keys.join(',')}: karmada-quota has not counted ` +
+    `the usage of these resources yet (a new quota or a new limit); retry in a few seconds, and if it ` +
+    `persists check that the karmada-quota reconciler is running`
+  );
+}
+
 /** A quota while a batch runs: reservations indexed by binding, and the running reserved total. */
 interface WorkingQuota {
   readonly original: QuotaState;
   readonly hardKeys: string[];
-  readonly entries: (ReservationEntry | undefined)[];
+  readonly entries: ReservationEntry[];
   readonly index: Map<string, number>;
   total: ResourceList;
   changed: boolean;
@@ -136,44 +161,52 @@ function workingQuota(state: QuotaState): WorkingQuota {
   };
 }
 
-/** What admitting an item would do to one quota. */
+/** What admitting an item would do to one quota; undefined when the quota needs nothing. */
 interface Plan {
   quota: WorkingQuota;
-  /** Position of the binding's existing reservation, if any. */
-  position?: number;
-  /** The existing reservation belongs to another object of the same name (different uid). */
-  replaced: boolean;
+  /** The binding's existing reservation, of whatever uid. */
+  existing?: ReservationEntry;
+  /** What the existing reservation claims for this same object while pending ({} if nothing). */
+  pending: ResourceList;
   charge: ResourceList;
   increase: ResourceList;
 }
 
-function plan(quota: WorkingQuota, item: AdmissionItem): Plan {
+const sameObject = (entry: ReservationEntry, binding: BindingKey): boolean =>
+  entry.binding.uid === undefined || binding.uid === undefined || entry.binding.uid === binding.uid;
+
+function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): Plan | undefined {
   const keys = quota.hardKeys;
+  const charge = removeZeros(maskList(item.charge, keys));
+  const stored =
+    item.old !== undefined && item.old.quotas.includes(quota.original.name)
+      ? maskList(item.old.charge, keys)
+      : {};
   const position = quota.index.get(bindingKeyString(item.binding));
   const existing = position === undefined ? undefined : quota.entries[position];
-  const replaced =
+  const claimUntil = (at: Date): ResourceList =>
     existing !== undefined &&
-    existing.binding.uid !== undefined &&
-    item.binding.uid !== undefined &&
-    existing.binding.uid !== item.binding.uid;
-  const charge = removeZeros(maskList(item.charge, keys));
-  const fromReservation = existing !== undefined && !replaced ? maskList(existing.charge, keys) : {};
-  const fromOld = item.oldCharge === undefined ? {} : maskList(item.oldCharge, keys);
-  const increase: ResourceList = {};
-  for (const key of keys) {
-    const a = get(fromReservation, key);
-    const b = get(fromOld, key);
-    const held = a.cmp(b) >= 0 ? a : b;
-    const wanted = get(charge, key);
-    if (wanted.cmp(held) > 0) increase[key] = wanted.sub(held);
-  }
-  return { quota, position, replaced, charge, increase };
+    sameObject(existing, item.binding) &&
+    existing.expirationTime !== undefined &&
+    !isExpired(existing, at)
+      ? maskList(existing.charge, keys)
+      : {};
+  const claimed = claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000));
+  const increase = excess(charge, maxLists(stored, claimed));
+  if (Object.keys(increase).length === 0) return undefined;
+  return { quota, existing, pending: claimUntil(options.now), charge, increase };
 }
 
-/** The keys where `used + reserved + increase > hard`, sorted; [] when the quota admits the plan. */
-function exceededKeys(p: Plan): string[] {
-  const { hard, used } = p.quota.original;
-  return Object.keys(p.increase)
+/** Why the quota refuses the plan, or undefined when it admits it. */
+function refusal(p: Plan): Exclude<Decision, { allowed: true }> | undefined {
+  const { name, hard, used } = p.quota.original;
+  const unknown = Object.keys(p.increase)
+    .filter((key) => !Object.hasOwn(used, key))
+    .sort();
+  if (unknown.length > 0) {
+    return { allowed: false, quota: name, exceeded: [], message: usageUnknownMessage(name, unknown) };
+  }
+  const exceeded = Object.keys(p.increase)
     .filter(
       (key) =>
         get(used, key)
@@ -182,28 +215,32 @@ function exceededKeys(p: Plan): string[] {
           .cmp(get(hard, key)) > 0,
     )
     .sort();
+  if (exceeded.length === 0) return undefined;
+  return {
+    allowed: false,
+    quota: name,
+    exceeded,
+    message: exceededMessage(name, p.increase, addLists(used, p.quota.total), hard, exceeded),
+  };
 }
 
-/** Records an admitted item's increase in its binding's reservation (see the file comment). */
+/** Records an admitted plan in its binding's reservation (see the file comment). */
 function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
-  if (Object.keys(p.increase).length === 0) return; // admission never releases: the reconciler does
   const quota = p.quota;
-  const existing = p.position === undefined ? undefined : quota.entries[p.position];
-  const kept = existing !== undefined && !p.replaced ? existing : undefined;
   const next: ReservationEntry = {
     binding: { namespace: item.binding.namespace, name: item.binding.name },
-    reserved: kept === undefined ? p.increase : addLists(kept.reserved, p.increase),
-    charge: p.charge,
-    // An increase is pending until the reconciler sees the persisted binding carry it.
+    reserved: removeZeros(addLists(p.existing?.reserved ?? {}, p.increase)),
+    // Never less than a pending claim: others may have relied on it until its expiration.
+    charge: maxLists(p.pending, p.charge),
     expirationTime: new Date(options.now.getTime() + options.ttlSeconds * 1000).toISOString(),
   };
-  const uid = item.binding.uid ?? kept?.binding.uid;
+  const uid = item.binding.uid ?? p.existing?.binding.uid;
   if (uid !== undefined) next.binding.uid = uid;
 
-  if (existing !== undefined) quota.total = subtractLists(quota.total, existing.reserved);
-  quota.total = addLists(quota.total, next.reserved);
-  if (p.position !== undefined) {
-    quota.entries[p.position] = next;
+  quota.total = addLists(quota.total, p.increase);
+  const position = quota.index.get(bindingKeyString(item.binding));
+  if (position !== undefined) {
+    quota.entries[position] = next;
   } else {
     quota.index.set(bindingKeyString(item.binding), quota.entries.length);
     quota.entries.push(next);
@@ -211,15 +248,28 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   quota.changed = true;
 }
 
+/**
+ * Does an UPDATE ask nothing of any quota? True when its new charge exceeds the stored one on no key
+ * and the old and new objects fall in the same scopes (`sameScopes`): every quota would admit it
+ * without a check or a write, so it can be answered without reading the quotas.
+ */
+export function increasesNothing(
+  charge: ResourceList,
+  oldCharge: ResourceList,
+  sameScopes: boolean,
+): boolean {
+  return sameScopes && Object.keys(excess(charge, oldCharge)).length === 0;
+}
+
 /** A CREATE with replicas, or an UPDATE raising them: what the "must specify" rule applies to. */
 function addsPods(item: AdmissionItem): boolean {
   const after = get(item.charge, 'pods');
-  return after.sign() > 0 && (item.oldCharge === undefined || after.cmp(get(item.oldCharge, 'pods')) > 0);
+  return after.sign() > 0 && (item.old === undefined || after.cmp(get(item.old.charge, 'pods')) > 0);
 }
 
 /**
  * Decides a batch of admissions against the quotas' states (see the file comment). `matches(quota, i)`
- * tells whether quota applies to item i (scopes); `quotas` are evaluated in the given order.
+ * tells whether the quota's scopes select item i's new object; `quotas` are evaluated in the given order.
  */
 export function admitBatch(
   quotas: readonly QuotaState[],
@@ -228,38 +278,33 @@ export function admitBatch(
   options: AdmitOptions,
 ): BatchResult {
   const working = quotas.map(workingQuota);
+  const awaitsWrite: boolean[] = [];
   const decisions: Decision[] = items.map((item, i): Decision => {
-    const plans = working.filter((w) => matches(w.original.name, i)).map((w) => plan(w, item));
+    awaitsWrite[i] = false;
+    const applicable = working.filter((w) => matches(w.original.name, i));
     if (addsPods(item)) {
-      for (const { quota } of plans) {
-        const missing = item.missingRequests?.[quota.original.name] ?? [];
+      for (const { original } of applicable) {
+        const missing = item.missingRequests?.[original.name] ?? [];
         if (missing.length > 0)
-          return { allowed: false, quota: quota.original.name, exceeded: [], message: missing.join('; ') };
+          return { allowed: false, quota: original.name, exceeded: [], message: missing.join('; ') };
       }
     }
+    const plans = applicable.map((w) => plan(w, item, options)).filter((p): p is Plan => p !== undefined);
     for (const p of plans) {
-      const exceeded = exceededKeys(p);
-      if (exceeded.length > 0) {
-        const { name, used, hard } = p.quota.original;
-        return {
-          allowed: false,
-          quota: name,
-          exceeded,
-          message: exceededMessage(name, p.increase, addLists(used, p.quota.total), hard, exceeded),
-        };
-      }
+      const refused = refusal(p);
+      if (refused) return refused;
     }
-    if (!item.dryRun) for (const p of plans) apply(p, item, options);
+    if (!item.dryRun) {
+      for (const p of plans) apply(p, item, options);
+      awaitsWrite[i] = plans.length > 0;
+    }
     return { allowed: true };
   });
 
-  const result = working.map((w) =>
-    w.changed
-      ? { ...w.original, reservations: w.entries.filter((e): e is ReservationEntry => e !== undefined) }
-      : w.original,
-  );
+  const result = working.map((w) => (w.changed ? { ...w.original, reservations: w.entries } : w.original));
   return {
     decisions,
+    awaitsWrite,
     quotas: result,
     changed: working.filter((w) => w.changed).map((w) => w.original.name),
   };

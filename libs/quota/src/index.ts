@@ -9,7 +9,7 @@ export {
   missingRequestErrors,
 } from './charge.js';
 export type { BindingCharge, BindingTemplate } from './charge.js';
-export { bindingMatchesScopes, priorityClassMatches, SUPPORTED_SCOPES } from './scopes.js';
+export { bindingMatchesScopes, priorityClassMatches, sameScopeInputs, SUPPORTED_SCOPES } from './scopes.js';
 export { quotaResourceNameErrors, validateKarmadaQuota } from './validation.js';
 export {
   COMPUTE_RESOURCES,
@@ -29,16 +29,13 @@ export {
   toWireReservations,
 } from './state.js';
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
-export { admitBatch, exceededMessage } from './admission.js';
+export { admitBatch, exceededMessage, increasesNothing, usageUnknownMessage } from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision } from './admission.js';
-export { computeQuotaStatus, observedUsageOf, QuotaConditionReason, QuotaEventReason } from './status.js';
-export type {
-  ObservedCluster,
-  ObservedWorkload,
-  QuotaEvent,
-  QuotaStatusInput,
-  QuotaStatusResult,
-  UsageList,
-} from './status.js';
+export { computeQuotaStatus, QuotaConditionReason, QuotaEventReason, clipMessage } from './status.js';
+export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
+export { observedUsageOf } from './cluster-usage.js';
+export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
+export { settleReservations, workloadFinished } from './reservations.js';
+export type { ClaimTiming } from './reservations.js';
 export { addDenial, denialEvent } from './denial-events.js';
 export type { DenialTally } from './denial-events.js';

@@ -47,6 +47,20 @@ export function priorityClassMatches(expression: unknown, priorityClassName: str
   }
 }
 
+/** The priority classes scopes are evaluated on: equal for two bindings -> every quota selects both or neither. */
+function scopeInputs(rb: ResourceBinding): string[] {
+  const templates = bindingTemplates(rb);
+  const classes = templates.length === 0 ? [undefined] : templates.map((t) => t.priorityClassName);
+  return [...new Set(classes.map((c) => c ?? ''))].sort();
+}
+
+/** Does every quota select both bindings or neither (the same priority classes)? */
+export function sameScopeInputs(a: ResourceBinding, b: ResourceBinding): boolean {
+  const x = scopeInputs(a);
+  const y = scopeInputs(b);
+  return x.length === y.length && x.every((c, i) => c === y[i]);
+}
+
 /** Does the quota's scope selector select this binding? A quota without a selector selects every binding. */
 export function bindingMatchesScopes(quota: KarmadaQuota, rb: ResourceBinding): boolean {
   const selector: unknown = quota?.spec?.scopeSelector;

@@ -1,12 +1,8 @@
 import { formatList, parseResourceList, Quantity } from '#quantity';
 import type { Condition, KarmadaQuota, KarmadaQuotaStatus, Reservation, ResourceBinding } from '#api';
-import {
-  computeQuotaStatus,
-  observedUsageOf,
-  type ObservedCluster,
-  type QuotaEvent,
-  type QuotaStatusResult,
-} from './status.js';
+import { observedUsageOf, type ObservedCluster } from './cluster-usage.js';
+import { workloadFinished } from './reservations.js';
+import { computeQuotaStatus, type QuotaEvent, type QuotaStatusResult } from './status.js';
 
 const NS = 'team-a';
 const NOW = new Date('2026-11-22T10:00:00.250Z');
@@ -262,14 +258,17 @@ describe('computeQuotaStatus: scoped quota', () => {
     expect(result.status.clusters?.map((c) => c.used)).toEqual(perCluster);
   });
 
-  it('a reservation of a binding that left the scope is released', () => {
+  it('a reservation of a binding that left the scope is released; bindings in scope reserve', () => {
     const quota = kq({
       scope: ['high'],
       reservations: [res('batch', { cpu: '600m', pods: '3' })],
     });
     const result = run(quota, bindings, []);
-    expect(result.status.reservations).toEqual([]);
-    expect(result.status.reserved).toEqual({});
+    const inScope = bindings.filter((b) => b.spec?.replicaRequirements?.priorityClassName === 'high');
+    expect(result.status.reservations?.map((r) => r.reservedBy.name)).toEqual(
+      inScope.map((b) => b.metadata?.name).sort(),
+    );
+    expect(result.status.reservations?.map((r) => r.reservedBy.name)).not.toContain('batch');
   });
 });
 
@@ -312,10 +311,24 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
     expect(result.status.reserved).toEqual(reserved);
   });
 
-  it('a landed CREATE loses its expiration and shrinks like any other', () => {
+  it('a landed claim keeps its expiration until it lapses, and shrinks like any other', () => {
     const result = run(quota(UNEXPIRED), [binding], observed(2));
     expect(result.status.reservations).toEqual([
-      res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' }),
+      res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' }, { expirationTime: UNEXPIRED }),
+    ]);
+  });
+
+  it('a fully observed claim is kept (reserving nothing) until it lapses: admissions rely on it', () => {
+    const result = run(quota(UNEXPIRED), [binding], observed(3));
+    expect(result.status.reservations).toEqual([
+      res('web', {}, { cpu: '600m', pods: '3' }, { expirationTime: UNEXPIRED }),
+    ]);
+  });
+
+  it('F5: usage that falls again (evictions, a rollout) is reserved again, with no entry before', () => {
+    const result = run(kq(), [binding], observed(1));
+    expect(result.status.reservations).toEqual([
+      res('web', { cpu: '400m', pods: '2' }, { cpu: '600m', pods: '3' }),
     ]);
   });
 
@@ -341,10 +354,18 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
     ]);
   });
 
-  it('bindings without an entry get none', () => {
-    const result = run(kq(), [rb('web', { replicas: 3 }), rb('api')], []);
-    expect(result.status.reservations).toEqual([]);
-    expect(result.status.reserved).toEqual({});
+  it('every stored binding reserves what is not observed of its charge, by name after the entries', () => {
+    const result = run(
+      kq({ reservations: [res('zeta', { cpu: '1' })] }),
+      [rb('web', { replicas: 3 }), rb('api'), rb('zeta', { cpu: '1' })],
+      [],
+    );
+    expect(result.status.reservations).toEqual([
+      res('zeta', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }),
+      res('api', { cpu: '200m', pods: '1' }, { cpu: '200m', pods: '1' }),
+      res('web', { cpu: '600m', pods: '3' }, { cpu: '600m', pods: '3' }),
+    ]);
+    expect(result.status.reserved).toEqual({ cpu: '1800m', pods: '5' });
   });
 
   it('reserved is the sum of the reservations', () => {
@@ -382,16 +403,16 @@ describe('computeQuotaStatus: pending changes', () => {
       [res('web', { cpu: '2', pods: '1' }, { cpu: '6', pods: '3' }, { expirationTime: UNEXPIRED })],
     ],
     [
-      'landed: the expiration is removed',
+      'landed: the claim is kept until it lapses',
       UNEXPIRED,
       3,
-      [res('web', { cpu: '2', pods: '1' }, { cpu: '6', pods: '3' })],
+      [res('web', { cpu: '2', pods: '1' }, { cpu: '6', pods: '3' }, { expirationTime: UNEXPIRED })],
     ],
     [
-      'landed higher than admitted: the persisted charge counts',
+      'landed higher than admitted: the persisted charge counts, the claim kept',
       UNEXPIRED,
       4,
-      [res('web', { cpu: '4', pods: '2' }, { cpu: '8', pods: '4' })],
+      [res('web', { cpu: '4', pods: '2' }, { cpu: '8', pods: '4' }, { expirationTime: UNEXPIRED })],
     ],
     ['not landed but expired: it never will, the persisted charge counts (fully observed)', EXPIRED, 2, []],
     ['no expiration: the persisted charge counts', undefined, 2, []],
@@ -460,10 +481,10 @@ describe('computeQuotaStatus: missing bindings', () => {
       [res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED })],
     ],
     [
-      'uid on one side only: the same binding',
+      'uid on one side only: the same binding, under its uid',
       res('web', { cpu: '1' }, { cpu: '1' }),
       [rb('web', { cpu: '1', uid: 'u1' })],
-      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' })],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'u1' })],
     ],
     [
       'matching uid: the same binding',
@@ -959,5 +980,99 @@ describe('computeQuotaStatus: a binding seen deleted', () => {
   ])('%s', (_name, deletedBindingUids, kept) => {
     const result = computeQuotaStatus({ quota, bindings: [], clusters: [], now: NOW, deletedBindingUids });
     expect(result.status.reservations).toHaveLength(kept);
+  });
+});
+
+describe('computeQuotaStatus: claims of another uid (a create retried under a new uid)', () => {
+  // Admitted at NOW - 30 s with a 120 s ttl: expires at NOW + 90 s.
+  const phantom = res(
+    'web',
+    { cpu: '2' },
+    { cpu: '2' },
+    { uid: 'retried', expirationTime: '2026-11-22T10:01:30.250Z' },
+  );
+  const stored = [rb('web', { cpu: '1', uid: 'stored' })];
+  const at = (quota: KarmadaQuota, landingWindowSeconds: number) =>
+    computeQuotaStatus({
+      quota,
+      bindings: stored,
+      clusters: [],
+      now: NOW,
+      timing: { ttlSeconds: 120, landingWindowSeconds },
+    });
+
+  it('F4: kept while its create may still land', () => {
+    expect(at(kq({ reservations: [phantom] }), 60).status.reservations).toEqual([phantom]);
+  });
+
+  it('F4: settled against the stored binding once its create has been tried (landing window past)', () => {
+    expect(at(kq({ reservations: [phantom] }), 20).status.reservations).toEqual([
+      res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'stored' }),
+    ]);
+  });
+});
+
+describe('workloadFinished', () => {
+  const job = (
+    statuses: unknown[],
+    clusters = ['m1', 'm2'],
+    kind = 'Job',
+    apiVersion = 'batch/v1',
+  ): ResourceBinding =>
+    ({
+      metadata: { name: 'j', namespace: NS },
+      spec: {
+        resource: { apiVersion, kind, name: 'j' },
+        clusters: clusters.map((name) => ({ name, replicas: 1 })),
+      },
+      status: { aggregatedStatus: statuses },
+    }) as unknown as ResourceBinding;
+  const complete = (clusterName: string, type = 'Complete') => ({
+    clusterName,
+    status: { conditions: [{ type, status: 'True' }] },
+  });
+  it.each<[string, ResourceBinding, boolean]>([
+    ['a Job complete in every scheduled cluster', job([complete('m1'), complete('m2', 'Failed')]), true],
+    ['a Job complete in one of two clusters', job([complete('m1')]), false],
+    [
+      'a Job still running somewhere',
+      job([complete('m1'), { clusterName: 'm2', status: { active: 1 } }]),
+      false,
+    ],
+    ['a Job with no aggregated status', job([]), false],
+    [
+      'a Deployment never finishes',
+      job([complete('m1'), complete('m2')], ['m1', 'm2'], 'Deployment', 'apps/v1'),
+      false,
+    ],
+    [
+      'a bare Pod that succeeded',
+      job([{ clusterName: 'm1', status: { phase: 'Succeeded' } }], ['m1'], 'Pod', 'v1'),
+      true,
+    ],
+    [
+      'a bare Pod still running',
+      job([{ clusterName: 'm1', status: { phase: 'Running' } }], ['m1'], 'Pod', 'v1'),
+      false,
+    ],
+  ])('%s', (_name, binding, finished) => {
+    expect(workloadFinished(binding)).toBe(finished);
+  });
+
+  it('F5: a finished Job holds nothing; a running one reserves what is not observed', () => {
+    const finished = job([complete('m1'), complete('m2')]);
+    const running = job([complete('m1')]);
+    const withCharge = (b: ResourceBinding): ResourceBinding =>
+      ({
+        ...b,
+        spec: {
+          ...b.spec,
+          replicas: 2,
+          replicaRequirements: { resourceRequest: { cpu: '1' } },
+          placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
+        },
+      }) as ResourceBinding;
+    expect(run(kq(), [withCharge(finished)]).status.reservations).toEqual([]);
+    expect(run(kq(), [withCharge(running)]).status.reserved).toEqual({ cpu: '2', pods: '2' });
   });
 });

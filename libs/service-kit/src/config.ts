@@ -34,6 +34,20 @@ export const redisEnv = {
 };
 
 /**
+ * How admitted claims are timed, read by the webhook (which writes them) and the reconciler (which
+ * settles them); both must have the same values. docs/accounting.md explains both.
+ */
+export const claimTimingEnv = {
+  /** How long an admitted claim is held whatever the stored binding says. */
+  RESERVATION_TTL_SECONDS: z.coerce.number().int().min(2).max(86_400).default(120),
+  /**
+   * The longest an admitted change can take to be stored: the host API server's request timeout
+   * (its --request-timeout, 60 s unless changed). Must stay below RESERVATION_TTL_SECONDS.
+   */
+  ADMISSION_LANDING_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+};
+
+/**
  * Parses the environment against `shape`. Throws ConfigError naming every variable that is wrong,
  * what is wrong with it and the value it had, so an operator can fix them all at once.
  */
@@ -41,7 +55,20 @@ export function loadConfig<Shape extends z.ZodRawShape>(
   shape: Shape,
   env: NodeJS.ProcessEnv = process.env,
 ): z.infer<z.ZodObject<Shape>> {
-  const result = z.object(shape).safeParse(env);
+  const result = z
+    .object(shape)
+    .refine(
+      (c: Record<string, unknown>) =>
+        typeof c['RESERVATION_TTL_SECONDS'] !== 'number' ||
+        typeof c['ADMISSION_LANDING_WINDOW_SECONDS'] !== 'number' ||
+        c['ADMISSION_LANDING_WINDOW_SECONDS'] < c['RESERVATION_TTL_SECONDS'],
+      {
+        path: ['ADMISSION_LANDING_WINDOW_SECONDS'],
+        message:
+          'must be less than RESERVATION_TTL_SECONDS (a claim must outlive the time its change takes to land)',
+      },
+    )
+    .safeParse(env);
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => {
     const variable = String(issue.path[0]);

@@ -1,5 +1,5 @@
 export { serviceMain, type ServiceConfig, type ServiceOptions } from './bootstrap.js';
-export { ConfigError, loadConfig, redisEnv, serviceEnv } from './config.js';
+export { claimTimingEnv, ConfigError, loadConfig, redisEnv, serviceEnv } from './config.js';
 export { customObjectInformer, hostKubeConfig } from './dependencies.js';
 export { HealthModule } from './health.module.js';
 export { REDIS, RedisModule } from './redis.module.js';

@@ -5,8 +5,11 @@ import { describeError } from '#api';
 /** Reads and compare-and-swap writes KarmadaQuotas on the host (the webhook and the reconciler). */
 export interface QuotaStore {
   list(namespace: string): Promise<KarmadaQuota[]>;
-  /** Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError. */
-  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
+  /**
+   * Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError.
+   * No attempt is started after `deadline` (epoch ms), when given.
+   */
+  writeStatus(quota: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota>;
 }
 
 export class ConflictError extends Error {
@@ -48,7 +51,7 @@ export class KubeQuotaStore implements QuotaStore {
     });
   }
 
-  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota> {
+  writeStatus(quota: KarmadaQuota, options: { deadline?: number } = {}): Promise<KarmadaQuota> {
     return withRetries(async () => {
       try {
         return (await this.api.replaceNamespacedCustomObjectStatus({
@@ -65,18 +68,20 @@ export class KubeQuotaStore implements QuotaStore {
         }
         throw err;
       }
-    });
+    }, options.deadline);
   }
 }
 
-async function withRetries<T>(call: () => Promise<T>): Promise<T> {
+/** Retries transient failures; none is started after `deadline` (epoch ms), when given. */
+async function withRetries<T>(call: () => Promise<T>, deadline = Infinity): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call();
     } catch (err) {
       const transient =
         err instanceof k8s.ApiException ? TRANSIENT.has(err.code) : !(err instanceof ConflictError);
-      if (!transient || attempt >= RETRY_DELAYS_MS.length) {
+      const tooLate = Date.now() + (RETRY_DELAYS_MS[attempt] ?? 0) >= deadline;
+      if (!transient || attempt >= RETRY_DELAYS_MS.length || tooLate) {
         throw err instanceof k8s.ApiException
           ? new Error(`host API server answered ${describeError(err)}`)
           : err;

@@ -1,0 +1,47 @@
+import type { ResourceBinding } from '#api';
+import type { AdmissionItem, Decision } from '#quota';
+import type { ResourceList } from '#quantity';
+
+/** A quota decision, or a refusal because the quota could not be checked (fail closed). */
+export type AdmissionOutcome = Decision | { allowed: false; unavailable: true; message: string };
+
+/** A ResourceBinding CREATE or UPDATE to admit. */
+export interface BindingChange {
+  /** Key, new charge and dry-run flag; the CAS round adds the per-quota parts. */
+  item: Pick<AdmissionItem, 'binding' | 'charge' | 'dryRun'>;
+  /** The new object (scopes, "must specify" rule). */
+  object: ResourceBinding;
+  /** For an UPDATE: the stored old object and its charge. */
+  old?: { object: ResourceBinding; charge: ResourceList };
+}
+
+/** How the webhook decides and records admissions (ADMISSION_MODE): batched, or one CAS write each. */
+export interface AdmissionStrategy {
+  /**
+   * `answerBy` (epoch ms, on the strategy's clock): the webhook has answered by then, failing closed;
+   * no write is started for the request from then on.
+   */
+  admit(change: BindingChange, answerBy: number): Promise<AdmissionOutcome>;
+}
+
+/** One admission waiting for its outcome. */
+export interface Pending {
+  change: BindingChange;
+  answerBy: number;
+  resolve: (outcome: AdmissionOutcome) => void;
+}
+
+export interface BatchObserver {
+  batch(size: number): void;
+  conflict(): void;
+}
+
+export const NO_OBSERVER: BatchObserver = { batch: () => {}, conflict: () => {} };
+
+export function failClosed(reason: string): AdmissionOutcome {
+  return {
+    allowed: false,
+    unavailable: true,
+    message: `karmada-quota could not check the quota, so the request is not admitted (fail closed): ${reason}. Retry; if it persists, check the webhook's logs and the host API server.`,
+  };
+}

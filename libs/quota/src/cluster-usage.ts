@@ -1,0 +1,201 @@
+/**
+ * What the member clusters published for a namespace, as the reconciler reads it: each cluster's health,
+ * its namespace usage and its per-workload usage, validated and masked to a quota's hard keys, and the
+ * usage observed for a binding's workload. Never throws: what cannot be read is reported in `errors`.
+ */
+import { addLists, maskList, parseResourceList, Quantity, type ResourceList } from '#quantity';
+import {
+  CLUSTER_USAGE_STATES,
+  type ClusterUsage,
+  type ClusterUsageState,
+  isJsonObject,
+  type ResourceBinding,
+} from '#api';
+
+/** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
+export type UsageList = ResourceList | Readonly<Record<string, string>>;
+
+/** One workload's usage in one cluster (a WorkloadSnapshot). */
+export interface ObservedWorkload {
+  kind: string;
+  name: string;
+  used: UsageList;
+}
+
+/** What one member cluster published for the namespace, with its health. */
+export interface ObservedCluster {
+  name: string;
+  state: ClusterUsageState;
+  /** RFC 3339. */
+  lastSyncTime: string;
+  message?: string;
+  /** This namespace's usage in the cluster (ClusterNamespaceSnapshot.used). */
+  used: UsageList;
+  workloads: ObservedWorkload[];
+}
+
+/** lastSyncTime written for a cluster whose own cannot be read and that had none before. */
+const UNKNOWN_TIME = '1970-01-01T00:00:00Z';
+
+export const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export const isTime = (value: unknown): value is string =>
+  typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value));
+
+/**
+ * A usage list from the caller, masked to `keys`: Quantity values are taken as they are, anything else is
+ * parsed as a wire quantity; what cannot be read is reported (`<field>[<key>]: ...`) and left out.
+ */
+function readUsage(raw: unknown, field: string, keys: readonly string[], errors: string[]): ResourceList {
+  if (raw === undefined || raw === null) return {};
+  if (!isJsonObject(raw)) {
+    for (const e of parseResourceList(raw, field).errors) errors.push(`${e.field}: ${e.message}`);
+    return {};
+  }
+  const decoded: [string, Quantity][] = [];
+  const wire: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (value instanceof Quantity) decoded.push([key, value]);
+    else wire.push([key, value]);
+  }
+  const parsed = parseResourceList(Object.fromEntries(wire), field);
+  for (const e of parsed.errors) errors.push(`${e.field}: ${e.message}`);
+  return maskList(Object.fromEntries([...decoded, ...Object.entries(parsed.list)]), keys);
+}
+
+const workloadKey = (kind: string, name: string): string => `${kind}/${name}`;
+
+/** The key of the workload a binding propagates (`spec.resource` kind/name), if it names one. */
+export function bindingWorkloadKey(rb: ResourceBinding): string | undefined {
+  const resource: unknown = rb?.spec?.resource;
+  if (!isJsonObject(resource)) return undefined;
+  const { kind, name } = resource;
+  return typeof kind === 'string' && kind !== '' && typeof name === 'string' && name !== ''
+    ? workloadKey(kind, name)
+    : undefined;
+}
+
+/** A cluster's input, validated and masked to the hard keys. */
+export interface ClusterView {
+  name: string;
+  state: ClusterUsageState;
+  lastSyncTime: string;
+  message?: string;
+  used: ResourceList;
+  /** Workload key -> usage (several entries of one workload summed). */
+  workloads: Map<string, ResourceList>;
+}
+
+function readWorkloads(
+  raw: unknown,
+  field: string,
+  keys: readonly string[],
+  errors: string[],
+): Map<string, ResourceList> {
+  const workloads = new Map<string, ResourceList>();
+  if (raw === undefined || raw === null) return workloads;
+  if (!Array.isArray(raw)) {
+    errors.push(`${field}: must be a list`);
+    return workloads;
+  }
+  raw.forEach((item: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (!isJsonObject(item) || typeof item['kind'] !== 'string' || item['kind'] === '') {
+      errors.push(`${at}.kind: must be a non-empty string`);
+      return;
+    }
+    if (typeof item['name'] !== 'string' || item['name'] === '') {
+      errors.push(`${at}.name: must be a non-empty string`);
+      return;
+    }
+    const key = workloadKey(item['kind'], item['name']);
+    const used = readUsage(item['used'], `${at}.used`, keys, errors);
+    const current = workloads.get(key);
+    workloads.set(key, current === undefined ? used : addLists(current, used));
+  });
+  return workloads;
+}
+
+/**
+ * Validates the clusters. A cluster without a name, or a second one of a name, is reported and ignored; an
+ * unknown state is reported and read as Stale; an unreadable lastSyncTime is reported, the cluster read as
+ * Stale (unless Unreachable) with the previous status' lastSyncTime for it (else the Unix epoch).
+ */
+export function readClusters(
+  raw: unknown,
+  keys: readonly string[],
+  previous: ReadonlyMap<string, ClusterUsage>,
+  errors: string[],
+): ClusterView[] {
+  if (!Array.isArray(raw)) {
+    if (raw !== undefined && raw !== null) errors.push('clusters: must be a list');
+    return [];
+  }
+  const views = new Map<string, ClusterView>();
+  raw.forEach((item: unknown, i) => {
+    if (!isJsonObject(item) || typeof item['name'] !== 'string' || item['name'] === '') {
+      errors.push(`clusters[${i}].name: must be a non-empty string; this cluster's usage is ignored`);
+      return;
+    }
+    const name = item['name'];
+    const field = `clusters[${name}]`;
+    if (views.has(name)) {
+      errors.push(`${field}: published more than once; only the first is counted`);
+      return;
+    }
+    let state: ClusterUsageState;
+    if ((CLUSTER_USAGE_STATES as readonly unknown[]).includes(item['state'])) {
+      state = item['state'] as ClusterUsageState;
+    } else {
+      errors.push(
+        `${field}.state: must be one of ${CLUSTER_USAGE_STATES.join(', ')}, got ${JSON.stringify(item['state'])}; read as Stale`,
+      );
+      state = 'Stale';
+    }
+    let lastSyncTime: string;
+    if (isTime(item['lastSyncTime'])) {
+      lastSyncTime = item['lastSyncTime'];
+    } else {
+      errors.push(
+        `${field}.lastSyncTime: must be an RFC 3339 time, got ${JSON.stringify(item['lastSyncTime'])}`,
+      );
+      const before = previous.get(name)?.lastSyncTime;
+      lastSyncTime = isTime(before) ? before : UNKNOWN_TIME;
+      if (state === 'Ready') state = 'Stale';
+    }
+    const view: ClusterView = {
+      name,
+      state,
+      lastSyncTime,
+      used: readUsage(item['used'], `${field}.used`, keys, errors),
+      workloads: readWorkloads(item['workloads'], `${field}.workloads`, keys, errors),
+    };
+    if (typeof item['message'] === 'string' && item['message'] !== '') view.message = item['message'];
+    views.set(name, view);
+  });
+  return [...views.values()].sort((a, b) => compareNames(a.name, b.name));
+}
+
+export function observedIn(rb: ResourceBinding, views: readonly ClusterView[]): ResourceList {
+  const key = bindingWorkloadKey(rb);
+  if (key === undefined) return {};
+  let total: ResourceList = {};
+  for (const view of views) {
+    const used = view.workloads.get(key);
+    if (used !== undefined) total = addLists(total, used);
+  }
+  return total;
+}
+
+/**
+ * The usage of a binding's workload (the `spec.resource` kind/name) summed over the clusters, masked to
+ * `hardKeys` (only keys some cluster reports). Unreadable quantities are appended to `errors` and left out.
+ */
+export function observedUsageOf(
+  binding: ResourceBinding,
+  clusters: readonly ObservedCluster[],
+  hardKeys: Iterable<string>,
+  errors: string[] = [],
+): ResourceList {
+  return observedIn(binding, readClusters(clusters, [...hardKeys], new Map(), errors));
+}

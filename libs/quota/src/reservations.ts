@@ -1,0 +1,187 @@
+/**
+ * The reconciler's side of reservations (docs/accounting.md): what each binding of the namespace holds on
+ * a quota beyond the usage observed for it. Pure; problems are appended to `errors`.
+ *
+ * A stored binding holds `stored(b)`: its charge (bindingCharge) on the quota's hard keys when the quota's
+ * scopes select it, nothing when they do not, when it is being deleted, or when its workload has
+ * finished (workloadFinished: completed pods hold no quota, as in Kubernetes).
+ *
+ * For every binding, `reserved = max(0, effective - observed)`, `observed` being its workload's usage
+ * summed over the clusters:
+ * - a PENDING entry (expirationTime after `now`) claims `entry.charge` for changes admitted but maybe not
+ *   stored yet: `effective = max(entry.charge, stored)`, kept with its expiration even when it reserves
+ *   nothing. Nobody shrinks or drops a claim before it expires: admissions rely on it (admission.ts);
+ * - otherwise `effective = stored`: the entry, or a new one for a stored binding without an entry, is
+ *   derived from the binding; one that reserves nothing is left out. A binding whose usage falls (pods
+ *   evicted, a rolling update, a member gone) is reserved again: its charge was admitted.
+ * `now` must not be later than the start of the binding list: a claim counts as expired only if it
+ * expired before the list began, so that the list shows every change that relied on it.
+ *
+ * Entries whose binding is missing: a pending one is kept (a create admitted, not stored yet), another
+ * one is dropped; one whose uid is among `deletedBindingUids` is dropped at once, like one whose
+ * binding is being deleted.
+ * An entry of another uid than the stored binding of its name belongs to an object that was admitted
+ * but not stored (a create retried under a new uid while the first one was stored, which then fails
+ * with AlreadyExists): it is kept while pending, except that once `now` is `landingWindowSeconds`
+ * past its admission (expirationTime - ttlSeconds) its create has been tried and failed, so it is
+ * settled at once against the stored binding, under that binding's uid.
+ * A second entry for one binding is reported and dropped. Entries keep their order; entries derived for
+ * bindings that had none follow, by name.
+ */
+import { maskList, maxLists, Quantity, removeZeros, subtractLists, type ResourceList } from '#quantity';
+import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
+import { bindingCharge } from './charge.js';
+import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
+import { bindingMatchesScopes } from './scopes.js';
+import { bindingKeyString, isExpired, type ReservationEntry } from './state.js';
+
+/** How the webhook times claims; known to the reconciler to settle claims that can no longer land. */
+export interface ClaimTiming {
+  ttlSeconds: number;
+  landingWindowSeconds: number;
+}
+
+export interface SettleInput {
+  quota: KarmadaQuota;
+  hardKeys: readonly string[];
+  views: readonly ClusterView[];
+  /** Bindings of the quota's namespace by name. */
+  bindings: ReadonlyMap<string, ResourceBinding>;
+  now: Date;
+  deletedBindingUids?: ReadonlySet<string>;
+  timing?: ClaimTiming;
+  errors: string[];
+}
+
+const terminating = (rb: ResourceBinding): boolean =>
+  rb.metadata?.deletionTimestamp !== undefined && rb.metadata.deletionTimestamp !== null;
+
+const positivePart = (list: ResourceList): ResourceList =>
+  Object.fromEntries(Object.entries(list).filter(([, q]) => (q as Quantity).sign() > 0));
+
+const FINISHED_JOB_CONDITIONS = ['Complete', 'Failed'];
+const FINISHED_POD_PHASES = ['Succeeded', 'Failed'];
+
+/**
+ * Has the binding's workload run to completion in every cluster it was scheduled to? Only kinds whose
+ * pods end (a batch Job, a bare Pod) can finish; Karmada's aggregated status must report each
+ * scheduled cluster finished (a Job with a Complete or Failed condition, a Pod in a final phase).
+ */
+export function workloadFinished(rb: ResourceBinding): boolean {
+  const resource: unknown = rb?.spec?.resource;
+  if (!isJsonObject(resource)) return false;
+  const { kind, apiVersion } = resource;
+  const isJob = kind === 'Job' && typeof apiVersion === 'string' && apiVersion.startsWith('batch/');
+  const isPod = kind === 'Pod' && apiVersion === 'v1';
+  if (!isJob && !isPod) return false;
+  const statuses: unknown = (rb as { status?: { aggregatedStatus?: unknown } }).status?.aggregatedStatus;
+  if (!Array.isArray(statuses) || statuses.length === 0) return false;
+  const finishedIn = new Set<string>();
+  for (const item of statuses) {
+    if (!isJsonObject(item) || typeof item['clusterName'] !== 'string' || !isJsonObject(item['status']))
+      return false;
+    const status = item['status'];
+    const finished = isJob
+      ? Array.isArray(status['conditions']) &&
+        status['conditions'].some(
+          (c) =>
+            isJsonObject(c) &&
+            FINISHED_JOB_CONDITIONS.includes(c['type'] as string) &&
+            c['status'] === 'True',
+        )
+      : FINISHED_POD_PHASES.includes(status['phase'] as string);
+    if (!finished) return false;
+    finishedIn.add(item['clusterName']);
+  }
+  const scheduled: unknown = rb.spec?.clusters;
+  return (Array.isArray(scheduled) ? scheduled : []).every(
+    (target) => isJsonObject(target) && finishedIn.has(target['name'] as string),
+  );
+}
+
+/** What a stored binding holds on the quota (see the file comment). */
+function storedCharge(rb: ResourceBinding, input: SettleInput): ResourceList {
+  if (terminating(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
+  const charged = bindingCharge(rb);
+  for (const error of charged.errors) {
+    input.errors.push(`ResourceBinding ${rb.metadata?.namespace}/${rb.metadata?.name}: ${error}`);
+  }
+  return removeZeros(maskList(charged.charge, input.hardKeys));
+}
+
+/** The entry a stored binding gets from its own charge alone, or undefined when it reserves nothing. */
+function derived(rb: ResourceBinding, input: SettleInput): ReservationEntry | undefined {
+  const charge = storedCharge(rb, input);
+  const reserved = positivePart(subtractLists(charge, observedIn(rb, input.views)));
+  if (Object.keys(reserved).length === 0) return undefined;
+  const binding = {
+    namespace: rb.metadata?.namespace ?? input.quota.metadata?.namespace ?? '',
+    name: rb.metadata!.name!,
+  };
+  const uid = rb.metadata?.uid;
+  return { binding: uid ? { ...binding, uid } : binding, reserved, charge };
+}
+
+/** Has this claim of another object been tried and failed against the stored binding of its name? */
+function provenUnstored(entry: ReservationEntry, input: SettleInput): boolean {
+  if (input.timing === undefined || entry.expirationTime === undefined) return false;
+  const admittedAt = Date.parse(entry.expirationTime) - input.timing.ttlSeconds * 1000;
+  return input.now.getTime() >= admittedAt + input.timing.landingWindowSeconds * 1000;
+}
+
+/** One entry against its binding; undefined: drop it (the binding's own entry may still be derived). */
+function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry | undefined | 'derive' {
+  if (entry.binding.uid !== undefined && input.deletedBindingUids?.has(entry.binding.uid)) return undefined;
+  const rb = input.bindings.get(entry.binding.name);
+  const pending = entry.expirationTime !== undefined && !isExpired(entry, input.now);
+  const masked = (): ReservationEntry => ({
+    ...entry,
+    reserved: removeZeros(maskList(entry.reserved, input.hardKeys)),
+    charge: removeZeros(maskList(entry.charge, input.hardKeys)),
+  });
+  if (rb === undefined) return pending ? masked() : undefined;
+  const uid = rb.metadata?.uid;
+  const otherObject = entry.binding.uid !== undefined && !!uid && uid !== entry.binding.uid;
+  if (otherObject) return pending && !provenUnstored(entry, input) ? masked() : 'derive';
+  if (terminating(rb)) return undefined;
+  if (!pending) return 'derive';
+  const effective = maxLists(removeZeros(maskList(entry.charge, input.hardKeys)), storedCharge(rb, input));
+  const next: ReservationEntry = {
+    binding: uid ? { ...entry.binding, uid } : { ...entry.binding },
+    reserved: positivePart(subtractLists(effective, observedIn(rb, input.views))),
+    charge: effective,
+  };
+  next.expirationTime = entry.expirationTime;
+  return next;
+}
+
+/** Every reservation the quota holds now (see the file comment). */
+export function settleReservations(
+  entries: readonly ReservationEntry[],
+  input: SettleInput,
+): ReservationEntry[] {
+  const result: ReservationEntry[] = [];
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    const key = bindingKeyString(entry.binding);
+    if (seen.has(key)) {
+      input.errors.push(
+        `status.reservations: more than one reservation for ResourceBinding ${key}; only the first is kept`,
+      );
+      continue;
+    }
+    seen.add(key);
+    const settled = settle(entry, input);
+    const next = settled === 'derive' ? derived(input.bindings.get(entry.binding.name)!, input) : settled;
+    if (next !== undefined) result.push(next);
+  }
+  const namespace = input.quota.metadata?.namespace ?? '';
+  const unreserved = [...input.bindings.keys()]
+    .filter((name) => !seen.has(bindingKeyString({ namespace, name })))
+    .sort(compareNames);
+  for (const name of unreserved) {
+    const next = derived(input.bindings.get(name)!, input);
+    if (next !== undefined) result.push(next);
+  }
+  return result;
+}

@@ -1,0 +1,80 @@
+/**
+ * Whether a computed status equals the current (wire, possibly malformed) one semantically: quantities
+ * by value, times as strings. The reconciler skips the write when they are equal.
+ */
+import { listsEqual, parseResourceList } from '#quantity';
+import {
+  type ClusterUsage,
+  type Condition,
+  isJsonObject,
+  type KarmadaQuotaStatus,
+  type Reservation,
+} from '#api';
+
+/**
+ * Two wire ResourceLists with the same keys and equal values; absent is `{}`; an unreadable value or a
+ * non-object makes them differ.
+ */
+function sameList(a: unknown, b: unknown): boolean {
+  const x = parseResourceList(a ?? {}, 'a');
+  const y = parseResourceList(b ?? {}, 'b');
+  return x.errors.length === 0 && y.errors.length === 0 && listsEqual(x.list, y.list);
+}
+
+function sameArray<T>(
+  a: unknown,
+  b: readonly T[] | undefined,
+  same: (x: Record<string, unknown>, y: T) => boolean,
+) {
+  const left = Array.isArray(a) ? a : [];
+  const right = b ?? [];
+  if (a !== undefined && a !== null && !Array.isArray(a)) return false;
+  return left.length === right.length && left.every((x, i) => isJsonObject(x) && same(x, right[i] as T));
+}
+
+function sameReservation(a: Record<string, unknown>, b: Reservation): boolean {
+  const by = a['reservedBy'];
+  return (
+    isJsonObject(by) &&
+    by['apiVersion'] === b.reservedBy.apiVersion &&
+    by['kind'] === b.reservedBy.kind &&
+    by['name'] === b.reservedBy.name &&
+    (by['uid'] ?? undefined) === b.reservedBy.uid &&
+    sameList(a['reserved'], b.reserved) &&
+    sameList(a['charge'], b.charge) &&
+    (a['expirationTime'] ?? undefined) === b.expirationTime
+  );
+}
+
+function sameCluster(a: Record<string, unknown>, b: ClusterUsage): boolean {
+  return (
+    a['name'] === b.name &&
+    a['state'] === b.state &&
+    a['lastSyncTime'] === b.lastSyncTime &&
+    sameList(a['used'], b.used)
+  );
+}
+
+function sameCondition(a: Record<string, unknown>, b: Condition): boolean {
+  return (
+    a['type'] === b.type &&
+    a['status'] === b.status &&
+    a['reason'] === b.reason &&
+    a['message'] === b.message &&
+    a['lastTransitionTime'] === b.lastTransitionTime &&
+    (a['observedGeneration'] ?? undefined) === b.observedGeneration
+  );
+}
+
+/** Does the current (wire, possibly malformed) status equal the computed one semantically? */
+export function statusEquals(current: KarmadaQuotaStatus, next: KarmadaQuotaStatus): boolean {
+  return (
+    sameList(current.hard, next.hard) &&
+    sameList(current.used, next.used) &&
+    sameList(current.reserved, next.reserved) &&
+    sameArray(current.reservations, next.reservations, sameReservation) &&
+    sameArray(current.clusters, next.clusters, sameCluster) &&
+    sameArray(current.conditions, next.conditions, sameCondition) &&
+    (current.observedGeneration ?? undefined) === next.observedGeneration
+  );
+}
