@@ -2,10 +2,13 @@ import * as k8s from '@kubernetes/client-node';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
-import { computeQuotaStatus, type QuotaEvent } from '#quota';
-import { ConflictError, KubeQuotaStore, QuotaEventWriter, REDIS } from '#service-kit';
+import type { QuotaEvent } from '#quota';
+import { KubeQuotaStore, QuotaEventWriter, REDIS } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import type { ReconcilerConfig } from './config.js';
+import { reconcileQuotas, type ReconcileOutcome } from './reconcile-loop.js';
+
+export type { ReconcileOutcome } from './reconcile-loop.js';
 import { clustersWithUnknownUsage, readObservedUsage } from './usage-reader.js';
 
 export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
@@ -17,17 +20,10 @@ const bindingResource = {
   plural: RESOURCE_BINDING.plural,
 };
 
-export interface ReconcileOutcome {
-  quotas: number;
-  written: number;
-  conflicts: number;
-}
-
 /**
  * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host and the
  * observed usage from Redis, compute each status (libs/quota status.ts), and write the ones that
- * changed by compare-and-swap. On a 409 the quota is read again, the bindings listed again after it,
- * and the status recomputed, so claims the webhook added meanwhile are never dropped.
+ * changed by compare-and-swap (reconcile-loop.ts).
  */
 @Injectable()
 export class ReconcileService {
@@ -62,50 +58,27 @@ export class ReconcileService {
           `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
       );
     }
-    const timing = {
-      ttlSeconds: this.config.RESERVATION_TTL_SECONDS,
-      landingWindowSeconds: this.config.ADMISSION_LANDING_WINDOW_SECONDS,
-    };
-    // The bindings are listed after the quotas were read, and claims are judged expired as of the
-    // list's start: every change admitted on a claim that lapsed before then is in the list.
-    let now = new Date();
-    let bindings = await this.listBindings(namespace);
-    const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
-    for (let quota of quotas) {
-      for (let attempt = 0; ; attempt++) {
-        const result = computeQuotaStatus({
-          quota,
-          bindings,
-          clusters: observed.clusters,
-          now,
-          deletedBindingUids,
-          timing,
-        });
-        if (result.errors.length > 0) {
-          this.logger.warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
-        }
-        if (!result.changed) break;
-        try {
-          await this.quotas.writeStatus({ ...quota, status: result.status });
-          outcome.written++;
-          await this.emit(quota, result.events);
-          break;
-        } catch (err) {
-          if (!(err instanceof ConflictError)) throw err;
-          outcome.conflicts++;
-          if (attempt >= this.config.MAX_CONFLICT_RETRIES) {
-            throw new Error(
-              `KarmadaQuota ${namespace}/${quota.metadata?.name} kept changing (${attempt + 1} conflicts)`,
-              { cause: err },
-            );
-          }
-          quota = await this.quotas.get(namespace, quota.metadata!.name!);
-          now = new Date();
-          bindings = await this.listBindings(namespace);
-        }
-      }
-    }
-    return outcome;
+    return reconcileQuotas(
+      {
+        getQuota: (ns, name) => this.quotas.get(ns, name),
+        listBindings: (ns) => this.listBindings(ns),
+        writeStatus: (quota) => this.quotas.writeStatus(quota),
+        clock: Date.now,
+      },
+      namespace,
+      quotas,
+      {
+        clusters: observed.clusters,
+        deletedBindingUids,
+        timing: {
+          ttlSeconds: this.config.RESERVATION_TTL_SECONDS,
+          landingWindowSeconds: this.config.ADMISSION_LANDING_WINDOW_SECONDS,
+        },
+        maxConflictRetries: this.config.MAX_CONFLICT_RETRIES,
+      },
+      (quota, result) => this.emit(quota, result.events),
+      (message) => this.logger.warn(message),
+    );
   }
 
   private async listBindings(namespace: string): Promise<ResourceBinding[]> {

@@ -1,5 +1,5 @@
 import type { ResourceBinding } from '#api';
-import type { AdmissionItem, Decision } from '#quota';
+import { bindingCharge, increasesNothing, sameScopeInputs, type AdmissionItem, type Decision } from '#quota';
 import type { ResourceList } from '#quantity';
 
 /** A quota decision, or a refusal because the quota could not be checked (fail closed). */
@@ -13,6 +13,32 @@ export interface BindingChange {
   object: ResourceBinding;
   /** For an UPDATE: the stored old object and its charge. */
   old?: { object: ResourceBinding; charge: ResourceList };
+}
+
+/**
+ * The change a CREATE (no `oldObject`) or UPDATE asks for. The stored object's charge is what the
+ * reconciler counts for it: whatever can be read of it, errors or not.
+ */
+export function bindingChange(
+  key: { namespace: string; name: string },
+  object: ResourceBinding,
+  charge: ResourceList,
+  dryRun: boolean,
+  oldObject?: ResourceBinding,
+): BindingChange {
+  return {
+    item: { binding: { ...key, uid: object.metadata?.uid }, charge, dryRun },
+    object,
+    ...(oldObject ? { old: { object: oldObject, charge: bindingCharge(oldObject).charge } } : {}),
+  };
+}
+
+/** A change that asks nothing of any quota (a scale-down): answered at once, never waiting for quotas. */
+export function asksNothing(change: BindingChange): boolean {
+  return (
+    change.old !== undefined &&
+    increasesNothing(change.item.charge, change.old.charge, sameScopeInputs(change.object, change.old.object))
+  );
 }
 
 /** How the webhook decides and records admissions (ADMISSION_MODE): batched, or one CAS write each. */

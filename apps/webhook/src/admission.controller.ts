@@ -1,11 +1,12 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { bindingCharge, increasesNothing, sameScopeInputs, validateKarmadaQuota } from '#quota';
+import { bindingCharge, validateKarmadaQuota } from '#quota';
 import {
+  asksNothing,
+  bindingChange,
   failClosed,
   type AdmissionOutcome,
   type AdmissionStrategy,
-  type BindingChange,
 } from './admission-strategy.js';
 import {
   admissionResponse,
@@ -87,19 +88,12 @@ export class AdmissionController {
     const { charge, errors } = bindingCharge(rb);
     if (errors.length > 0)
       return this.invalid(request, `ResourceBinding ${namespace}/${name} is invalid: ${errors.join('; ')}`);
-    // The stored object's charge as the reconciler counts it (what can be read of it, errors or not).
     const oldObject =
       request.operation === 'UPDATE' && isJsonObject(request.oldObject)
         ? (request.oldObject as unknown as ResourceBinding)
         : undefined;
-    const change: BindingChange = {
-      item: { binding: { namespace, name, uid: rb.metadata?.uid }, charge, dryRun: request.dryRun },
-      object: rb,
-      ...(oldObject ? { old: { object: oldObject, charge: bindingCharge(oldObject).charge } } : {}),
-    };
-    // A change that asks nothing of any quota (a scale-down) never waits for the quotas.
-    if (change.old && increasesNothing(charge, change.old.charge, sameScopeInputs(rb, change.old.object)))
-      return admissionResponse(request.uid, true);
+    const change = bindingChange({ namespace, name }, rb, charge, request.dryRun, oldObject);
+    if (asksNothing(change)) return admissionResponse(request.uid, true);
     const outcome = await this.withDeadline((answerBy) => this.admission.admit(change, answerBy));
     if (!outcome.allowed && 'quota' in outcome && !request.dryRun)
       this.denials.record(namespace, outcome.quota, name, outcome.message);

@@ -1,0 +1,80 @@
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { computeQuotaStatus, type ClaimTiming, type ObservedCluster, type QuotaStatusResult } from '#quota';
+import { ConflictError } from '#service-kit';
+
+/** What one reconcile reads and writes on the host. */
+export interface ReconcileHost {
+  getQuota(namespace: string, name: string): Promise<KarmadaQuota>;
+  listBindings(namespace: string): Promise<ResourceBinding[]>;
+  /** Compare-and-swap on resourceVersion; throws ConflictError when the quota changed. */
+  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
+  /** Epoch ms. */
+  clock(): number;
+}
+
+export interface ReconcileInput {
+  clusters: ObservedCluster[];
+  deletedBindingUids: ReadonlySet<string>;
+  timing: ClaimTiming;
+  maxConflictRetries: number;
+}
+
+export interface ReconcileOutcome {
+  quotas: number;
+  written: number;
+  conflicts: number;
+}
+
+/**
+ * Computes and writes the status of each of `quotas` (just read from the host) from the namespace's
+ * bindings and the observed usage. The bindings are listed after the quotas were read, and claims are
+ * judged expired as of the list's start: every change admitted on a claim that lapsed before then is
+ * in the list (docs/accounting.md). On a conflict the quota is read again, the bindings listed again
+ * after it, and the status computed again, so claims the webhook added meanwhile are never dropped.
+ * `written` is called after each successful write (Events); `warn` with each quota's input problems.
+ */
+export async function reconcileQuotas(
+  host: ReconcileHost,
+  namespace: string,
+  quotas: readonly KarmadaQuota[],
+  input: ReconcileInput,
+  written: (quota: KarmadaQuota, result: QuotaStatusResult) => Promise<void>,
+  warn: (message: string) => void,
+): Promise<ReconcileOutcome> {
+  let now = host.clock();
+  let bindings = await host.listBindings(namespace);
+  const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
+  for (let quota of quotas) {
+    for (let attempt = 0; ; attempt++) {
+      const result = computeQuotaStatus({
+        quota,
+        bindings,
+        clusters: input.clusters,
+        now: new Date(now),
+        deletedBindingUids: input.deletedBindingUids,
+        timing: input.timing,
+      });
+      if (result.errors.length > 0) warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
+      if (!result.changed) break;
+      try {
+        await host.writeStatus({ ...quota, status: result.status });
+        outcome.written++;
+        await written(quota, result);
+        break;
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+        outcome.conflicts++;
+        if (attempt >= input.maxConflictRetries) {
+          throw new Error(
+            `KarmadaQuota ${namespace}/${quota.metadata?.name} kept changing (${attempt + 1} conflicts)`,
+            { cause: err },
+          );
+        }
+        quota = await host.getQuota(namespace, quota.metadata!.name!);
+        now = host.clock();
+        bindings = await host.listBindings(namespace);
+      }
+    }
+  }
+  return outcome;
+}
