@@ -10,6 +10,7 @@ interface Shape {
   clusters?: TargetCluster[];
   components?: Component[];
   priorityClassName?: string;
+  placement?: Record<string, unknown>;
 }
 
 function binding(shape: Shape = {}): ResourceBinding {
@@ -30,6 +31,7 @@ function binding(shape: Shape = {}): ResourceBinding {
   }
   if (shape.clusters !== undefined) spec['clusters'] = shape.clusters;
   if (shape.components !== undefined) spec['components'] = shape.components;
+  if (shape.placement !== undefined) spec['placement'] = shape.placement;
   return { metadata: { namespace: 'team-a', name: 'web-deployment' }, spec } as unknown as ResourceBinding;
 }
 
@@ -38,6 +40,11 @@ const charge = (shape: Shape): Record<string, string> => {
   expect(result.errors).toEqual([]);
   return formatList(result.charge);
 };
+
+const divided = { replicaScheduling: { replicaSchedulingType: 'Divided' } };
+const duplicated = { replicaScheduling: { replicaSchedulingType: 'Duplicated' } };
+const onClusters = (...replicas: number[]): TargetCluster[] =>
+  replicas.map((r, i) => ({ name: `m${i}`, replicas: r }));
 
 describe('bindingCharge: replicas and compute', () => {
   const cpuMem = { cpu: '500m', memory: '1Gi' };
@@ -63,6 +70,7 @@ describe('bindingCharge: replicas and compute', () => {
           { name: 'a', replicas: 1 },
           { name: 'b', replicas: 3 },
         ],
+        placement: divided,
       },
       { 'count/deployments.apps': '2', cpu: '4', pods: '4', 'requests.cpu': '4' },
     ],
@@ -75,6 +83,7 @@ describe('bindingCharge: replicas and compute', () => {
           { name: 'a', replicas: 2 },
           { name: 'b', replicas: 2 },
         ],
+        placement: duplicated,
       },
       { 'count/deployments.apps': '2', cpu: '4', pods: '4', 'requests.cpu': '4' },
     ],
@@ -147,6 +156,52 @@ describe('bindingCharge: replicas and compute', () => {
     ],
   ])('%s', (_name, shape, expected) => {
     expect(charge(shape)).toEqual(expected);
+  });
+});
+
+describe('bindingCharge: placement (never less than what Karmada may apply to the members)', () => {
+  // [case, spec.replicas, spec.clusters[].replicas, spec.placement, pods charged]
+  it.each<[string, number, number[], Record<string, unknown> | undefined, number]>([
+    ['Duplicated, unscheduled: spec.replicas once', 3, [], duplicated, 3],
+    ['Duplicated on 3 clusters: spec.replicas on each', 3, [3, 3, 3], duplicated, 9],
+    // Before Karmada 1.15 every member gets the template's 6 at once, before the scheduler runs.
+    ['Duplicated on 3 clusters, scaled up 3 -> 6, clusters still at 3', 6, [3, 3, 3], duplicated, 18],
+    ['Duplicated on 2 clusters, scaled up 3 -> 6, clusters still at 3', 6, [3, 3], duplicated, 12],
+    ['Duplicated on 3 clusters, rescheduled after the scale-up', 6, [6, 6, 6], duplicated, 18],
+    // From Karmada 1.15 members run spec.clusters[].replicas, which lags a scale-down.
+    ['Duplicated on 3 clusters, scaled down 6 -> 3, clusters still at 6', 3, [6, 6, 6], duplicated, 18],
+    ['Duplicated scaled to 0, clusters still at 2', 0, [2, 2], duplicated, 4],
+    ['placement absent: Duplicated, as Karmada reads it', 2, [1, 1], undefined, 4],
+    ['placement without replicaScheduling: Duplicated', 2, [1, 1], { clusterAffinity: {} }, 4],
+    [
+      'replicaScheduling without a type: Duplicated, the larger charge',
+      2,
+      [1, 1],
+      { replicaScheduling: {} },
+      4,
+    ],
+    ['Divided, unscheduled: spec.replicas', 3, [], divided, 3],
+    ['Divided on 3 clusters: the scheduled sum', 6, [2, 2, 2], divided, 6],
+    [
+      'Divided on 3 clusters, scaled up 3 -> 6, clusters still [1, 1, 1]: spec.replicas',
+      6,
+      [1, 1, 1],
+      divided,
+      6,
+    ],
+    [
+      'Divided on 3 clusters, scaled down 6 -> 3, clusters still [2, 2, 2]: the scheduled sum',
+      3,
+      [2, 2, 2],
+      divided,
+      6,
+    ],
+  ])('%s', (_name, replicas, scheduled, placement, pods) => {
+    const clusters = scheduled.length > 0 ? onClusters(...scheduled) : undefined;
+    expect(charge({ replicas, request: { cpu: '1' }, clusters, placement })).toEqual({
+      'count/deployments.apps': String(Math.max(1, scheduled.length)),
+      ...(pods > 0 ? { cpu: String(pods), pods: String(pods), 'requests.cpu': String(pods) } : {}),
+    });
   });
 });
 

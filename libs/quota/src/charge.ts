@@ -1,18 +1,29 @@
 /**
- * What a ResourceBinding is charged (spec §3): the one place that answers "what does a binding cost".
+ * What a ResourceBinding is charged: the one place that answers "what does a binding cost". The rule:
+ * a binding is never charged less than what Karmada may apply to the member clusters for it.
  *
  * Pods and compute:
  * - A binding WITHOUT `spec.components` has one pod template, described by `spec.replicas` and
- *   `spec.replicaRequirements`: `scheduled = sum(spec.clusters[].replicas)`,
- *   `replicas = max(spec.replicas, scheduled)`. An unscheduled binding is charged for spec.replicas; a
- *   Duplicated placement (replicas 2 on clusters a:2, b:2) for every copy (4); a binding being
- *   rescheduled down keeps its larger figure until the clusters follow.
+ *   `spec.replicaRequirements`, with `scheduled = sum(spec.clusters[].replicas)`:
+ *   - Divided placement (`spec.placement.replicaScheduling.replicaSchedulingType: Divided`):
+ *     `replicas = max(spec.replicas, scheduled)`. Karmada splits spec.replicas over the clusters, so
+ *     an unscheduled binding is charged spec.replicas and one being rescheduled down keeps its larger
+ *     figure until the clusters follow.
+ *   - Duplicated placement (`replicaSchedulingType: Duplicated`, or no `replicaScheduling` at all, as
+ *     Karmada reads it): `replicas = max(spec.replicas x max(1, len(spec.clusters)), scheduled)`.
+ *     Karmada releases before 1.15 give EVERY target cluster the template's full replica count as
+ *     soon as spec.replicas changes, before the scheduler updates spec.clusters, so a scale-up 3 -> 6
+ *     on 3 clusters still listed at 3 each is charged 18 pods at once. From 1.15 on, Works carry the
+ *     scheduler's spec.clusters[].replicas, which lags a scale-down (spec.replicas 3 on clusters still
+ *     at 6 each runs 18 pods), hence the max. A `replicaScheduling` without a type is charged as
+ *     Duplicated, the larger figure; the API server defaults the type to Divided, so only objects
+ *     that skipped the CRD's defaulting lack it.
  * - A bare core Pod binding is charged at least one pod per target cluster (`max(1, len(clusters))`),
  *   even when Karmada left `spec.replicas` unset (older Karmada versions interpret no replicas for Pods).
  * - A binding WITH `spec.components` (multi-template workloads, e.g. FlinkDeployment) is charged from
  *   its components only: Karmada leaves `spec.replicas`/`spec.replicaRequirements` unset for such
  *   workloads, and when a writer sets both, the components are the complete description, so adding the
- *   top-level template would count the same pods twice. Per component:
+ *   top-level template would count the same pods twice. Per component, whatever the placement:
  *   `replicas = max(component.replicas x max(1, len(spec.clusters)), sum of that component's
  *   per-cluster assignment in spec.clusters[].components)`.
  * - Each template charges `replicas x request` under both the bare name and `requests.<name>` for cpu,
@@ -152,6 +163,16 @@ function readString(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
+/**
+ * Whether Karmada divides spec.replicas over the clusters. Anything but an explicit Divided is
+ * Duplicated, the larger charge: Karmada itself reads an absent `replicaScheduling` as Duplicated.
+ */
+function isDivided(placement: unknown): boolean {
+  if (!isJsonObject(placement)) return false;
+  const scheduling = placement['replicaScheduling'];
+  return isJsonObject(scheduling) && scheduling['replicaSchedulingType'] === 'Divided';
+}
+
 function isCorePod(rb: ResourceBinding): boolean {
   const resource: unknown = rb.spec?.resource;
   return (
@@ -181,7 +202,9 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
       if (isJsonObject(cluster))
         scheduled += readCount(cluster['replicas'], `spec.clusters[${i}].replicas`, errors);
     });
-    let replicas = Math.max(readCount(spec['replicas'], 'spec.replicas', errors), scheduled);
+    const declared = readCount(spec['replicas'], 'spec.replicas', errors);
+    const applied = isDivided(spec['placement']) ? declared : declared * copies;
+    let replicas = Math.max(applied, scheduled);
     if (isCorePod(rb)) replicas = Math.max(replicas, copies);
     return [
       {
@@ -219,7 +242,7 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
   });
 }
 
-/** The binding's charge (spec §3). Never throws; problems are returned in `errors`. */
+/** The binding's charge (see the file comment). Never throws; problems are returned in `errors`. */
 export function bindingCharge(rb: ResourceBinding): BindingCharge {
   const errors: string[] = [];
   const totals = new Map<string, Quantity>();
