@@ -34,14 +34,17 @@
  * Object counts: the kind in `spec.resource` counts one per copy, `max(1, len(spec.clusters))`, under
  * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy
  * bare name (`services`, `secrets`, `configmaps`, `persistentvolumeclaims`, `replicationcontrollers`,
- * `resourcequotas`). `services.nodeports` / `services.loadbalancers` cannot be derived from a binding
- * (it does not carry the Service's type), so validation rejects them.
+ * `resourcequotas`). Keys a binding cannot be charged for (`services.nodeports`, `requests.storage`,
+ * ...) are rejected by validation, see isEnforcedQuotaKey.
  *
  * Zero entries are dropped from the charge (absent means zero everywhere in this library).
  */
 import { Quantity, parseResourceList, type ResourceList } from '#quantity';
 import { isJsonObject, type ResourceBinding } from '#api';
-import { quotaNamesForRequest, REQUESTS_PREFIX } from './resource-names.js';
+import { LEGACY_COUNT_NAMES, quotaNamesForRequest, REQUESTS_PREFIX } from './resource-names.js';
+
+// The library index lists it with the charge.
+export { LEGACY_COUNT_NAMES };
 
 export interface BindingCharge {
   /** Quota name -> amount, zero entries removed. Entries with errors are left out. */
@@ -104,16 +107,6 @@ export const KNOWN_PLURALS: Readonly<Record<string, string>> = {
   RoleBinding: 'rolebindings',
   Lease: 'leases',
   CSIStorageCapacity: 'csistoragecapacities',
-};
-
-/** Core kinds that Kubernetes also counts under a legacy bare quota name. */
-export const LEGACY_COUNT_NAMES: Readonly<Record<string, string>> = {
-  ConfigMap: 'configmaps',
-  PersistentVolumeClaim: 'persistentvolumeclaims',
-  ReplicationController: 'replicationcontrollers',
-  ResourceQuota: 'resourcequotas',
-  Secret: 'secrets',
-  Service: 'services',
 };
 
 /**

@@ -1,4 +1,7 @@
-import type { FieldError } from '#quantity';
+import type { ResourceBinding } from '#api';
+import { Quantity, type FieldError } from '#quantity';
+import { countedResource, quotaRequests } from '#usage';
+import { bindingCharge } from './charge.js';
 import { STANDARD_QUOTA_RESOURCES } from './resource-names.js';
 import { validateKarmadaQuota } from './validation.js';
 
@@ -25,8 +28,7 @@ describe('validateKarmadaQuota: accepted', () => {
     ).toEqual([]);
   });
 
-  const enforceable = STANDARD_QUOTA_RESOURCES.filter((name) => !name.startsWith('services.'));
-  it.each(enforceable.map((name) => [name]))('standard name %s', (name) => {
+  it.each(STANDARD_QUOTA_RESOURCES.map((name) => [name]))('standard name %s', (name) => {
     expect(errorsFor({ [name]: '10' })).toEqual([]);
   });
 
@@ -43,7 +45,6 @@ describe('validateKarmadaQuota: accepted', () => {
     ['cpu', '1500m'],
     ['cpu', 2.5],
     ['memory', '1.5Gi'],
-    ['requests.storage', '1Ti'],
     ['pods', '0'],
     ['pods', 10],
     ['pods', '1k'],
@@ -101,13 +102,33 @@ describe('validateKarmadaQuota: rejected resource names', () => {
     ],
     ['services.loadbalancers', 'services.loadbalancers is not supported: a ResourceBinding does not carry'],
     [
-      'storage',
-      'storage is not a quota resource: use requests.storage to limit the storage requested by claims',
+      'requests.storage',
+      'requests.storage is not supported: a ResourceBinding does not carry the persistent volume claims of its ' +
+        'workload, nor their sizes, so the storage they request cannot be charged at admission; limit the ' +
+        'number of claims with persistentvolumeclaims (or count/persistentvolumeclaims) here, and ' +
+        'requests.storage with a ResourceQuota in each member cluster',
     ],
+    ['storage', 'storage is not supported: a ResourceBinding does not carry the persistent volume claims'],
+    [
+      'count/pods',
+      "count/pods is not supported: a workload's pods are charged and observed under pods, which counts the " +
+        'pods that have not finished; use pods',
+    ],
+    [
+      'kubernetes.io/batch-cpu',
+      'kubernetes.io/batch-cpu is not supported: no ResourceBinding is charged for it, so it cannot be ' +
+        'enforced; use an extended resource (a name outside kubernetes.io) or an object count, e.g. ' +
+        'example.com/gpu, requests.example.com/gpu, hugepages-2Mi or count/deployments.apps',
+    ],
+    [
+      'requests.example.kubernetes.io/x',
+      'requests.example.kubernetes.io/x is not supported: no ResourceBinding',
+    ],
+    ['requests.count/deployments', 'requests.count/deployments is not supported: no ResourceBinding'],
     [
       'gpu',
       'gpu is not a standard quota resource: use one of configmaps, cpu, ephemeral-storage, memory, persistentvolumeclaims, ' +
-        'pods, replicationcontrollers, requests.cpu, requests.ephemeral-storage, requests.memory, requests.storage, ' +
+        'pods, replicationcontrollers, requests.cpu, requests.ephemeral-storage, requests.memory, ' +
         'resourcequotas, secrets, services, hugepages-<size>, ' +
         'requests.hugepages-<size>, or a fully qualified name such as example.com/gpu, requests.example.com/gpu, ' +
         'hugepages-2Mi or count/deployments.apps',
@@ -124,7 +145,15 @@ describe('validateKarmadaQuota: rejected resource names', () => {
     ],
     [
       'gold.storageclass.storage.k8s.io/requests.storage',
-      'gold.storageclass.storage.k8s.io/requests.storage is not supported: storage requested per storage class is not tracked; use requests.storage or count/persistentvolumeclaims',
+      'gold.storageclass.storage.k8s.io/requests.storage is not supported: storage requested per storage ' +
+        'class is not tracked; a ResourceBinding does not carry the persistent volume claims of its workload, ' +
+        'nor their sizes, so the storage they request cannot be charged at admission; limit the number of ' +
+        'claims with persistentvolumeclaims (or count/persistentvolumeclaims) here, and ' +
+        'gold.storageclass.storage.k8s.io/requests.storage with a ResourceQuota in each member cluster',
+    ],
+    [
+      'gold.storageclass.storage.k8s.io/persistentvolumeclaims',
+      'gold.storageclass.storage.k8s.io/persistentvolumeclaims is not supported: storage requested per storage class',
     ],
     ['a/b/c', 'a resource name may contain at most one "/"'],
     ['Example.com/gpu', 'the prefix "Example.com" must be a DNS subdomain'],
@@ -141,6 +170,58 @@ describe('validateKarmadaQuota: rejected resource names', () => {
     expect(errors[0]?.field).toBe(`spec.hard[${name}]`);
     expect(errors[0]?.value).toBe(name);
     expect(errors[0]?.message.startsWith(message)).toBe(true);
+  });
+});
+
+describe('every accepted key is enforced: charged to a binding and observed in the members', () => {
+  const requests = {
+    cpu: '1',
+    memory: '1Gi',
+    'ephemeral-storage': '1Gi',
+    'hugepages-2Mi': '2Mi',
+    'example.com/gpu': '1',
+  };
+  const bindingOf = (apiVersion: string, kind: string): ResourceBinding =>
+    ({
+      spec: {
+        resource: { apiVersion, kind, namespace: 'team-a', name: 'x' },
+        replicas: 1,
+        replicaRequirements: { resourceRequest: requests },
+      },
+    }) as unknown as ResourceBinding;
+  const bindings = [
+    bindingOf('apps/v1', 'Deployment'),
+    bindingOf('example.com/v1', 'Widget'),
+    ...[
+      'ConfigMap',
+      'PersistentVolumeClaim',
+      'ReplicationController',
+      'ResourceQuota',
+      'Secret',
+      'Service',
+    ].map((kind) => bindingOf('v1', kind)),
+  ];
+  const charged = new Set(bindings.flatMap((rb) => Object.keys(bindingCharge(rb).charge)));
+  const podRequests = Object.fromEntries(
+    Object.entries(requests).map(([name, q]) => [name, Quantity.parse(q)]),
+  );
+  const observedPerPod = new Set(Object.keys(quotaRequests(podRequests)));
+
+  it.each(
+    [
+      ...STANDARD_QUOTA_RESOURCES,
+      'hugepages-2Mi',
+      'requests.hugepages-2Mi',
+      'example.com/gpu',
+      'requests.example.com/gpu',
+      'count/deployments.apps',
+      'count/services',
+      'count/widgets.example.com',
+    ].map((key) => [key]),
+  )('%s', (key) => {
+    expect(errorsFor({ [key]: '1' })).toEqual([]);
+    expect(charged).toContain(key);
+    expect(observedPerPod.has(key) || countedResource(key) !== undefined).toBe(true);
   });
 });
 

@@ -1,17 +1,19 @@
 /**
- * Validation of a KarmadaQuota (spec §2), run by the webhook on CREATE/UPDATE. Kubernetes-style field
- * errors (k8s pkg/apis/core/validation ValidateResourceQuota), with messages that tell a federation
- * admin what to change. Keys this product cannot enforce are rejected, never silently ignored.
+ * Validation of a KarmadaQuota, run by the webhook on CREATE/UPDATE. Kubernetes-style field errors
+ * (k8s pkg/apis/core/validation ValidateResourceQuota), with messages that tell a federation admin
+ * what to change. Keys this product cannot enforce are rejected, never silently ignored.
  *
  * Resource names (`spec.hard[<name>]`):
  * - a Kubernetes qualified name (`[prefix/]name`, the prefix a DNS subdomain);
- * - `limits.*`: rejected, a ResourceBinding carries only requests;
- * - without `/`: one of STANDARD_QUOTA_RESOURCES, `hugepages-<size>` or `requests.hugepages-<size>`
- *   (size a positive quantity);
- * - with `/`: `count/<resource>` or `count/<resource>.<group>` (lowercase, as API resources are named),
- *   an extended resource (`example.com/gpu`) or its request form (`requests.example.com/gpu`), or any
- *   other qualified name; per-storage-class names (`<class>.storageclass.storage.k8s.io/...`) are
- *   rejected: storage requests by class are not tracked.
+ * - accepted only when enforced, i.e. charged to bindings AND observed in the members
+ *   (isEnforcedQuotaKey): without `/`, one of STANDARD_QUOTA_RESOURCES, `hugepages-<size>` or
+ *   `requests.hugepages-<size>` (size a positive quantity); with `/`, `count/<resource>` or
+ *   `count/<resource>.<group>` (lowercase, as API resources are named; not `count/pods`), an
+ *   extended resource (`example.com/gpu`) or its request form (`requests.example.com/gpu`);
+ * - everything else is rejected with the reason and what to use instead: `limits.*` (a
+ *   ResourceBinding carries only requests), `requests.storage` and per-storage-class names (a binding
+ *   carries no claims' sizes), `services.nodeports`/`services.loadbalancers` (nor a Service's type),
+ *   `kubernetes.io/*` names (no container requests them as extended resources).
  * Values: valid quantities (strings, or numbers as the CRD's int-or-string allows), >= 0, and whole
  * numbers for object counts and extended resources (isIntegerQuotaResource).
  */
@@ -21,11 +23,12 @@ import { isJsonObject, SCOPE_SELECTOR_OPERATORS } from '#api';
 import {
   COUNT_PREFIX,
   HUGEPAGES_PREFIX,
+  isEnforcedQuotaKey,
   isIntegerQuotaResource,
-  isStandardQuotaResource,
   LIMITS_PREFIX,
   REQUESTS_PREFIX,
   STANDARD_QUOTA_RESOURCES,
+  STORAGE_CLASS_SUFFIX,
   stripRequests,
 } from './resource-names.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
@@ -83,64 +86,73 @@ function qualifiedNameErrors(name: string): string[] {
   return errors;
 }
 
-/** Standard ResourceQuota names that count Services by type: nothing in a binding tells the type. */
-const SERVICE_TYPE_COUNTS = new Set(['services.nodeports', 'services.loadbalancers']);
-const ENFORCEABLE_STANDARD_NAMES = STANDARD_QUOTA_RESOURCES.filter((name) => !SERVICE_TYPE_COUNTS.has(name));
+const SERVICE_TYPE_REASON =
+  "a ResourceBinding does not carry a Service's type, so node ports and load balancers cannot be " +
+  'charged at admission; limit services (or count/services) here, and';
+const CLAIM_STORAGE_REASON =
+  'a ResourceBinding does not carry the persistent volume claims of its workload, nor their sizes, so ' +
+  'the storage they request cannot be charged at admission; limit the number of claims with ' +
+  'persistentvolumeclaims (or count/persistentvolumeclaims) here, and';
 
-/** Why a `spec.hard` key is not accepted, or [] when it is. */
+/** Why a well-known key is not enforced, and what to use instead. */
+const NOT_ENFORCED_REASONS: Readonly<Record<string, string>> = {
+  'services.nodeports': `${SERVICE_TYPE_REASON} services.nodeports with a ResourceQuota in each member cluster`,
+  'services.loadbalancers': `${SERVICE_TYPE_REASON} services.loadbalancers with a ResourceQuota in each member cluster`,
+  'requests.storage': `${CLAIM_STORAGE_REASON} requests.storage with a ResourceQuota in each member cluster`,
+  storage: `${CLAIM_STORAGE_REASON} requests.storage with a ResourceQuota in each member cluster`,
+  'count/pods':
+    "a workload's pods are charged and observed under pods, which counts the pods that have not finished; " +
+    'use pods',
+};
+
+/**
+ * Why a `spec.hard` key is not accepted, or [] when it is. A key is accepted only when it is
+ * enforced (isEnforcedQuotaKey: charged to bindings and observed in the members) and well formed;
+ * every other key gets a message naming it and what to use instead.
+ */
 export function quotaResourceNameErrors(name: string): string[] {
-  if (name.startsWith(LIMITS_PREFIX)) {
-    const resource = name.slice(LIMITS_PREFIX.length);
-    return [
-      `${name} is not supported: a ResourceBinding carries only resource requests, so limits cannot be ` +
-        `enforced; use ${REQUESTS_PREFIX}${resource} or ${resource}`,
-    ];
-  }
-  if (SERVICE_TYPE_COUNTS.has(name)) {
-    return [
-      `${name} is not supported: a ResourceBinding does not carry a Service's type, so node ports and ` +
-        'load balancers cannot be charged at admission; limit services (or count/services) here, and ' +
-        `${name} with a ResourceQuota in each member cluster`,
-    ];
-  }
   const syntax = qualifiedNameErrors(name);
   if (syntax.length > 0) return syntax;
+  if (isEnforcedQuotaKey(name)) return formatErrors(name);
+  return [notEnforcedMessage(name)];
+}
 
-  if (!name.includes('/')) {
-    if (isStandardQuotaResource(name)) {
-      const hugepages = stripRequests(name) ?? name;
-      if (hugepages.startsWith(HUGEPAGES_PREFIX)) return hugePageSizeErrors(name, hugepages);
-      return [];
-    }
-    if (name === 'storage') {
-      return [
-        'storage is not a quota resource: use requests.storage to limit the storage requested by claims',
-      ];
-    }
+/** A huge page size or a counted resource that cannot be read. */
+function formatErrors(name: string): string[] {
+  const hugepages = stripRequests(name) ?? name;
+  if (hugepages.startsWith(HUGEPAGES_PREFIX)) return hugePageSizeErrors(name, hugepages);
+  if (name.startsWith(COUNT_PREFIX) && !RESOURCE_AND_GROUP.test(name.slice(COUNT_PREFIX.length))) {
     return [
-      `${name} is not a standard quota resource: use one of ${ENFORCEABLE_STANDARD_NAMES.join(', ')}, ` +
-        `hugepages-<size>, requests.hugepages-<size>, or a fully qualified name such as ${EXAMPLES}`,
-    ];
-  }
-
-  if (name.startsWith(COUNT_PREFIX)) {
-    const resource = name.slice(COUNT_PREFIX.length);
-    if (!RESOURCE_AND_GROUP.test(resource)) {
-      return [
-        `${name} must name an API resource as count/<resource>.<group> (count/<resource> for the core group), ` +
-          'in lowercase plural form, e.g. count/deployments.apps or count/services',
-      ];
-    }
-    return [];
-  }
-  const prefix = name.slice(0, name.indexOf('/'));
-  if (prefix.endsWith('.storageclass.storage.k8s.io')) {
-    return [
-      `${name} is not supported: storage requested per storage class is not tracked; ` +
-        'use requests.storage or count/persistentvolumeclaims',
+      `${name} must name an API resource as count/<resource>.<group> (count/<resource> for the core group), ` +
+        'in lowercase plural form, e.g. count/deployments.apps or count/services',
     ];
   }
   return [];
+}
+
+function notEnforcedMessage(name: string): string {
+  if (name.startsWith(LIMITS_PREFIX)) {
+    const resource = name.slice(LIMITS_PREFIX.length);
+    return (
+      `${name} is not supported: a ResourceBinding carries only resource requests, so limits cannot be ` +
+      `enforced; use ${REQUESTS_PREFIX}${resource} or ${resource}`
+    );
+  }
+  if (Object.hasOwn(NOT_ENFORCED_REASONS, name))
+    return `${name} is not supported: ${NOT_ENFORCED_REASONS[name]}`;
+  if (!name.includes('/')) {
+    return (
+      `${name} is not a standard quota resource: use one of ${STANDARD_QUOTA_RESOURCES.join(', ')}, ` +
+      `hugepages-<size>, requests.hugepages-<size>, or a fully qualified name such as ${EXAMPLES}`
+    );
+  }
+  if (name.slice(0, name.indexOf('/')).endsWith(STORAGE_CLASS_SUFFIX)) {
+    return `${name} is not supported: storage requested per storage class is not tracked; ${CLAIM_STORAGE_REASON} ${name} with a ResourceQuota in each member cluster`;
+  }
+  return (
+    `${name} is not supported: no ResourceBinding is charged for it, so it cannot be enforced; use an ` +
+    `extended resource (a name outside kubernetes.io) or an object count, e.g. ${EXAMPLES}`
+  );
 }
 
 function hugePageSizeErrors(name: string, hugepages: string): string[] {
