@@ -678,17 +678,6 @@ describe('admitBatch: the fixes of the accounting review', () => {
     expect(admit([fresh], [item('web', { pods: '1' })]).decisions).toEqual([ALLOWED]);
   });
 
-  it("F4: an UPDATE over a claim of another uid keeps that claim's reserved and does not hold its charge", () => {
-    const state = quota('team-a', { cpu: '10' }, { cpu: '0' }, [
-      reservation('x', { cpu: '4' }, { cpu: '4' }, { uid: 'u2', expirationTime: EXPIRES }),
-    ]);
-    const result = admit([state], [item('x', { cpu: '6' }, { uid: 'u1', old: { cpu: '4' } })]);
-    expect(result.decisions).toEqual([ALLOWED]);
-    expect(view(result.quotas[0])).toEqual([
-      { name: 'x', uid: 'u1', reserved: { cpu: '6' }, charge: { cpu: '6' }, expirationTime: EXPIRES },
-    ]);
-  });
-
   it('F8: items asking nothing are answered without awaiting a write, beside items that do', () => {
     const state = quota('team-a', { cpu: '10' });
     const result = admit(

@@ -29,8 +29,9 @@
  *
  * A reservation of the same name but another uid belongs to another object of that name (a create
  * retried under a new uid, or a name reused): it is never held by this object, but an admitted item
- * keeps its `reserved` in the entry it writes (under its own uid) instead of dropping it, since it may
- * be holding the unobserved charge of the stored object (the reconciler settles the entry later).
+ * keeps its `reserved` and pending charge in the entry it writes instead of dropping them, since they
+ * may hold the stored object's charge; an entry merging two objects' pending claims names no uid (the
+ * reconciler settles it against whichever object of the name is stored).
  *
  * Before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
  * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for.
@@ -91,7 +92,7 @@ export interface BatchResult {
   decisions: Decision[];
   /**
    * One per item: true for an admitted item whose answer depends on the quotas' write landing (it
-   * changed a reservation). Items that need nothing from any quota can be answered at once.
+   * changed a reservation, or relies on a claim this batch wrote). The others can be answered at once.
    */
   awaitsWrite: boolean[];
   /** The new states, in the given order (an unchanged quota is returned as given). */
@@ -142,6 +143,8 @@ interface WorkingQuota {
   readonly index: Map<string, number>;
   total: ResourceList;
   changed: boolean;
+  /** Bindings whose entry this batch changed: an item relying on one waits for the write too. */
+  readonly touched: Set<string>;
 }
 
 function workingQuota(state: QuotaState): WorkingQuota {
@@ -158,6 +161,7 @@ function workingQuota(state: QuotaState): WorkingQuota {
     index,
     total: sumReserved(entries),
     changed: false,
+    touched: new Set(),
   };
 }
 
@@ -166,7 +170,7 @@ interface Plan {
   quota: WorkingQuota;
   /** The binding's existing reservation, of whatever uid. */
   existing?: ReservationEntry;
-  /** What the existing reservation claims for this same object while pending ({} if nothing). */
+  /** What the existing reservation claims while pending, whatever its uid ({} if nothing). */
   pending: ResourceList;
   charge: ResourceList;
   increase: ResourceList;
@@ -185,13 +189,13 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
   const position = quota.index.get(bindingKeyString(item.binding));
   const existing = position === undefined ? undefined : quota.entries[position];
   const claimUntil = (at: Date): ResourceList =>
-    existing !== undefined &&
-    sameObject(existing, item.binding) &&
-    existing.expirationTime !== undefined &&
-    !isExpired(existing, at)
+    existing !== undefined && existing.expirationTime !== undefined && !isExpired(existing, at)
       ? maskList(existing.charge, keys)
       : {};
-  const claimed = claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000));
+  const claimed =
+    existing !== undefined && sameObject(existing, item.binding)
+      ? claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000))
+      : {};
   const increase = excess(charge, maxLists(stored, claimed));
   if (Object.keys(increase).length === 0) return undefined;
   return { quota, existing, pending: claimUntil(options.now), charge, increase };
@@ -234,8 +238,12 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
     charge: maxLists(p.pending, p.charge),
     expirationTime: new Date(options.now.getTime() + options.ttlSeconds * 1000).toISOString(),
   };
+  // A pending claim of another object of the name is merged, not taken over: the entry then names no
+  // uid, which the reconciler settles against whichever object of the name is stored.
+  const mergesOther =
+    p.existing !== undefined && !sameObject(p.existing, item.binding) && Object.keys(p.pending).length > 0;
   const uid = item.binding.uid ?? p.existing?.binding.uid;
-  if (uid !== undefined) next.binding.uid = uid;
+  if (uid !== undefined && !mergesOther) next.binding.uid = uid;
 
   quota.total = addLists(quota.total, p.increase);
   const position = quota.index.get(bindingKeyString(item.binding));
@@ -246,6 +254,7 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
     quota.entries.push(next);
   }
   quota.changed = true;
+  quota.touched.add(bindingKeyString(item.binding));
 }
 
 /**
@@ -296,7 +305,8 @@ export function admitBatch(
     }
     if (!item.dryRun) {
       for (const p of plans) apply(p, item, options);
-      awaitsWrite[i] = plans.length > 0;
+      const key = bindingKeyString(item.binding);
+      awaitsWrite[i] = plans.length > 0 || applicable.some((w) => w.touched.has(key));
     }
     return { allowed: true };
   });

@@ -7,7 +7,8 @@
  * finished (workloadFinished: completed pods hold no quota, as in Kubernetes).
  *
  * For every binding, `reserved = max(0, effective - observed)`, `observed` being its workload's usage
- * summed over the clusters:
+ * summed over the clusters when the quota's `used` counts it (a scoped quota counts only workloads of
+ * bindings in its scopes; a claim that moves a running workload into a scope reserves all of it):
  * - a PENDING entry (expirationTime after `now`) claims `entry.charge` for changes admitted but maybe not
  *   stored yet: `effective = max(entry.charge, stored)`, kept with its expiration even when it reserves
  *   nothing. Nobody shrinks or drops a claim before it expires: admissions rely on it (admission.ts);
@@ -17,14 +18,16 @@
  * `now` must not be later than the start of the binding list: a claim counts as expired only if it
  * expired before the list began, so that the list shows every change that relied on it.
  *
- * Entries whose binding is missing: a pending one is kept (a create admitted, not stored yet), another
- * one is dropped; one whose uid is among `deletedBindingUids` is dropped at once, like one whose
- * binding is being deleted.
+ * Entries whose binding is missing: a pending one is kept, reserving its whole charge (a create admitted,
+ * not stored yet), another one is dropped; one whose uid is among `deletedBindingUids` is dropped at once, like one whose
+ * binding is being deleted (a stored binding of that name with another uid is then derived). An entry
+ * without a uid (one that merged two objects' claims) is settled against whichever object is stored.
  * An entry of another uid than the stored binding of its name belongs to an object that was admitted
  * but not stored (a create retried under a new uid while the first one was stored, which then fails
- * with AlreadyExists): it is kept while pending, except that once `now` is `landingWindowSeconds`
- * past its admission (expirationTime - ttlSeconds) its create has been tried and failed, so it is
- * settled at once against the stored binding, under that binding's uid.
+ * with AlreadyExists): while pending it claims the larger of its charge and the stored binding's
+ * (the name has one entry), except that once `now` is `landingWindowSeconds` past its admission
+ * (expirationTime - ttlSeconds) its create has been tried and failed, so it is settled at once
+ * against the stored binding, under that binding's uid.
  * A second entry for one binding is reported and dropped. Entries keep their order; entries derived for
  * bindings that had none follow, by name.
  */
@@ -47,6 +50,11 @@ export interface SettleInput {
   views: readonly ClusterView[];
   /** Bindings of the quota's namespace by name. */
   bindings: ReadonlyMap<string, ResourceBinding>;
+  /**
+   * Whether the quota's `used` counts this binding's workload (a scoped quota counts only workloads
+   * of bindings in its scopes): only usage counted in `used` may be taken off a reservation.
+   */
+  countsUsageOf: (rb: ResourceBinding) => boolean;
   now: Date;
   deletedBindingUids?: ReadonlySet<string>;
   timing?: ClaimTiming;
@@ -109,10 +117,14 @@ function storedCharge(rb: ResourceBinding, input: SettleInput): ResourceList {
   return removeZeros(maskList(charged.charge, input.hardKeys));
 }
 
+/** The usage observed for the binding that the quota's `used` counts. */
+const countedUsage = (rb: ResourceBinding, input: SettleInput): ResourceList =>
+  input.countsUsageOf(rb) ? observedIn(rb, input.views) : {};
+
 /** The entry a stored binding gets from its own charge alone, or undefined when it reserves nothing. */
 function derived(rb: ResourceBinding, input: SettleInput): ReservationEntry | undefined {
   const charge = storedCharge(rb, input);
-  const reserved = positivePart(subtractLists(charge, observedIn(rb, input.views)));
+  const reserved = positivePart(subtractLists(charge, countedUsage(rb, input)));
   if (Object.keys(reserved).length === 0) return undefined;
   const binding = {
     namespace: rb.metadata?.namespace ?? input.quota.metadata?.namespace ?? '',
@@ -139,16 +151,21 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
     reserved: removeZeros(maskList(entry.reserved, input.hardKeys)),
     charge: removeZeros(maskList(entry.charge, input.hardKeys)),
   });
-  if (rb === undefined) return pending ? masked() : undefined;
+  // No stored object to observe usage for: the claim reserves its whole charge (usage seen for the
+  // workload's name belongs to an older object, whose pods are going).
+  if (rb === undefined) return pending ? { ...masked(), reserved: masked().charge } : undefined;
   const uid = rb.metadata?.uid;
   const otherObject = entry.binding.uid !== undefined && !!uid && uid !== entry.binding.uid;
-  if (otherObject) return pending && !provenUnstored(entry, input) ? masked() : 'derive';
-  if (terminating(rb)) return undefined;
+  if (otherObject && (!pending || provenUnstored(entry, input))) return 'derive';
+  if (entry.binding.uid !== undefined && terminating(rb)) return undefined;
   if (!pending) return 'derive';
-  const effective = maxLists(removeZeros(maskList(entry.charge, input.hardKeys)), storedCharge(rb, input));
+  // A claim, of this object or of another one of its name that may still be stored: it holds the
+  // stored binding's charge too, since the name has one entry.
+  const effective = maxLists(masked().charge, storedCharge(rb, input));
   const next: ReservationEntry = {
-    binding: uid ? { ...entry.binding, uid } : { ...entry.binding },
-    reserved: positivePart(subtractLists(effective, observedIn(rb, input.views))),
+    // Kept under its own uid, or none: a claim of no uid may be for either object of the name.
+    binding: { ...entry.binding },
+    reserved: positivePart(subtractLists(effective, countedUsage(rb, input))),
     charge: effective,
   };
   next.expirationTime = entry.expirationTime;
@@ -172,7 +189,15 @@ export function settleReservations(
     }
     seen.add(key);
     const settled = settle(entry, input);
-    const next = settled === 'derive' ? derived(input.bindings.get(entry.binding.name)!, input) : settled;
+    // An entry dropped for a deleted object leaves the stored object of its name (another one) to derive.
+    const rb = input.bindings.get(entry.binding.name);
+    const stored =
+      rb !== undefined && !input.deletedBindingUids?.has(rb.metadata?.uid ?? '') ? rb : undefined;
+    const next =
+      settled === 'derive' ||
+      (settled === undefined && stored !== undefined && stored.metadata?.uid !== entry.binding.uid)
+        ? stored && derived(stored, input)
+        : settled;
     if (next !== undefined) result.push(next);
   }
   const namespace = input.quota.metadata?.namespace ?? '';

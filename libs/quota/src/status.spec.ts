@@ -451,8 +451,8 @@ describe('computeQuotaStatus: missing bindings', () => {
     ['deleted binding (no expiration): dropped at once', res('web', { cpu: '1' }), [], []],
     [
       'binding being deleted: released at once, even while pending',
-      res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
-      [rb('web', { cpu: '1', deleting: true })],
+      res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'u1', expirationTime: UNEXPIRED }),
+      [rb('web', { cpu: '1', uid: 'u1', deleting: true })],
       [],
     ],
     [
@@ -475,16 +475,29 @@ describe('computeQuotaStatus: missing bindings', () => {
       [],
     ],
     [
-      'uid mismatch, unexpired: kept as it is, not settled against the other object',
+      "uid mismatch, unexpired: the claim holds the larger of its charge and the stored object's",
       res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED }),
       [rb('web', { cpu: '4', uid: 'old' })],
-      [res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED })],
+      [
+        res(
+          'web',
+          { cpu: '4', pods: '1' },
+          { cpu: '4', pods: '1' },
+          { uid: 'new', expirationTime: UNEXPIRED },
+        ),
+      ],
     ],
     [
       'uid on one side only: the same binding, under its uid',
       res('web', { cpu: '1' }, { cpu: '1' }),
       [rb('web', { cpu: '1', uid: 'u1' })],
       [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'u1' })],
+    ],
+    [
+      'a claim of no uid (two objects merged) outlives a binding being deleted until it lapses',
+      res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
+      [rb('web', { cpu: '1', uid: 'u1', deleting: true })],
+      [res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED })],
     ],
     [
       'matching uid: the same binding',
@@ -888,8 +901,11 @@ describe('computeQuotaStatus: invalid input is reported, never thrown', () => {
       expect.stringMatching(/^status\.reservations\[1\]\.reserved\[cpu\]: /),
       'status.reservations: more than one reservation for ResourceBinding team-a/web; only the first is kept',
     ]);
-    expect(result.status.reservations).toEqual([res('web', {}, { cpu: '1' }, { expirationTime: UNEXPIRED })]);
-    expect(result.status.reserved).toEqual({});
+    // Pending with no stored binding: the whole charge is reserved.
+    expect(result.status.reservations).toEqual([
+      res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
+    ]);
+    expect(result.status.reserved).toEqual({ cpu: '1' });
   });
 
   it('a bad status.used (about to be replaced) is not a problem', () => {
@@ -1001,8 +1017,15 @@ describe('computeQuotaStatus: claims of another uid (a create retried under a ne
       timing: { ttlSeconds: 120, landingWindowSeconds },
     });
 
-  it('F4: kept while its create may still land', () => {
-    expect(at(kq({ reservations: [phantom] }), 60).status.reservations).toEqual([phantom]);
+  it('F4: kept while its create may still land, holding the stored binding too', () => {
+    expect(at(kq({ reservations: [phantom] }), 60).status.reservations).toEqual([
+      res(
+        'web',
+        { cpu: '2', pods: '1' },
+        { cpu: '2', pods: '1' },
+        { uid: 'retried', expirationTime: '2026-11-22T10:01:30.250Z' },
+      ),
+    ]);
   });
 
   it('F4: settled against the stored binding once its create has been tried (landing window past)', () => {

@@ -226,6 +226,10 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     hardKeys,
     views,
     bindings: bindingsByName,
+    countsUsageOf: (rb) => {
+      const key = bindingWorkloadKey(rb);
+      return !scoped || (key !== undefined && inScope.has(key));
+    },
     now,
     deletedBindingUids: input.deletedBindingUids,
     timing: input.timing,

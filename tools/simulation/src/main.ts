@@ -1,0 +1,54 @@
+/**
+ * `npm run sim -- --seeds N [--seed S] [--path P]`: hunts for accounting bugs with N random
+ * interleavings (simulation.ts), printing progress; a failure prints its seed, the shrunk (shortest)
+ * action list and its trace, and `--seed S --path P` replays it.
+ */
+import fc from 'fast-check';
+import { parseArgs } from 'node:util';
+import { actionsArbitrary, describeActions } from './actions.js';
+import { exercised, simulate } from './simulation.js';
+
+const { values } = parseArgs({
+  options: {
+    seeds: { type: 'string', default: '1000' },
+    seed: { type: 'string' },
+    path: { type: 'string' },
+  },
+});
+const runs = Number(values.seeds);
+const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
+  console.error('usage: npm run sim -- --seeds N [--seed S] [--path P]  (N and S whole numbers)');
+  process.exit(2);
+}
+
+let done = 0;
+let steps = 0;
+const started = Date.now();
+const result = await fc.check(
+  fc.asyncProperty(actionsArbitrary, async (actions) => {
+    const violation = await simulate(actions);
+    done++;
+    steps += actions.length;
+    if (done % 100 === 0)
+      console.error(`${done}/${runs} runs, ${steps} steps, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    return violation === undefined;
+  }),
+  { seed, numRuns: runs, ...(values.path ? { path: values.path } : {}) },
+);
+
+if (!result.failed) {
+  console.log(
+    `no violation in ${runs} runs (${steps} steps, seed ${seed}, ${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(exercised)}`,
+  );
+  process.exit(0);
+}
+const actions = result.counterexample![0];
+const violation = await simulate(actions);
+console.log(
+  `VIOLATION (seed ${seed}, path ${result.counterexamplePath}; replay: npm run sim -- --seeds 1 --seed ${seed} --path ${result.counterexamplePath})`,
+);
+console.log(`${violation?.invariant} at step ${violation?.step}: ${violation?.message}`);
+console.log(`shortest actions found (${actions.length}): ${describeActions(actions)}`);
+console.log(`trace:\n${violation?.trace.join('\n')}`);
+process.exit(1);

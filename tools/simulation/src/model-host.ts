@@ -1,0 +1,100 @@
+/**
+ * The host API server as the accounting simulation models it: KarmadaQuotas and ResourceBindings with
+ * resourceVersions and compare-and-swap, every read and write an operation that completes only when
+ * the simulation says so (its linearization point), so any interleaving of the services can be tried.
+ */
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { ConflictError, type QuotaStore } from '#service-kit';
+
+export const NAMESPACE = 'team-a';
+
+/** A host operation waiting for the simulation to complete it. */
+export interface PendingOperation {
+  /** Who asked and what, for traces. */
+  label: string;
+  complete: () => void;
+}
+
+export class ModelHost {
+  private version = 1;
+  readonly quotas = new Map<string, KarmadaQuota>();
+  readonly bindings = new Map<string, ResourceBinding>();
+  readonly pending: PendingOperation[] = [];
+  /** Quota changes as a watch would report them, in order. */
+  readonly quotaEvents: KarmadaQuota[] = [];
+  writes = 0;
+  conflicts = 0;
+
+  nextVersion(): string {
+    return String(this.version++);
+  }
+
+  putQuota(quota: KarmadaQuota): void {
+    const stored = structuredClone(quota);
+    stored.metadata = { ...stored.metadata, resourceVersion: this.nextVersion() };
+    this.quotas.set(stored.metadata.name!, stored);
+    this.quotaEvents.push(structuredClone(stored));
+  }
+
+  /** An operation that runs against the host state when completed. */
+  operation<T>(label: string, run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({
+        label,
+        complete: () => {
+          try {
+            resolve(run());
+          } catch (err) {
+            reject(err as Error);
+          }
+        },
+      });
+    });
+  }
+
+  /** Completes the pending operation at `index` (modulo the number pending); false if none. */
+  completeOne(index: number): string | undefined {
+    if (this.pending.length === 0) return undefined;
+    const [op] = this.pending.splice(index % this.pending.length, 1);
+    op!.complete();
+    return op!.label;
+  }
+
+  listQuotas(who: string): Promise<KarmadaQuota[]> {
+    return this.operation(`${who} lists quotas`, () =>
+      [...this.quotas.values()].map((q) => structuredClone(q)),
+    );
+  }
+
+  getQuota(who: string, name: string): Promise<KarmadaQuota> {
+    return this.operation(`${who} reads quota ${name}`, () => structuredClone(this.quotas.get(name)!));
+  }
+
+  writeQuotaStatus(who: string, quota: KarmadaQuota): Promise<KarmadaQuota> {
+    const name = quota.metadata!.name!;
+    return this.operation(`${who} writes quota ${name}`, () => {
+      const current = this.quotas.get(name)!;
+      if (current.metadata?.resourceVersion !== quota.metadata?.resourceVersion) {
+        this.conflicts++;
+        throw new ConflictError(`KarmadaQuota ${name} changed meanwhile`);
+      }
+      this.writes++;
+      this.putQuota({ ...current, status: structuredClone(quota.status) });
+      return structuredClone(this.quotas.get(name)!);
+    });
+  }
+
+  listBindings(who: string): Promise<ResourceBinding[]> {
+    return this.operation(`${who} lists bindings`, () =>
+      [...this.bindings.values()].map((b) => structuredClone(b)),
+    );
+  }
+
+  /** A QuotaStore over this host for one service. */
+  quotaStore(who: string): QuotaStore {
+    return {
+      list: () => this.listQuotas(who),
+      writeStatus: (quota) => this.writeQuotaStatus(who, quota),
+    };
+  }
+}

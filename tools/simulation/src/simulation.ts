@@ -1,0 +1,538 @@
+/**
+ * A deterministic simulation of the accounting (docs/accounting.md): the real admission core and CAS
+ * rounds of two webhook replicas (one behind the watch-fed cache), the real reconcile loop, Karmada-like
+ * clients and a member cluster, all against a model host (model-host.ts). A run is a list of actions;
+ * every host operation completes only when an action says so, so the actions choose the interleaving.
+ * After every action the invariants are checked against an independent recount:
+ * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted);
+ * - ACCOUNTED: once a quota's usage is known, used + reserved covers every stored binding's charge
+ *   (the accounting never under-counts, which is what makes the next admission safe).
+ * At the end everything is drained, time passes every claim's expiration, and after a reconcile
+ * used + reserved must EQUAL the recount, and each reservation max(0, charge - observed) (EXACT).
+ */
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { bindingCharge, type ObservedCluster } from '#quota';
+import { parseResourceList } from '#quantity';
+import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js';
+import { asksNothing, bindingChange } from '../../../apps/webhook/src/admission-strategy.js';
+import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
+import { reconcileQuotas } from '../../../apps/reconciler/src/reconcile-loop.js';
+import { ModelHost, NAMESPACE } from './model-host.js';
+
+/** Binding names the clients use, each with its cpu request per replica (millicores). */
+export const BINDINGS = [
+  { name: 'b0', cpuMilli: 500 },
+  { name: 'b1', cpuMilli: 1000 },
+  { name: 'b2', cpuMilli: 1500 },
+  { name: 'b3', cpuMilli: 700 },
+  { name: 'b4', cpuMilli: 300 },
+] as const;
+
+/** The quotas: one for the namespace, one scoped to the `high` priority class. */
+export const QUOTAS = [
+  { name: 'all', hard: { cpu: 10_000, pods: 12 }, highOnly: false },
+  { name: 'high', hard: { cpu: 4_000 }, highOnly: true },
+] as const;
+
+export const TIMING = { ttlSeconds: 120, landingWindowSeconds: 60 };
+const DEADLINE_MS = 5_000;
+export const MAX_REPLICAS = 6;
+
+export type Action =
+  | { t: 'create'; b: number; replicas: number; high: boolean; replica: number; dryRun: boolean }
+  | { t: 'update'; b: number; replicas: number; high: boolean; replica: number }
+  | { t: 'delete'; b: number }
+  | { t: 'complete'; i: number }
+  | { t: 'land'; i: number }
+  | { t: 'reconcile' }
+  | { t: 'publish' }
+  | { t: 'pods'; b: number; n: number }
+  | { t: 'evict'; b: number; n: number }
+  | { t: 'deliver' }
+  | { t: 'tick'; ms: number };
+
+interface Request {
+  id: number;
+  label: string;
+  object: ResourceBinding;
+  /** For an UPDATE: the stored resourceVersion it was admitted against. */
+  oldVersion?: string;
+  startedAt: number;
+  answerBy: number;
+  dryRun: boolean;
+  answer?: 'allowed' | 'refused';
+  done: boolean;
+}
+
+export interface Violation {
+  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR';
+  message: string;
+  step: number;
+  trace: string[];
+}
+
+const charge = (rb: ResourceBinding): { cpu: number; pods: number } => {
+  const replicas = rb.spec?.replicas ?? 0;
+  const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
+  return { cpu: cpu * replicas, pods: replicas };
+};
+
+const isHigh = (rb: ResourceBinding): boolean => rb.spec?.replicaRequirements?.priorityClassName === 'high';
+
+const milli = (value: unknown, key: string): number => {
+  const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
+  return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
+};
+
+function bindingObject(
+  b: number,
+  uid: string,
+  replicas: number,
+  high: boolean,
+  version: string,
+): ResourceBinding {
+  const { name, cpuMilli } = BINDINGS[b]!;
+  return {
+    apiVersion: 'work.karmada.io/v1alpha2',
+    kind: 'ResourceBinding',
+    metadata: { name, namespace: NAMESPACE, uid, resourceVersion: version },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NAMESPACE },
+      replicas,
+      replicaRequirements: {
+        resourceRequest: { cpu: `${cpuMilli}m` },
+        ...(high ? { priorityClassName: 'high' } : {}),
+      },
+      placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
+      clusters: replicas > 0 ? [{ name: 'member1', replicas }] : [],
+    },
+  };
+}
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/** What the runs exercised, summed over every simulation in the process (a test that cannot fail is no test). */
+export const exercised = {
+  allowed: 0,
+  denied: 0,
+  failedClosed: 0,
+  stored: 0,
+  notStored: 0,
+  quotaWrites: 0,
+  conflicts: 0,
+  violationsChecked: 0,
+};
+
+export class Simulation {
+  readonly host = new ModelHost();
+  now = Date.parse('2026-11-23T00:00:00Z');
+  private readonly clock = () => this.now;
+  private readonly cache: CachedQuotaStore;
+  private readonly replicas: AdmissionBatcher[];
+  private readonly requests: Request[] = [];
+  private nextId = 0;
+  private delivered = 0;
+  /** Pods running per binding name (uid they belong to, replicas). */
+  private readonly pods = new Map<string, { uid: string; replicas: number }>();
+  private published: ObservedCluster[] | undefined;
+  private readonly deletedUids = new Set<string>();
+  private reconciles = 0;
+  readonly trace: string[] = [];
+  private failure?: Error;
+
+  constructor() {
+    for (const q of QUOTAS) {
+      const hard = Object.fromEntries(
+        Object.entries(q.hard).map(([k, v]) => [k, k === 'cpu' ? `${v}m` : String(v)]),
+      );
+      this.host.putQuota({
+        apiVersion: 'quota.karmada.io/v1alpha1',
+        kind: 'KarmadaQuota',
+        metadata: { name: q.name, namespace: NAMESPACE, uid: `quota-${q.name}`, generation: 1 },
+        spec: {
+          hard,
+          ...(q.highOnly
+            ? {
+                scopeSelector: {
+                  matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+                },
+              }
+            : {}),
+        },
+      } as KarmadaQuota);
+    }
+    const options = { ...TIMING, maxConflictRetries: 10, clock: this.clock };
+    this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1'));
+    this.cache.setWatching(true);
+    this.delivered = this.host.quotaEvents.length;
+    this.replicas = [
+      new AdmissionBatcher(this.host.quotaStore('webhook-0'), options),
+      new AdmissionBatcher(this.cache, options),
+    ];
+  }
+
+  private log(line: string): void {
+    this.trace.push(`t+${((this.now - Date.parse('2026-11-23T00:00:00Z')) / 1000).toFixed(3)}s ${line}`);
+  }
+
+  private request(
+    label: string,
+    object: ResourceBinding,
+    replica: number,
+    dryRun: boolean,
+    old?: ResourceBinding,
+  ): void {
+    const req: Request = {
+      id: this.nextId++,
+      label,
+      object,
+      ...(old ? { oldVersion: old.metadata!.resourceVersion! } : {}),
+      startedAt: this.now,
+      answerBy: this.now + DEADLINE_MS,
+      dryRun,
+      done: false,
+    };
+    this.requests.push(req);
+    const change = bindingChange(
+      { namespace: NAMESPACE, name: object.metadata!.name! },
+      object,
+      bindingCharge(object).charge,
+      dryRun,
+      old,
+    );
+    if (asksNothing(change)) {
+      req.answer = 'allowed';
+      this.log(`request ${req.id} ${label}: allowed at once (asks nothing)`);
+      return;
+    }
+    this.log(`request ${req.id} ${label} sent to webhook-${replica}`);
+    this.replicas[replica]!.admit(change, req.answerBy).then(
+      (outcome) => {
+        if (req.answer !== undefined) return;
+        req.answer = outcome.allowed && this.now < req.answerBy ? 'allowed' : 'refused';
+        if (req.answer === 'allowed') exercised.allowed++;
+        else if ('unavailable' in outcome) exercised.failedClosed++;
+        else exercised.denied++;
+        this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
+      },
+      (err: unknown) => (this.failure = err as Error),
+    );
+  }
+
+  private versionOf(b: number): ResourceBinding | undefined {
+    return this.host.bindings.get(BINDINGS[b]!.name);
+  }
+
+  private async apply(action: Action): Promise<void> {
+    switch (action.t) {
+      case 'create': {
+        const uid = `uid-${this.nextId}`;
+        const rb = bindingObject(action.b, uid, action.replicas, action.high, '');
+        this.request(
+          `CREATE ${BINDINGS[action.b]!.name} (${uid}) replicas=${action.replicas}${action.high ? ' high' : ''}${action.dryRun ? ' dry-run' : ''}`,
+          rb,
+          action.replica,
+          action.dryRun,
+        );
+        break;
+      }
+      case 'update': {
+        const old = this.versionOf(action.b);
+        if (old === undefined || old.metadata?.deletionTimestamp) return;
+        const rb = bindingObject(
+          action.b,
+          old.metadata!.uid!,
+          action.replicas,
+          action.high,
+          old.metadata!.resourceVersion!,
+        );
+        this.request(
+          `UPDATE ${old.metadata!.name} ${old.spec!.replicas}->${action.replicas}${action.high ? ' high' : ''}`,
+          rb,
+          action.replica,
+          false,
+          old,
+        );
+        break;
+      }
+      case 'delete': {
+        const stored = this.versionOf(action.b);
+        if (stored === undefined) return;
+        this.host.bindings.delete(stored.metadata!.name!);
+        this.deletedUids.add(stored.metadata!.uid!);
+        this.pods.delete(stored.metadata!.name!);
+        this.log(`DELETE ${stored.metadata!.name} (${stored.metadata!.uid})`);
+        break;
+      }
+      case 'complete': {
+        const label = this.host.completeOne(action.i);
+        if (label) this.log(`host: ${label}`);
+        break;
+      }
+      case 'land': {
+        const open = this.requests.filter((r) => r.answer === 'allowed' && !r.done && !r.dryRun);
+        if (open.length === 0) return;
+        const req = open[action.i % open.length]!;
+        req.done = true;
+        this.land(req);
+        break;
+      }
+      case 'reconcile': {
+        if (this.published === undefined || this.reconciles >= 2) return;
+        this.reconciles++;
+        this.log('reconciler starts');
+        void this.reconcile().then(
+          () => this.reconciles--,
+          (err: unknown) => {
+            this.reconciles--;
+            this.log(`reconciler gave up: ${(err as Error).message}`);
+          },
+        );
+        break;
+      }
+      case 'publish':
+        this.published = [this.observed()];
+        this.log(
+          `member publishes ${JSON.stringify([...this.pods.entries()].map(([n, p]) => `${n}=${p.replicas}`))}`,
+        );
+        break;
+      case 'pods':
+      case 'evict': {
+        const stored = this.versionOf(action.b);
+        if (stored === undefined) return;
+        const name = stored.metadata!.name!;
+        const current = this.pods.get(name);
+        const running = current !== undefined && current.uid === stored.metadata!.uid ? current.replicas : 0;
+        const target = stored.spec!.replicas ?? 0;
+        const replicas =
+          action.t === 'pods' ? Math.min(target, running + action.n) : Math.max(0, running - action.n);
+        this.pods.set(name, { uid: stored.metadata!.uid!, replicas });
+        this.log(`member: ${name} runs ${replicas} pods`);
+        break;
+      }
+      case 'deliver': {
+        const event = this.host.quotaEvents[this.delivered];
+        if (event === undefined) return;
+        this.delivered++;
+        this.cache.observed(event, false);
+        break;
+      }
+      case 'tick':
+        this.now += action.ms;
+        for (const req of this.requests) {
+          if (req.answer === undefined && this.now >= req.answerBy) {
+            req.answer = 'refused';
+            exercised.failedClosed++;
+            this.log(`request ${req.id} timed out (fail closed)`);
+          }
+        }
+        break;
+    }
+  }
+
+  /** The API server stores an admitted change, if it still can (within its request timeout, CAS). */
+  private land(req: Request): void {
+    const name = req.object.metadata!.name!;
+    const stored = this.host.bindings.get(name);
+    if (this.now > req.startedAt + TIMING.landingWindowSeconds * 1000) {
+      this.log(`request ${req.id} abandoned: the API server's request timeout passed`);
+      return;
+    }
+    if (
+      req.oldVersion === undefined
+        ? stored !== undefined
+        : stored?.metadata?.resourceVersion !== req.oldVersion
+    ) {
+      exercised.notStored++;
+      this.log(
+        `request ${req.id} not stored: ${req.oldVersion === undefined ? 'AlreadyExists' : 'Conflict'}`,
+      );
+      return;
+    }
+    const object = structuredClone(req.object);
+    object.metadata!.resourceVersion = this.host.nextVersion();
+    this.host.bindings.set(name, object);
+    const pods = this.pods.get(name);
+    if (pods && (pods.uid !== object.metadata!.uid || pods.replicas > (object.spec!.replicas ?? 0)))
+      this.pods.set(name, {
+        uid: object.metadata!.uid!,
+        replicas: pods.uid === object.metadata!.uid ? (object.spec!.replicas ?? 0) : 0,
+      });
+    exercised.stored++;
+    this.log(`request ${req.id} stored: ${req.label}`);
+  }
+
+  private observed(): ObservedCluster {
+    return {
+      name: 'member1',
+      state: 'Ready',
+      lastSyncTime: new Date(this.now).toISOString(),
+      used: {},
+      workloads: [...this.pods.entries()]
+        .filter(([, p]) => p.replicas > 0)
+        .map(([name, p]) => {
+          const b = BINDINGS.find((x) => x.name === name)!;
+          return {
+            kind: 'Deployment',
+            name,
+            used: { cpu: `${b.cpuMilli * p.replicas}m`, pods: String(p.replicas) },
+          };
+        }),
+    };
+  }
+
+  private async reconcile(): Promise<void> {
+    const quotas = await this.host.listQuotas('reconciler');
+    const clusters = this.published!.map((c) => ({
+      ...c,
+      used: Object.fromEntries(
+        ['cpu', 'pods'].map((k) => [
+          k,
+          `${c.workloads.reduce((sum, w) => sum + milli((w.used as Record<string, string>)[k], k), 0)}${k === 'cpu' ? 'm' : ''}`,
+        ]),
+      ),
+    }));
+    await reconcileQuotas(
+      {
+        getQuota: (_ns, name) => this.host.getQuota('reconciler', name),
+        listBindings: () => this.host.listBindings('reconciler'),
+        writeStatus: (quota) => this.host.writeQuotaStatus('reconciler', quota),
+        clock: this.clock,
+      },
+      NAMESPACE,
+      quotas,
+      { clusters, deletedBindingUids: new Set(this.deletedUids), timing: TIMING, maxConflictRetries: 10 },
+      async () => {},
+      () => {},
+    );
+  }
+
+  /** The stored bindings a quota selects, by an independent recount. */
+  private inScope(quota: (typeof QUOTAS)[number]): ResourceBinding[] {
+    return [...this.host.bindings.values()].filter((b) => !quota.highOnly || isHigh(b));
+  }
+
+  private check(step: number): Violation | undefined {
+    exercised.violationsChecked++;
+    for (const q of QUOTAS) {
+      const bindings = this.inScope(q);
+      const status = this.host.quotas.get(q.name)!.status;
+      for (const [key, hard] of Object.entries(q.hard)) {
+        const stored = bindings.reduce((sum, b) => sum + charge(b)[key as 'cpu' | 'pods'], 0);
+        if (stored > hard) {
+          return this.violation(
+            'LIMIT',
+            step,
+            `quota ${q.name}: stored bindings charge ${key}=${stored} > hard ${hard}`,
+          );
+        }
+        if (status?.used === undefined || !(key in status.used)) continue;
+        const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
+        if (accounted < stored) {
+          return this.violation(
+            'ACCOUNTED',
+            step,
+            `quota ${q.name}: used+reserved ${key}=${accounted} < stored charges ${stored} (${JSON.stringify(status.reservations)})`,
+          );
+        }
+      }
+    }
+    return undefined;
+  }
+
+  private violation(invariant: Violation['invariant'], step: number, message: string): Violation {
+    return { invariant, message, step, trace: [...this.trace] };
+  }
+
+  /** Runs the actions, checking after each; then drains, settles and checks the exact recount. */
+  async run(
+    actions: readonly Action[],
+    options: { countedAtStart?: boolean } = {},
+  ): Promise<Violation | undefined> {
+    if (options.countedAtStart ?? true) {
+      // The quotas' usage is counted before the clients start (a run without it covers new quotas).
+      this.published = [this.observed()];
+      await this.reconcileToEnd();
+    }
+    for (const [step, action] of actions.entries()) {
+      await this.apply(action);
+      await flush();
+      if (this.failure) return this.violation('ERROR', step, this.failure.stack ?? String(this.failure));
+      const found = this.check(step);
+      if (found) return found;
+    }
+    const settled = await this.settle(actions.length);
+    exercised.quotaWrites += this.host.writes;
+    exercised.conflicts += this.host.conflicts;
+    return settled;
+  }
+
+  private async drain(): Promise<void> {
+    for (let guard = 0; guard < 10_000 && this.host.pending.length > 0; guard++) {
+      const label = this.host.completeOne(0);
+      if (label) this.log(`host: ${label}`);
+      await flush();
+    }
+  }
+
+  /** One reconcile with every host operation completed in order. */
+  private async reconcileToEnd(): Promise<void> {
+    this.reconciles++;
+    const done = this.reconcile();
+    await flush();
+    await this.drain();
+    await done;
+    this.reconciles--;
+  }
+
+  private async settle(step: number): Promise<Violation | undefined> {
+    this.log('-- settle: everything lands or times out, claims expire, pods catch up');
+    await this.drain();
+    for (const req of this.requests) {
+      if (req.answer === undefined) req.answer = 'refused';
+      if (req.answer === 'allowed' && !req.done && !req.dryRun) {
+        req.done = true;
+        this.land(req);
+      }
+    }
+    this.now += (TIMING.ttlSeconds + 1) * 1000;
+    this.published = [this.observed()];
+    for (let round = 0; round < 3; round++) await this.reconcileToEnd();
+    const found = this.check(step);
+    if (found) return found;
+    for (const q of QUOTAS) {
+      const status = this.host.quotas.get(q.name)!.status;
+      for (const key of Object.keys(q.hard)) {
+        let expectedUsed = 0;
+        let expectedReserved = 0;
+        for (const b of this.inScope(q)) {
+          const pods = this.pods.get(b.metadata!.name!);
+          const running = pods !== undefined && pods.uid === b.metadata!.uid ? pods.replicas : 0;
+          const perReplica = key === 'cpu' ? BINDINGS.find((x) => x.name === b.metadata!.name)!.cpuMilli : 1;
+          expectedUsed += running * perReplica;
+          expectedReserved += Math.max(0, charge(b)[key as 'cpu' | 'pods'] - running * perReplica);
+        }
+        const used = milli(status?.used?.[key], key);
+        const reserved = milli(status?.reserved?.[key], key);
+        if (used !== expectedUsed || reserved !== expectedReserved) {
+          return this.violation(
+            'EXACT',
+            step,
+            `quota ${q.name} after settling: used ${key}=${used} reserved=${reserved}, recount used=${expectedUsed} reserved=${expectedReserved} (${JSON.stringify(status?.reservations)})`,
+          );
+        }
+      }
+    }
+    return undefined;
+  }
+}
+
+/** Runs one simulation of `actions`. */
+export function simulate(
+  actions: readonly Action[],
+  options: { countedAtStart?: boolean } = {},
+): Promise<Violation | undefined> {
+  return new Simulation().run(actions, options);
+}
