@@ -530,9 +530,12 @@ export class Simulation {
 }
 
 /** Runs one simulation of `actions`. */
-export function simulate(
+export async function simulate(
   actions: readonly Action[],
-  options: { countedAtStart?: boolean } = {},
+  options: { countedAtStart?: boolean; trace?: string[] } = {},
 ): Promise<Violation | undefined> {
-  return new Simulation().run(actions, options);
+  const simulation = new Simulation();
+  const violation = await simulation.run(actions, options);
+  options.trace?.push(...simulation.trace);
+  return violation;
 }
