@@ -13,7 +13,7 @@ import {
   waitFor,
 } from '../tools/federation/src/index.js';
 import { metricValue } from '../tools/bench/src/stats.js';
-import { client, createNamespace, federation, uniqueName } from './support/federation.js';
+import { countNoUsage, client, createNamespace, federation, uniqueName } from './support/federation.js';
 import { binding } from './support/fixtures.js';
 
 /**
@@ -112,6 +112,7 @@ test('concurrent admissions each write their own status: never over the limit, l
       spec: { hard: { cpu: '10' } },
     },
   });
+  await countNoUsage(client(fed.host), namespace, 'team');
 
   const concurrent = await Promise.all(
     Array.from({ length: 30 }, (_, i) => admit(binding(namespace, `rb-${i}`))),

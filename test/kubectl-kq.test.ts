@@ -16,7 +16,7 @@ import {
   startServices,
   writeKubeconfig,
 } from '../tools/federation/src/index.js';
-import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
+import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
 import { binding, deployment, karmadaQuota, pod } from './support/fixtures.js';
 
 /**
@@ -82,12 +82,15 @@ async function namespaceEverywhere(): Promise<string> {
   return namespace;
 }
 
-const createQuota = (namespace: string, name: string, hard: Record<string, string>) =>
-  objects().createNamespacedCustomObject({
+/** Creates the quota and waits for the reconciler to count its usage (until then increases are refused). */
+const createQuota = async (namespace: string, name: string, hard: Record<string, string>) => {
+  await objects().createNamespacedCustomObject({
     ...KARMADA_QUOTA,
     namespace,
     body: karmadaQuota(namespace, name, hard),
   });
+  await usageCounted(host(), namespace, name);
+};
 
 const readQuota = (namespace: string, name: string) =>
   objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name }) as Promise<KarmadaQuota>;

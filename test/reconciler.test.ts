@@ -14,7 +14,7 @@ import {
   startServices,
   type RunningService,
 } from '../tools/federation/src/index.js';
-import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
+import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
 import { karmadaQuota, binding as shapedBinding, deployment, pod } from './support/fixtures.js';
 
 /**
@@ -81,12 +81,15 @@ async function namespaceEverywhere(): Promise<string> {
   return namespace;
 }
 
-const createQuota = (namespace: string, hard: Record<string, string>) =>
-  objects().createNamespacedCustomObject({
+/** Creates the quota and waits for the reconciler to count its usage (until then increases are refused). */
+const createQuota = async (namespace: string, hard: Record<string, string>) => {
+  await objects().createNamespacedCustomObject({
     ...KARMADA_QUOTA,
     namespace,
     body: karmadaQuota(namespace, 'team', hard),
   });
+  await usageCounted(host(), namespace, 'team');
+};
 
 const readQuota = (namespace: string) =>
   objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' }) as Promise<KarmadaQuota>;
@@ -286,6 +289,41 @@ describe('the reconciler, end to end', () => {
       10_000,
     );
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  test('usage that falls is reserved again: a competing binding is denied while the pods are gone', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '4' });
+    await createBinding(binding(namespace, 'web', 4, '1', [{ name: 'member1', replicas: 4 }]));
+    await propagate('member1', namespace, 'web', 4, '1');
+    // Fully observed once its claim has lapsed: used 4, nothing reserved.
+    await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).cmp(q('4')) === 0 && reservation(k, 'web') === undefined,
+    );
+    // The pods go (evicted, a rollout deleting first, a member lost): the binding still holds 4.
+    await memberKc('member1')
+      .makeApiClient(k8s.AppsV1Api)
+      .deleteNamespacedDeployment({ namespace, name: 'web', propagationPolicy: 'Foreground' });
+    const settled = await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).isZero() && q(String(reservation(k, 'web')?.reserved.cpu ?? '0')).cmp(q('4')) === 0,
+    );
+    expect(settled.status?.reserved).toEqual({ cpu: '4' });
+    const denied = await objects()
+      .createNamespacedCustomObject({
+        ...RESOURCE_BINDING,
+        namespace,
+        body: binding(namespace, 'competitor', 1, '1'),
+      })
+      .then(
+        () => undefined,
+        (err: k8s.ApiException<string>) => err,
+      );
+    expect(denied?.code).toBe(403);
+    expect(String(denied?.body)).toContain(
+      'exceeded quota: team, requested: cpu=1, used: cpu=4, limited: cpu=4',
+    );
   });
 
   test('a stored scale-down is released by the reconciler within 2 s, and others can take it', async () => {

@@ -2,14 +2,21 @@ import * as k8s from '@kubernetes/client-node';
 import { request } from 'node:https';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
-import { client, createNamespace, federation, uniqueName } from './support/federation.js';
+import { client, countNoUsage, createNamespace, federation, uniqueName } from './support/federation.js';
 import { binding, karmadaQuota } from './support/fixtures.js';
 
 const fed = federation();
 const objects = () => client(fed.host).makeApiClient(k8s.CustomObjectsApi);
 
-const createQuota = (q: KarmadaQuota) =>
-  objects().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace: q.metadata!.namespace!, body: q });
+/** Creates the quota with its usage counted (no reconciler runs here: nothing runs in the members). */
+const createQuota = async (q: KarmadaQuota) => {
+  await objects().createNamespacedCustomObject({
+    ...KARMADA_QUOTA,
+    namespace: q.metadata!.namespace!,
+    body: q,
+  });
+  await countNoUsage(client(fed.host), q.metadata!.namespace!, q.metadata!.name!);
+};
 
 const createBinding = (rb: ResourceBinding, dryRun = false) =>
   objects().createNamespacedCustomObject({
@@ -232,6 +239,61 @@ describe('the quota webhook, through the host API server', () => {
     const high = binding(namespace, 'high-priority', { replicas: 2 });
     high.spec.replicaRequirements!.priorityClassName = 'high';
     expect((await refusal(createBinding(high))).reason).toBe('QuotaExceeded');
+  });
+
+  test('a binding moved into a scoped quota by a priority change is charged in full there: denied', async () => {
+    const highOnly = {
+      scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
+    };
+    await createQuota(karmadaQuota(namespace, 'high', { cpu: '2' }, highOnly));
+    const stored = await createBinding(binding(namespace, 'web', { replicas: 4 })); // low: not in scope
+    const moved = structuredClone(stored);
+    moved.spec.replicaRequirements!.priorityClassName = 'high';
+    const status = await refusal(replaceBinding(moved));
+    expect(status).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    expect(status.message).toContain('exceeded quota: high, requested: cpu=4, used: cpu=0, limited: cpu=2');
+  });
+
+  test('a new quota refuses increases until its usage is counted, then admits', async () => {
+    await objects().createNamespacedCustomObject({
+      ...KARMADA_QUOTA,
+      namespace,
+      body: karmadaQuota(namespace, 'fresh', { cpu: '10' }),
+    });
+    const status = await refusal(createBinding(binding(namespace, 'early')));
+    expect(status.code).toBe(403);
+    expect(status.message).toContain('status unknown for quota: fresh, resources: cpu');
+    await countNoUsage(client(fed.host), namespace, 'fresh');
+    await createBinding(binding(namespace, 'early'));
+  });
+
+  test('a scale-down is answered at once even while the quota cannot be read for increases', async () => {
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '10' }));
+    const stored = await createBinding(binding(namespace, 'web', { replicas: 4 }));
+    // A status the webhook cannot read: every increase now fails closed.
+    const quota = await readQuota(namespace, 'team-a');
+    await objects().replaceNamespacedCustomObjectStatus({
+      ...KARMADA_QUOTA,
+      namespace,
+      name: 'team-a',
+      body: {
+        ...quota,
+        status: {
+          ...quota.status,
+          reservations: [
+            { reservedBy: { apiVersion: 'v1', kind: 'Pod', name: 'x' }, reserved: { cpu: '1' } },
+          ],
+        },
+      },
+    });
+    const up = structuredClone(stored);
+    up.spec.replicas = 5;
+    expect((await refusal(replaceBinding(up))).code).toBe(503);
+    const down = structuredClone(stored);
+    down.spec.replicas = 1;
+    const started = Date.now();
+    await replaceBinding(down);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   test.each([

@@ -61,3 +61,40 @@ export async function createNamespace(endpoint: ApiEndpoint, name: string): Prom
  */
 export const testRedisUrl = (db: number): string =>
   `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${db}`;
+
+const QUOTA_API = { group: 'quota.karmada.io', version: 'v1alpha1', plural: 'karmadaquotas' };
+
+/**
+ * Waits until the reconciler has counted the quota's usage on every key of `spec.hard`: until then
+ * the webhook refuses increases ("status unknown for quota"), as ResourceQuota does.
+ */
+export async function usageCounted(kc: k8s.KubeConfig, namespace: string, name: string): Promise<void> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  await eventually(
+    () =>
+      api.getNamespacedCustomObject({ ...QUOTA_API, namespace, name }) as Promise<{
+        spec?: { hard?: Record<string, string> };
+        status?: { used?: Record<string, string> };
+      }>,
+    (q) => Object.keys(q.spec?.hard ?? {}).every((key) => q.status?.used?.[key] !== undefined),
+  );
+}
+
+/**
+ * For tests that run no reconciler: records zero usage on every key of `spec.hard`, as the
+ * reconciler does for a namespace where nothing runs, so the webhook can admit increases.
+ */
+export async function countNoUsage(kc: k8s.KubeConfig, namespace: string, name: string): Promise<void> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const quota = (await api.getNamespacedCustomObject({ ...QUOTA_API, namespace, name })) as {
+    spec?: { hard?: Record<string, string> };
+    status?: Record<string, unknown>;
+  };
+  const used = Object.fromEntries(Object.keys(quota.spec?.hard ?? {}).map((key) => [key, '0']));
+  await api.replaceNamespacedCustomObjectStatus({
+    ...QUOTA_API,
+    namespace,
+    name,
+    body: { ...quota, status: { ...quota.status, used } },
+  });
+}

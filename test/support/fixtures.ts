@@ -45,9 +45,14 @@ export interface BindingShape {
   placement?: object;
 }
 
-/** A ResourceBinding as Karmada makes it for Deployment `name` (1 replica x 1 CPU unless shaped). */
+/**
+ * A ResourceBinding as Karmada makes it for Deployment `name` (1 replica x 1 CPU unless shaped); one
+ * with clusters and no placement is Divided (its replicas split over the clusters).
+ */
 export function binding(namespace: string, name: string, shape: BindingShape = {}): ResourceBinding {
-  const { replicas = 1, cpu = '1', clusters, components, placement } = shape;
+  const { replicas = 1, cpu = '1', clusters, components } = shape;
+  const placement =
+    shape.placement ?? (clusters ? { replicaScheduling: { replicaSchedulingType: 'Divided' } } : undefined);
   return {
     apiVersion: RESOURCE_BINDING.apiVersion,
     kind: RESOURCE_BINDING.kind,

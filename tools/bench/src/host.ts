@@ -29,9 +29,30 @@ export async function createQuota(
     metadata: { name, namespace, labels },
     spec: { hard },
   };
-  await kubeConfigFor(host)
-    .makeApiClient(k8s.CustomObjectsApi)
-    .createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body });
+  const api = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  await api.createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body });
+  // The webhook refuses increases until the quota's usage is counted. Nothing runs in a bench
+  // namespace yet: record zero usage now, as the reconciler would (it may get there first).
+  for (;;) {
+    const quota = (await api.getNamespacedCustomObject({
+      ...KARMADA_QUOTA,
+      namespace,
+      name,
+    })) as KarmadaQuota;
+    if (Object.keys(hard).every((key) => quota.status?.used?.[key] !== undefined)) return;
+    const used = Object.fromEntries(Object.keys(hard).map((key) => [key, '0']));
+    try {
+      await api.replaceNamespacedCustomObjectStatus({
+        ...KARMADA_QUOTA,
+        namespace,
+        name,
+        body: { ...quota, status: { ...quota.status, used } },
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
+    }
+  }
 }
 
 export async function readQuota(host: ApiEndpoint, namespace: string, name: string): Promise<KarmadaQuota> {
