@@ -124,6 +124,7 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
       env: {
         ADMISSION_MODE: mode,
         RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
+        ADMISSION_LANDING_WINDOW_SECONDS: String(RESERVATION_TTL_SECONDS / 2),
         LOG_LEVEL: 'warn',
       },
       register: false,
