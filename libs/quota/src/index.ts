@@ -22,7 +22,6 @@ export {
 } from './resource-names.js';
 export {
   bindingKeyString,
-  expireReservations,
   isExpired,
   parseQuotaState,
   sumReserved,

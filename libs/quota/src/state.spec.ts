@@ -1,7 +1,7 @@
 import { formatList, Quantity, type ResourceList } from '#quantity';
 import type { KarmadaQuota } from '#api';
 import {
-  expireReservations,
+  isExpired,
   parseQuotaState,
   sumReserved,
   toWireReservations,
@@ -115,7 +115,7 @@ describe('parseQuotaState', () => {
   });
 });
 
-describe('expireReservations and sumReserved', () => {
+describe('isExpired and sumReserved', () => {
   const entry = (name: string, cpu: string, expirationTime?: string): ReservationEntry => ({
     binding: { namespace: 'ns', name },
     reserved: list({ cpu }),
@@ -135,18 +135,9 @@ describe('expireReservations and sumReserved', () => {
     ],
   };
 
-  it('removes reservations whose expirationTime <= now (and unreadable ones), keeping order', () => {
-    const next = expireReservations(state, new Date('2026-01-01T00:01:00Z'));
-    expect(next.reservations.map((e) => e.binding.name)).toEqual(['persisted', 'future']);
-    expect(state.reservations).toHaveLength(5); // not mutated
-  });
-
-  it('returns the same state when nothing expires', () => {
-    const fresh: QuotaState = {
-      ...state,
-      reservations: [entry('a', '1'), entry('b', '1', '2030-01-01T00:00:00Z')],
-    };
-    expect(expireReservations(fresh, new Date('2026-01-01T00:00:00Z'))).toBe(fresh);
+  it('reads an unreadable expirationTime as expired', () => {
+    const at = new Date('2026-01-01T00:01:00Z');
+    expect(state.reservations.map((e) => isExpired(e, at))).toEqual([false, true, true, false, true]);
   });
 
   it('sums reserved', () => {

@@ -154,9 +154,3 @@ export function isExpired(entry: ReservationEntry, now: Date): boolean {
   const at = Date.parse(entry.expirationTime);
   return Number.isNaN(at) || at <= now.getTime();
 }
-
-/** The state without the reservations whose expirationTime <= now (the others keep their order). */
-export function expireReservations(state: QuotaState, now: Date): QuotaState {
-  const kept = state.reservations.filter((entry) => !isExpired(entry, now));
-  return kept.length === state.reservations.length ? state : { ...state, reservations: kept };
-}

@@ -9,6 +9,7 @@ const mode = (admissionsPerSec: number, p99Ms: number, errors = 0): HotQuotaMode
   denied: 50,
   errors,
   errorSamples: [],
+  offendingBindings: [],
   p50Ms: 2,
   p95Ms: 5,
   p99Ms,
