@@ -15,7 +15,7 @@ import { binding, deployment, karmadaQuota } from './support/fixtures.js';
  * charge settles against what its members run: webhook, aggregator and reconciler on a federation
  * of their own and a Redis database of their own.
  */
-const REDIS_URL = testRedisUrl(15);
+const REDIS_URL = testRedisUrl(8);
 const MEMBERS = ['member1', 'member2'];
 
 let federation: Federation;
