@@ -3,15 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import {
-  clusterStateKey,
-  decodeHealth,
-  decodeSnapshot,
-  usageIndexKey,
-  usageKey,
-  type ClusterHealth,
-  type ClusterNamespaceSnapshot,
-} from '#usage';
+import { clusterStateKey, decodeHealth, usageIndexKey, type ClusterHealth } from '#usage';
 import {
   Federation,
   kubeConfigFor,
@@ -21,6 +13,7 @@ import {
   type ApiEndpoint,
   type RunningService,
 } from '../tools/federation/src/index.js';
+import { publishedUsage } from './support/usage.js';
 import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
 import { deployment, pod } from './support/fixtures.js';
 
@@ -67,13 +60,7 @@ afterAll(async () => {
 
 const member = (name: string): ApiEndpoint => federation.info.members.find((m) => m.name === name)!;
 
-async function snapshot(namespace: string, cluster: string): Promise<ClusterNamespaceSnapshot | undefined> {
-  const raw = await redis.get(usageKey(namespace, cluster));
-  if (raw === null) return undefined;
-  const decoded = decodeSnapshot(raw);
-  if (!decoded.ok) throw new Error(decoded.error);
-  return decoded.value;
-}
+const snapshot = (namespace: string, cluster: string) => publishedUsage(redis, namespace, cluster);
 
 async function health(cluster: string): Promise<ClusterHealth | undefined> {
   const raw = await redis.get(clusterStateKey(cluster));

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
-import { decodeSnapshot, usageKey, type ClusterNamespaceSnapshot } from '#usage';
 import { Federation, kubeConfigFor, startServices } from '../tools/federation/src/index.js';
+import { publishedUsage } from './support/usage.js';
 import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
 import { binding, deployment, karmadaQuota } from './support/fixtures.js';
 
@@ -92,13 +92,7 @@ const dividedOnBoth = {
 
 const same = (a: unknown, b: string) => Quantity.parse(String(a ?? '0')).cmp(Quantity.parse(b)) === 0;
 
-async function snapshot(namespace: string, cluster: string): Promise<ClusterNamespaceSnapshot | undefined> {
-  const raw = await redis.get(usageKey(namespace, cluster));
-  if (raw === null) return undefined;
-  const decoded = decodeSnapshot(raw);
-  if (!decoded.ok) throw new Error(decoded.error);
-  return decoded.value;
-}
+const snapshot = (namespace: string, cluster: string) => publishedUsage(redis, namespace, cluster);
 
 describe('object counts and pods are attributed to the propagated workload', () => {
   test('one Deployment on two members holds count/deployments.apps 2 and its pods, nothing reserved', async () => {
