@@ -3,7 +3,9 @@
 # cache keyed by version, outside the work tree. Idempotent: a version already in the cache is kept,
 # so only a new machine pays the cold build (minutes on 2 cores).
 #
-# Usage: tools/kube-binaries/build.sh        prints the cache directory of each component
+# Usage: tools/kube-binaries/build.sh          prints the cache directory of each component
+#        tools/kube-binaries/build.sh karmada  builds Karmada's controller-manager, scheduler and
+#                                              webhook instead (npm run karmada:binaries)
 # Env:   KARMADA_QUOTA_BIN_CACHE             cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/karmada-quota/bin)
 set -euo pipefail
 
@@ -27,6 +29,8 @@ build() { # wrapper dir, version, output dir, then "binary=package" pairs
     case "$pkg" in
       k8s.io/kubernetes/*)
         ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean" ;;
+      github.com/karmada-io/karmada/*)
+        ldflags="-X github.com/karmada-io/karmada/pkg/version.gitVersion=$version" ;;
       helm.sh/helm/*)
         ldflags="-X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
     esac
@@ -37,6 +41,15 @@ build() { # wrapper dir, version, output dir, then "binary=package" pairs
   done
   echo "$out"
 }
+
+if [ "${1:-}" = karmada ]; then
+  karmada_version="$(module_version karmada github.com/karmada-io/karmada)"
+  build karmada "$karmada_version" "$cache/karmada-$karmada_version" \
+    "karmada-controller-manager=github.com/karmada-io/karmada/cmd/controller-manager" \
+    "karmada-scheduler=github.com/karmada-io/karmada/cmd/scheduler" \
+    "karmada-webhook=github.com/karmada-io/karmada/cmd/webhook"
+  exit 0
+fi
 
 etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kube_version="$(module_version kubernetes k8s.io/kubernetes)"
