@@ -104,6 +104,7 @@ describe('admitBatch: limits', () => {
         quota: 'team-a',
         exceeded: ['cpu'],
         message: 'exceeded quota: team-a, requested: cpu=3, used: cpu=8, limited: cpu=10',
+        shortfall: { requested: { cpu: '3' }, free: { cpu: '2' } },
       },
     ],
     [
@@ -115,6 +116,7 @@ describe('admitBatch: limits', () => {
         quota: 'team-a',
         exceeded: ['cpu'],
         message: 'exceeded quota: team-a, requested: cpu=1001m, used: cpu=9, limited: cpu=10',
+        shortfall: { requested: { cpu: '1001m' }, free: { cpu: '1' } },
       },
     ],
     [
@@ -127,6 +129,7 @@ describe('admitBatch: limits', () => {
         exceeded: ['cpu', 'memory'],
         message:
           'exceeded quota: team-a, requested: cpu=1,memory=1Gi, used: cpu=1500m,memory=512Mi, limited: cpu=2,memory=1Gi',
+        shortfall: { requested: { cpu: '1', memory: '1Gi' }, free: { cpu: '500m', memory: '512Mi' } },
       },
     ],
     [
@@ -139,6 +142,10 @@ describe('admitBatch: limits', () => {
         exceeded: ['requests.nvidia.com/gpu'],
         message:
           'exceeded quota: team-a, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=1',
+        shortfall: {
+          requested: { 'requests.nvidia.com/gpu': '2' },
+          free: { 'requests.nvidia.com/gpu': '1' },
+        },
       },
     ],
     [
@@ -162,6 +169,7 @@ describe('admitBatch: limits', () => {
         quota: 'team-a',
         exceeded: ['pods'],
         message: 'exceeded quota: team-a, requested: pods=1, used: pods=0, limited: pods=0',
+        shortfall: { requested: { pods: '1' }, free: { pods: '0' } },
       },
     ],
     [
@@ -195,6 +203,7 @@ describe('admitBatch: running total', () => {
         quota: 'team-a',
         exceeded: ['cpu'],
         message: 'exceeded quota: team-a, requested: cpu=4, used: cpu=9, limited: cpu=10',
+        shortfall: { requested: { cpu: '4' }, free: { cpu: '1' } },
       },
       ALLOWED,
     ]);
@@ -494,6 +503,7 @@ describe('admitBatch: several quotas', () => {
         quota: 'pod-quota',
         exceeded: ['pods'],
         message: 'exceeded quota: pod-quota, requested: pods=1, used: pods=2, limited: pods=2',
+        shortfall: { requested: { pods: '1' }, free: { pods: '0' } },
       },
     ]);
     expect(result.changed).toEqual([]);
@@ -632,6 +642,32 @@ describe('admitBatch: expiration and uid', () => {
     expect(result.decisions).toEqual([ALLOWED]);
     expect(view(result.quotas[0])).toEqual([
       { name: 'web', uid: 'u1', reserved: { cpu: '4' }, charge: { cpu: '4' } },
+    ]);
+  });
+
+  it.each<[string, string | undefined, string | undefined]>([
+    ['a claim that merged two objects (no uid), raised by one of them', undefined, 'u1'],
+    ["another object's claim, raised by this one", 'u0', 'u1'],
+    ['a claim of a known uid, raised by an item of unknown uid', 'u0', undefined],
+  ])('%s names no uid while the claim is pending', (_what, claimUid, itemUid) => {
+    const state = quota('team-a', { cpu: '10' }, {}, [
+      reservation('web', { cpu: '1' }, { cpu: '1' }, { uid: claimUid, expirationTime: EXPIRES }),
+    ]);
+    const result = admit([state], [item('web', { cpu: '2' }, { uid: itemUid, old: { cpu: '1' } })]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    // Deleting one object (its uid) must not release a claim another object's create relies on.
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'web', reserved: { cpu: '2' }, charge: { cpu: '2' }, expirationTime: EXPIRES },
+    ]);
+  });
+
+  it("this object's own pending claim keeps its uid when raised", () => {
+    const state = quota('team-a', { cpu: '10' }, {}, [
+      reservation('web', { cpu: '1' }, { cpu: '1' }, { uid: 'u1', expirationTime: EXPIRES }),
+    ]);
+    const result = admit([state], [item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } })]);
+    expect(view(result.quotas[0])).toEqual([
+      { name: 'web', uid: 'u1', reserved: { cpu: '2' }, charge: { cpu: '2' }, expirationTime: EXPIRES },
     ]);
   });
 

@@ -1,7 +1,7 @@
 /**
  * The admission decision for a batch of binding changes against a running total. Pure: it takes the
  * quotas' states and returns their new states; the webhook writes them with one compare-and-swap per
- * quota. The accounting model it implements is docs/accounting.md; in short:
+ * quota. The accounting model it implements is docs/concepts/accounting.md; in short:
  *
  * What a change already holds on a quota, per key (absent = 0):
  * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas whose scopes
@@ -42,6 +42,7 @@
  */
 import {
   addLists,
+  formatList,
   formatListInline,
   maskList,
   maxLists,
@@ -77,7 +78,18 @@ export interface AdmissionItem {
 }
 
 export type Decision =
-  { allowed: true } | { allowed: false; message: string; quota: string; exceeded: string[] };
+  | { allowed: true }
+  | {
+      allowed: false;
+      message: string;
+      quota: string;
+      exceeded: string[];
+      /**
+       * For a limit refusal: the increase asked and what was free (hard - used - reserved, never
+       * below 0), on the exceeded keys, in wire form: what a waiting change records (waiting.ts).
+       */
+      shortfall?: { requested: Record<string, string>; free: Record<string, string> };
+    };
 
 export interface AdmitOptions {
   now: Date;
@@ -111,6 +123,16 @@ const excess = (a: ResourceList, b: ResourceList): ResourceList =>
   Object.fromEntries(
     Object.entries(subtractLists(a, b)).filter(([, q]) => q.sign() > 0) as [string, Quantity][],
   );
+
+/** What `hard` leaves free after `taken`, on each of `keys`, never below 0. */
+export function freeUnder(hard: ResourceList, taken: ResourceList, keys: readonly string[]): ResourceList {
+  return Object.fromEntries(
+    keys.map((key) => {
+      const left = get(hard, key).sub(get(taken, key));
+      return [key, left.sign() < 0 ? ZERO : left];
+    }),
+  );
+}
 
 /** Kubernetes' quota denial message. */
 export function exceededMessage(
@@ -220,11 +242,16 @@ function refusal(p: Plan): Exclude<Decision, { allowed: true }> | undefined {
     )
     .sort();
   if (exceeded.length === 0) return undefined;
+  const taken = addLists(used, p.quota.total);
   return {
     allowed: false,
     quota: name,
     exceeded,
-    message: exceededMessage(name, p.increase, addLists(used, p.quota.total), hard, exceeded),
+    message: exceededMessage(name, p.increase, taken, hard, exceeded),
+    shortfall: {
+      requested: formatList(maskList(p.increase, exceeded)),
+      free: formatList(freeUnder(hard, taken, exceeded)),
+    },
   };
 }
 
@@ -238,12 +265,16 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
     charge: maxLists(p.pending, p.charge),
     expirationTime: new Date(options.now.getTime() + options.ttlSeconds * 1000).toISOString(),
   };
-  // A pending claim of another object of the name is merged, not taken over: the entry then names no
-  // uid, which the reconciler settles against whichever object of the name is stored.
-  const mergesOther =
-    p.existing !== undefined && !sameObject(p.existing, item.binding) && Object.keys(p.pending).length > 0;
+  // A pending claim not known to be this object's (another uid, or none: it merged two objects'
+  // claims) is merged, not taken over: the entry then names no uid, which the reconciler settles
+  // against whichever object of the name is stored. Naming this object's uid again would let the
+  // deletion of this object release the other object's claim while its create may still land.
+  const carriesOtherClaim =
+    p.existing !== undefined &&
+    Object.keys(p.pending).length > 0 &&
+    (p.existing.binding.uid === undefined || p.existing.binding.uid !== item.binding.uid);
   const uid = item.binding.uid ?? p.existing?.binding.uid;
-  if (uid !== undefined && !mergesOther) next.binding.uid = uid;
+  if (uid !== undefined && !carriesOtherClaim) next.binding.uid = uid;
 
   quota.total = addLists(quota.total, p.increase);
   const position = quota.index.get(bindingKeyString(item.binding));

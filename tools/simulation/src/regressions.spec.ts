@@ -213,6 +213,36 @@ const REGRESSIONS: Record<string, Regression> = {
     shows: ['request 0 timed out (fail closed)', 'host: webhook-0 lists quotas'],
     hides: ['webhook-0 writes quota'],
   },
+  // Found by the search (seed 275404918): an UPDATE of the stored object over an entry that had merged
+  // a retried create's pending claim (no uid) wrote that object's uid again; deleting the object then
+  // released the entry at once, and the other create landed with nothing reserved for it.
+  "a merged claim keeps naming no uid, so a delete cannot release the other object's claim": {
+    actions: [
+      create(4, 1),
+      create(4, 0),
+      complete(),
+      complete(),
+      complete(),
+      land(1),
+      update(4, 1),
+      update(4, 2),
+      { t: 'delete', b: 4 },
+      complete(),
+      complete(),
+      complete(),
+      { t: 'reconcile' },
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      complete(),
+    ],
+    shows: [
+      'request 1 stored: CREATE b4 (uid-1)',
+      'DELETE b4 (uid-1)',
+      'request 0 stored: CREATE b4 (uid-0)',
+    ],
+  },
   // Review F8: a decrease waited for its batch's write and could fail closed.
   'F8: a decrease is answered at once': {
     actions: [create(1, 4), complete(), complete(), land(), update(1, 2)],

@@ -1,5 +1,5 @@
 /**
- * A deterministic simulation of the accounting (docs/accounting.md): the real admission core and CAS
+ * A deterministic simulation of the accounting (docs/concepts/accounting.md): the real admission core and CAS
  * rounds of two webhook replicas (one behind the watch-fed cache), the real reconcile loop, Karmada-like
  * clients and a member cluster, all against a model host (model-host.ts). A run is a list of actions;
  * every host operation completes only when an action says so, so the actions choose the interleaving.
@@ -403,7 +403,13 @@ export class Simulation {
       },
       NAMESPACE,
       quotas,
-      { clusters, deletedBindingUids: new Set(this.deletedUids), timing: TIMING, maxConflictRetries: 10 },
+      {
+        clusters,
+        deletedBindingUids: new Set(this.deletedUids),
+        timing: TIMING,
+        maxConflictRetries: 10,
+        waiting: [],
+      },
       async () => {},
       () => {},
     );
