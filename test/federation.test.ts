@@ -84,10 +84,10 @@ describe('the local federation', () => {
       expect(current.status?.used).toEqual({ cpu: '1' });
     });
 
-    test('kubectl get kq shows used, reserved and hard for cpu, memory and pods', async () => {
+    test('kubectl get kq -o wide shows used, reserved and hard for cpu, memory and pods', async () => {
       const out = spawnSync(
         fed.kubectl,
-        ['--kubeconfig', fed.host.kubeconfig, 'get', 'kq', '-n', namespace],
+        ['--kubeconfig', fed.host.kubeconfig, 'get', 'kq', '-n', namespace, '-o', 'wide'],
         {
           encoding: 'utf8',
         },

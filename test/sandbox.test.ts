@@ -4,9 +4,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { testRedisUrl } from './support/federation.js';
+import { admissionResponse, bindingReview, postToWebhook } from './chaos/support/admission.js';
+import { eventually, testRedisUrl } from './support/federation.js';
+import { binding as karmadaBinding } from './support/fixtures.js';
 import { runSandbox } from './support/sandbox.js';
-import { isProcessAlive, probe } from '../tools/federation/src/index.js';
+import { isProcessAlive, probe, repoRoot } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 
 const canListen = (port: number): Promise<boolean> =>
@@ -64,6 +66,20 @@ describe('npm run sandbox', () => {
     for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url, env.console.url]) {
       expect(await probe(`${url}/readyz`)).toBe(200);
     }
+    // The webhook answers reviews only with env.json's client certificate (the host API server's).
+    const review = JSON.stringify(
+      bindingReview('CREATE', karmadaBinding('team-a', 'from-a-tool'), { uid: 'from-a-tool', dryRun: true }),
+    );
+    const certificate = { certFile: env.webhook.clientCert, keyFile: env.webhook.clientKey };
+    const withCertificate = await postToWebhook(
+      { url: env.webhook.url, clientCertificate: certificate },
+      '/validate/resourcebindings',
+      review,
+    );
+    expect(admissionResponse(withCertificate)).toMatchObject({ uid: 'from-a-tool' });
+    expect((await postToWebhook({ url: env.webhook.url }, '/validate/resourcebindings', review)).status).toBe(
+      401,
+    );
     // The console, with the printed token of the demo viewer: team-a's quota, and nothing without a token.
     expect(env.console.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(started.stdout).toContain(`Console: ${env.console.url}`);
@@ -76,17 +92,44 @@ describe('npm run sandbox', () => {
     expect(seen.user).toBe('system:serviceaccount:team-a:quota-viewer');
     expect(seen.quotas.map((q) => `${q.namespace}/${q.name}`)).toEqual(['team-a/team-a']);
     expect((await fetch(`${env.console.url}/api/quotas`)).status).toBe(401);
-    // The printed examples work as printed: one binding admitted, one denied by the demo quota.
-    const kubectl = (...args: string[]) =>
-      spawnSync(env.kubectl, ['--kubeconfig', env.host.kubeconfig, ...args], { encoding: 'utf8' });
+    // The printed commands work as printed, with real Karmada: a workload that fits runs in the
+    // member and is counted; one over the quota is refused, and the Deployment's Events say why.
+    expect(env.karmadaVersion).toBe('v1.18.2');
     const examples = join(dir, 'examples');
-    expect(kubectl('create', '-f', join(examples, 'web-binding.yaml')).status).toBe(0);
-    const denied = kubectl('create', '-f', join(examples, 'batch-binding.yaml'));
-    expect(denied.status).not.toBe(0);
-    expect(denied.stderr).toContain(
-      'exceeded quota: team-a, requested: cpu=200, used: cpu=600m, limited: cpu=100',
+    const kubectl = (...args: string[]) =>
+      spawnSync(env.kubectl, args, {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          KUBECONFIG: env.host.kubeconfig,
+          PATH: `${join(repoRoot(), 'tools', 'kubectl-kq', 'bin')}:${process.env.PATH}`,
+        },
+      });
+    for (const file of ['web.yaml', 'batch.yaml'])
+      expect(started.stdout).toContain(`kubectl apply -f ${join(examples, file)}`);
+    expect(kubectl('apply', '-f', join(examples, 'web.yaml')).status).toBe(0);
+    const memberPods = () =>
+      kubectl('--kubeconfig', env.members[0]!.kubeconfig, 'get', 'pods', '-n', 'team-a', '-o', 'name').stdout;
+    await eventually(
+      async () => memberPods().split('\n').filter(Boolean).length,
+      (n) => n === 2, // web: 2 replicas per member
     );
-    expect(started.stdout).toContain(`kubectl create -f ${join(examples, 'web-binding.yaml')}`);
+    await eventually(
+      async () => kubectl('kq', 'describe', 'team-a', '-n', 'team-a').stdout,
+      (out) => /member1\s.*\b1\b/.test(out) && out.includes('cpu'),
+    );
+    expect(kubectl('apply', '-f', join(examples, 'batch.yaml')).status).toBe(0);
+    const refusal = await eventually(
+      async () =>
+        kubectl('get', 'events', '-n', 'team-a', '--field-selector', 'involvedObject.name=batch').stdout,
+      (out) => out.includes('ApplyPolicyFailed') && out.includes('exceeded quota'),
+    );
+    expect(refusal).toContain('exceeded quota: team-a, requested: cpu=200, used: cpu=1, limited: cpu=100');
+    const waiting = await eventually(
+      async () => kubectl('kq', 'describe', 'team-a', '-n', 'team-a').stdout,
+      (out) => out.includes('batch-deployment'),
+    );
+    expect(waiting).toMatch(/Waiting:\n.*\n.*\n\s+batch-deployment\s+cpu=200\s+cpu=99\s/);
 
     const ports = [
       env.host.server,
@@ -97,7 +140,7 @@ describe('npm run sandbox', () => {
       env.console.url,
     ].map(portOf);
     const pids = readFileSync(join(dir, 'pids'), 'utf8').split('\n').filter(Boolean).map(Number);
-    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 4); // etcd, 2 API servers + 2 controller managers, 4 services
+    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 3 + 4); // etcd, 2 API servers + 2 controller managers, Karmada's 3, 4 services
     for (const port of ports) expect(await canListen(port)).toBe(false);
     expect(processesUsing(dir).length).toBeGreaterThan(0);
 

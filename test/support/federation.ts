@@ -56,9 +56,10 @@ export async function createNamespace(endpoint: ApiEndpoint, name: string): Prom
 }
 
 /**
- * A Redis database of a test file's own (object-count attribution 8, console 9, kubectl-kq 10,
- * aggregator 11, reconciler 12, sandbox 13, the reconcile worker's spec 14; the bench uses 15), on
- * the server REDIS_URL names, so test files never see each other's keys nor a developer's sandbox (db 0).
+ * A Redis database of a test file's own (monitoring 5, karmada 7, object-count attribution 8,
+ * console 9, kubectl-kq 10, aggregator 11, reconciler 12, sandbox 13, the reconcile worker's spec 14;
+ * the bench uses 15), on the server REDIS_URL names, so test files never see each other's keys nor a
+ * developer's sandbox (db 0). docs/development/tests.md#redis-databases lists them.
  */
 export const testRedisUrl = (db: number): string =>
   `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${db}`;

@@ -5,7 +5,9 @@
 #
 # Usage: tools/kube-binaries/build.sh          prints the cache directory of each component
 #        tools/kube-binaries/build.sh karmada  builds Karmada's controller-manager, scheduler and
-#                                              webhook instead (npm run karmada:binaries)
+#                                              webhook instead (npm run karmada:binaries) and prints
+#                                              their cache directory, then the directory of Karmada's
+#                                              CRD bases in the Go module cache (installed from there)
 # Env:   KARMADA_QUOTA_BIN_CACHE             cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/karmada-quota/bin)
 set -euo pipefail
 
@@ -48,6 +50,9 @@ if [ "${1:-}" = karmada ]; then
     "karmada-controller-manager=github.com/karmada-io/karmada/cmd/controller-manager" \
     "karmada-scheduler=github.com/karmada-io/karmada/cmd/scheduler" \
     "karmada-webhook=github.com/karmada-io/karmada/cmd/webhook"
+  # The CRDs ship in the module: downloaded again if the module cache was cleaned since the build.
+  (cd "$here/karmada" && go mod download github.com/karmada-io/karmada >&2 &&
+    echo "$(go list -m -f '{{.Dir}}' github.com/karmada-io/karmada)/charts/karmada/_crds/bases")
   exit 0
 fi
 

@@ -14,13 +14,22 @@ export interface KubeBinaries {
   helmVersion: string;
 }
 
+export interface KarmadaBinaries {
+  controllerManager: string;
+  scheduler: string;
+  webhook: string;
+  version: string;
+  /** Karmada's CRD bases (`charts/karmada/_crds/bases`) in the Go module cache. */
+  crdDir: string;
+}
+
 /**
- * Returns the cached etcd, Kubernetes and Helm binaries, building them from the Go module proxy first
- * when this machine has not got them yet (tools/kube-binaries/build.sh; progress goes to stderr).
+ * Runs tools/kube-binaries/build.sh with `args` (building what this machine has not got yet; progress
+ * goes to stderr) and returns the directories it prints, one a line.
  */
-export async function ensureBinaries(): Promise<KubeBinaries> {
+async function buildScript(args: string[], what: string, npmScript: string): Promise<string[]> {
   const script = join(repoRoot(), 'tools', 'kube-binaries', 'build.sh');
-  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('bash', [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
@@ -29,15 +38,23 @@ export async function ensureBinaries(): Promise<KubeBinaries> {
   });
   if (code !== 0) {
     throw new Error(
-      `building the Kubernetes binaries failed (exit ${code}); run 'npm run kube:binaries' to see why. ` +
-        'It needs Go >= 1.24 and the Go module proxy.',
+      `building ${what} failed (exit ${code}); run 'npm run ${npmScript}' to see why. ` +
+        'It needs Go >= 1.25 and the Go module proxy.',
     );
   }
-  const dirs = stdout.trim().split('\n');
+  return stdout.trim().split('\n');
+}
+
+/**
+ * Returns the cached etcd, Kubernetes and Helm binaries, building them from the Go module proxy first
+ * when this machine has not got them yet.
+ */
+export async function ensureBinaries(): Promise<KubeBinaries> {
+  const dirs = await buildScript([], 'the Kubernetes binaries', 'kube:binaries');
   const etcdDir = dirs.find((d) => basename(d).startsWith('etcd-'));
   const kubeDir = dirs.find((d) => basename(d).startsWith('kubernetes-'));
   const helmDir = dirs.find((d) => basename(d).startsWith('helm-'));
-  if (!etcdDir || !kubeDir || !helmDir) throw new Error(`unexpected output from ${script}: ${stdout}`);
+  if (!etcdDir || !kubeDir || !helmDir) throw new Error(`unexpected output from build.sh: ${dirs.join(' ')}`);
   return {
     etcd: join(etcdDir, 'etcd'),
     kubeApiserver: join(kubeDir, 'kube-apiserver'),
@@ -47,5 +64,19 @@ export async function ensureBinaries(): Promise<KubeBinaries> {
     etcdVersion: basename(etcdDir).slice('etcd-'.length),
     kubernetesVersion: basename(kubeDir).slice('kubernetes-'.length),
     helmVersion: basename(helmDir).slice('helm-'.length),
+  };
+}
+
+/** Returns Karmada's cached controller-manager, scheduler and webhook, building them first if needed. */
+export async function ensureKarmadaBinaries(): Promise<KarmadaBinaries> {
+  const [binDir, crdDir] = await buildScript(['karmada'], 'the Karmada binaries', 'karmada:binaries');
+  if (!binDir || !crdDir || !basename(binDir).startsWith('karmada-'))
+    throw new Error(`unexpected output from build.sh karmada: ${binDir} ${crdDir}`);
+  return {
+    controllerManager: join(binDir, 'karmada-controller-manager'),
+    scheduler: join(binDir, 'karmada-scheduler'),
+    webhook: join(binDir, 'karmada-webhook'),
+    version: basename(binDir).slice('karmada-'.length),
+    crdDir,
   };
 }

@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import type { KubeBinaries } from './binaries.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { freePort, probe, waitFor } from './net.js';
+import type { ClientCertificate } from './pki.js';
 import { ManagedProcess, type OrphanGuard } from './processes.js';
 
 const START_TIMEOUT_MS = 120_000;
 
 /** A component that can be stopped and started again on the same ports and data. */
-abstract class Component {
+export abstract class Component {
   protected proc?: ManagedProcess;
   constructor(
     readonly name: string,
@@ -24,6 +25,11 @@ abstract class Component {
 
   get running(): boolean {
     return this.proc?.running ?? false;
+  }
+
+  /** The last lines of its log, for start-up errors. */
+  logTail(): string {
+    return this.proc?.logTail() ?? '(not started)';
   }
 
   /**
@@ -132,6 +138,7 @@ export interface ApiEndpoint {
 
 export class ApiServer extends Component {
   readonly endpoint: ApiEndpoint;
+  private readonly admissionConfigFile?: string;
   private constructor(
     name: string,
     dir: string,
@@ -139,8 +146,10 @@ export class ApiServer extends Component {
     private readonly binaries: KubeBinaries,
     private readonly etcdUrl: string,
     private port: number,
+    webhookClient: ClientCertificate | undefined,
   ) {
     super(name, dir, guard);
+    if (webhookClient) this.admissionConfigFile = writeWebhookAdmissionConfig(dir, webhookClient);
     const tokenFile = join(dir, 'tokens.csv');
     const token = randomBytes(24).toString('hex');
     writeFileSync(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
@@ -157,14 +166,16 @@ export class ApiServer extends Component {
     };
   }
 
+  /** `webhookClient`: the certificate it presents to every admission webhook it calls. */
   static async create(
     name: string,
     dir: string,
     guard: OrphanGuard,
     binaries: KubeBinaries,
     etcdUrl: string,
+    options: { webhookClient?: ClientCertificate } = {},
   ): Promise<ApiServer> {
-    return new ApiServer(name, dir, guard, binaries, etcdUrl, await freePort());
+    return new ApiServer(name, dir, guard, binaries, etcdUrl, await freePort(), options.webhookClient);
   }
 
   get serviceAccountKeyFile(): string {
@@ -195,6 +206,7 @@ export class ApiServer extends Component {
       `--service-account-signing-key-file=${this.serviceAccountKeyFile}`,
       `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
       '--authorization-mode=RBAC',
+      ...(this.admissionConfigFile ? [`--admission-control-config-file=${this.admissionConfigFile}`] : []),
       '--profiling=false',
       '--v=1',
     ]);
@@ -217,6 +229,42 @@ export class ApiServer extends Component {
 }
 
 /**
+ * The admission configuration that has the API server present `client` to the admission webhooks it
+ * calls (`*`: every webhook, whatever its host:port), as a real Karmada host must for karmada-quota's
+ * webhook; returns its path. Formats: Kubernetes' AdmissionConfiguration and WebhookAdmission
+ * (k8s.io/apiserver/pkg/admission/plugin/webhook/config).
+ */
+function writeWebhookAdmissionConfig(dir: string, client: ClientCertificate): string {
+  const kubeconfig = join(dir, 'webhook-client.kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      users: [{ name: '*', user: { 'client-certificate': client.certFile, 'client-key': client.keyFile } }],
+    }),
+  );
+  const webhookAdmission = {
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'WebhookAdmissionConfiguration',
+    kubeConfigFile: kubeconfig,
+  };
+  const file = join(dir, 'admission-config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({
+        name,
+        configuration: webhookAdmission,
+      })),
+    }),
+  );
+  return file;
+}
+
+/**
  * Controllers a member runs so Deployments, StatefulSets, DaemonSets and Jobs create Pods (which
  * stay Pending: there are no nodes) and deleted objects are garbage-collected.
  */
@@ -234,8 +282,17 @@ export const MEMBER_CONTROLLERS = [
   'podgc',
   'ttl-after-finished',
 ];
-/** What Karmada's own control plane runs: no workload controllers, so nothing runs on the host. */
-export const HOST_CONTROLLERS = ['namespace', 'garbagecollector', 'serviceaccount', 'serviceaccount-token'];
+/**
+ * What Karmada's own control plane runs: no workload controllers, so nothing runs on the host;
+ * clusterrole-aggregation fills view/edit/admin from the chart's aggregated KarmadaQuota roles.
+ */
+export const HOST_CONTROLLERS = [
+  'namespace',
+  'garbagecollector',
+  'serviceaccount',
+  'serviceaccount-token',
+  'clusterrole-aggregation',
+];
 
 export class ControllerManager extends Component {
   private constructor(

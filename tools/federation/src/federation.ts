@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ensureBinaries, type KubeBinaries } from './binaries.js';
 import {
   ApiServer,
+  Component,
   ControllerManager,
   Etcd,
   HOST_CONTROLLERS,
@@ -20,6 +21,8 @@ import {
   serviceAccountToken,
   SYSTEM_NAMESPACE,
 } from './host-setup.js';
+import { Karmada, KarmadaQuotaWebhook } from './karmada.js';
+import { createClientCertificate, type ClientCertificate } from './pki.js';
 import { ManagedProcess, OrphanGuard } from './processes.js';
 
 export interface FederationOptions {
@@ -29,6 +32,18 @@ export interface FederationOptions {
   members?: number;
   /** Progress messages for the operator. */
   log?: (message: string) => void;
+  /**
+   * Runs real Karmada (webhook, controller-manager, scheduler) on the host, so PropagationPolicies
+   * create, schedule and propagate bindings. Off: bindings are written by hand and nothing acts on them.
+   */
+  karmada?: boolean;
+  /** With `karmada`: Karmada's own quota enforcement on too (see Karmada.start). */
+  karmadaQuotaEnforcement?: boolean;
+  /**
+   * Runs a kube-controller-manager per member (default on). Off, members have only their API server:
+   * enough for what watches objects made directly (pods, say), and many members start sooner.
+   */
+  memberControllers?: boolean;
 }
 
 /** What a test or the sandbox needs to reach the federation; serialisable as JSON. */
@@ -38,12 +53,22 @@ export interface FederationInfo {
   kubectl: string;
   kubernetesVersion: string;
   etcdVersion: string;
+  /** Set when Karmada runs on the host. */
+  karmadaVersion?: string;
+  /**
+   * The certificate the host API server presents to admission webhooks, and its CA (what the quota
+   * webhook's CLIENT_CA_FILE names): tools that post AdmissionReviews directly present it too.
+   */
+  webhookClient: ClientCertificate;
 }
 
 interface Cluster {
   apiServer: ApiServer;
-  controllerManager: ControllerManager;
+  controllerManager?: ControllerManager;
 }
+
+/** API servers started at once: more on a small machine would outlast their start-up timeout. */
+const API_SERVER_START_BATCH = 4;
 
 /**
  * A real local Karmada-shaped federation: one etcd, a host API server (the Karmada control plane
@@ -58,10 +83,13 @@ export class Federation {
     private readonly members: Cluster[],
     private readonly binaries: KubeBinaries,
     readonly stateDir: string,
+    private readonly webhookClient: ClientCertificate,
   ) {}
 
   private readonly processes: ManagedProcess[] = [];
   private readonly redisServers: RedisServer[] = [];
+  private readonly extraComponents: Component[] = [];
+  private karmada?: Karmada;
 
   static async start(options: FederationOptions): Promise<Federation> {
     const log = options.log ?? (() => {});
@@ -71,9 +99,24 @@ export class Federation {
     const binaries = await ensureBinaries();
     const guard = OrphanGuard.start(join(options.stateDir, 'pids'));
     const etcd = await Etcd.create(join(options.stateDir, 'etcd'), guard, binaries);
-    const makeCluster = async (name: string, controllers: string[]): Promise<Cluster> => {
+    const webhookClientDir = join(options.stateDir, 'host', 'webhook-client');
+    mkdirSync(webhookClientDir, { recursive: true });
+    const webhookClient = await createClientCertificate(webhookClientDir, 'host-apiserver');
+    const makeCluster = async (
+      name: string,
+      controllers: string[] | undefined,
+      apiServerOptions: { webhookClient?: ClientCertificate } = {},
+    ): Promise<Cluster> => {
       const dir = join(options.stateDir, name);
-      const apiServer = await ApiServer.create(name, join(dir, 'apiserver'), guard, binaries, etcd.url);
+      const apiServer = await ApiServer.create(
+        name,
+        join(dir, 'apiserver'),
+        guard,
+        binaries,
+        etcd.url,
+        apiServerOptions,
+      );
+      if (!controllers) return { apiServer };
       const controllerManager = await ControllerManager.create(
         apiServer,
         join(dir, 'controller-manager'),
@@ -83,21 +126,33 @@ export class Federation {
       );
       return { apiServer, controllerManager };
     };
-    const host = await makeCluster('host', HOST_CONTROLLERS);
+    const host = await makeCluster('host', HOST_CONTROLLERS, { webhookClient });
     const members: Cluster[] = [];
-    for (let i = 1; i <= memberCount; i++) members.push(await makeCluster(`member${i}`, MEMBER_CONTROLLERS));
-    const federation = new Federation(guard, etcd, host, members, binaries, options.stateDir);
+    const memberControllers = options.memberControllers === false ? undefined : MEMBER_CONTROLLERS;
+    for (let i = 1; i <= memberCount; i++) members.push(await makeCluster(`member${i}`, memberControllers));
+    const federation = new Federation(guard, etcd, host, members, binaries, options.stateDir, webhookClient);
     try {
       log(`starting etcd ${binaries.etcdVersion}`);
       await etcd.start();
       log(`starting ${1 + memberCount} kube-apiservers ${binaries.kubernetesVersion}`);
-      await Promise.all([host, ...members].map((c) => c.apiServer.start()));
+      const clusters = [host, ...members];
+      for (let i = 0; i < clusters.length; i += API_SERVER_START_BATCH)
+        await Promise.all(clusters.slice(i, i + API_SERVER_START_BATCH).map((c) => c.apiServer.start()));
       log('starting kube-controller-managers');
-      await Promise.all([host, ...members].map((c) => c.controllerManager.start()));
+      await Promise.all([host, ...members].map((c) => c.controllerManager?.start()));
       log('installing CRDs and registering member clusters on the host');
       await installCrds(host.apiServer.endpoint);
       await ensureNamespace(host.apiServer.endpoint, SYSTEM_NAMESPACE);
       for (const member of members) await registerMember(host.apiServer.endpoint, member.apiServer.endpoint);
+      if (options.karmada) {
+        federation.karmada = await Karmada.start({
+          host: host.apiServer.endpoint,
+          dir: join(options.stateDir, 'karmada'),
+          guard,
+          log,
+          quotaEnforcement: options.karmadaQuotaEnforcement ?? false,
+        });
+      }
       return federation;
     } catch (err) {
       await federation.stop();
@@ -112,6 +167,8 @@ export class Federation {
       kubectl: this.binaries.kubectl,
       kubernetesVersion: this.binaries.kubernetesVersion,
       etcdVersion: this.binaries.etcdVersion,
+      ...(this.karmada ? { karmadaVersion: this.karmada.version } : {}),
+      webhookClient: this.webhookClient,
     };
   }
 
@@ -121,7 +178,7 @@ export class Federation {
    */
   async stopMember(name: string, options: { crash?: boolean } = {}): Promise<void> {
     const member = this.member(name);
-    await member.controllerManager.stop(options);
+    await member.controllerManager?.stop(options);
     await member.apiServer.stop(options);
   }
 
@@ -129,7 +186,7 @@ export class Federation {
   async startMember(name: string): Promise<void> {
     const member = this.member(name);
     await member.apiServer.start();
-    await member.controllerManager.start();
+    await member.controllerManager?.start();
   }
 
   /**
@@ -137,14 +194,35 @@ export class Federation {
    * data and port; `crash` kills them with SIGKILL. Clients see refused connections until startHost().
    */
   async stopHost(options: { crash?: boolean } = {}): Promise<void> {
-    await this.host.controllerManager.stop(options);
+    await this.host.controllerManager?.stop(options);
     await this.host.apiServer.stop(options);
   }
 
   /** Starts the stopped host API server again on the same port, with the same data and credentials. */
   async startHost(): Promise<void> {
     await this.host.apiServer.start();
-    await this.host.controllerManager.start();
+    await this.host.controllerManager?.start();
+  }
+
+  /** Karmada on the host, when the federation was started with `karmada`. */
+  get karmadaControlPlane(): Karmada {
+    if (!this.karmada) throw new Error('the federation was started without Karmada (option karmada)');
+    return this.karmada;
+  }
+
+  /**
+   * Starts karmada-webhook with Karmada's own quota enforcement (FederatedResourceQuota) on the host,
+   * stopped with the federation; nothing registers it: callers post AdmissionReviews to it.
+   */
+  async startKarmadaQuotaWebhook(): Promise<KarmadaQuotaWebhook> {
+    const webhook = await KarmadaQuotaWebhook.create(
+      this.host.apiServer.endpoint,
+      join(this.stateDir, 'karmada-webhook-frq'),
+      this.guard,
+    );
+    this.extraComponents.push(webhook);
+    await webhook.start();
+    return webhook;
   }
 
   /**
@@ -229,12 +307,14 @@ export class Federation {
     return this.launch(proc.name, proc.command, [...proc.args], proc.env ?? process.env);
   }
 
-  /** Stops every process: launched ones first, then controller managers, API servers, etcd. */
+  /** Stops every process: launched ones first, then Karmada, controller managers, API servers, etcd. */
   async stop(): Promise<void> {
     await Promise.all(this.processes.splice(0).map((p) => p.stop()));
     await Promise.all(this.redisServers.splice(0).map((r) => r.stop()));
+    await Promise.all(this.extraComponents.splice(0).map((c) => c.stop()));
+    await this.karmada?.stop();
     const clusters = [this.host, ...this.members];
-    await Promise.all(clusters.map((c) => c.controllerManager.stop()));
+    await Promise.all(clusters.map((c) => c.controllerManager?.stop()));
     await Promise.all(clusters.map((c) => c.apiServer.stop()));
     await this.etcd.stop();
     this.guard.dispose();

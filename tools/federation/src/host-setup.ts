@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { CLUSTER, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
+import { CLUSTER, isApiStatus, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
 import { readFileSync } from 'node:fs';
 import type { ApiEndpoint } from './components.js';
 import { waitFor } from './net.js';
@@ -8,6 +8,22 @@ import { waitFor } from './net.js';
 export const CLUSTER_SECRET_NAMESPACE = 'karmada-cluster';
 /** Namespace of karmada-quota's own objects on the host (the aggregator's cluster Leases). */
 export const SYSTEM_NAMESPACE = 'karmada-quota-system';
+
+/**
+ * The aggregator replica holding each member cluster's Lease on the host (apps/aggregator's
+ * cluster-leases.ts names them kq-aggregator.<cluster>); undefined for a Lease nobody holds.
+ */
+export async function clusterLeaseHolders(host: ApiEndpoint): Promise<Map<string, string | undefined>> {
+  const prefix = 'kq-aggregator.';
+  const leases = await kubeConfigFor(host)
+    .makeApiClient(k8s.CoordinationV1Api)
+    .listNamespacedLease({ namespace: SYSTEM_NAMESPACE });
+  return new Map(
+    leases.items
+      .filter((l) => l.metadata!.name!.startsWith(prefix))
+      .map((l) => [l.metadata!.name!.slice(prefix.length), l.spec?.holderIdentity || undefined]),
+  );
+}
 
 /** Creates a namespace on the host unless it exists. */
 export async function ensureNamespace(host: ApiEndpoint, name: string): Promise<void> {
@@ -21,47 +37,52 @@ export function kubeConfigFor(endpoint: ApiEndpoint): k8s.KubeConfig {
   return kc;
 }
 
-const isStatus = (err: unknown, code: number): boolean =>
-  err instanceof k8s.ApiException && err.code === code;
-
 /** Creates `create()`'s object, or leaves the existing one (idempotent set-up). */
 async function ensure(create: () => Promise<unknown>): Promise<void> {
   try {
     await create();
   } catch (err) {
-    if (!isStatus(err, 409)) throw err;
+    if (!isApiStatus(err, 409)) throw err;
   }
 }
 
-/** Installs the KarmadaQuota, ResourceBinding and Cluster CRDs and waits until they are served. */
-export async function installCrds(host: ApiEndpoint): Promise<void> {
+/**
+ * Installs CRDs (by default ours: KarmadaQuota, ResourceBinding, Cluster), leaving any already there,
+ * and waits until every one is served.
+ */
+export async function installCrds(
+  host: ApiEndpoint,
+  crds: k8s.V1CustomResourceDefinition[] = loadCrds(),
+): Promise<void> {
   const api = kubeConfigFor(host).makeApiClient(k8s.ApiextensionsV1Api);
-  for (const crd of loadCrds()) {
-    await ensure(() => api.createCustomResourceDefinition({ body: crd }));
-    const name = crd.metadata!.name!;
-    await waitFor(
-      `CRD ${name} to be established`,
-      async () => {
-        const current = await api.readCustomResourceDefinition({ name });
-        return !!current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      },
-      { timeoutMs: 30_000 },
-    );
-    // Established is not yet served: lists answer 429 while the watch cache initialises.
-    const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
-    const version = crd.spec.versions.find((v) => v.storage)!.name;
-    await waitFor(
-      `${name} to be served`,
-      () =>
-        objects
-          .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural })
-          .then(
-            () => true,
-            () => false,
-          ),
-      { timeoutMs: 30_000 },
-    );
-  }
+  const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  for (const crd of crds) await ensure(() => api.createCustomResourceDefinition({ body: crd }));
+  await Promise.all(
+    crds.map(async (crd) => {
+      const name = crd.metadata!.name!;
+      await waitFor(
+        `CRD ${name} to be established`,
+        async () => {
+          const current = await api.readCustomResourceDefinition({ name });
+          return !!current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+        },
+        { timeoutMs: 30_000 },
+      );
+      // Established is not yet served: lists answer 429 while the watch cache initialises.
+      const version = crd.spec.versions.find((v) => v.storage)!.name;
+      await waitFor(
+        `${name} to be served`,
+        () =>
+          objects
+            .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural })
+            .then(
+              () => true,
+              () => false,
+            ),
+        { timeoutMs: 30_000 },
+      );
+    }),
+  );
 }
 
 /**
@@ -101,7 +122,7 @@ export async function unregisterMember(host: ApiEndpoint, memberName: string): P
   const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const ignoreMissing = (err: unknown) => {
-    if (!isStatus(err, 404)) throw err;
+    if (!isApiStatus(err, 404)) throw err;
   };
   await objects
     .delete({ apiVersion: CLUSTER.apiVersion, kind: 'Cluster', metadata: { name: memberName } })
@@ -113,6 +134,8 @@ export async function unregisterMember(host: ApiEndpoint, memberName: string): P
 
 /** Name of the ValidatingWebhookConfiguration the harness registers. */
 export const WEBHOOK_CONFIGURATION_NAME = 'karmada-quota';
+/** Its webhook for ResourceBindings, as the API server's admission metrics name it. */
+export const BINDING_WEBHOOK_NAME = 'resourcebindings.quota.karmada.io';
 
 /**
  * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) for CREATE and UPDATE
@@ -143,12 +166,7 @@ export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem:
   const body: k8s.V1ValidatingWebhookConfiguration = {
     metadata: { name: WEBHOOK_CONFIGURATION_NAME },
     webhooks: [
-      webhook(
-        'resourcebindings.quota.karmada.io',
-        '/validate/resourcebindings',
-        'work.karmada.io',
-        'resourcebindings',
-      ),
+      webhook(BINDING_WEBHOOK_NAME, '/validate/resourcebindings', 'work.karmada.io', 'resourcebindings'),
       webhook(
         'karmadaquotas.quota.karmada.io',
         '/validate/karmadaquotas',
@@ -160,7 +178,7 @@ export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem:
   await api
     .deleteValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })
     .catch((err: unknown) => {
-      if (!isStatus(err, 404)) throw err;
+      if (!isApiStatus(err, 404)) throw err;
     });
   await api.createValidatingWebhookConfiguration({ body });
 }

@@ -1,4 +1,10 @@
-export { ensureBinaries, type KubeBinaries } from './binaries.js';
+export {
+  ensureBinaries,
+  ensureKarmadaBinaries,
+  type KarmadaBinaries,
+  type KubeBinaries,
+} from './binaries.js';
+export { Karmada, KARMADA_CONTROLLERS, type KarmadaQuotaWebhook } from './karmada.js';
 export type { ApiEndpoint, RedisServer } from './components.js';
 export {
   Federation,
@@ -7,17 +13,26 @@ export {
   type FederationOptions,
 } from './federation.js';
 export {
+  BINDING_WEBHOOK_NAME,
   CLUSTER_SECRET_NAMESPACE,
+  clusterLeaseHolders,
   ensureNamespace,
   installCrds,
   kubeConfigFor,
   registerMember,
   serviceAccountToken,
   unregisterMember,
+  WEBHOOK_CONFIGURATION_NAME,
 } from './host-setup.js';
 export { writeKubeconfig } from './kubeconfig.js';
 export { freePort, probe, sleep, waitFor } from './net.js';
 export { isProcessAlive, ManagedProcess, OrphanGuard } from './processes.js';
 export { repoRoot } from './paths.js';
 export { SERVICES, startServices, type RunningService, type ServiceName } from './services.js';
-export { createServingCertificate, type ServingCertificate } from './pki.js';
+export {
+  createClientCertificate,
+  createServingCertificate,
+  type ClientCertificate,
+  type ServingCertificate,
+} from './pki.js';
+export { karmadaWorkload, type KarmadaWorkload } from './workloads.js';

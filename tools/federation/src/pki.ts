@@ -7,6 +7,7 @@ import * as x509 from '@peculiar/x509';
 x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+const VALIDITY_MS = 365 * 24 * 3600 * 1000;
 
 export interface ServingCertificate {
   /** PEM of the CA that signed the serving certificate: the webhook's caBundle. */
@@ -15,53 +16,108 @@ export interface ServingCertificate {
   keyFile: string;
 }
 
+/** A client certificate and the CA that signed it (the one its verifier trusts), as PEM files. */
+export interface ClientCertificate {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
 const pem = (der: ArrayBuffer, label: string): string => x509.PemConverter.encode(der, label);
 
-/**
- * A throwaway CA and a serving certificate it signs for `127.0.0.1` and `localhost` (the API server
- * calls webhooks registered by URL on those), written as tls.crt / tls.key into `dir`.
- */
-export async function createServingCertificate(dir: string, commonName: string): Promise<ServingCertificate> {
+interface Ca {
+  cert: x509.X509Certificate;
+  keys: webcrypto.CryptoKeyPair;
+}
+
+async function createCa(commonName: string): Promise<Ca> {
   const now = new Date();
-  const notAfter = new Date(now.getTime() + 365 * 24 * 3600 * 1000);
-  const caKeys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
     name: `CN=${commonName} CA`,
     notBefore: now,
-    notAfter,
-    keys: caKeys,
+    notAfter: new Date(now.getTime() + VALIDITY_MS),
+    keys,
     signingAlgorithm: ALGORITHM,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
     ],
   });
+  return { cert, keys };
+}
+
+/** A leaf certificate `ca` signs for `commonName`, written as PEM to certFile and keyFile (0600). */
+async function issue(
+  ca: Ca,
+  commonName: string,
+  extensions: x509.Extension[],
+  files: { certFile: string; keyFile: string },
+): Promise<void> {
+  const now = new Date();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: '02',
     subject: `CN=${commonName}`,
-    issuer: ca.subject,
+    issuer: ca.cert.subject,
     notBefore: now,
-    notAfter,
+    notAfter: new Date(now.getTime() + VALIDITY_MS),
     publicKey: keys.publicKey,
-    signingKey: caKeys.privateKey,
+    signingKey: ca.keys.privateKey,
     signingAlgorithm: ALGORITHM,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      ...extensions,
+    ],
+  });
+  writeFileSync(files.certFile, cert.toString('pem'));
+  writeFileSync(
+    files.keyFile,
+    pem(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY'),
+    {
+      mode: 0o600,
+    },
+  );
+}
+
+/**
+ * A throwaway CA and a serving certificate it signs for `127.0.0.1` and `localhost` (the API server
+ * calls webhooks registered by URL on those), written as tls.crt / tls.key into `dir`.
+ */
+export async function createServingCertificate(dir: string, commonName: string): Promise<ServingCertificate> {
+  const ca = await createCa(commonName);
+  const files = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+  await issue(
+    ca,
+    commonName,
+    [
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       new x509.SubjectAlternativeNameExtension([
         { type: 'ip', value: '127.0.0.1' },
         { type: 'dns', value: 'localhost' },
       ]),
     ],
-  });
-  const certFile = join(dir, 'tls.crt');
-  const keyFile = join(dir, 'tls.key');
-  writeFileSync(certFile, cert.toString('pem'));
-  writeFileSync(keyFile, pem(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY'), {
-    mode: 0o600,
-  });
-  return { caPem: ca.toString('pem'), certFile, keyFile };
+    files,
+  );
+  return { caPem: ca.cert.toString('pem'), ...files };
+}
+
+/**
+ * A throwaway CA and a client certificate it signs for `commonName` (what an API server presents to
+ * the webhooks it calls), written as ca.crt, client.crt and client.key into `dir`.
+ */
+export async function createClientCertificate(dir: string, commonName: string): Promise<ClientCertificate> {
+  const ca = await createCa(commonName);
+  const caFile = join(dir, 'ca.crt');
+  writeFileSync(caFile, ca.cert.toString('pem'));
+  const files = { certFile: join(dir, 'client.crt'), keyFile: join(dir, 'client.key') };
+  await issue(
+    ca,
+    commonName,
+    [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])],
+    files,
+  );
+  return { caFile, ...files };
 }

@@ -4,7 +4,7 @@ import type { Federation } from './federation.js';
 import { registerWebhook } from './host-setup.js';
 import { freePort, probe, waitFor } from './net.js';
 import { repoRoot } from './paths.js';
-import { createServingCertificate } from './pki.js';
+import { createServingCertificate, type ClientCertificate } from './pki.js';
 import type { ManagedProcess } from './processes.js';
 
 export const SERVICES = ['webhook', 'aggregator', 'reconciler', 'console'] as const;
@@ -16,13 +16,19 @@ export interface RunningService {
   process: ManagedProcess;
   /** The webhook's: the CA its serving certificate is from (what its clients trust). */
   caPem?: string;
+  /**
+   * The webhook's: a client certificate it accepts (the host API server's), for callers that post
+   * AdmissionReviews to it directly; it refuses those without one (CLIENT_CA_FILE).
+   */
+  clientCertificate?: ClientCertificate;
 }
 
 /**
  * Starts the compiled product services (`npm run build` first) against the federation's host and
  * waits until each answers /readyz. The webhook serves HTTPS with a certificate from a throwaway CA
  * and is registered on the host as a ValidatingWebhookConfiguration with that CA bundle, unless
- * `register` is false (a client then calls it directly, and the host stores bindings unchecked).
+ * `register` is false (a client then calls it directly, and the host stores bindings unchecked). It
+ * admits only callers with a certificate from the host API server's webhook client CA.
  */
 export async function startServices(
   federation: Federation,
@@ -33,6 +39,8 @@ export async function startServices(
     /** Distinguishes replicas of one service (their process and log names). */
     instance?: string;
     register?: boolean;
+    /** Writes each service's V8 CPU profile (`node --cpu-prof`) here, as `<name>.cpuprofile`, when it exits. */
+    cpuProfileDir?: string;
   },
 ): Promise<RunningService[]> {
   const root = repoRoot();
@@ -41,13 +49,23 @@ export async function startServices(
       const port = await freePort();
       const tls = name === 'webhook' ? await webhookCertificate(federation) : undefined;
       const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+      const procName = options.instance ? `${name}-${options.instance}` : name;
+      const profile = options.cpuProfileDir
+        ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, `--cpu-prof-name=${procName}.cpuprofile`]
+        : [];
       const proc = federation.launch(
-        options.instance ? `${name}-${options.instance}` : name,
+        procName,
         process.execPath,
-        [join(root, 'dist', 'apps', name, 'src', 'main.js')],
+        [...profile, join(root, 'dist', 'apps', name, 'src', 'main.js')],
         {
           ...process.env,
-          ...(tls ? { TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile } : {}),
+          ...(tls
+            ? {
+                TLS_CERT_FILE: tls.certFile,
+                TLS_KEY_FILE: tls.keyFile,
+                CLIENT_CA_FILE: federation.info.webhookClient.caFile,
+              }
+            : {}),
           PORT: String(port),
           BIND_ADDRESS: '127.0.0.1',
           KUBECONFIG: federation.info.host.kubeconfig,
@@ -64,7 +82,12 @@ export async function startServices(
         { timeoutMs: 60_000, describe: () => proc.logTail() },
       );
       if (tls && options.register !== false) await registerWebhook(federation.info.host, url, tls.caPem);
-      return { name, url, process: proc, ...(tls ? { caPem: tls.caPem } : {}) };
+      return {
+        name,
+        url,
+        process: proc,
+        ...(tls ? { caPem: tls.caPem, clientCertificate: federation.info.webhookClient } : {}),
+      };
     }),
   );
 }

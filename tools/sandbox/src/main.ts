@@ -3,15 +3,21 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { down, sandboxPaths, supervise, up } from './sandbox.js';
 
-const USAGE = `usage: npm run sandbox [-- up [--members N] | down]
-  (no command)   start the local federation and services in the foreground; Ctrl-C stops all
+const USAGE = `usage: npm run sandbox [-- up [--members N] [--no-karmada] | down]
+  (no command)   start the local federation, real Karmada and the services in the foreground;
+                 Ctrl-C stops all
   up             the same, detached; returns when ready and writes .sandbox/env.json
-  down           stop everything 'up' started and remove the state`;
+  down           stop everything 'up' started and remove the state
+  --no-karmada   leave Karmada out: ResourceBindings are written by hand and nothing acts on them`;
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { members: { type: 'string', default: '2' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      members: { type: 'string', default: '2' },
+      'no-karmada': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) return void console.log(USAGE);
   const members = Number(values.members);
@@ -20,12 +26,13 @@ async function main(): Promise<void> {
   }
   const paths = sandboxPaths();
   const print = (s: string) => console.log(s);
+  const karmada = !values['no-karmada'];
   switch (positionals[0]) {
     case undefined:
     case 'run':
-      return supervise({ members, paths, print });
+      return supervise({ members, karmada, paths, print });
     case 'up':
-      return up({ members, paths, entry: fileURLToPath(import.meta.url), print });
+      return up({ members, karmada, paths, entry: fileURLToPath(import.meta.url), print });
     case 'down':
       return down({ paths, print });
     default:

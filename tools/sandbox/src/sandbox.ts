@@ -7,6 +7,8 @@ import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBindin
 import {
   Federation,
   isProcessAlive,
+  karmadaWorkload,
+  type KarmadaWorkload,
   kubeConfigFor,
   repoRoot,
   type RunningService,
@@ -16,18 +18,24 @@ import {
   waitFor,
 } from '../../federation/src/index.js';
 
-/** `.sandbox/env.json`: the contract scripts and tests rely on (spec §10). */
+/** `.sandbox/env.json`: the contract scripts and tests rely on (docs/development/sandbox.md). */
 export interface SandboxEnv {
   host: { kubeconfig: string; server: string };
   members: { name: string; kubeconfig: string; server: string }[];
   redisUrl: string;
-  webhook: { url: string };
+  /**
+   * The webhook answers admission calls only from a client certificate of the host API server's
+   * webhook client CA: clientCert and clientKey (PEM files) are one, for tools that post reviews.
+   */
+  webhook: { url: string; clientCert: string; clientKey: string };
   aggregator: { url: string };
   reconciler: { url: string };
   /** The console, and a token of the demo viewer (may read team-a's quotas only) to log in with. */
   console: { url: string; token: string };
   kubectl: string;
   kubernetesVersion: string;
+  /** Set when real Karmada runs (the default; `--no-karmada` leaves it out). */
+  karmadaVersion?: string;
 }
 
 export interface SandboxPaths {
@@ -61,7 +69,9 @@ async function seedDemo(federation: Federation): Promise<void> {
   const kc = kubeConfigFor(federation.info.host);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: DEMO_NAMESPACE } } }).catch(() => undefined);
-  for (const member of federation.info.members) {
+  // Karmada copies the namespace to the members itself (and will not manage one it did not make).
+  const membersNeedNamespace = !federation.info.karmadaVersion;
+  for (const member of membersNeedNamespace ? federation.info.members : []) {
     const memberCore = kubeConfigFor(member).makeApiClient(k8s.CoreV1Api);
     await memberCore.createNamespace({ body: { metadata: { name: DEMO_NAMESPACE } } }).catch(() => undefined);
   }
@@ -74,8 +84,15 @@ async function seedDemo(federation: Federation): Promise<void> {
   await k8s.KubernetesObjectApi.makeApiClient(kc).create(quota);
 }
 
-/** Example ResourceBindings, as Karmada would create them: one within the demo quota, one not. */
-function writeExamples(dir: string): { fits: string; exceeds: string } {
+interface Examples {
+  /** Fits the demo quota. */
+  fits: string;
+  /** Exceeds it. */
+  exceeds: string;
+}
+
+/** Example ResourceBindings, as Karmada would create them (for a sandbox without Karmada). */
+function writeBindingExamples(dir: string): Examples {
   mkdirSync(dir, { recursive: true });
   const binding = (name: string, replicas: number, cpu: string): ResourceBinding => ({
     apiVersion: RESOURCE_BINDING.apiVersion,
@@ -93,21 +110,51 @@ function writeExamples(dir: string): { fits: string; exceeds: string } {
   return paths;
 }
 
+/** What users apply with Karmada: one workload within the demo quota, one far beyond it. */
+function writeWorkloadExamples(dir: string, clusters: string[]): Examples {
+  mkdirSync(dir, { recursive: true });
+  const manifest = (w: KarmadaWorkload): string => `${yaml.dump(w.workload)}---\n${yaml.dump(w.policy)}`;
+  const workload = (name: string, replicas: number, cpu: string) =>
+    manifest(karmadaWorkload({ name, namespace: DEMO_NAMESPACE, replicas, cpu, clusters }));
+  const paths = { fits: join(dir, 'web.yaml'), exceeds: join(dir, 'batch.yaml') };
+  writeFileSync(paths.fits, workload('web', 2 * clusters.length, '500m'));
+  writeFileSync(paths.exceeds, workload('batch', 200, '1'));
+  return paths;
+}
+
 function kubectl(env: SandboxEnv, args: string[]): string {
   const result = spawnSync(env.kubectl, ['--kubeconfig', env.host.kubeconfig, ...args], { encoding: 'utf8' });
   return (result.stdout + result.stderr).trimEnd();
 }
 
-function instructions(env: SandboxEnv, examples: { fits: string; exceeds: string }): string {
+function instructions(env: SandboxEnv, examples: Examples): string {
   const members = env.members
     .map((m) => `  ${m.name.padEnd(9)} ${m.server}  kubeconfig ${m.kubeconfig}`)
     .join('\n');
+  const member = env.members[0]!;
+  const karmada = env.karmadaVersion
+    ? `  karmada   ${env.karmadaVersion}: webhook, controller-manager, scheduler\n`
+    : '';
+  const tryWithKarmada = `  kubectl apply -f ${examples.fits}      # Deployment + PropagationPolicy, ${env.members.length * 2} x 500m: fits
+  kubectl get rb -n ${DEMO_NAMESPACE}                        # the binding Karmada made and scheduled
+  kubectl --kubeconfig ${member.kubeconfig} get pods -n ${DEMO_NAMESPACE}   # its pods in ${member.name} (Pending: no nodes)
+  kubectl kq describe ${DEMO_NAMESPACE} -n ${DEMO_NAMESPACE}             # usage per cluster
+  kubectl apply -f ${examples.exceeds}    # 200 x 1 CPU: over the quota, refused
+  kubectl get events -n ${DEMO_NAMESPACE} --field-selector involvedObject.name=batch   # Warning ApplyPolicyFailed: exceeded quota
+  kubectl kq describe ${DEMO_NAMESPACE} -n ${DEMO_NAMESPACE}             # Waiting: batch-deployment, requested vs free
+  kubectl delete -f ${examples.exceeds}
+  kubectl delete -f ${examples.fits}      # frees the usage`;
+  const tryWithoutKarmada = `  kubectl create -f ${examples.fits}      # 3 x 200m: admitted, reserved in the quota
+  kubectl create -f ${examples.exceeds}    # 200 x 1 CPU: denied, exceeded quota
+  kubectl kq describe ${DEMO_NAMESPACE} -n ${DEMO_NAMESPACE}
+  kubectl --kubeconfig ${member.kubeconfig} create deployment web --image=nginx --replicas=3 -n ${DEMO_NAMESPACE}
+  kubectl --kubeconfig ${member.kubeconfig} get pods -n ${DEMO_NAMESPACE}`;
   return `
 karmada-quota sandbox is ready (Kubernetes ${env.kubernetesVersion}).
 
   host      ${env.host.server}  kubeconfig ${env.host.kubeconfig}
 ${members}
-  redis     ${env.redisUrl}
+${karmada}  redis     ${env.redisUrl}
   webhook   ${env.webhook.url}   aggregator ${env.aggregator.url}   reconciler ${env.reconciler.url}
 
 Console: ${env.console.url}
@@ -123,14 +170,10 @@ ${kubectl(env, ['get', 'kq', '-A'])
 Try:
   alias kubectl=${env.kubectl}
   export KUBECONFIG=${env.host.kubeconfig}
-  kubectl get kq -A
-  kubectl get clusters.cluster.karmada.io
-  kubectl create -f ${examples.fits}      # 3 x 200m: admitted, reserved in the quota
-  kubectl create -f ${examples.exceeds}    # 200 x 1 CPU: denied, exceeded quota
-  kubectl get kq team-a -n ${DEMO_NAMESPACE} -o yaml
+  export PATH="${join(repoRoot(), 'tools', 'kubectl-kq', 'bin')}:$PATH"   # for kubectl kq
+${env.karmadaVersion ? tryWithKarmada : tryWithoutKarmada}
+  kubectl get kq ${DEMO_NAMESPACE} -n ${DEMO_NAMESPACE} -o yaml
   curl -H "Authorization: Bearer $(kubectl create token ${DEMO_VIEWER} -n ${DEMO_NAMESPACE})" ${env.console.url}/api/quotas
-  kubectl --kubeconfig ${env.members[0]?.kubeconfig} create deployment web --image=nginx --replicas=3 -n ${DEMO_NAMESPACE}
-  kubectl --kubeconfig ${env.members[0]?.kubeconfig} get pods -n ${DEMO_NAMESPACE}
   curl ${env.webhook.url}/readyz
 `;
 }
@@ -141,6 +184,7 @@ Try:
  */
 export async function supervise(options: {
   members: number;
+  karmada: boolean;
   paths: SandboxPaths;
   print: (s: string) => void;
 }): Promise<void> {
@@ -166,7 +210,12 @@ export async function supervise(options: {
 
   try {
     const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-    federation = await Federation.start({ stateDir: paths.dir, members: options.members, log: print });
+    federation = await Federation.start({
+      stateDir: paths.dir,
+      members: options.members,
+      karmada: options.karmada,
+      log: print,
+    });
     print('starting webhook, aggregator, reconciler and console');
     const services = await startServices(federation, { redisUrl });
     const url = (name: RunningService['name']) => ({ url: services.find((s) => s.name === name)!.url });
@@ -183,14 +232,26 @@ export async function supervise(options: {
       host: { kubeconfig: info.host.kubeconfig, server: info.host.server },
       members: info.members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig, server: m.server })),
       redisUrl,
-      webhook: url('webhook'),
+      webhook: {
+        ...url('webhook'),
+        clientCert: info.webhookClient.certFile,
+        clientKey: info.webhookClient.keyFile,
+      },
       aggregator: url('aggregator'),
       reconciler: url('reconciler'),
       console: { ...url('console'), token: viewerToken },
       kubectl: info.kubectl,
       kubernetesVersion: info.kubernetesVersion,
+      ...(info.karmadaVersion ? { karmadaVersion: info.karmadaVersion } : {}),
     };
-    print(instructions(env, writeExamples(join(paths.dir, 'examples'))));
+    const examplesDir = join(paths.dir, 'examples');
+    const examples = info.karmadaVersion
+      ? writeWorkloadExamples(
+          examplesDir,
+          info.members.map((m) => m.name),
+        )
+      : writeBindingExamples(examplesDir);
+    print(instructions(env, examples));
     print('Press Ctrl-C to stop (or run: npm run sandbox -- down).');
     // Written last: `up` and scripts take its presence to mean everything is ready.
     writeFileSync(paths.envFile, JSON.stringify(env, null, 2));
@@ -204,6 +265,7 @@ export async function supervise(options: {
 /** `up`: runs the supervisor detached and returns once env.json says everything is ready. */
 export async function up(options: {
   members: number;
+  karmada: boolean;
   paths: SandboxPaths;
   entry: string;
   print: (s: string) => void;
@@ -213,14 +275,15 @@ export async function up(options: {
   mkdirSync(paths.dir, { recursive: true });
   rmSync(paths.envFile, { force: true });
   const logFd = openSync(`${paths.dir}.log`, 'w');
-  const child = spawn(process.execPath, [options.entry, 'run', '--members', String(options.members)], {
+  const args = ['run', '--members', String(options.members), ...(options.karmada ? [] : ['--no-karmada'])];
+  const child = spawn(process.execPath, [options.entry, ...args], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
     env: { ...process.env, SANDBOX_DIR: paths.dir },
   });
   child.unref();
   print(
-    `starting the sandbox in the background (log: ${paths.dir}.log); the first run builds Kubernetes (minutes)`,
+    `starting the sandbox in the background (log: ${paths.dir}.log); the first run builds Kubernetes and Karmada (minutes)`,
   );
   const supervisorLog = () =>
     readFileSync(`${paths.dir}.log`, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
