@@ -1,12 +1,25 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { describeError } from '#api';
-import { ConsoleLogger, type DynamicModule, type INestApplication, type LogLevel } from '@nestjs/common';
+import type { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger, PinoLogger } from 'nestjs-pino';
+import { pino, type Level } from 'pino';
+import { judgeClientCertificate, peerCertificateOf } from './client-certificate.js';
 import { ConfigError } from './config.js';
 
-const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
+/** LOG_LEVEL names Nest's levels; pino's for the same. */
+const PINO_LEVELS: Record<LogLevel, Level> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
 
 export interface ServiceOptions {
   name: string;
@@ -16,17 +29,43 @@ export interface ServiceOptions {
   /**
    * Serve HTTPS with the PEM key and certificate in these files (the webhook: the API server calls
    * only HTTPS), re-read every `reloadSeconds` so a renewed certificate (cert-manager, a rotated
-   * Secret) is served without a restart.
+   * Secret) is served without a restart. With `clientCaFile` (PEM), every caller is asked for a
+   * certificate verified against that CA (re-read with the pair), and only probes and /metrics answer
+   * without one (see judgeClientCertificate): asked, not required at the handshake, because the
+   * kubelet's probes and Prometheus present none.
    */
-  tls?: { keyFile: string; certFile: string; reloadSeconds: number };
+  tls?: TlsFiles & { reloadSeconds: number };
   /** Largest request body accepted (413 above it); Fastify's default is 1 MiB. */
   bodyLimitBytes?: number;
 }
 
-/** Structured JSON logs, one object per line, tagged with the service name. */
-export function jsonLogger(name: string, level: LogLevel): ConsoleLogger {
-  return new ConsoleLogger(name, { json: true, logLevels: LEVELS.slice(0, LEVELS.indexOf(level) + 1) });
+interface TlsFiles {
+  keyFile: string;
+  certFile: string;
+  clientCaFile?: string | undefined;
 }
+
+/**
+ * Structured logs (pino through nestjs-pino), one JSON object per line on stdout: `level` (`info`,
+ * `warn`, ...), `timestamp` (ms since the epoch), `component` (the service), `context` (the part of
+ * it), `message`, and the facts a call site passes as fields: `logger.warn({ namespace, error },
+ * 'text')`. The process has one pino logger: every call returns a view of the first one's.
+ */
+export function jsonLogger(name: string, level: LogLevel): Logger {
+  const root = pino({
+    level: PINO_LEVELS[level],
+    messageKey: 'message',
+    base: { component: name },
+    timestamp: () => `,"timestamp":${Date.now()}`,
+    formatters: { level: (label) => ({ level: label }) },
+  });
+  return new Logger(new PinoLogger({ pinoHttp: { logger: root } }), {});
+}
+
+// startService logs through jsonLogger's logger itself, which reads a call's last argument as the
+// context: a call with fields passes one after the message, or the message would become the context.
+const TLS_CONTEXT = 'tls';
+const SERVICE_CONTEXT = 'service';
 
 /**
  * Boots a service on Fastify with JSON logs and graceful shutdown: SIGTERM or SIGINT stop accepting
@@ -35,30 +74,58 @@ export function jsonLogger(name: string, level: LogLevel): ConsoleLogger {
 export async function startService(module: unknown, options: ServiceOptions): Promise<INestApplication> {
   const logger = jsonLogger(options.name, options.logLevel);
   const tls = options.tls;
-  let served = tls && readKeyPair(tls);
+  let served = tls && readTlsFiles(tls);
   const adapter = new FastifyAdapter({
-    ...(served ? { https: served } : {}),
+    ...(served
+      ? { https: { ...served, ...(served.ca ? { requestCert: true, rejectUnauthorized: false } : {}) } }
+      : {}),
     ...(options.bodyLimitBytes ? { bodyLimit: options.bodyLimitBytes } : {}),
   });
+  if (tls?.clientCaFile) {
+    // onRequest runs before the body is read: a refused caller costs no parsing.
+    adapter.getInstance().addHook('onRequest', async (request, reply) => {
+      const verdict = judgeClientCertificate(request.url, peerCertificateOf(request.raw.socket as TLSSocket));
+      if (verdict.allowed) return;
+      logger.warn(
+        { method: request.method, url: request.url, caller: request.ip, reason: verdict.message },
+        'refused a request for its client certificate',
+        TLS_CONTEXT,
+      );
+      await reply.code(verdict.statusCode).send({
+        statusCode: verdict.statusCode,
+        error: verdict.statusCode === 401 ? 'Unauthorized' : 'Forbidden',
+        message: verdict.message,
+      });
+    });
+  }
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger,
     abortOnError: false,
   });
   await app.listen(options.port, options.bindAddress);
-  logger.log(`${options.name} listening on ${await app.getUrl()}`);
+  logger.log({ url: await app.getUrl() }, 'listening', SERVICE_CONTEXT);
   if (tls && served) {
     const server = app.getHttpServer() as HttpsServer;
+    const files = [tls.certFile, tls.keyFile, tls.clientCaFile].filter(Boolean);
     const reload = setInterval(() => {
       try {
-        const next = readKeyPair(tls);
-        if (next.key === served!.key && next.cert === served!.cert) return;
+        const next = readTlsFiles(tls);
+        if (next.key === served!.key && next.cert === served!.cert && next.ca === served!.ca) return;
         server.setSecureContext(next); // throws on a key that does not match the certificate
+        if (next.ca !== served!.ca) {
+          // A client verified against the old CA keeps that verdict on its open connections and in
+          // resumed TLS sessions: end both, so every caller is verified against the new one.
+          server.setTicketKeys(randomBytes(48));
+          server.closeIdleConnections();
+        }
         served = next;
-        logger.log(`serving the renewed TLS certificate from ${tls.certFile}`);
+        logger.log({ files }, 'serving the renewed TLS certificate', TLS_CONTEXT);
       } catch (err) {
-        // A renewal caught half-written is retried at the next tick; the old pair keeps serving.
+        // A renewal caught half-written is retried at the next tick; the old one keeps serving.
         logger.error(
-          `could not load the TLS certificate ${tls.certFile}: ${describeError(err)}; serving the previous one`,
+          { files, error: describeError(err) },
+          'could not load the TLS certificate, serving the previous one',
+          TLS_CONTEXT,
         );
       }
     }, tls.reloadSeconds * 1000).unref();
@@ -66,11 +133,11 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      logger.log(`${signal} received, shutting down`);
+      logger.log({ signal }, 'shutting down on a signal', SERVICE_CONTEXT);
       app.close().then(
         () => process.exit(0),
         (err: unknown) => {
-          logger.error(`shutdown failed: ${describeError(err)}`);
+          logger.error({ error: describeError(err) }, 'shutdown failed', SERVICE_CONTEXT);
           process.exit(1);
         },
       );
@@ -79,8 +146,12 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
   return app;
 }
 
-function readKeyPair(tls: { keyFile: string; certFile: string }): { key: string; cert: string } {
-  return { key: readFileSync(tls.keyFile, 'utf8'), cert: readFileSync(tls.certFile, 'utf8') };
+function readTlsFiles(tls: TlsFiles): { key: string; cert: string; ca?: string } {
+  return {
+    key: readFileSync(tls.keyFile, 'utf8'),
+    cert: readFileSync(tls.certFile, 'utf8'),
+    ...(tls.clientCaFile ? { ca: readFileSync(tls.clientCaFile, 'utf8') } : {}),
+  };
 }
 
 /**

@@ -19,7 +19,13 @@ export function serviceEnv(defaultPort: number) {
   return {
     PORT: port(defaultPort),
     BIND_ADDRESS: z.string().min(1).default('0.0.0.0'),
-    LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+    // Nest's level names; pino's `info` and `trace`, which the JSON lines show, mean `log` and `verbose`.
+    LOG_LEVEL: z
+      .enum(['error', 'warn', 'log', 'info', 'debug', 'verbose', 'trace'], {
+        error: 'must be error, warn, log (or info), debug or verbose (or trace)',
+      })
+      .default('log')
+      .transform((level) => (level === 'info' ? 'log' : level === 'trace' ? 'verbose' : level)),
     KUBECONFIG: z
       .string()
       .optional()
@@ -27,15 +33,48 @@ export function serviceEnv(defaultPort: number) {
   };
 }
 
+/** One `host:port` of REDIS_CLUSTER_NODES. */
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+const CLUSTER_NODES_FORMAT =
+  'must be the Redis Cluster nodes to start from, as comma-separated host:port (e.g. redis-0.redis:6379,redis-1.redis:6379)';
+
 export const redisEnv = {
+  /** The Redis; with REDIS_CLUSTER_NODES only its user, password and TLS (rediss://) are used. */
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
     .default('redis://127.0.0.1:6379'),
+  /** Set: the services use a Redis Cluster (discovered from these nodes) instead of one Redis. */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .optional()
+    .transform((text, ctx): RedisNode[] | undefined => {
+      if (text === undefined || text.trim() === '') return undefined;
+      const nodes: RedisNode[] = [];
+      for (const entry of text.split(',').map((part) => part.trim())) {
+        const match = /^([^\s:/@,]+):(\d{1,5})$/.exec(entry);
+        const port = Number(match?.[2]);
+        if (!match || port < 1 || port > 65535) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${CLUSTER_NODES_FORMAT}: ${JSON.stringify(entry)} is not host:port`,
+          });
+          return z.NEVER;
+        }
+        nodes.push({ host: match[1]!, port });
+      }
+      return nodes;
+    }),
 };
+
+export type RedisConfig = z.infer<z.ZodObject<typeof redisEnv>>;
 
 /**
  * How admitted claims are timed, read by the webhook (which writes them) and the reconciler (which
- * settles them); both must have the same values. docs/accounting.md explains both.
+ * settles them); both must have the same values. docs/concepts/accounting.md#settings explains both.
  */
 export const claimTimingEnv = {
   /** How long an admitted claim is held whatever the stored binding says. */

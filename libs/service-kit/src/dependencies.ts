@@ -1,13 +1,17 @@
 import * as k8s from '@kubernetes/client-node';
-import type { Redis } from 'ioredis';
 import type { ReadinessCheck } from './health.js';
+import type { RedisClient } from './redis.module.js';
+import { reuseConnections } from './reuse-connections.js';
 
-/** The host (Karmada control plane) cluster: KUBECONFIG when set, else in-cluster credentials. */
+/**
+ * The host (Karmada control plane) cluster: KUBECONFIG when set, else in-cluster credentials; its
+ * API clients keep their connections open between calls.
+ */
 export function hostKubeConfig(kubeconfigPath: string | undefined): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
   else kc.loadFromDefault();
-  return kc;
+  return reuseConnections(kc);
 }
 
 export function hostApiReadiness(kc: k8s.KubeConfig): ReadinessCheck {
@@ -20,7 +24,7 @@ export function hostApiReadiness(kc: k8s.KubeConfig): ReadinessCheck {
   };
 }
 
-export function redisReadiness(redis: Redis): ReadinessCheck {
+export function redisReadiness(redis: RedisClient): ReadinessCheck {
   return {
     name: 'redis',
     probe: async () => {

@@ -1,9 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import type { Redis } from 'ioredis';
 import { hostApiReadiness, hostKubeConfig, redisReadiness } from './dependencies.js';
 import { HealthController, READINESS_CHECKS } from './health.js';
-import { REDIS } from './redis.module.js';
+import { REDIS, type RedisClient } from './redis.module.js';
 
 /**
  * `/healthz` and `/readyz`; ready means the host API server answers and, for services that use it
@@ -21,7 +20,10 @@ export class HealthModule {
         {
           provide: READINESS_CHECKS,
           inject: options.redis ? [REDIS] : [],
-          useFactory: (redis?: Redis) => [hostApiReadiness(host), ...(redis ? [redisReadiness(redis)] : [])],
+          useFactory: (redis?: RedisClient) => [
+            hostApiReadiness(host),
+            ...(redis ? [redisReadiness(redis)] : []),
+          ],
         },
       ],
     };

@@ -1,10 +1,20 @@
-export { serviceMain, type ServiceConfig, type ServiceOptions } from './bootstrap.js';
-export { claimTimingEnv, ConfigError, loadConfig, redisEnv, serviceEnv } from './config.js';
+export { jsonLogger, serviceMain, type ServiceConfig, type ServiceOptions } from './bootstrap.js';
+export {
+  claimTimingEnv,
+  ConfigError,
+  loadConfig,
+  redisEnv,
+  serviceEnv,
+  type RedisConfig,
+  type RedisNode,
+} from './config.js';
 export { customObjectInformer, hostKubeConfig } from './dependencies.js';
+export { reuseConnections } from './reuse-connections.js';
 export { HealthModule } from './health.module.js';
-export { REDIS, RedisModule } from './redis.module.js';
+export { duplicateRedis, REDIS, RedisModule, type RedisClient } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
+export { quotaResourceSamples, registerQuotaMetrics, type QuotaResourceSample } from './quota-metrics.js';
 export { ResilientInformer } from './resilient-informer.js';
 export { ConflictError, KubeQuotaStore, type QuotaStore } from './quota-store.js';
 export { QuotaEventWriter, type QuotaRef } from './quota-events.js';

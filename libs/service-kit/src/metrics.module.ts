@@ -15,13 +15,18 @@ class MetricsController {
   }
 }
 
-/** Prometheus `/metrics` (prom-client): process and Node.js metrics plus whatever the service adds. */
+/**
+ * Prometheus `/metrics` (prom-client): process and Node.js metrics plus whatever the service adds,
+ * every series labelled `component` (the service). The default collectors keep their standard names
+ * (`process_cpu_seconds_total`, ...) so stock Node.js dashboards work; `component` rather than
+ * `service`, which the Prometheus Operator sets to the Kubernetes Service.
+ */
 @Module({})
 export class MetricsModule {
-  static forRoot(service: string): DynamicModule {
+  static forRoot(component: string): DynamicModule {
     const registry = new Registry();
-    registry.setDefaultLabels({ service });
-    collectDefaultMetrics({ register: registry, prefix: 'karmada_quota_' });
+    registry.setDefaultLabels({ component });
+    collectDefaultMetrics({ register: registry });
     return {
       module: MetricsModule,
       global: true,

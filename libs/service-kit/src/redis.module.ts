@@ -1,9 +1,13 @@
 import { Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { describeError } from '#api';
+import type { RedisConfig } from './config.js';
 
 /** Injection token of the shared ioredis connection. */
 export const REDIS = Symbol('REDIS');
+
+/** One Redis, or a Redis Cluster (REDIS_CLUSTER_NODES): the product's keys work on both. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * One Redis connection per service, retried in the background. Closed in the last shutdown phase,
@@ -11,19 +15,13 @@ export const REDIS = Symbol('REDIS');
  */
 @Module({})
 export class RedisModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
-  static forRoot(url: string): DynamicModule {
+  static forRoot(config: RedisConfig): DynamicModule {
     return {
       module: RedisModule,
       global: true,
-      providers: [
-        {
-          provide: REDIS,
-          useFactory: () =>
-            reportingOutages(new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false })),
-        },
-      ],
+      providers: [{ provide: REDIS, useFactory: () => connectRedis(config) }],
       exports: [REDIS],
     };
   }
@@ -34,22 +32,61 @@ export class RedisModule implements OnApplicationShutdown {
 }
 
 /**
+ * The service's connection: commands fail at once while Redis is unreachable (the callers retry),
+ * and outages are logged once. With REDIS_CLUSTER_NODES, a Redis Cluster client that starts from
+ * those nodes and uses REDIS_URL's user, password and TLS on every node.
+ */
+export function connectRedis(config: RedisConfig): RedisClient {
+  const options = { maxRetriesPerRequest: 1 };
+  if (config.REDIS_CLUSTER_NODES === undefined) {
+    const redis = new Redis(config.REDIS_URL, { ...options, enableOfflineQueue: false });
+    return reportingOutages(redis, `${redis.options.host}:${redis.options.port}`);
+  }
+  const url = new URL(config.REDIS_URL);
+  const nodes = config.REDIS_CLUSTER_NODES;
+  const cluster = new Cluster(nodes, {
+    enableOfflineQueue: false,
+    redisOptions: {
+      ...options,
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  });
+  return reportingOutages(cluster, nodes.map((n) => `${n.host}:${n.port}`).join(','));
+}
+
+/**
+ * Another connection to the same Redis (BullMQ wants its own, it blocks on them); `blocking` for a
+ * BullMQ Worker's, which must retry for ever.
+ */
+export function duplicateRedis(redis: RedisClient, options: { blocking?: boolean } = {}): RedisClient {
+  if (!options.blocking) return redis.duplicate();
+  if (redis instanceof Cluster) {
+    return redis.duplicate([], {
+      enableOfflineQueue: true,
+      redisOptions: { ...redis.options.redisOptions, maxRetriesPerRequest: null },
+    });
+  }
+  return redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+}
+
+/**
  * One log line when Redis becomes unreachable and one when it is back, instead of ioredis printing
  * a stack trace for every reconnect attempt (it does so for a client without an 'error' listener).
  */
-function reportingOutages(redis: Redis): Redis {
+function reportingOutages<Client extends RedisClient>(redis: Client, address: string): Client {
   const logger = new Logger('redis');
-  const where = `${redis.options.host}:${redis.options.port}`;
   let down = false;
   redis.on('error', (err: unknown) => {
     if (down) return;
     down = true;
-    logger.error(`Redis at ${where} is unreachable, reconnecting: ${describeError(err)}`);
+    logger.error({ redis: address, error: describeError(err) }, 'Redis is unreachable, reconnecting');
   });
   redis.on('ready', () => {
     if (!down) return;
     down = false;
-    logger.log(`Redis at ${where} is reachable again`);
+    logger.log({ redis: address }, 'Redis is reachable again');
   });
   return redis;
 }

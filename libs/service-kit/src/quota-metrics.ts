@@ -1,0 +1,78 @@
+import type { KarmadaQuota } from '#api';
+import { Quantity } from '#quantity';
+import { quotaView } from '#quota-view';
+import { Gauge, type Registry } from 'prom-client';
+
+/** One limited resource of one quota, as numbers in the resource's base unit (cores, bytes, objects). */
+export interface QuotaResourceSample {
+  resource: string;
+  used: number;
+  reserved: number;
+  hard: number;
+  /** (used + reserved) / hard: 1 is full. A zero limit is 0 while nothing is counted, +Inf after. */
+  ratio: number;
+}
+
+/** What the quota gauges say of a quota's status (its `hard` falls back to spec.hard, as every view's). */
+export function quotaResourceSamples(quota: KarmadaQuota): QuotaResourceSample[] {
+  return quotaView(quota).resources.map((row) => {
+    const used = baseUnits(row.used);
+    const reserved = baseUnits(row.reserved);
+    const hard = baseUnits(row.hard);
+    const counted = used + reserved;
+    const ratio = hard > 0 ? counted / hard : counted > 0 ? Number.POSITIVE_INFINITY : 0;
+    return { resource: row.resource, used, reserved, hard, ratio };
+  });
+}
+
+function baseUnits(quantity: string): number {
+  return Number(Quantity.parse(quantity).nanoValue()) / 1e9;
+}
+
+/**
+ * Per-quota gauges computed at scrape time from `quotas()` (an informer's cache of KarmadaQuotas on
+ * the host): a deleted quota's series go with it, and every replica exporting them reports the same
+ * stored statuses.
+ */
+export function registerQuotaMetrics(registry: Registry, quotas: () => readonly KarmadaQuota[]): void {
+  const perResource = (name: string, help: string, value: (sample: QuotaResourceSample) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['namespace', 'quota', 'resource'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const quota of quotas()) {
+          for (const sample of quotaResourceSamples(quota))
+            this.set({ ...idOf(quota), resource: sample.resource }, value(sample));
+        }
+      },
+    });
+  perResource('karmada_quota_used', 'Observed usage (status.used), in base units', (s) => s.used);
+  perResource(
+    'karmada_quota_reserved',
+    'Admitted but not yet observed (status.reserved), in base units',
+    (s) => s.reserved,
+  );
+  perResource('karmada_quota_hard', 'The limit (status.hard, else spec.hard), in base units', (s) => s.hard);
+  perResource(
+    'karmada_quota_usage_ratio',
+    '(used + reserved) / hard: 1 is full, above 1 is over quota',
+    (s) => s.ratio,
+  );
+  new Gauge({
+    name: 'karmada_quota_waiting_changes',
+    help: 'ResourceBinding changes a KarmadaQuota refused that are still wanted (status.waiting)',
+    labelNames: ['namespace', 'quota'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const quota of quotas()) this.set(idOf(quota), quota.status?.waiting?.length ?? 0);
+    },
+  });
+}
+
+function idOf(quota: KarmadaQuota): { namespace: string; quota: string } {
+  return { namespace: quota.metadata?.namespace ?? '', quota: quota.metadata?.name ?? '' };
+}
