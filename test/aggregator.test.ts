@@ -2,26 +2,39 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { clusterStateKey, decodeHealth, usageIndexKey, type ClusterHealth } from '#usage';
 import {
+  clusterLeaseHolders,
   Federation,
+  freePort,
   kubeConfigFor,
   registerMember,
+  sleep,
   startServices,
   unregisterMember,
   type ApiEndpoint,
   type RunningService,
 } from '../tools/federation/src/index.js';
+import { MemberWatcher } from '../apps/aggregator/src/member-watcher.js';
 import { publishedUsage } from './support/usage.js';
 import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
 import { deployment, pod } from './support/fixtures.js';
+import { logRecords } from './support/logs.js';
 
 /**
  * The aggregator against a federation of its own (members are stopped and unregistered here) and
  * a Redis database of its own, so nothing else sees or disturbs what these tests do.
  */
 const REDIS_URL = testRedisUrl(11);
+const LEASE_NAMESPACE = 'karmada-quota-system';
+const LEASE_DURATION_SECONDS = 3;
+/**
+ * The longest a change may wait to be published across a handover: a dead replica's Leases expire
+ * (one duration), the taker notices at its next sync (a third) and lists the member first.
+ */
+const HANDOVER_BOUND_MS = 3 * LEASE_DURATION_SECONDS * 1000;
 
 let federation: Federation;
 let stateDir: string;
@@ -35,7 +48,8 @@ const startAggregator = async (id: string) => {
     instance: id,
     env: {
       AGGREGATOR_ID: id,
-      LEASE_DURATION_SECONDS: '3',
+      LEASE_DURATION_SECONDS: String(LEASE_DURATION_SECONDS),
+      LOG_LEVEL: 'debug', // each publish is logged: the replica test checks who published when
       UNREACHABLE_AFTER_MS: '2000',
       MAX_RETRY_BACKOFF_MS: '1000',
     },
@@ -46,7 +60,7 @@ const startAggregator = async (id: string) => {
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-aggregator-'));
-  federation = await Federation.start({ stateDir, members: 2 });
+  federation = await Federation.start({ stateDir, members: 3 });
   redis = new Redis(REDIS_URL);
   await redis.flushdb();
   await startAggregator('a');
@@ -75,6 +89,167 @@ async function memberNamespace(memberName: string): Promise<{ namespace: string;
   const kc = kubeConfigFor(member(memberName));
   await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   return { namespace, kc };
+}
+
+const clusterHolders = () => clusterLeaseHolders(federation.info.host);
+
+const sameCounts = (a: Record<string, number>, b: Record<string, number>) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+/** A replica's JSON log lines. */
+const logLines = (replica: RunningService) => logRecords(readFileSync(replica.process.logFile, 'utf8'));
+
+const PUBLISHED = "published the cluster's usage";
+const TOOK_OVER = 'took over the cluster from another replica';
+const tookOverFrom = (replica: RunningService, previousHolder: string) =>
+  logLines(replica).filter((l) => l.message === TOOK_OVER && l.previousHolder === previousHolder);
+
+/** Watches the cluster Leases on the host and records each change of holder as it arrives. */
+class LeaseRecorder {
+  private readonly changes: { cluster: string; holder: string | undefined; at: number }[] = [];
+  private abort?: AbortController;
+  private failure?: unknown;
+  private stopping = false;
+  /** When the recording holds every Lease's holder (what was there is reported first). */
+  startedAt = 0;
+
+  static async start(clusters: string[]): Promise<LeaseRecorder> {
+    const recorder = new LeaseRecorder();
+    const watch = new k8s.Watch(kubeConfigFor(federation.info.host));
+    recorder.abort = await watch.watch(
+      `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`,
+      {},
+      (type, lease: k8s.V1Lease) => recorder.record(type, lease),
+      (err) => {
+        if (!recorder.stopping) recorder.failure = err ?? new Error('the Lease watch ended');
+      },
+    );
+    await eventually(
+      async () => clusters.filter((c) => recorder.holderAt(c, Date.now()) === undefined),
+      (missing) => missing.length === 0,
+      10_000,
+    );
+    recorder.startedAt = Date.now();
+    return recorder;
+  }
+
+  /** The holder the Lease named at `at`, as recorded. */
+  holderAt(cluster: string, at: number): string | undefined {
+    return this.changes.filter((c) => c.cluster === cluster && c.at <= at).at(-1)?.holder;
+  }
+
+  /** The successive holders of a cluster's Lease (a release and a new holder make two). */
+  holdersOf(cluster: string): string[] {
+    return this.changes.filter((c) => c.cluster === cluster && c.holder !== undefined).map((c) => c.holder!);
+  }
+
+  stop(): void {
+    this.stopping = true;
+    this.abort?.abort();
+  }
+
+  /** Why the watch ended before stop(), if it did (the recording is then incomplete). */
+  error(): string | undefined {
+    return this.failure === undefined ? undefined : String(this.failure);
+  }
+
+  private record(type: string, lease: k8s.V1Lease): void {
+    const name = lease.metadata?.name ?? '';
+    if (!name.startsWith('kq-aggregator.')) return;
+    const cluster = name.slice('kq-aggregator.'.length);
+    const holder = type === 'DELETED' ? undefined : lease.spec?.holderIdentity || undefined;
+    const last = this.changes.filter((c) => c.cluster === cluster).at(-1);
+    if (!last || last.holder !== holder) this.changes.push({ cluster, holder, at: Date.now() });
+  }
+}
+
+interface UsageSample {
+  cluster: string;
+  at: number;
+  pods: number;
+  state: string | undefined;
+}
+
+/**
+ * Steady change in every member (a pod added to a namespace of its own every half second) and a
+ * recording of what Redis holds for it (every 100 ms): the published usage across handovers.
+ */
+class Traffic {
+  private making = true;
+  private sampling = true;
+  private readonly made: { cluster: string; count: number; at: number }[] = [];
+  private readonly seen: UsageSample[] = [];
+  private readonly loops: Promise<void>[] = [];
+
+  private constructor(private readonly spaces: Map<string, { namespace: string; kc: k8s.KubeConfig }>) {}
+
+  static async start(clusters: string[]): Promise<Traffic> {
+    const spaces = new Map(
+      await Promise.all(clusters.map(async (c) => [c, await memberNamespace(c)] as const)),
+    );
+    const traffic = new Traffic(spaces);
+    traffic.loops.push(traffic.make(), traffic.sample());
+    return traffic;
+  }
+
+  namespace(cluster: string): string {
+    return this.spaces.get(cluster)!.namespace;
+  }
+
+  created(cluster: string): number {
+    return this.creations(cluster).length;
+  }
+
+  creations(cluster: string): { count: number; at: number }[] {
+    return this.made.filter((m) => m.cluster === cluster);
+  }
+
+  samples(): UsageSample[] {
+    return this.seen;
+  }
+
+  stopMaking(): void {
+    this.making = false;
+  }
+
+  async stop(): Promise<void> {
+    this.making = false;
+    this.sampling = false;
+    await Promise.all(this.loops);
+  }
+
+  private async make(): Promise<void> {
+    while (this.making) {
+      for (const [cluster, { namespace, kc }] of this.spaces) {
+        const count = this.created(cluster) + 1;
+        await kc
+          .makeApiClient(k8s.CoreV1Api)
+          .createNamespacedPod({ namespace, body: pod(`p-${count}`, '10m') });
+        this.made.push({ cluster, count, at: Date.now() });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  private async sample(): Promise<void> {
+    while (this.sampling) {
+      await this.sampleOnce();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await this.sampleOnce(); // what Redis holds at the end
+  }
+
+  private async sampleOnce(): Promise<void> {
+    for (const [cluster, { namespace }] of this.spaces) {
+      const [published, state] = await Promise.all([snapshot(namespace, cluster), health(cluster)]);
+      this.seen.push({
+        cluster,
+        at: Date.now(),
+        pods: Number(published?.used.pods ?? 0),
+        state: state?.state,
+      });
+    }
+  }
 }
 
 describe('the aggregator', () => {
@@ -252,62 +427,201 @@ describe('the aggregator', () => {
     expect(recovered!.used.cpu).toBe('400m');
   }, 180_000);
 
-  test('two replicas track every cluster exactly once; a killed replica hands its clusters over', async () => {
-    const second = await startAggregator('b');
-    const holders = async () => {
-      const leases = await kubeConfigFor(federation.info.host)
-        .makeApiClient(k8s.CoordinationV1Api)
-        .listNamespacedLease({ namespace: 'karmada-quota-system' });
-      return Object.fromEntries(leases.items.map((l) => [l.metadata!.name!, l.spec?.holderIdentity]));
+  test('replicas share the clusters fairly as they join and leave; each cluster is published by one at a time, never left unpublished', async () => {
+    const clusters = ['member1', 'member2', 'member3'];
+    await eventually(clusterHolders, (h) => clusters.every((c) => h.get(c) === 'a'), 30_000);
+    const leases = await LeaseRecorder.start(clusters);
+    const traffic = await Traffic.start(clusters);
+    const held = (h: Map<string, string | undefined>) => {
+      const counts: Record<string, number> = {};
+      for (const c of clusters) counts[h.get(c) ?? '-'] = (counts[h.get(c) ?? '-'] ?? 0) + 1;
+      return counts;
     };
-    const watching = (replica: RunningService) =>
-      readFileSync(replica.process.logFile, 'utf8')
-        .split('\n')
-        .filter((line) => /acquired cluster|took over cluster/.test(line)).length;
-    const before = await holders();
-    expect(Object.keys(before).sort()).toEqual(['kq-aggregator.member1', 'kq-aggregator.member2']);
-    for (const holder of Object.values(before)) expect(holder).toBe('a'); // the first replica holds both
-    expect(watching(second)).toBe(0); // and the second watches none of them
+    try {
+      const b = await startAggregator('b');
+      // Three clusters over two replicas: the one already holding more keeps two.
+      await eventually(clusterHolders, (h) => sameCounts(held(h), { a: 2, b: 1 }), 60_000);
 
-    await replicas[0]!.process.kill(); // a crash: its Leases are not released, they expire
-    const after = await eventually(
-      holders,
-      (h) => Object.values(h).every((holder) => holder === 'b'),
-      30_000,
-    );
-    expect(Object.keys(after)).toHaveLength(2);
-    const { namespace, kc } = await memberNamespace('member2');
-    await kc
-      .makeApiClient(k8s.CoreV1Api)
-      .createNamespacedPod({ namespace, body: pod('after-failover', '50m') });
-    await eventually(
-      () => snapshot(namespace, 'member2'),
-      (s) => s?.used.cpu === '50m',
-    );
+      const c = await startAggregator('c');
+      await eventually(clusterHolders, (h) => sameCounts(held(h), { a: 1, b: 1, c: 1 }), 60_000);
 
-    const metrics = await (await fetch(`${second.url}/metrics`)).text();
-    for (const cluster of ['member1', 'member2']) {
+      await eventually(
+        async () => logLines(c).some((l) => l.message === PUBLISHED),
+        (published) => published,
+      );
+      await c.process.stop(); // a clean stop: it releases its Leases at once, no waiting for expiry
+      await eventually(
+        clusterHolders,
+        (h) => sameCounts(held(h), { a: 2, b: 1 }) || sameCounts(held(h), { a: 1, b: 2 }),
+        60_000,
+      );
+      for (const replica of [replicas[0]!, b]) expect(tookOverFrom(replica, 'c')).toEqual([]);
+
+      await b.process.kill(); // a crash: its Leases expire, then a takes them over
+      await eventually(clusterHolders, (h) => sameCounts(held(h), { a: 3 }), 60_000);
+      expect(tookOverFrom(replicas[0]!, 'b').some((l) => clusters.includes(l.cluster as string))).toBe(true);
+      // Everything made was published in the end; then the recordings stop.
+      traffic.stopMaking();
+      for (const cluster of clusters) {
+        await eventually(
+          () => snapshot(traffic.namespace(cluster), cluster),
+          (s) => Number(s?.used.pods ?? 0) === traffic.created(cluster),
+        );
+      }
+    } finally {
+      await traffic.stop();
+      leases.stop();
+    }
+    expect(leases.error()).toBeUndefined();
+    const samples = traffic.samples();
+
+    for (const cluster of clusters) {
+      const published = samples.filter((s) => s.cluster === cluster);
+      // The published usage never went back (pods are only added) nor was a cluster ever
+      // published as other than Ready: a taker publishes only once it has listed the member.
+      const drops = published.filter((s, i) => i > 0 && s.pods < published[i - 1]!.pods);
+      expect({ cluster, drops }).toEqual({ cluster, drops: [] });
+      expect({ cluster, states: [...new Set(published.map((s) => s.state))] }).toEqual({
+        cluster,
+        states: ['Ready'],
+      });
+      // Every pod made was published within the handover bound.
+      const late = traffic
+        .creations(cluster)
+        .map(({ count, at }) => ({
+          count,
+          lagMs: (published.find((s) => s.at >= at && s.pods >= count)?.at ?? Infinity) - at,
+        }))
+        .filter((c) => c.lagMs > HANDOVER_BOUND_MS);
+      expect({ cluster, late }).toEqual({ cluster, late: [] });
+    }
+
+    // Each publish, as the replicas logged it, fell while the recorded Lease named that replica.
+    const outside: string[] = [];
+    const publishers = new Set<string>();
+    for (const replica of replicas) {
+      const id = replica.process.name.replace(/^aggregator-/, '');
+      for (const { timestamp: at, message, cluster, namespaces } of logLines(replica)) {
+        if (message !== PUBLISHED || at < leases.startedAt) continue;
+        // Each publish line names its cluster and how many namespaces it wrote, as fields.
+        expect({ cluster, namespaces }).toEqual({
+          cluster: expect.stringMatching(/^member\d$/),
+          namespaces: expect.any(Number),
+        });
+        const holder = leases.holderAt(String(cluster), at);
+        publishers.add(`${id} ${cluster}`);
+        if (holder !== id)
+          outside.push(
+            `${new Date(at).toISOString()} ${id} published ${cluster} while the Lease named ${holder ?? 'nobody'}`,
+          );
+      }
+    }
+    expect(outside).toEqual([]);
+    // b and c published too (the check above saw their publishes, not only a's).
+    expect([...publishers].map((p) => p.split(' ')[0]).filter((id) => id !== 'a')).toEqual(
+      expect.arrayContaining(['b', 'c']),
+    );
+    // And the Leases did change hands: a to b, a to c, c's to a or b, b's to a (3 initial holders).
+    expect(clusters.flatMap((c) => leases.holdersOf(c)).length).toBeGreaterThanOrEqual(3 + 4);
+
+    const metrics = await (await fetch(`${replicas[0]!.url}/metrics`)).text();
+    for (const cluster of clusters) {
       expect(metrics).toMatch(
         new RegExp(`karmada_quota_aggregator_tracked_pods\\{[^}]*cluster="${cluster}"[^}]*\\} \\d+`),
       );
-      expect(metrics).toMatch(
-        new RegExp(
-          `karmada_quota_aggregator_cluster_sync_age_seconds\\{[^}]*cluster="${cluster}",state="Ready"`,
-        ),
-      );
+      // In sync now: a Ready member's last sync time is the time of the scrape.
+      const lastSync = new RegExp(
+        `^karmada_quota_cluster_last_sync_timestamp_seconds\\{[^}]*cluster="${cluster}"[^}]*\\} (\\S+)$`,
+        'm',
+      ).exec(metrics);
+      expect(Math.abs(Date.now() / 1000 - Number(lastSync?.[1]))).toBeLessThan(60);
       expect(metrics).toMatch(
         new RegExp(
           `karmada_quota_aggregator_events_total\\{[^}]*cluster="${cluster}",resource="pods"[^}]*\\} [1-9]`,
         ),
       );
     }
-  }, 120_000);
+  }, 300_000);
+
+  test('a replica that cannot renew its Leases stops publishing before another may take them over, and resumes', async () => {
+    const a = replicas[0]!;
+    const { namespace, kc } = await memberNamespace('member1');
+    await federation.stopHost();
+    try {
+      // Its renewals fail: past two thirds of the Lease duration it lets its clusters go.
+      await eventually(
+        async () =>
+          logLines(a).some(
+            (l) =>
+              l.cluster === 'member1' && l.message.startsWith("the cluster's Lease could not be renewed"),
+          ),
+        (logged) => logged,
+        30_000,
+      );
+      const letGo = Date.now();
+      await kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace, body: pod('unseen', '100m') });
+      await sleep(2_000);
+      expect(await snapshot(namespace, 'member1')).toBeUndefined();
+      expect(logLines(a).filter((l) => l.timestamp > letGo && l.message === PUBLISHED)).toEqual([]);
+    } finally {
+      await federation.startHost();
+    }
+    const resumed = await eventually(
+      () => snapshot(namespace, 'member1'),
+      (s) => s?.used.pods === '1',
+      60_000,
+    );
+    expect(resumed!.used.cpu).toBe('100m');
+  }, 180_000);
+
+  test('a watcher new to a cluster has nothing to publish before every watch listed, unless the member stays unreachable', async () => {
+    // What a replica taking a cluster over would publish first: never a partial count over the
+    // previous holder's full one (pods and counted objects), nor "not synced yet" as Unreachable.
+    const { namespace, kc } = await memberNamespace('member3');
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace, body: pod('there', '100m') });
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedService({
+      namespace,
+      body: { metadata: { name: 'there' }, spec: { ports: [{ port: 80 }], clusterIP: 'None' } },
+    });
+    const endpoint = member('member3');
+    const credentials = {
+      name: 'member3',
+      server: endpoint.server,
+      token: endpoint.token,
+      caPem: readFileSync(endpoint.caFile, 'utf8'),
+      insecureSkipTLSVerify: false,
+    };
+    const options = { unreachableAfterMs: 60_000, maxRetryBackoffMs: 1_000 };
+    const quiet = { log: () => undefined, warn: () => undefined } as unknown as Logger;
+
+    const watcher = new MemberWatcher(credentials, options, quiet);
+    const starting = watcher.start(['services']);
+    let firstNews: Record<string, string> | undefined;
+    while (!firstNews) {
+      if (watcher.hasNews()) firstNews = watcher.ledger.snapshot(namespace).used;
+      else await new Promise(setImmediate);
+    }
+    await starting;
+    await watcher.stop();
+    expect(firstNews).toEqual({ cpu: '100m', pods: '1', 'requests.cpu': '100m', services: '1' });
+
+    const down = new MemberWatcher(
+      { ...credentials, server: `https://127.0.0.1:${await freePort()}` },
+      options,
+      quiet,
+    );
+    await down.start(['services']);
+    await down.stop();
+    expect(down.hasNews()).toBe(false);
+    expect(down.hasNews(Date.now() + options.unreachableAfterMs)).toBe(true);
+  });
 
   test('the credential Secret token never appears in any log line', () => {
     const tokens = federation.info.members.map((m) => m.token);
     for (const replica of replicas) {
       const log = readFileSync(replica.process.logFile, 'utf8');
-      expect(log).toContain('member1'); // the log does talk about the clusters
+      // The log does talk about the clusters (each line naming one carries it as its `cluster` field).
+      expect(logLines(replica).filter((l) => /^member\d$/.test(String(l.cluster)))).not.toEqual([]);
       for (const token of tokens) expect(log).not.toContain(token);
     }
   });

@@ -28,6 +28,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly clusters = new Map<string, Cluster>();
   private readonly watchers = new Map<string, MemberWatcher>();
   private readonly leases: ClusterLeases;
+  private readonly leaseChanges: ResilientInformer<k8s.V1Lease>;
   private readonly clusterInformer: ResilientInformer<Cluster>;
   private readonly quotaInformer: ResilientInformer<KarmadaQuota>;
   /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
@@ -36,7 +37,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly events: Counter<'cluster' | 'resource'>;
   private syncing?: Promise<void>;
   private syncAgain = false;
-  private publishing = false;
+  /** The publish of every watched cluster under way, if any. */
+  private publishing?: Promise<void>;
 
   constructor(
     @Inject(AGGREGATOR_CONFIG) private readonly config: AggregatorConfig,
@@ -61,21 +63,17 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         for (const w of watchers.values()) this.set({ cluster: w.name }, w.ledger.trackedPods());
       },
     });
+    // A time rather than an age: Prometheus computes the age (time() - ...). 0: never in sync.
     new Gauge({
-      name: 'karmada_quota_aggregator_cluster_sync_age_seconds',
-      help: "Seconds since each member cluster's watches were last known to be in sync",
-      labelNames: ['cluster', 'state'],
+      name: 'karmada_quota_cluster_last_sync_timestamp_seconds',
+      help: "When each member cluster's watches were last known to be in sync (seconds since the epoch)",
+      labelNames: ['cluster'],
       registers: [metrics],
       collect() {
         this.reset();
         const now = Date.now();
-        for (const w of watchers.values()) {
-          const health = w.currentHealth(now);
-          const age = health.lastSyncTime
-            ? (now - health.lastSyncTime.getTime()) / 1000
-            : Number.POSITIVE_INFINITY;
-          this.set({ cluster: w.name, state: health.state }, age);
-        }
+        for (const w of watchers.values())
+          this.set({ cluster: w.name }, (w.currentHealth(now).lastSyncTime?.getTime() ?? 0) / 1000);
       },
     });
     this.leases = new ClusterLeases(
@@ -87,15 +85,19 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
       this.logger,
     );
+    this.leaseChanges = this.leases.watchChanges(() => void this.sync(), config.MAX_RETRY_BACKOFF_MS);
     this.clusterInformer = new ResilientInformer<Cluster>(
       customObjectInformer<Cluster>(host, CLUSTER),
       {
         upsert: (c) => this.onCluster(c.metadata!.name!, c),
         remove: (c) => this.onCluster(c.metadata!.name!, undefined),
         synced: () =>
-          this.logger.log(`watching Cluster objects on the host (${this.clusters.size} clusters)`),
+          this.logger.log({ clusters: this.clusters.size }, 'watching Cluster objects on the host'),
         failed: (err) =>
-          this.logger.warn(`watch of Cluster objects on the host failed: ${describeError(err)}`),
+          this.logger.warn(
+            { error: describeError(err) },
+            'watch of Cluster objects on the host failed, retrying',
+          ),
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
@@ -108,41 +110,80 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
           void this.countObjects();
         },
         remove: (q) => this.quotaKeys.delete(quotaId(q)),
-        synced: () => this.logger.log(`watching KarmadaQuotas on the host (${this.quotaKeys.size} quotas)`),
-        failed: (err) => this.logger.warn(`watch of KarmadaQuotas on the host failed: ${describeError(err)}`),
+        synced: () => this.logger.log({ quotas: this.quotaKeys.size }, 'watching KarmadaQuotas on the host'),
+        failed: (err) =>
+          this.logger.warn(
+            { error: describeError(err) },
+            'watch of KarmadaQuotas on the host failed, retrying',
+          ),
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
   }
 
-  /** Has every member count the objects some quota limits (object counts are watched on demand). */
-  private async countObjects(watchers: Iterable<MemberWatcher> = this.watchers.values()): Promise<void> {
-    const keys = new Set([...this.quotaKeys.values()].flat());
-    await Promise.all([...watchers].map((w) => w.countObjects(keys)));
+  /** Every key any KarmadaQuota limits: the object counts members watch on demand. */
+  private quotaKeysInUse(): Set<string> {
+    return new Set([...this.quotaKeys.values()].flat());
+  }
+
+  /** Has every member count the objects some quota limits. */
+  private async countObjects(): Promise<void> {
+    const keys = this.quotaKeysInUse();
+    await Promise.all([...this.watchers.values()].map((w) => w.countObjects(keys)));
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.quotaInformer.start();
     await this.clusterInformer.start();
     await this.sync();
+    await this.leaseChanges.start();
     // Renew Leases (and notice rotated credentials) three times per Lease duration.
     this.timers.push(setInterval(() => void this.sync(), (this.config.LEASE_DURATION_SECONDS * 1000) / 3));
     this.timers.push(setInterval(() => void this.publishAll(), this.config.PUBLISH_INTERVAL_MS));
   }
 
-  /** Publishes what is left and hands the clusters over at once (Redis closes after this). */
+  /** Hands every cluster over at once, not after its Lease expires (Redis closes after this). */
   async onModuleDestroy(): Promise<void> {
     this.timers.forEach(clearInterval);
+    await this.leaseChanges.stop();
     await this.clusterInformer.stop();
     await this.quotaInformer.stop();
     await this.syncing;
-    await this.publishAll();
-    for (const [name, watcher] of this.watchers) {
-      await watcher.stop();
-      await this.leases.release(name).catch(() => undefined); // hand over at once, not after expiry
-    }
-    this.watchers.clear();
+    // All at once: each waits for its member's watch to stop and for Redis, not for the others.
+    await Promise.all(
+      [...new Set([...this.watchers.keys(), ...this.leases.held()])].map((name) =>
+        this.handOver(name).catch((err: unknown) =>
+          this.logger.warn(
+            { cluster: name, error: describeError(err) },
+            'could not hand the cluster over: another replica takes it over once its Lease expires',
+          ),
+        ),
+      ),
+    );
+    await this.leases.leave().catch(() => undefined); // else the others count this replica until it expires
     await this.publisher.close();
+  }
+
+  /**
+   * Gives a cluster this replica holds to whichever replica takes it next: its watch stops, what it
+   * saw is published, and only then is its Lease released, so two replicas never publish it at once.
+   */
+  private async handOver(name: string): Promise<void> {
+    const watcher = this.watchers.get(name);
+    this.watchers.delete(name);
+    if (watcher) {
+      await watcher.stop();
+      await this.publishing; // one that started before still includes the watcher
+      try {
+        if (watcher.hasNews()) await this.publish(watcher);
+      } catch (err) {
+        this.logger.warn(
+          { cluster: name, error: describeError(err) },
+          'last publish before the handover failed',
+        );
+      }
+    }
+    await this.leases.release(name);
   }
 
   /** Clusters this replica watches now (for tests and metrics). */
@@ -171,7 +212,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         try {
           await this.syncOnce();
         } catch (err) {
-          this.logger.error(`sync of member clusters failed: ${describeError(err)}`);
+          this.logger.error({ error: describeError(err) }, 'sync of member clusters failed');
         }
       } while (this.syncAgain);
     })().finally(() => (this.syncing = undefined));
@@ -179,18 +220,28 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async syncOnce(): Promise<void> {
-    const held = await this.leases.claim([...this.clusters.keys()]);
+    const { held, release, share, replicas } = await this.leases.sync([...this.clusters.keys()]);
+    await Promise.all(
+      release.map((name) => {
+        this.logger.log(
+          { cluster: name, share, replicas },
+          'handing the cluster over: this replica holds more than its share',
+        );
+        held.delete(name);
+        return this.handOver(name);
+      }),
+    );
     for (const [name, watcher] of [...this.watchers]) {
       if (held.has(name)) continue;
       this.watchers.delete(name);
       await watcher.stop();
       if (!this.clusters.has(name)) {
         // Removed from the federation: its usage no longer counts anywhere.
-        this.logger.log(`cluster ${name} was removed: withdrawing its usage`);
+        this.logger.log({ cluster: name }, 'the cluster left the federation: withdrawing its usage');
         await this.publisher.withdraw(name, watcher.ledger.namespaces());
         await this.leases.release(name);
       } else {
-        this.logger.log(`cluster ${name} is now watched by another replica`);
+        this.logger.log({ cluster: name }, 'the cluster is now watched by another replica');
       }
     }
     for (const name of held) {
@@ -212,15 +263,19 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         current?.ledger.namespaces() ?? [],
       );
       if (current) {
-        this.logger.log(`cluster ${name}: endpoint or credentials changed, reconnecting`);
+        this.logger.log({ cluster: name }, 'endpoint or credentials of the cluster changed, reconnecting');
         await current.stop();
       }
       this.watchers.set(name, watcher);
       // Not awaited: a member that hangs on connect must not hold up Lease renewal for the others.
       void watcher
-        .start()
-        .then(() => this.countObjects([watcher]))
-        .catch((err: unknown) => this.logger.error(`cluster ${name}: ${describeError(err)}`));
+        .start(this.quotaKeysInUse())
+        .catch((err: unknown) =>
+          this.logger.error(
+            { cluster: name, error: describeError(err) },
+            'could not start watching the cluster',
+          ),
+        );
     }
   }
 
@@ -229,7 +284,10 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     const name = cluster.metadata!.name!;
     const ref = cluster.spec?.secretRef;
     if (!cluster.spec?.apiEndpoint || !ref?.name || !ref.namespace) {
-      this.logger.warn(`cluster ${name} has no spec.apiEndpoint or spec.secretRef: not watched`);
+      this.logger.warn(
+        { cluster: name },
+        'the Cluster has no spec.apiEndpoint or spec.secretRef: not watched',
+      );
       return undefined;
     }
     try {
@@ -240,7 +298,10 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         secret.data?.[key] ? Buffer.from(secret.data[key], 'base64').toString() : undefined;
       const token = field('token');
       if (!token) {
-        this.logger.warn(`cluster ${name}: Secret ${ref.namespace}/${ref.name} has no 'token': not watched`);
+        this.logger.warn(
+          { cluster: name, secret: `${ref.namespace}/${ref.name}` },
+          "the cluster's credential Secret has no 'token': not watched",
+        );
         return undefined;
       }
       return {
@@ -251,27 +312,35 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         insecureSkipTLSVerify: cluster.spec.insecureSkipTLSVerification === true,
       };
     } catch (err) {
-      const code = describeError(err);
       this.logger.warn(
-        `cluster ${name}: cannot read Secret ${ref.namespace}/${ref.name} (${code}): not watched`,
+        { cluster: name, secret: `${ref.namespace}/${ref.name}`, error: describeError(err) },
+        "cannot read the cluster's credential Secret: not watched",
       );
       return undefined;
     }
   }
 
-  private async publishAll(): Promise<void> {
-    if (this.publishing) return;
-    this.publishing = true;
-    try {
+  private publishAll(): Promise<void> {
+    this.publishing ??= (async () => {
       for (const watcher of this.watchers.values()) {
+        // Past the renew deadline another replica may hold the cluster soon: leave it to that one.
+        if (!this.leases.holds(watcher.name) || !watcher.hasNews()) continue;
         try {
-          await this.publisher.publish(watcher);
+          await this.publish(watcher);
         } catch (err) {
-          this.logger.warn(`publishing usage of ${watcher.name} failed, will retry: ${describeError(err)}`);
+          this.logger.warn(
+            { cluster: watcher.name, error: describeError(err) },
+            "publishing the cluster's usage failed, will retry",
+          );
         }
       }
-    } finally {
-      this.publishing = false;
-    }
+    })().finally(() => (this.publishing = undefined));
+    return this.publishing;
+  }
+
+  private async publish(watcher: MemberWatcher): Promise<void> {
+    const namespaces = await this.publisher.publish(watcher);
+    if (namespaces > 0)
+      this.logger.debug({ cluster: watcher.name, namespaces }, "published the cluster's usage");
   }
 }

@@ -1,8 +1,15 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { HealthModule, MetricsModule, hostKubeConfig, REDIS, RedisModule } from '#service-kit';
-import { RECONCILE_QUEUE, type ReconcileJob } from '#usage';
+import {
+  duplicateRedis,
+  HealthModule,
+  MetricsModule,
+  hostKubeConfig,
+  REDIS,
+  RedisModule,
+  type RedisClient,
+} from '#service-kit';
+import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
 import { AGGREGATOR_CONFIG, AggregatorService, HOST_KUBECONFIG } from './aggregator.service.js';
 import type { AggregatorConfig } from './config.js';
 import { UsagePublisher } from './usage-publisher.js';
@@ -15,7 +22,7 @@ export class AggregatorModule {
     return {
       module: AggregatorModule,
       imports: [
-        RedisModule.forRoot(config.REDIS_URL),
+        RedisModule.forRoot(config),
         HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
         MetricsModule.forRoot('aggregator'),
       ],
@@ -26,13 +33,16 @@ export class AggregatorModule {
           provide: RECONCILE_QUEUE_TOKEN,
           inject: [REDIS],
           // BullMQ wants its own connection (it uses blocking commands on others).
-          useFactory: (redis: Redis) =>
-            new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection: redis.duplicate() }),
+          useFactory: (redis: RedisClient) =>
+            new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+              connection: duplicateRedis(redis),
+              prefix: RECONCILE_QUEUE_PREFIX,
+            }),
         },
         {
           provide: UsagePublisher,
           inject: [REDIS, RECONCILE_QUEUE_TOKEN],
-          useFactory: (redis: Redis, queue: Queue<ReconcileJob>) =>
+          useFactory: (redis: RedisClient, queue: Queue<ReconcileJob>) =>
             new UsagePublisher(redis, queue, new Logger('publisher')),
         },
         AggregatorService,

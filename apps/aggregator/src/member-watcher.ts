@@ -2,7 +2,7 @@ import { describeError } from '#api';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import type { ClusterUsageState } from '#api';
-import { ResilientInformer } from '#service-kit';
+import { ResilientInformer, reuseConnections } from '#service-kit';
 import {
   controllerRefOf,
   countedResource,
@@ -70,7 +70,7 @@ function kubeConfigFor(member: MemberCredentials): k8s.KubeConfig {
     contexts: [{ name: member.name, cluster: member.name, user: member.name }],
     currentContext: member.name,
   });
-  return kc;
+  return reuseConnections(kc);
 }
 
 /**
@@ -112,6 +112,10 @@ export class MemberWatcher {
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
   private failingSince?: number;
   private everSynced = false;
+  private readonly createdAt = Date.now();
+  /** Watches started and not listed yet: until none is left the member's picture is incomplete. */
+  private readonly unlisted = new Set<string>([...OWNER_WATCHES.map((w) => w.resource), 'pods']);
+  private listedAll = false;
   private podsListed = false;
   /** Set by stop(): a start or countObjects still under way then adds no watch. */
   private stopped = false;
@@ -150,6 +154,15 @@ export class MemberWatcher {
     return this.credentials.name;
   }
 
+  /**
+   * Whether this watcher has anything to publish: not before every watch of its start has listed,
+   * since the usage and health a previous holder of the cluster published say more than a partial
+   * count; unless the member has not answered for unreachableAfterMs: its being Unreachable is news.
+   */
+  hasNews(now = Date.now()): boolean {
+    return this.listedAll || now - this.createdAt >= this.options.unreachableAfterMs;
+  }
+
   /** Current health; Stale becomes Unreachable once the failure has lasted unreachableAfterMs. */
   currentHealth(now = Date.now()): MemberHealth {
     if (this.health.state === 'Stale' && this.failingSince !== undefined) {
@@ -160,7 +173,10 @@ export class MemberWatcher {
     return this.health;
   }
 
-  async start(): Promise<void> {
+  /** Starts the watches: owners, pods, then the objects these quota keys count (countObjects). */
+  async start(quotaKeys: Iterable<string> = []): Promise<void> {
+    const keys = [...quotaKeys];
+    this.expectCounted(keys);
     const kc = this.kc;
     const core = this.core;
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
@@ -174,7 +190,7 @@ export class MemberWatcher {
               trimObject(obj as k8s.KubernetesObject & Record<string, unknown>);
             },
             remove: (obj) => this.untrack({ group, kind }, obj),
-            synced: () => this.synced(),
+            synced: () => this.synced(resource),
             failed: (err) => this.failed(resource, err),
           },
           this.options.maxRetryBackoffMs,
@@ -193,7 +209,7 @@ export class MemberWatcher {
         },
         synced: () => {
           this.podsListed = true;
-          this.synced();
+          this.synced('pods');
         },
         failed: (err) => this.failed('pods', err),
       },
@@ -203,6 +219,7 @@ export class MemberWatcher {
     // Owners first, so existing pods are attributed past them from the start.
     for (const informer of owners) if (!this.stopped) await informer.start();
     if (!this.stopped) await pods.start();
+    if (!this.stopped) await this.countObjects(keys);
   }
 
   /**
@@ -250,7 +267,9 @@ export class MemberWatcher {
    * ignored; a resource the member does not serve is logged and counted as none.
    */
   async countObjects(quotaKeys: Iterable<string>): Promise<void> {
-    for (const key of quotaKeys) {
+    const keys = [...quotaKeys];
+    this.expectCounted(keys);
+    for (const key of keys) {
       if (this.stopped) return;
       const counted = countedResource(key);
       if (!counted) continue;
@@ -283,7 +302,7 @@ export class MemberWatcher {
               trimObject(obj as k8s.KubernetesObject & Record<string, unknown>);
             },
             remove: (obj) => this.uncount(fresh, obj),
-            synced: () => this.synced(),
+            synced: () => this.synced(id),
             failed: (err) => this.failed(id, err),
           },
           this.options.maxRetryBackoffMs,
@@ -291,7 +310,11 @@ export class MemberWatcher {
         this.informers.push(watch);
         await watch.start();
       } catch (err) {
-        this.logger.warn(`member ${this.name}: cannot count ${id}: ${describeError(err)}`);
+        this.logger.warn(
+          { cluster: this.name, resource: id, error: describeError(err) },
+          'cannot count a resource',
+        );
+        this.listed(id); // counted as none: nothing more to wait for
       }
     }
   }
@@ -338,9 +361,27 @@ export class MemberWatcher {
     trimObject(pod as k8s.KubernetesObject & Record<string, unknown>);
   }
 
-  private synced(): void {
+  /** Before the first full list, the watches of counted resources not watched yet count as unlisted. */
+  private expectCounted(quotaKeys: string[]): void {
+    if (this.listedAll) return;
+    for (const key of quotaKeys) {
+      const counted = countedResource(key);
+      if (counted && !this.counted.has(countedResourceId(counted)))
+        this.unlisted.add(countedResourceId(counted));
+    }
+  }
+
+  /** A watch listed (or will never list: its resource is not served). */
+  private listed(what: string): void {
+    this.unlisted.delete(what);
+    if (this.unlisted.size === 0) this.listedAll = true;
+  }
+
+  /** `what` listed: a watch, or nothing for a passed access check. */
+  private synced(what?: string): void {
+    if (what !== undefined) this.listed(what);
     this.everSynced = true;
-    if (this.health.state !== 'Ready') this.logger.log(`member ${this.name}: synced, watching`);
+    if (this.health.state !== 'Ready') this.logger.log({ cluster: this.name }, 'member synced, watching');
     this.failingSince = undefined;
     this.health = { state: 'Ready', lastSyncTime: new Date() };
   }
@@ -351,7 +392,7 @@ export class MemberWatcher {
 
   private markFailing(message: string): void {
     if (this.health.state === 'Ready')
-      this.logger.warn(`member ${this.name}: ${message}; keeping its last usage`);
+      this.logger.warn({ cluster: this.name, error: message }, 'member failing: keeping its last usage');
     this.failingSince ??= Date.now();
     const lastSyncTime = this.health.state === 'Ready' ? new Date() : this.health.lastSyncTime;
     this.health = { state: this.everSynced ? 'Stale' : 'Unreachable', lastSyncTime, message };

@@ -1,15 +1,18 @@
-import type { Redis } from 'ioredis';
 import type { Queue } from 'bullmq';
 import type { Logger } from '@nestjs/common';
+import type { RedisClient } from '#service-kit';
 import {
   CLUSTERS_KEY,
+  clusterNamespacesKey,
+  clusterRemovedKey,
+  clusterRepublishKey,
   clusterStateKey,
+  decodeHealth,
   encodeHealth,
   encodeSnapshot,
   nextGeneration,
   RECONCILE_JOB_NAME,
   reconcileJobOptions,
-  REMOVED_CLUSTERS_KEY,
   usageIndexKey,
   usageKey,
   type ReconcileJob,
@@ -20,34 +23,55 @@ import type { MemberWatcher } from './member-watcher.js';
 const HEALTH_REFRESH_MS = 5_000;
 
 /**
- * One publish, atomic. KEYS: the cluster's state key, CLUSTERS_KEY, REMOVED_CLUSTERS_KEY, then a
- * usage key and an index key per namespace; ARGV: the cluster, its encoded health, '1' when this
- * writer published the cluster before, then one snapshot per namespace. Returns 0, writing
- * nothing, when a cluster published before has lost its state key: Redis lost its data.
+ * One namespace's snapshot, in the namespace's slot. KEYS: its usage key and index; ARGV: the
+ * cluster, the snapshot, '1' when this writer wrote it before in this epoch. Returns 0, writing
+ * nothing, when such a snapshot is gone: Redis lost it.
  */
-const PUBLISH_SCRIPT = `
+const SNAPSHOT_SCRIPT = `
 if ARGV[3] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for i = 4, #ARGV do
-  redis.call('SET', KEYS[2 * i - 4], ARGV[i])
-  redis.call('SADD', KEYS[2 * i - 3], ARGV[1])
-end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('SREM', KEYS[3], ARGV[1])
 return 1`;
 
 /**
- * Writes what changed in a member's ledger to Redis (layout: libs/usage snapshot-layout.ts) and
- * enqueues one deduplicated reconcile job per changed namespace.
+ * The cluster's state, in the cluster's slot, after its snapshots. KEYS: its state key, namespaces,
+ * republish request and removed marker; ARGV: the epoch, the encoded health, '1' for a full publish
+ * (the namespaces are all of them), '1' when the state key must exist, then the namespaces just
+ * written. Returns 0, writing nothing, when the state key is lost or a reader asked for a republish
+ * of this epoch.
+ */
+const STATE_SCRIPT = `
+if ARGV[4] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('GET', KEYS[3]) == ARGV[1] then return 0 end
+if ARGV[3] == '1' then redis.call('DEL', KEYS[2]) end
+for i = 5, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[3], KEYS[4])
+return 1`;
+
+/** What this writer publishes of a cluster (epochs: libs/usage snapshot-layout.ts). */
+interface Publication {
+  epoch: number;
+  /** The next publish writes every namespace and starts the epoch (no state key expected yet). */
+  full: boolean;
+  /** Namespaces written in this epoch by this writer: their snapshot going missing is a loss. */
+  written: Set<string>;
+}
+
+/**
+ * Writes what changed in a member's ledger to Redis (layout: libs/usage snapshot-layout.ts), each
+ * write within one Redis Cluster slot, and enqueues one deduplicated reconcile job per changed
+ * namespace.
  */
 export class UsagePublisher {
   private readonly generations = new Map<string, number>();
+  private readonly publications = new Map<string, Publication>();
   private readonly lastHealth = new Map<string, { state: string; writtenAt: number }>();
   /** Namespaces whose publish failed (Redis down): published again next time, never dropped. */
   private readonly unpublished = new Map<string, Set<string>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly queue: Queue<ReconcileJob>,
     private readonly logger: Pick<Logger, 'warn'>,
   ) {}
@@ -57,42 +81,77 @@ export class UsagePublisher {
     const cluster = watcher.name;
     const health = watcher.currentHealth(now.getTime());
     const pending = this.unpublished.get(cluster) ?? new Set<string>();
-    const namespaces = [...new Set([...pending, ...watcher.takeChanges()])];
-    this.unpublished.set(cluster, new Set(namespaces)); // until the write below succeeded
+    let namespaces = [...new Set([...pending, ...watcher.takeChanges()])];
+    this.unpublished.set(cluster, new Set(namespaces)); // until the writes below succeeded
     const previous = this.lastHealth.get(cluster);
     const healthChanged = previous?.state !== health.state;
     const refreshDue = previous === undefined || now.getTime() - previous.writtenAt >= HEALTH_REFRESH_MS;
     if (namespaces.length === 0 && !healthChanged && !refreshDue) return 0;
 
-    const keys = [clusterStateKey(cluster), CLUSTERS_KEY, REMOVED_CLUSTERS_KEY];
-    const snapshots: string[] = [];
-    for (const namespace of namespaces) {
-      const key = usageKey(namespace, cluster);
-      const generation = nextGeneration(this.generations.get(key), now.getTime());
-      this.generations.set(key, generation);
-      const usage = watcher.ledger.snapshot(namespace);
-      keys.push(key, usageIndexKey(namespace));
-      snapshots.push(
-        encodeSnapshot({ cluster, namespace, ...usage, observedAt: now.toISOString(), generation }),
-      );
+    const publication = this.publications.get(cluster) ?? (await this.carryOn(cluster, now));
+    if (publication.full) {
+      namespaces = [...new Set([...namespaces, ...watcher.ledger.namespaces()])];
+      this.unpublished.set(cluster, new Set(namespaces));
     }
+    const { epoch } = publication;
+    const written = await Promise.all(
+      namespaces.map((namespace) => {
+        const key = usageKey(namespace, cluster);
+        const generation = nextGeneration(this.generations.get(key), now.getTime());
+        this.generations.set(key, generation);
+        const usage = watcher.ledger.snapshot(namespace);
+        const snapshot = { cluster, namespace, ...usage, observedAt: now.toISOString(), generation, epoch };
+        const before = publication.written.has(namespace) ? '1' : '0';
+        return this.redis.eval(
+          SNAPSHOT_SCRIPT,
+          2,
+          key,
+          usageIndexKey(namespace),
+          cluster,
+          encodeSnapshot(snapshot),
+          before,
+        );
+      }),
+    );
     const encodedHealth = encodeHealth({
       cluster,
       state: health.state,
       lastSyncTime: (health.lastSyncTime ?? new Date(0)).toISOString(),
       ...(health.message ? { message: health.message } : {}),
+      epoch,
     });
-    const known = previous === undefined ? '0' : '1';
-    const args = [cluster, encodedHealth, known, ...snapshots];
-    if ((await this.redis.eval(PUBLISH_SCRIPT, keys.length, ...keys, ...args)) === 0) {
-      // Redis restarted empty or was flushed: every snapshot of the cluster is gone, not only the
-      // changed ones. Publish all of them again, before anyone reads their absence as "nothing".
-      this.logger.warn(`Redis lost the published usage of cluster ${cluster}: publishing all of it again`);
-      this.unpublished.set(cluster, new Set([...namespaces, ...watcher.ledger.namespaces()]));
+    const flag = (on: boolean) => (on ? '1' : '0');
+    const stateWritten =
+      !written.includes(0) &&
+      (await this.redis.eval(
+        STATE_SCRIPT,
+        4,
+        ...[clusterStateKey, clusterNamespacesKey, clusterRepublishKey, clusterRemovedKey].map((key) =>
+          key(cluster),
+        ),
+        String(epoch),
+        encodedHealth,
+        flag(publication.full),
+        flag(!publication.full),
+        ...namespaces,
+      )) === 1;
+    if (!stateWritten) {
+      // Redis lost some of the cluster's snapshots (restarted empty, flushed, a Redis Cluster node
+      // lost its data): publish all of them again in a new epoch, before anyone reads their absence
+      // as "nothing".
+      this.logger.warn({ cluster }, "Redis lost the cluster's published usage: publishing all of it again");
+      this.publications.set(cluster, {
+        epoch: nextGeneration(epoch, now.getTime()),
+        full: true,
+        written: new Set(),
+      });
       this.lastHealth.delete(cluster);
       return this.publish(watcher, now);
     }
+    publication.full = false;
+    namespaces.forEach((namespace) => publication.written.add(namespace));
     this.lastHealth.set(cluster, { state: health.state, writtenAt: now.getTime() });
+    await this.redis.sadd(CLUSTERS_KEY, cluster);
 
     // A health change matters to every namespace the cluster has usage in (status.clusters, conditions).
     const affected = new Set(healthChanged ? [...watcher.ledger.namespaces(), ...namespaces] : namespaces);
@@ -106,6 +165,20 @@ export class UsagePublisher {
     return namespaces.length;
   }
 
+  /**
+   * A cluster this writer has not published yet: carry on in the epoch of its state key (another
+   * replica or an earlier run published it), or start one with a full publish when there is none.
+   */
+  private async carryOn(cluster: string, now: Date): Promise<Publication> {
+    const raw = await this.redis.get(clusterStateKey(cluster));
+    const state = raw === null ? undefined : decodeHealth(raw, { cluster });
+    const publication = state?.ok
+      ? { epoch: state.value.epoch, full: false, written: new Set<string>() }
+      : { epoch: nextGeneration(undefined, now.getTime()), full: true, written: new Set<string>() };
+    this.publications.set(cluster, publication);
+    return publication;
+  }
+
   /** Closes the queue connection (after the last publish). */
   async close(): Promise<void> {
     await this.queue.close();
@@ -113,13 +186,24 @@ export class UsagePublisher {
 
   /** A cluster left the federation: withdraw its usage and have its namespaces reconciled. */
   async withdraw(cluster: string, namespaces: string[]): Promise<void> {
-    const tx = this.redis.multi();
-    for (const namespace of namespaces) {
-      tx.del(usageKey(namespace, cluster)).srem(usageIndexKey(namespace), cluster);
-      this.generations.delete(usageKey(namespace, cluster));
-    }
-    tx.del(clusterStateKey(cluster)).srem(CLUSTERS_KEY, cluster).sadd(REMOVED_CLUSTERS_KEY, cluster);
-    await tx.exec();
+    // Its slot first: from then on readers take its missing snapshots as withdrawn, not lost.
+    await this.redis
+      .multi()
+      .del(clusterStateKey(cluster), clusterNamespacesKey(cluster), clusterRepublishKey(cluster))
+      .set(clusterRemovedKey(cluster), '1')
+      .exec();
+    await Promise.all(
+      namespaces.map((namespace) => {
+        this.generations.delete(usageKey(namespace, cluster));
+        return this.redis
+          .multi()
+          .del(usageKey(namespace, cluster))
+          .srem(usageIndexKey(namespace), cluster)
+          .exec();
+      }),
+    );
+    await this.redis.srem(CLUSTERS_KEY, cluster);
+    this.publications.delete(cluster);
     this.lastHealth.delete(cluster);
     this.unpublished.delete(cluster);
     await Promise.all(

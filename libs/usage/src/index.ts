@@ -6,7 +6,11 @@ export { PODS, UsageLedger } from './ledger.js';
 export type { NamespaceUsage, WorkloadUsage } from './ledger.js';
 export {
   CLUSTERS_KEY,
+  clusterNamespacesKey,
+  clusterRemovedKey,
+  clusterRepublishKey,
   clusterStateKey,
+  clusterUsageVerdict,
   DELETED_BINDING_RETENTION_MS,
   deletedBindingsKey,
   decodeHealth,
@@ -20,15 +24,16 @@ export {
   RECONCILE_JOB_NAME,
   RECONCILE_QUEUE,
   RECONCILE_QUEUE_MARKER_KEY,
+  RECONCILE_QUEUE_PREFIX,
   reconcileJobId,
   reconcileJobOptions,
-  REMOVED_CLUSTERS_KEY,
-  unknownUsageClusters,
   usageIndexKey,
   usageKey,
+  waitingKey,
 } from './snapshot-layout.js';
 export type {
   ClusterHealth,
+  ClusterRead,
   ClusterNamespaceSnapshot,
   Decoded,
   ReconcileJob,

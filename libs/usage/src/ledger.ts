@@ -3,7 +3,7 @@
  * (namespace, top-level workload). Pure and synchronous; the caller feeds it watch events and says
  * which workload each pod and counted object belongs to (see attribution).
  *
- * Sized for 1,000,000 pods and 50,000+ events/s (spec §11), so per-pod state is compact:
+ * Sized for 1,000,000 pods and 50,000+ events/s (docs/development/bench.md, aggregator-scale), so per-pod state is compact:
  * - each distinct request vector (the `PodUsage.requests` of a pod, as exact nano-values) is
  *   interned once and reference-counted: the pods of a workload share one;
  * - each (namespace, workload) is interned once and keeps, per vector, how many of its pods use it;

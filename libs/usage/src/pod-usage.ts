@@ -13,7 +13,7 @@
  *   resources they support (cpu, memory, hugepages-*). Pod overhead (`spec.overhead`) is added.
  * - Quota names: each request feeds the names `quotaNamesForRequest` (libs/quota) gives it: cpu,
  *   memory, ephemeral-storage and hugepages-* under the bare and the `requests.` name, extended
- *   resources (`nvidia.com/gpu`) under both names too (spec §3), anything else (`storage`,
+ *   resources (`nvidia.com/gpu`) under both names too (docs/concepts/binding-cost.md#keys), anything else (`storage`,
  *   `example.kubernetes.io/x`) under none. Plus `pods: 1`.
  *
  * Not modelled: limits (this product has no `limits.*` quota), `count/pods` (it counts terminal

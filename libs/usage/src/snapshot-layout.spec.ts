@@ -1,6 +1,10 @@
 import {
   CLUSTERS_KEY,
+  clusterNamespacesKey,
+  clusterRemovedKey,
+  clusterRepublishKey,
   clusterStateKey,
+  clusterUsageVerdict,
   decodeHealth,
   decodeReconcileJob,
   decodeSnapshot,
@@ -9,13 +13,17 @@ import {
   nextGeneration,
   parseUsageKey,
   RECONCILE_QUEUE,
+  RECONCILE_QUEUE_MARKER_KEY,
+  RECONCILE_QUEUE_PREFIX,
   reconcileJobId,
   reconcileJobOptions,
-  unknownUsageClusters,
   usageIndexKey,
   usageKey,
   type ClusterHealth,
   type ClusterNamespaceSnapshot,
+  type ClusterRead,
+  deletedBindingsKey,
+  waitingKey,
 } from './index.js';
 
 const snapshot: ClusterNamespaceSnapshot = {
@@ -28,6 +36,7 @@ const snapshot: ClusterNamespaceSnapshot = {
   ],
   observedAt: '2025-06-01T12:00:00.123Z',
   generation: 1748779200123,
+  epoch: 1748779000000,
 };
 
 const health: ClusterHealth = {
@@ -35,21 +44,48 @@ const health: ClusterHealth = {
   state: 'Stale',
   lastSyncTime: '2025-06-01T11:59:00Z',
   message: 'watch of pods failed: connection refused',
+  epoch: 1748779000000,
 };
 
 describe('keys', () => {
   it('builds the documented keys', () => {
     expect(usageKey('team-a', 'member-1')).toBe('kq:usage:{team-a}:member-1');
     expect(usageIndexKey('team-a')).toBe('kq:usage-index:{team-a}');
-    expect(clusterStateKey('member-1')).toBe('kq:cluster:member-1');
+    expect(clusterStateKey('member-1')).toBe('kq:cluster:{member-1}');
+    expect(clusterNamespacesKey('member-1')).toBe('kq:cluster-namespaces:{member-1}');
+    expect(clusterRepublishKey('member-1')).toBe('kq:cluster-republish:{member-1}');
+    expect(clusterRemovedKey('member-1')).toBe('kq:cluster-removed:{member-1}');
     expect(CLUSTERS_KEY).toBe('kq:clusters');
+    expect(RECONCILE_QUEUE_PREFIX).toBe('kq:{reconcile}');
+    expect(RECONCILE_QUEUE_MARKER_KEY).toBe('kq:{reconcile}:queue-marker');
   });
 
-  it('shares the hash tag of a namespace between its usage keys and index', () => {
-    const tag = (key: string): string | undefined => /\{([^}]*)\}/.exec(key)?.[1];
-    expect(tag(usageKey('team-a', 'm1'))).toBe('team-a');
-    expect(tag(usageKey('team-a', 'm2'))).toBe('team-a');
-    expect(tag(usageIndexKey('team-a'))).toBe('team-a');
+  // Redis Cluster: what one script or MULTI touches must hash to one slot, so share one hash tag.
+  const tag = (key: string): string | undefined => /\{([^}]*)\}/.exec(key)?.[1];
+  it.each<[string, string[], string]>([
+    [
+      "a namespace's keys",
+      [
+        usageKey('team-a', 'm1'),
+        usageKey('team-a', 'm2'),
+        usageIndexKey('team-a'),
+        deletedBindingsKey('team-a'),
+        waitingKey('team-a'),
+      ],
+      'team-a',
+    ],
+    [
+      "a cluster's keys",
+      [clusterStateKey('m1'), clusterNamespacesKey('m1'), clusterRepublishKey('m1'), clusterRemovedKey('m1')],
+      'm1',
+    ],
+    [
+      'the queue and its marker',
+      [`${RECONCILE_QUEUE_PREFIX}:${RECONCILE_QUEUE}:wait`, RECONCILE_QUEUE_MARKER_KEY],
+      'reconcile',
+    ],
+  ])('puts %s in one slot', (_name, keys, expected) => {
+    expect(keys.map(tag)).toEqual(keys.map(() => expected));
   });
 
   const bad = ['', 'Team', 'a:b', 'a{b', 'a}b', '-a', 'a-', 'a b', 'a/b', 'x'.repeat(254)];
@@ -104,6 +140,7 @@ describe('snapshots', () => {
       'workloads',
       'observedAt',
       'generation',
+      'epoch',
     ]);
   });
 
@@ -171,7 +208,7 @@ describe('snapshots', () => {
     expect(decoded).toEqual({
       ok: false,
       error:
-        'invalid usage snapshot: cluster: must be a non-empty string, got nothing; namespace: must be a non-empty string, got nothing; observedAt: must be an RFC 3339 time, got nothing; generation: must be a whole number of 0 or more, got nothing',
+        'invalid usage snapshot: cluster: must be a non-empty string, got nothing; namespace: must be a non-empty string, got nothing; observedAt: must be an RFC 3339 time, got nothing; generation: must be a whole number of 0 or more, got nothing; epoch: must be a whole number of 0 or more, got nothing',
     });
   });
 
@@ -186,7 +223,7 @@ describe('snapshots', () => {
 
   it('keeps a resource named __proto__ as data', () => {
     const decoded = decodeSnapshot(
-      '{"cluster":"c","namespace":"n","used":{"__proto__":"1"},"workloads":[],"observedAt":"2025-01-01T00:00:00Z","generation":1}',
+      '{"cluster":"c","namespace":"n","used":{"__proto__":"1"},"workloads":[],"observedAt":"2025-01-01T00:00:00Z","generation":1,"epoch":1}',
     );
     expect(decoded.ok && Object.keys(decoded.value.used)).toEqual(['__proto__']);
   });
@@ -195,9 +232,14 @@ describe('snapshots', () => {
 describe('cluster health', () => {
   it('round-trips with and without a message', () => {
     expect(decodeHealth(encodeHealth(health))).toEqual({ ok: true, value: health });
-    const ready: ClusterHealth = { cluster: 'm', state: 'Ready', lastSyncTime: '2025-06-01T12:00:00+02:00' };
+    const ready: ClusterHealth = {
+      cluster: 'm',
+      state: 'Ready',
+      lastSyncTime: '2025-06-01T12:00:00+02:00',
+      epoch: 7,
+    };
     expect(encodeHealth(ready)).toBe(
-      '{"cluster":"m","state":"Ready","lastSyncTime":"2025-06-01T12:00:00+02:00"}',
+      '{"cluster":"m","state":"Ready","lastSyncTime":"2025-06-01T12:00:00+02:00","epoch":7}',
     );
     expect(decodeHealth(encodeHealth(ready), { cluster: 'm' })).toEqual({ ok: true, value: ready });
   });
@@ -217,6 +259,7 @@ describe('cluster health', () => {
       'lastSyncTime: must be an RFC 3339 time, got nothing',
     ],
     ['a message not a string', json({ message: 3 }), 'message: must be a string, got number 3'],
+    ['no epoch', json({ epoch: undefined }), 'epoch: must be a whole number of 0 or more, got nothing'],
     ['another cluster', json({ cluster: 'other' }), 'cluster: expected "member-1", got "other"'],
   ];
   it.each(malformed)('reports %s', (_name, raw, message) => {
@@ -280,22 +323,92 @@ describe('nextGeneration', () => {
   });
 });
 
-describe('unknownUsageClusters', () => {
-  const none = new Set<string>();
-  it.each<[string, string[], { published?: string[]; withState?: string[]; removed?: string[] }, string[]]>([
-    ['published: known', ['m1'], { published: ['m1'] }, []],
-    ['no snapshot but a state key: republished since, nothing there', ['m1'], { withState: ['m1'] }, []],
-    ['withdrawn from the federation: gone on purpose', ['m1'], { removed: ['m1'] }, []],
-    ['neither snapshot nor state key: Redis lost it', ['m1'], {}, ['m1']],
-    ['several, sorted, each once', ['m2', 'm1', 'm2', 'm3'], { published: ['m3'] }, ['m1', 'm2']],
-    ['nothing counted', [], {}, []],
-  ])('%s', (_name, counted, redis, expected) => {
-    expect(
-      unknownUsageClusters(counted, {
-        published: new Set(redis.published ?? none),
-        withState: new Set(redis.withState ?? none),
-        removed: new Set(redis.removed ?? none),
-      }),
-    ).toEqual(expected);
+describe('clusterUsageVerdict', () => {
+  const E = health.epoch;
+  const state = (epoch = E) => encodeHealth({ ...health, epoch });
+  const snap = (epoch = E) => encodeSnapshot({ ...snapshot, epoch });
+  const read = (patch: Partial<ClusterRead>): ClusterRead => ({
+    state: null,
+    listed: false,
+    removed: false,
+    snapshot: null,
+    ...patch,
+  });
+  it.each<[string, ClusterRead, boolean, 'usage' | 'none' | 'unknown', number | undefined]>([
+    [
+      'a snapshot of the epoch: its usage',
+      read({ state: state(), listed: true, snapshot: snap() }),
+      true,
+      'usage',
+      undefined,
+    ],
+    [
+      'a snapshot of a later epoch (a republish under way)',
+      read({ state: state(), snapshot: snap(E + 5) }),
+      true,
+      'usage',
+      undefined,
+    ],
+    [
+      'a leftover of an earlier epoch, not listed: nothing here',
+      read({ state: state(), snapshot: snap(E - 1) }),
+      true,
+      'none',
+      undefined,
+    ],
+    ['no snapshot, not listed: nothing here', read({ state: state() }), true, 'none', undefined],
+    [
+      'listed but its slot lost it, counted: unknown, republish',
+      read({ state: state(), listed: true }),
+      true,
+      'unknown',
+      E,
+    ],
+    [
+      'listed but its slot lost it, not counted: nothing yet, republish',
+      read({ state: state(), listed: true }),
+      false,
+      'none',
+      E,
+    ],
+    [
+      'listed, only a leftover: lost, republish',
+      read({ state: state(), listed: true, snapshot: snap(E - 1) }),
+      true,
+      'unknown',
+      E,
+    ],
+    ['no state key, counted: Redis lost it', read({ snapshot: snap() }), true, 'unknown', undefined],
+    ['no state key, not counted: not published yet', read({ snapshot: snap() }), false, 'none', undefined],
+    ['no state key, removed: withdrawn', read({ removed: true }), true, 'none', undefined],
+  ])('%s', (_name, input, counted, verdict, republish) => {
+    const found = clusterUsageVerdict('team-a', 'member-1', input, counted);
+    expect(found.verdict).toBe(verdict);
+    expect(found.republish).toBe(republish);
+    expect(found.errors).toEqual([]);
+    if (verdict === 'usage') expect(found.snapshot?.used).toEqual(snapshot.used);
+  });
+
+  it('reports malformed entries: a bad snapshot counts nothing, a bad state key keeps the snapshot', () => {
+    const badSnapshot = clusterUsageVerdict(
+      'team-a',
+      'member-1',
+      read({ state: state(), snapshot: '{' }),
+      true,
+    );
+    expect(badSnapshot.verdict).toBe('none');
+    expect(badSnapshot.errors).toEqual([
+      expect.stringMatching(/^usage of member-1: invalid usage snapshot: not JSON/),
+    ]);
+    const badState = clusterUsageVerdict('team-a', 'member-1', read({ state: '[]', snapshot: snap() }), true);
+    expect(badState.verdict).toBe('usage');
+    expect(badState.health).toBeUndefined();
+    expect(badState.errors).toEqual([expect.stringMatching(/^health of member-1: invalid cluster health/)]);
+  });
+
+  it('checks that the snapshot is of the namespace and cluster read', () => {
+    const other = clusterUsageVerdict('team-b', 'member-1', read({ state: state(), snapshot: snap() }), true);
+    expect(other.verdict).toBe('none');
+    expect(other.errors[0]).toContain('namespace: expected "team-b", got "team-a"');
   });
 });

@@ -1,41 +1,81 @@
 /**
  * THE Redis layout and BullMQ payload shared by the aggregator (writer) and the reconciler
- * (reader). Pure: key builders, JSON encoding and validating decoders; no client.
+ * (reader). Pure: key builders, JSON encoding, validating decoders and the reader's verdict; no
+ * client.
  *
  * Keys (every name is a DNS-1123 name, so it can hold neither ':' nor '{' / '}'):
  *
- * | key                                | type   | value                                                    |
- * | ---------------------------------- | ------ | -------------------------------------------------------- |
- * | `kq:usage:{<namespace>}:<cluster>` | string | JSON `ClusterNamespaceSnapshot` (encodeSnapshot)         |
- * | `kq:usage-index:{<namespace>}`     | set    | clusters that have a snapshot for `<namespace>`          |
- * | `kq:cluster:<cluster>`             | string | JSON `ClusterHealth` (encodeHealth)                      |
- * | `kq:clusters`                      | set    | every cluster the aggregator tracks                      |
- * | `kq:removed-clusters`              | set    | clusters withdrawn from the federation                   |
- * | `kq:reconcile-queue-marker`        | string | set by the reconciler; gone = Redis lost the queue too   |
- * | `kq:deleted-bindings:{<namespace>}`| zset   | uids of ResourceBindings seen deleted, scored by time    |
+ * | key                                   | type   | value                                                  |
+ * | ------------------------------------- | ------ | ------------------------------------------------------ |
+ * | `kq:usage:{<namespace>}:<cluster>`    | string | JSON `ClusterNamespaceSnapshot` (encodeSnapshot)       |
+ * | `kq:usage-index:{<namespace>}`        | set    | clusters that have a snapshot for `<namespace>`        |
+ * | `kq:deleted-bindings:{<namespace>}`   | zset   | uids of ResourceBindings seen deleted, scored by time  |
+ * | `kq:waiting:{<namespace>}`            | hash   | the namespace's refused changes (webhook, reconciler)  |
+ * | `kq:cluster:{<cluster>}`              | string | JSON `ClusterHealth` with the epoch: the "state key"   |
+ * | `kq:cluster-namespaces:{<cluster>}`   | set    | namespaces the cluster has a snapshot of in its epoch  |
+ * | `kq:cluster-republish:{<cluster>}`    | string | an epoch a reader found a snapshot missing from        |
+ * | `kq:cluster-removed:{<cluster>}`      | string | present: the cluster was withdrawn from the federation |
+ * | `kq:clusters`                         | set    | every cluster the aggregator tracks (for operators)    |
+ * | `kq:{reconcile}:queue-marker`         | string | set by the reconciler; gone = Redis lost the queue too |
+ * | `kq:{reconcile}:kq-reconcile:*`       | BullMQ | the reconcile queue (prefix RECONCILE_QUEUE_PREFIX)    |
  *
- * The `{<namespace>}` hash tag puts a namespace's snapshots and index in one Redis Cluster slot, so
- * the reader can SMEMBERS the index and MGET the snapshots, and the writer can MULTI them.
+ * Redis Cluster: every script, MULTI and multi-key command touches the keys of ONE hash tag, so one
+ * slot: a namespace's (`{<namespace>}`), a cluster's (`{<cluster>}`) or the queue's
+ * (`{reconcile}`). `kq:clusters` is only ever written on its own. A single Redis is the same layout
+ * with every slot on one server. In a Redis Cluster a node can lose its data (restarted empty,
+ * flushed) while the others keep theirs, so no guarantee below rests on two slots being lost
+ * together: the reader checks the namespace's slot against the cluster's.
  *
- * Writer (aggregator), for each dirty (cluster, namespace) of a UsageLedger:
- *   MULTI; SET usageKey(ns, c) encodeSnapshot(s); SADD usageIndexKey(ns) c; EXEC
- *   then enqueue a reconcile job for ns (below). A namespace that became empty is published as an
- *   empty snapshot (`used: {}`), not deleted: "this cluster has nothing here" stays distinct from
- *   "no data from this cluster". `generation` comes from `nextGeneration`, so it increases per
- *   (cluster, namespace) even across aggregator restarts; `observedAt` is when the ledger state was
- *   taken. Health: SET clusterStateKey(c) encodeHealth(h); SADD CLUSTERS_KEY c. An unreachable
- *   cluster keeps its last snapshots (never counted as zero) and its health says Stale/Unreachable.
- *   A cluster removed from the federation: DEL its usage keys, SREM it from each index, DEL its
- *   state key, SREM it from CLUSTERS_KEY, SADD it to REMOVED_CLUSTERS_KEY (SREM again when it is
- *   published anew), and enqueue a reconcile for each namespace it had.
- *   Redis losing its data (restarted empty, flushed): a writer that finds the state key of a
- *   cluster it published gone publishes every namespace of the cluster again, atomically with the
- *   state key, so "state key present" means "every snapshot of the cluster is there".
+ * Epochs. The writer publishes a cluster in an epoch (a number that only grows: nextGeneration of
+ * the previous one and the clock), stamped in the state key and in every snapshot it writes. A new
+ * epoch starts when the cluster has no state key (first publish, or Redis lost it) or when a loss is
+ * found (below); it begins with a full publish: every namespace of the cluster's UsageLedger is
+ * written, then the state key, with `kq:cluster-namespaces:{c}` reset to exactly those namespaces.
+ * A writer that starts (restart, new leader) while the state key exists carries on in its epoch.
+ * So the guarantee a single atomic write used to give, "state key present means every snapshot of
+ * the cluster is there", now reads: state key of epoch E present means every namespace listed in
+ * `kq:cluster-namespaces:{c}` had its snapshot of epoch >= E written before the state key; a
+ * snapshot of an earlier epoch is a leftover (the cluster has nothing there any more).
  *
- * Reader (reconciler), for a namespace: SMEMBERS usageIndexKey(ns), MGET the usage keys,
- * decodeSnapshot each (a malformed one is reported, not thrown) and GET each cluster's state.
+ * Writer (aggregator, usage-publisher.ts), per member cluster, what changed since its last publish:
+ * 1. per namespace, one script in the namespace's slot: SET usageKey(ns, c) to encodeSnapshot(s)
+ *    and SADD c to usageIndexKey(ns); it writes nothing and reports a loss when the writer wrote
+ *    that snapshot before in this epoch and it is gone;
+ * 2. one script in the cluster's slot: SADD the namespaces to `kq:cluster-namespaces:{c}` (reset on
+ *    a full publish), SET the state key to encodeHealth(h) (h.epoch = E), DEL the removed marker and
+ *    any republish request; it writes nothing and reports a loss when the writer expects the state
+ *    key and it is gone, or when `kq:cluster-republish:{c}` asks for a republish of epoch E;
+ * 3. SADD CLUSTERS_KEY c, then a reconcile job per namespace (below).
+ * Any loss reported starts a new epoch with a full publish, before anyone reads the absence as
+ * "nothing". A namespace that became empty is published as an empty snapshot (`used: {}`), not
+ * deleted: "this cluster has nothing here" stays distinct from "no data from this cluster".
+ * `generation` comes from `nextGeneration`, so it increases per (cluster, namespace) even across
+ * aggregator restarts; `observedAt` is when the ledger state was taken. An unreachable cluster keeps
+ * its last snapshots (never counted as zero) and its health says Stale/Unreachable (refreshed every
+ * 5 s even when nothing changed, which is also when a republish request is seen).
+ * A cluster removed from the federation: in its slot, DEL the state key, its namespaces and any
+ * republish request and SET the removed marker (one MULTI); then per namespace DEL its usage key and
+ * SREM it from the index; SREM it from CLUSTERS_KEY; enqueue a reconcile for each namespace it had.
+ * Publishing it anew starts a new epoch and DELs the removed marker.
  *
- * Queue: BullMQ queue RECONCILE_QUEUE, job name RECONCILE_JOB_NAME, data ReconcileJob, options
+ * Reader (reconciler, usage-reader.ts), for a namespace: SMEMBERS usageIndexKey(ns); for each of
+ * those clusters and of the clusters the quotas' statuses count, one MULTI in the cluster's slot
+ * (GET state key, SISMEMBER its namespaces, EXISTS removed marker); THEN one MGET of the namespace's
+ * snapshots (one slot). clusterUsageVerdict decides per cluster: no state key -> withdrawn (removed
+ * marker) or, if the status counts it, unknown (Redis lost it: the reconcile waits, never counts
+ * zero); a snapshot of epoch >= E -> its usage; else listed in the cluster's namespaces -> the
+ * namespace's slot lost it: unknown if counted, and the reader SETs `kq:cluster-republish:{c}` to E,
+ * which makes the writer republish (Redis flush detection, per slot); else the cluster has nothing
+ * here. Reading the cluster's slot first is what makes this safe: a republish between the two reads
+ * writes snapshots of an epoch >= the one read, and a loss between them leaves a listed namespace
+ * without its snapshot.
+ *
+ * Also per namespace, each touched alone: `kq:deleted-bindings:{ns}` (the reconciler's MULTI of
+ * ZADD, ZREMRANGEBYSCORE and PEXPIRE on that one key) and `kq:waiting:{ns}` (HGET/HSET/HDEL/HGETALL).
+ *
+ * Queue: BullMQ queue RECONCILE_QUEUE with prefix RECONCILE_QUEUE_PREFIX (a hash tag, as BullMQ
+ * requires for Redis Cluster: every key of a queue in one slot; the marker key shares the tag, so
+ * it lives and is lost with the queue), job name RECONCILE_JOB_NAME, data ReconcileJob, options
  * reconcileJobOptions(ns). Deduplication uses BullMQ's `deduplication: { id, keepLastIfActive }`
  * (DeduplicationOptions in bullmq 6.x), not a custom `jobId`:
  * - a custom jobId makes every later add a no-op for as long as the finished job is kept, and
@@ -59,26 +99,8 @@ function checkName(what: string, name: string): string {
 }
 
 export const KEY_PREFIX = 'kq';
-/** Set of every cluster the aggregator tracks. */
+/** Set of every cluster the aggregator tracks (for operators; the reader does not need it). */
 export const CLUSTERS_KEY = `${KEY_PREFIX}:clusters`;
-/** Set of the clusters withdrawn from the federation (their usage is gone on purpose). */
-export const REMOVED_CLUSTERS_KEY = `${KEY_PREFIX}:removed-clusters`;
-
-/**
- * The clusters whose usage of a namespace is unknown, so that their missing snapshot must not be
- * read as "nothing there": a quota's status still counts usage of theirs (`counted`), yet Redis
- * holds neither their snapshot of the namespace (`published`) nor their state key (`withState`),
- * and they were not withdrawn (`removed`). That is Redis having lost its data before their
- * aggregator published it again (which it does atomically with the state key).
- */
-export function unknownUsageClusters(
-  counted: Iterable<string>,
-  redis: { published: ReadonlySet<string>; withState: ReadonlySet<string>; removed: ReadonlySet<string> },
-): string[] {
-  return [...new Set(counted)]
-    .filter((c) => !redis.published.has(c) && !redis.withState.has(c) && !redis.removed.has(c))
-    .sort();
-}
 
 /** `kq:usage:{<namespace>}:<cluster>`: one cluster's snapshot of one namespace. Throws on a bad name. */
 export function usageKey(namespace: string, cluster: string): string {
@@ -101,9 +123,87 @@ export function deletedBindingsKey(namespace: string): string {
 
 export const DELETED_BINDING_RETENTION_MS = 10 * 60_000;
 
-/** `kq:cluster:<cluster>`: the cluster's health (JSON ClusterHealth). */
+/**
+ * `kq:waiting:{<namespace>}`: hash of binding name -> JSON WaitingChange (libs/quota waiting.ts),
+ * the namespace's changes a quota refused: written by the webhook, pruned by the reconciler.
+ */
+export function waitingKey(namespace: string): string {
+  return `${KEY_PREFIX}:waiting:{${checkName('namespace', namespace)}}`;
+}
+
+/** `kq:cluster:{<cluster>}`: the cluster's state key (JSON ClusterHealth, with its epoch). */
 export function clusterStateKey(cluster: string): string {
-  return `${KEY_PREFIX}:cluster:${checkName('cluster', cluster)}`;
+  return `${KEY_PREFIX}:cluster:{${checkName('cluster', cluster)}}`;
+}
+
+/** `kq:cluster-namespaces:{<cluster>}`: set of the namespaces the cluster published in its epoch. */
+export function clusterNamespacesKey(cluster: string): string {
+  return `${KEY_PREFIX}:cluster-namespaces:{${checkName('cluster', cluster)}}`;
+}
+
+/** `kq:cluster-republish:{<cluster>}`: an epoch a reader found a listed snapshot missing from. */
+export function clusterRepublishKey(cluster: string): string {
+  return `${KEY_PREFIX}:cluster-republish:{${checkName('cluster', cluster)}}`;
+}
+
+/** `kq:cluster-removed:{<cluster>}`: present once the cluster was withdrawn from the federation. */
+export function clusterRemovedKey(cluster: string): string {
+  return `${KEY_PREFIX}:cluster-removed:{${checkName('cluster', cluster)}}`;
+}
+
+/** What the reader found of one cluster: its slot first, then its snapshot of the namespace. */
+export interface ClusterRead {
+  /** The state key (GET: null when absent). */
+  state: unknown;
+  /** Whether the namespace is in the cluster's namespaces (SISMEMBER). */
+  listed: boolean;
+  /** Whether the removed marker exists. */
+  removed: boolean;
+  /** The snapshot of the namespace (GET, read after the three above: null when absent). */
+  snapshot: unknown;
+}
+
+/**
+ * What a cluster's publication says of one namespace (the rules are at the top of this file):
+ * - `usage`: count `snapshot` (its health when the state key is readable);
+ * - `none`: the cluster has nothing here (never published here, a leftover, withdrawn);
+ * - `unknown`: the quotas' statuses count the cluster (`counted`) but Redis lost its snapshot and
+ *   it is not published again yet: never to be read as zero.
+ * `republish`: the epoch to ask the writer to republish (SET clusterRepublishKey to it), when the
+ * namespace's slot lost a snapshot the cluster's slot lists. Malformed entries are in `errors`.
+ */
+export function clusterUsageVerdict(
+  namespace: string,
+  cluster: string,
+  read: ClusterRead,
+  counted: boolean,
+): {
+  verdict: 'usage' | 'none' | 'unknown';
+  snapshot?: ClusterNamespaceSnapshot;
+  health?: ClusterHealth;
+  republish?: number;
+  errors: string[];
+} {
+  const errors: string[] = [];
+  if (read.state === null || read.state === undefined) {
+    // Withdrawn on purpose, or Redis lost the cluster's slot (its writer republishes on noticing).
+    return { verdict: counted && !read.removed ? 'unknown' : 'none', errors };
+  }
+  const health = decodeHealth(read.state, { cluster });
+  if (!health.ok) errors.push(`health of ${cluster}: ${health.error}`);
+  if (read.snapshot !== null && read.snapshot !== undefined) {
+    const snapshot = decodeSnapshot(read.snapshot, { cluster, namespace });
+    if (!snapshot.ok)
+      return { verdict: 'none', errors: [...errors, `usage of ${cluster}: ${snapshot.error}`] };
+    if (!health.ok) return { verdict: 'usage', snapshot: snapshot.value, errors };
+    if (snapshot.value.epoch >= health.value.epoch)
+      return { verdict: 'usage', snapshot: snapshot.value, health: health.value, errors };
+    // A leftover of an earlier epoch: the cluster's last full publish did not have the namespace.
+  }
+  if (health.ok && read.listed) {
+    return { verdict: counted ? 'unknown' : 'none', republish: health.value.epoch, errors };
+  }
+  return { verdict: 'none', errors };
 }
 
 /** The inverse of usageKey (e.g. for keys found by SCAN); undefined for any other key. */
@@ -131,6 +231,8 @@ export interface ClusterNamespaceSnapshot {
   observedAt: string;
   /** Increases with every publish of this (cluster, namespace); see nextGeneration. */
   generation: number;
+  /** The cluster's publication epoch it was written in (see the top of this file). */
+  epoch: number;
 }
 
 export interface ClusterHealth {
@@ -139,6 +241,8 @@ export interface ClusterHealth {
   /** RFC 3339: last time the cluster's watches were known to be in sync. */
   lastSyncTime: string;
   message?: string;
+  /** The cluster's publication epoch (see the top of this file). */
+  epoch: number;
 }
 
 /** The outcome of a decoder: never an exception for bad input. */
@@ -161,6 +265,7 @@ export function encodeSnapshot(snapshot: ClusterNamespaceSnapshot): string {
     workloads: snapshot.workloads.map((w) => ({ kind: w.kind, name: w.name, used: w.used })),
     observedAt: snapshot.observedAt,
     generation: snapshot.generation,
+    epoch: snapshot.epoch,
   });
 }
 
@@ -201,10 +306,8 @@ export function decodeSnapshot(
       });
     }
     const observedAt = readTime(obj, 'observedAt', errors);
-    const generation = obj.generation;
-    if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
-      errors.push(`generation: must be a whole number of 0 or more, got ${describe(generation)}`);
-    }
+    const generation = readCount(obj, 'generation', errors);
+    const epoch = readCount(obj, 'epoch', errors);
     if (errors.length > 0) return undefined;
     return {
       cluster: cluster as string,
@@ -213,6 +316,7 @@ export function decodeSnapshot(
       workloads,
       observedAt: observedAt as string,
       generation: generation as number,
+      epoch: epoch as number,
     };
   });
 }
@@ -223,6 +327,7 @@ export function encodeHealth(health: ClusterHealth): string {
     state: health.state,
     lastSyncTime: health.lastSyncTime,
     ...(health.message === undefined ? {} : { message: health.message }),
+    epoch: health.epoch,
   });
 }
 
@@ -241,11 +346,13 @@ export function decodeHealth(raw: unknown, expected?: { cluster?: string }): Dec
     if (message !== undefined && typeof message !== 'string') {
       errors.push(`message: must be a string, got ${describe(message)}`);
     }
+    const epoch = readCount(obj, 'epoch', errors);
     if (errors.length > 0) return undefined;
     const health: ClusterHealth = {
       cluster: cluster as string,
       state: state as ClusterUsageState,
       lastSyncTime: lastSyncTime as string,
+      epoch: epoch as number,
     };
     if (typeof message === 'string') health.message = message;
     return health;
@@ -256,10 +363,16 @@ export function decodeHealth(raw: unknown, expected?: { cluster?: string }): Dec
 
 export const RECONCILE_QUEUE = 'kq-reconcile';
 /**
- * Set (NX) by the reconciler next to the queue: finding it gone means Redis lost its data, queued
- * jobs included, so every quota is reconciled again rather than at the next periodic resync.
+ * The BullMQ `prefix` of every Queue and Worker of RECONCILE_QUEUE: a hash tag, so that the queue's
+ * keys share one Redis Cluster slot (which BullMQ's scripts need).
  */
-export const RECONCILE_QUEUE_MARKER_KEY = `${KEY_PREFIX}:reconcile-queue-marker`;
+export const RECONCILE_QUEUE_PREFIX = `${KEY_PREFIX}:{reconcile}`;
+/**
+ * Set (NX) by the reconciler next to the queue (same hash tag, so on the same Redis node): finding
+ * it gone means Redis lost the queue's data, queued jobs included, so every quota is reconciled
+ * again rather than at the next periodic resync.
+ */
+export const RECONCILE_QUEUE_MARKER_KEY = `${RECONCILE_QUEUE_PREFIX}:queue-marker`;
 export const RECONCILE_JOB_NAME = 'reconcile';
 
 /** The data of a reconcile job: which namespace, and why (for logs). */
@@ -361,6 +474,14 @@ function readString(
   errors.push(
     `${parent === undefined ? key : `${parent}.${key}`}: must be a non-empty string, got ${describe(value)}`,
   );
+  return undefined;
+}
+
+/** A whole number of 0 or more (a generation, an epoch). */
+function readCount(obj: Record<string, unknown>, key: string, errors: string[]): number | undefined {
+  const value = obj[key];
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  errors.push(`${key}: must be a whole number of 0 or more, got ${describe(value)}`);
   return undefined;
 }
 
