@@ -7,13 +7,14 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
-import { RECONCILE_JOB_NAME, RECONCILE_QUEUE } from '#usage';
+import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX } from '#usage';
 import {
   Federation,
   kubeConfigFor,
   startServices,
   type RunningService,
 } from '../tools/federation/src/index.js';
+import { postToWebhook } from './chaos/support/admission.js';
 import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
 import { karmadaQuota, binding as shapedBinding, deployment, pod } from './support/fixtures.js';
 
@@ -227,7 +228,7 @@ describe('the reconciler, end to end', () => {
 
   test('a malformed job fails for good without blocking the queue', async () => {
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue(RECONCILE_QUEUE, { connection });
+    const queue = new Queue(RECONCILE_QUEUE, { connection, prefix: RECONCILE_QUEUE_PREFIX });
     try {
       const job = await queue.add(RECONCILE_JOB_NAME, { namespace: 'Not A Namespace!' });
       const namespace = await namespaceEverywhere();
@@ -383,20 +384,8 @@ describe('the reconciler, end to end', () => {
         dryRun: false,
       },
     };
-    const answer = await new Promise<string>((resolve, reject) => {
-      const req = request(
-        `${webhook.url}/validate/resourcebindings`,
-        { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
-        (res) => {
-          let data = '';
-          res.on('data', (d: Buffer) => (data += d.toString()));
-          res.on('end', () => resolve(data));
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(review));
-    });
-    expect(JSON.parse(answer).response.allowed).toBe(true);
+    const answer = await postToWebhook(webhook, '/validate/resourcebindings', JSON.stringify(review));
+    expect(JSON.parse(answer.body).response.allowed).toBe(true);
     const held = await eventually(
       () => readQuota(namespace),
       (k) => reservation(k, 'never-persisted') !== undefined,
@@ -497,7 +486,7 @@ describe('the reconciler, end to end', () => {
     for (const cluster of ['member1', 'member2']) {
       expect(aggregated).toMatch(
         new RegExp(
-          `karmada_quota_aggregator_cluster_sync_age_seconds\\{[^}]*cluster="${cluster}"[^}]*\\} \\d`,
+          `karmada_quota_cluster_last_sync_timestamp_seconds\\{[^}]*cluster="${cluster}"[^}]*\\} [1-9]`,
         ),
       );
     }

@@ -12,7 +12,7 @@ export class ReconcilerModule {
     return {
       module: ReconcilerModule,
       imports: [
-        RedisModule.forRoot(config.REDIS_URL),
+        RedisModule.forRoot(config),
         HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
         MetricsModule.forRoot('reconciler'),
         ScheduleModule.forRoot(),

@@ -13,6 +13,11 @@ export const reconcilerEnv = {
   RESYNC_INTERVAL_SECONDS: seconds(300),
   /** How often expired reservations are looked for. */
   EXPIRY_SWEEP_SECONDS: seconds(15),
+  /**
+   * A waiting change requeued through Karmada is not requeued again for this long: its retry is in
+   * flight, and what it asked counts as taken meanwhile (no storm of retries).
+   */
+  REQUEUE_MIN_INTERVAL_SECONDS: seconds(10),
   /** Status writes before a reconcile gives up on a quota that keeps changing (the job retries). */
   MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
 };

@@ -1,5 +1,13 @@
-import type { KarmadaQuota, ResourceBinding } from '#api';
-import { computeQuotaStatus, type ClaimTiming, type ObservedCluster, type QuotaStatusResult } from '#quota';
+import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
+import {
+  computeQuotaStatus,
+  liveWaiting,
+  waitingStatus,
+  type ClaimTiming,
+  type ObservedCluster,
+  type QuotaStatusResult,
+  type WaitingChange,
+} from '#quota';
 import { ConflictError } from '#service-kit';
 
 /** What one reconcile reads and writes on the host. */
@@ -17,19 +25,25 @@ export interface ReconcileInput {
   deletedBindingUids: ReadonlySet<string>;
   timing: ClaimTiming;
   maxConflictRetries: number;
+  /** The namespace's recorded waiting changes (libs/quota waiting.ts). */
+  waiting: readonly WaitingChange[];
 }
 
 export interface ReconcileOutcome {
   quotas: number;
   written: number;
   conflicts: number;
+  /** Each quota's status as computed (written or already current), by name. */
+  statuses: Map<string, KarmadaQuotaStatus>;
+  /** The waiting changes still wanted, and the bindings whose records to forget. */
+  waiting: { live: WaitingChange[]; forget: string[] };
 }
 
 /**
  * Computes and writes the status of each of `quotas` (just read from the host) from the namespace's
  * bindings and the observed usage. The bindings are listed after the quotas were read, and claims are
  * judged expired as of the list's start: every change admitted on a claim that lapsed before then is
- * in the list (docs/accounting.md). On a conflict the quota is read again, the bindings listed again
+ * in the list (docs/concepts/accounting.md). On a conflict the quota is read again, the bindings listed again
  * after it, and the status computed again, so claims the webhook added meanwhile are never dropped.
  * `written` is called after each successful write (Events); `warn` with each quota's input problems.
  */
@@ -43,7 +57,13 @@ export async function reconcileQuotas(
 ): Promise<ReconcileOutcome> {
   let now = host.clock();
   let bindings = await host.listBindings(namespace);
-  const outcome: ReconcileOutcome = { quotas: quotas.length, written: 0, conflicts: 0 };
+  const outcome: ReconcileOutcome = {
+    quotas: quotas.length,
+    written: 0,
+    conflicts: 0,
+    statuses: new Map(),
+    waiting: liveWaiting(input.waiting, bindings, new Date(now)),
+  };
   for (let quota of quotas) {
     for (let attempt = 0; ; attempt++) {
       const result = computeQuotaStatus({
@@ -53,8 +73,10 @@ export async function reconcileQuotas(
         now: new Date(now),
         deletedBindingUids: input.deletedBindingUids,
         timing: input.timing,
+        waiting: waitingStatus(quota.metadata?.name ?? '', outcome.waiting.live),
       });
       if (result.errors.length > 0) warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
+      outcome.statuses.set(quota.metadata?.name ?? '', result.status);
       if (!result.changed) break;
       try {
         await host.writeStatus({ ...quota, status: result.status });
@@ -73,6 +95,7 @@ export async function reconcileQuotas(
         quota = await host.getQuota(namespace, quota.metadata!.name!);
         now = host.clock();
         bindings = await host.listBindings(namespace);
+        outcome.waiting = liveWaiting(input.waiting, bindings, new Date(now));
       }
     }
   }

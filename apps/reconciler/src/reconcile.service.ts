@@ -1,15 +1,16 @@
 import * as k8s from '@kubernetes/client-node';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
 import type { QuotaEvent } from '#quota';
-import { KubeQuotaStore, QuotaEventWriter, REDIS } from '#service-kit';
+import type { Registry } from 'prom-client';
+import { KubeQuotaStore, METRICS, QuotaEventWriter, REDIS, type RedisClient } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { reconcileQuotas, type ReconcileOutcome } from './reconcile-loop.js';
 
 export type { ReconcileOutcome } from './reconcile-loop.js';
-import { clustersWithUnknownUsage, readObservedUsage } from './usage-reader.js';
+import { countedClusters, readObservedUsage } from './usage-reader.js';
+import { WaitingChanges } from './waiting-changes.js';
 
 export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
 export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
@@ -31,26 +32,34 @@ export class ReconcileService {
   private readonly objects: k8s.CustomObjectsApi;
   private readonly quotas: KubeQuotaStore;
   private readonly events: QuotaEventWriter;
+  private readonly waiting: WaitingChanges;
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
+    @Inject(METRICS) metrics: Registry,
   ) {
     this.objects = host.makeApiClient(k8s.CustomObjectsApi);
     this.quotas = new KubeQuotaStore(host);
     this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
+    this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
   }
 
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
-    const [observed, deleted] = await Promise.all([
-      readObservedUsage(this.redis, namespace),
+    const quotas = await this.quotas.list(namespace);
+    const [observed, deleted, waiting] = await Promise.all([
+      readObservedUsage(this.redis, namespace, countedClusters(quotas)),
       this.redis.zrange(deletedBindingsKey(namespace), 0, -1),
+      this.waiting.read(namespace),
     ]);
     const deletedBindingUids = new Set(deleted);
-    if (observed.errors.length > 0) this.logger.warn(`${namespace}: ${observed.errors.join('; ')}`);
-    const quotas = await this.quotas.list(namespace);
-    const unknown = await clustersWithUnknownUsage(this.redis, quotas, observed.clusters);
+    if (observed.errors.length > 0)
+      this.logger.warn(
+        { namespace, error: observed.errors.join('; ') },
+        'part of the usage published in Redis is unreadable and not counted',
+      );
+    const unknown = observed.unknown;
     if (unknown.length > 0) {
       // Failing leaves the status as it is; the job retries with back-off until the usage is back.
       throw new Error(
@@ -58,7 +67,7 @@ export class ReconcileService {
           `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
       );
     }
-    return reconcileQuotas(
+    const outcome = await reconcileQuotas(
       {
         getQuota: (ns, name) => this.quotas.get(ns, name),
         listBindings: (ns) => this.listBindings(ns),
@@ -75,10 +84,13 @@ export class ReconcileService {
           landingWindowSeconds: this.config.ADMISSION_LANDING_WINDOW_SECONDS,
         },
         maxConflictRetries: this.config.MAX_CONFLICT_RETRIES,
+        waiting,
       },
       (quota, result) => this.emit(quota, result.events),
-      (message) => this.logger.warn(message),
+      (message) => this.logger.warn({ namespace }, message),
     );
+    await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
+    return outcome;
   }
 
   private async listBindings(namespace: string): Promise<ResourceBinding[]> {
@@ -99,7 +111,10 @@ export class ReconcileService {
       try {
         await this.events.write(ref, event);
       } catch (err) {
-        this.logger.warn(`could not record event ${event.reason}: ${describeError(err)}`);
+        this.logger.warn(
+          { namespace: ref.namespace, quota: ref.name, reason: event.reason, error: describeError(err) },
+          'could not record an Event on the quota',
+        );
       }
     }
   }

@@ -6,11 +6,10 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { describeError } from '#api';
-import { METRICS, REDIS } from '#service-kit';
-import { decodeReconcileJob, RECONCILE_QUEUE, type ReconcileJob } from '#usage';
+import { duplicateRedis, METRICS, REDIS, type RedisClient } from '#service-kit';
+import { decodeReconcileJob, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
 import type { ReconcilerConfig } from './config.js';
 import { RECONCILER_CONFIG, ReconcileService } from './reconcile.service.js';
 
@@ -32,12 +31,13 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly logger = new Logger('worker');
   private readonly duration: Histogram<'result'>;
   private readonly retries: Counter<'cause'>;
+  private readonly lastReconcile: Gauge;
   private worker?: Worker<ReconcileJob>;
-  private connection?: Redis;
+  private connection?: RedisClient;
 
   constructor(
     private readonly reconcile: ReconcileService,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
   ) {
@@ -54,29 +54,37 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
       labelNames: ['cause'],
       registers: [metrics],
     });
+    // A time rather than an age: Prometheus computes the age (time() - ...) and it survives restarts.
+    this.lastReconcile = new Gauge({
+      name: 'karmada_quota_last_reconcile_timestamp_seconds',
+      help: 'When this replica last reconciled a namespace successfully (seconds since the epoch)',
+      registers: [metrics],
+    });
   }
 
   onApplicationBootstrap(): void {
     // Workers block on Redis: BullMQ wants a connection of their own that retries for ever.
-    this.connection = this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    this.connection = duplicateRedis(this.redis, { blocking: true });
     this.worker = new Worker<ReconcileJob>(RECONCILE_QUEUE, (job, token) => this.process(job, token), {
       connection: this.connection,
+      prefix: RECONCILE_QUEUE_PREFIX,
       concurrency: this.config.WORKER_CONCURRENCY,
       maxStalledCount: Number.MAX_SAFE_INTEGER,
     });
     this.worker.on('stalled', (jobId) => {
       this.retries.inc({ cause: 'stalled' });
       this.logger.warn(
-        `reconcile job ${jobId} stalled (the worker running it was killed, or starved of CPU for ` +
-          `longer than its lock): it runs again`,
+        { job: jobId },
+        'reconcile job stalled (the worker running it was killed, or starved of CPU for longer than ' +
+          'its lock): it runs again',
       );
     });
     // Retried failures are logged by process(); this is a job given up for good.
     this.worker.on('failed', (job, err) => {
       if (job?.finishedOn !== undefined)
-        this.logger.error(`reconcile job ${job.id} dropped without retry: ${err.message}`);
+        this.logger.error({ job: job.id, error: err.message }, 'reconcile job dropped without retry');
     });
-    this.worker.on('error', (err) => this.logger.error(`worker: ${err.message}`));
+    this.worker.on('error', (err) => this.logger.error({ error: err.message }, 'reconcile worker failed'));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -93,8 +101,9 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     try {
       const outcome = await this.reconcile.reconcileNamespace(namespace);
       end({ result: 'ok' });
+      this.lastReconcile.setToCurrentTime();
       if (outcome.written > 0)
-        this.logger.debug(`${namespace}: ${outcome.written} status written (${reason})`);
+        this.logger.debug({ namespace, written: outcome.written, reason }, 'quota statuses written');
     } catch (err) {
       end({ result: 'error' });
       this.retries.inc({ cause: 'error' });
@@ -116,16 +125,21 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     const attempts = job.opts.attempts ?? 1;
     if (job.attemptsMade + 1 < attempts) {
       this.logger.warn(
-        `reconcile of ${namespace} failed (attempt ${job.attemptsMade + 1} of ${attempts}, retrying ` +
-          `with back-off): ${describeError(err)}`,
+        { namespace, attempt: job.attemptsMade + 1, attempts, error: describeError(err) },
+        'reconcile failed, retrying with back-off',
       );
       throw err;
     }
     await job.moveToDelayed(Date.now() + RETRY_EVERY_MS, token);
     this.logger.warn(
-      `reconcile of ${namespace} still fails after ${job.attemptsStarted} runs since ` +
-        `${new Date(job.timestamp).toISOString()}, retrying every ${RETRY_EVERY_MS / 1000} s until it ` +
-        `succeeds: ${describeError(err)}`,
+      {
+        namespace,
+        runs: job.attemptsStarted,
+        since: new Date(job.timestamp).toISOString(),
+        retryEverySeconds: RETRY_EVERY_MS / 1000,
+        error: describeError(err),
+      },
+      'reconcile still fails, retrying until it succeeds',
     );
     throw new DelayedError();
   }

@@ -8,7 +8,6 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type * as k8s from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
 import {
   KARMADA_QUOTA,
@@ -17,13 +16,22 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { customObjectInformer, METRICS, REDIS, ResilientInformer } from '#service-kit';
+import {
+  customObjectInformer,
+  duplicateRedis,
+  METRICS,
+  REDIS,
+  registerQuotaMetrics,
+  ResilientInformer,
+  type RedisClient,
+} from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
   deletedBindingsKey,
   RECONCILE_JOB_NAME,
   RECONCILE_QUEUE,
   RECONCILE_QUEUE_MARKER_KEY,
+  RECONCILE_QUEUE_PREFIX,
   reconcileJobOptions,
   type ReconcileJob,
 } from '#usage';
@@ -47,12 +55,15 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
     private readonly scheduler: SchedulerRegistry,
   ) {
-    this.queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection: redis.duplicate() });
+    this.queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+      connection: duplicateRedis(redis),
+      prefix: RECONCILE_QUEUE_PREFIX,
+    });
     const queue = this.queue;
     new Gauge({
       name: 'karmada_quota_reconcile_queue_depth',
@@ -66,10 +77,12 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     });
     const quotaInformer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
     this.quotaCache = quotaInformer;
+    // The reconciler writes the statuses, so it alone exports them (docs/reference/metrics.md).
+    registerQuotaMetrics(metrics, () => quotaInformer.list());
     const watchHandlers = (what: string) => ({
       synced: () => this.logger.log(`watching ${what} on the host`),
       failed: (err: unknown) =>
-        this.logger.warn(`watch of ${what} on the host failed, retrying: ${describeError(err)}`),
+        this.logger.warn({ error: describeError(err) }, `watch of ${what} on the host failed, retrying`),
     });
     const onQuota = (q: KarmadaQuota) =>
       this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`);
@@ -161,7 +174,10 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
           .exec();
       } catch (err) {
         // Then the reservation goes at its expiry instead of at once: late, never lost.
-        this.logger.warn(`could not record the deletion of ${namespace}/${name}: ${describeError(err)}`);
+        this.logger.warn(
+          { namespace, binding: name, error: describeError(err) },
+          'could not record the deletion of a ResourceBinding',
+        );
       }
     }
     await this.enqueue(namespace, `ResourceBinding ${name} deleted`);
@@ -174,7 +190,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       this.unqueued.delete(namespace);
     } catch (err) {
       if (!this.unqueued.has(namespace))
-        this.logger.warn(`could not queue a reconcile of ${namespace}, retrying: ${describeError(err)}`);
+        this.logger.warn({ namespace, error: describeError(err) }, 'could not queue a reconcile, retrying');
       this.unqueued.set(namespace, reason);
     }
   }

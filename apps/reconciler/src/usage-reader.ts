@@ -1,81 +1,32 @@
-import type { Redis } from 'ioredis';
 import { isJsonObject, type KarmadaQuota } from '#api';
 import { parseResourceList } from '#quantity';
 import type { ObservedCluster } from '#quota';
+import type { RedisClient } from '#service-kit';
 import {
+  clusterNamespacesKey,
+  clusterRemovedKey,
+  clusterRepublishKey,
   clusterStateKey,
-  decodeHealth,
-  decodeSnapshot,
-  REMOVED_CLUSTERS_KEY,
-  unknownUsageClusters,
+  clusterUsageVerdict,
   usageIndexKey,
   usageKey,
+  type ClusterRead,
 } from '#usage';
 
 /**
- * Reads what the aggregators published for one namespace (layout: libs/usage snapshot-layout.ts):
- * each cluster's usage, per workload, and its health. Malformed entries are reported, not thrown.
+ * The clusters whose usage of the namespace the quotas' statuses count (non-zero `used`): if Redis
+ * no longer has it, their usage is unknown rather than zero (see clusterUsageVerdict).
  */
-export async function readObservedUsage(
-  redis: Redis,
-  namespace: string,
-): Promise<{ clusters: ObservedCluster[]; errors: string[] }> {
-  const names = (await redis.smembers(usageIndexKey(namespace))).sort();
-  if (names.length === 0) return { clusters: [], errors: [] };
-  const [snapshots, healths] = await Promise.all([
-    redis.mget(names.map((c) => usageKey(namespace, c))),
-    redis.mget(names.map((c) => clusterStateKey(c))),
-  ]);
-  const errors: string[] = [];
-  const clusters: ObservedCluster[] = [];
-  names.forEach((name, i) => {
-    const raw = snapshots[i];
-    if (raw === null || raw === undefined) return; // withdrawn meanwhile
-    const snapshot = decodeSnapshot(raw, { cluster: name, namespace });
-    if (!snapshot.ok) return void errors.push(`usage of ${name}: ${snapshot.error}`);
-    const health = healths[i] ? decodeHealth(healths[i], { cluster: name }) : undefined;
-    if (health && !health.ok) errors.push(`health of ${name}: ${health.error}`);
-    const list = (raw: Record<string, string>, field: string) => {
-      const parsed = parseResourceList(raw, field);
-      errors.push(...parsed.errors.map((e) => `${name}: ${e.field}: ${e.message}`));
-      return parsed.list;
-    };
-    clusters.push({
-      name,
-      state: health?.ok ? health.value.state : 'Unreachable',
-      lastSyncTime: health?.ok ? health.value.lastSyncTime : snapshot.value.observedAt,
-      ...(health?.ok && health.value.message ? { message: health.value.message } : {}),
-      used: list(snapshot.value.used, 'used'),
-      workloads: snapshot.value.workloads.map((w) => ({
-        kind: w.kind,
-        name: w.name,
-        used: list(w.used, `workloads[${w.kind}/${w.name}]`),
-      })),
-    });
-  });
-  return { clusters, errors };
-}
-
-/**
- * The clusters whose usage of the namespace the quotas' statuses count but Redis no longer has,
- * unpublished since Redis lost its data (see unknownUsageClusters): reconciling now would count
- * their usage as zero.
- */
-export async function clustersWithUnknownUsage(
-  redis: Redis,
-  quotas: readonly KarmadaQuota[],
-  observed: readonly ObservedCluster[],
-): Promise<string[]> {
-  const published = new Set(observed.map((c) => c.name));
+export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
   const counted = new Set<string>();
   for (const quota of quotas) {
     for (const slice of Array.isArray(quota.status?.clusters) ? quota.status.clusters : []) {
-      if (!isJsonObject(slice) || typeof slice.name !== 'string' || published.has(slice.name)) continue;
+      if (!isJsonObject(slice) || typeof slice.name !== 'string') continue;
       const used = parseResourceList(slice.used, 'used').list;
       if (Object.values(used).some((amount) => !amount.isZero())) counted.add(slice.name);
     }
   }
-  const candidates = [...counted].filter((name) => {
+  return [...counted].filter((name) => {
     try {
       clusterStateKey(name);
       return true;
@@ -83,14 +34,78 @@ export async function clustersWithUnknownUsage(
       return false; // not a cluster name the aggregator could have published
     }
   });
-  if (candidates.length === 0) return [];
-  const [states, removed] = await Promise.all([
-    redis.mget(candidates.map((c) => clusterStateKey(c))),
-    redis.smismember(REMOVED_CLUSTERS_KEY, ...candidates),
-  ]);
-  return unknownUsageClusters(candidates, {
-    published,
-    withState: new Set(candidates.filter((_, i) => states[i] !== null)),
-    removed: new Set(candidates.filter((_, i) => removed[i] === 1)),
+}
+
+/**
+ * Reads what the aggregators published for one namespace (layout and rules: libs/usage
+ * snapshot-layout.ts): each cluster's usage, per workload, and its health; and which of the
+ * `counted` clusters have an unknown usage (Redis lost it and it is not published again yet). Each
+ * cluster's slot is read before the namespace's snapshots (one MGET, one slot): read the other way
+ * round, a flush and the aggregator's republish could fall between them, and a republished state
+ * key beside a snapshot read before it was written would make the cluster's usage zero. A snapshot
+ * lost from the namespace's slot alone is reported to the aggregator, which republishes the
+ * cluster. Malformed entries are reported, not thrown.
+ */
+export async function readObservedUsage(
+  redis: RedisClient,
+  namespace: string,
+  counted: readonly string[] = [],
+): Promise<{ clusters: ObservedCluster[]; unknown: string[]; errors: string[] }> {
+  const indexed = await redis.smembers(usageIndexKey(namespace));
+  const names = [...new Set([...indexed, ...counted])].sort();
+  if (names.length === 0) return { clusters: [], unknown: [], errors: [] };
+  const publications = await Promise.all(
+    names.map(async (name) => {
+      const [state, listed, removed] = transactionReplies(
+        await redis
+          .multi()
+          .get(clusterStateKey(name))
+          .sismember(clusterNamespacesKey(name), namespace)
+          .exists(clusterRemovedKey(name))
+          .exec(),
+      ) as [string | null, number, number];
+      return { state, listed: listed === 1, removed: removed === 1 };
+    }),
+  );
+  const snapshots = await redis.mget(names.map((name) => usageKey(namespace, name)));
+  const errors: string[] = [];
+  const clusters: ObservedCluster[] = [];
+  const unknown: string[] = [];
+  const republish: [string, number][] = [];
+  names.forEach((name, i) => {
+    const read: ClusterRead = { ...publications[i]!, snapshot: snapshots[i] };
+    const found = clusterUsageVerdict(namespace, name, read, counted.includes(name));
+    errors.push(...found.errors);
+    if (found.republish !== undefined) republish.push([name, found.republish]);
+    if (found.verdict === 'unknown') unknown.push(name);
+    if (found.verdict !== 'usage') return;
+    const [snapshot, health] = [found.snapshot!, found.health];
+    const list = (raw: Record<string, string>, field: string) => {
+      const parsed = parseResourceList(raw, field);
+      errors.push(...parsed.errors.map((e) => `${name}: ${e.field}: ${e.message}`));
+      return parsed.list;
+    };
+    clusters.push({
+      name,
+      state: health?.state ?? 'Unreachable',
+      lastSyncTime: health?.lastSyncTime ?? snapshot.observedAt,
+      ...(health?.message ? { message: health.message } : {}),
+      used: list(snapshot.used, 'used'),
+      workloads: snapshot.workloads.map((w) => ({
+        kind: w.kind,
+        name: w.name,
+        used: list(w.used, `workloads[${w.kind}/${w.name}]`),
+      })),
+    });
   });
+  // The aggregator sees the request at its next publish (within 5 s) and republishes the cluster.
+  await Promise.all(republish.map(([name, epoch]) => redis.set(clusterRepublishKey(name), String(epoch))));
+  return { clusters, unknown, errors };
+}
+
+/** The values of a MULTI's replies; throws its first error, or when it was aborted. */
+function transactionReplies(replies: [Error | null, unknown][] | null): unknown[] {
+  const failed = replies?.find(([err]) => err)?.[0];
+  if (!replies || failed) throw failed ?? new Error('the Redis transaction reading usage was aborted');
+  return replies.map(([, value]) => value);
 }

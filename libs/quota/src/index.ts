@@ -28,7 +28,21 @@ export { computeQuotaStatus, QuotaConditionReason, QuotaEventReason, clipMessage
 export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
 export { observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
-export { settleReservations, workloadFinished } from './reservations.js';
+export { settleReservations, storedCharge, workloadFinished } from './reservations.js';
 export type { ClaimTiming } from './reservations.js';
 export { addDenial, denialEvent } from './denial-events.js';
 export type { DenialTally } from './denial-events.js';
+export {
+  ABANDONED_AFTER_MS,
+  decodeWaiting,
+  freeOf,
+  liveWaiting,
+  recordRefusal,
+  refusedWriter,
+  requeueOrder,
+  REQUEUE_SETTLE_MS,
+  specChanged,
+  REQUEUED_AT_ANNOTATION,
+  waitingStatus,
+} from './waiting.js';
+export type { RetryVia, WaitingChange } from './waiting.js';

@@ -1,5 +1,5 @@
 /**
- * The reconciler's side of reservations (docs/accounting.md): what each binding of the namespace holds on
+ * The reconciler's side of reservations (docs/concepts/accounting.md): what each binding of the namespace holds on
  * a quota beyond the usage observed for it. Pure; problems are appended to `errors`.
  *
  * A stored binding holds `stored(b)`: its charge (bindingCharge) on the quota's hard keys when the quota's
@@ -107,8 +107,11 @@ export function workloadFinished(rb: ResourceBinding): boolean {
   );
 }
 
-/** What a stored binding holds on the quota (see the file comment). */
-function storedCharge(rb: ResourceBinding, input: SettleInput): ResourceList {
+/** What a stored binding holds on the quota (see the file comment); its problems go to `errors`. */
+export function storedCharge(
+  rb: ResourceBinding,
+  input: Pick<SettleInput, 'quota' | 'hardKeys' | 'errors'>,
+): ResourceList {
   if (terminating(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
   const charged = bindingCharge(rb);
   for (const error of charged.errors) {

@@ -9,6 +9,7 @@ import {
   isJsonObject,
   type KarmadaQuotaStatus,
   type Reservation,
+  type WaitingChangeStatus,
 } from '#api';
 
 /**
@@ -55,6 +56,15 @@ function sameCluster(a: Record<string, unknown>, b: ClusterUsage): boolean {
   );
 }
 
+function sameWaiting(a: Record<string, unknown>, b: WaitingChangeStatus): boolean {
+  return (
+    a['binding'] === b.binding &&
+    a['since'] === b.since &&
+    sameList(a['requested'], b.requested) &&
+    sameList(a['free'], b.free)
+  );
+}
+
 function sameCondition(a: Record<string, unknown>, b: Condition): boolean {
   return (
     a['type'] === b.type &&
@@ -74,6 +84,7 @@ export function statusEquals(current: KarmadaQuotaStatus, next: KarmadaQuotaStat
     sameList(current.reserved, next.reserved) &&
     sameArray(current.reservations, next.reservations, sameReservation) &&
     sameArray(current.clusters, next.clusters, sameCluster) &&
+    sameArray(current.waiting, next.waiting, sameWaiting) &&
     sameArray(current.conditions, next.conditions, sameCondition) &&
     (current.observedGeneration ?? undefined) === next.observedGeneration
   );

@@ -1,5 +1,5 @@
 /**
- * The reconciler's pure computation (docs/accounting.md): from a freshly read KarmadaQuota, the namespace's
+ * The reconciler's pure computation (docs/concepts/accounting.md): from a freshly read KarmadaQuota, the namespace's
  * persisted ResourceBindings and the usage every member cluster published, the quota's next status, whether
  * it differs from the current one, the Events to record and the problems found. Never throws: bad input is
  * reported in `errors` (and Ready=False) while the rest of the status is still computed.
@@ -50,6 +50,7 @@ import {
   KarmadaQuotaConditionType,
   type KarmadaQuotaStatus,
   type ResourceBinding,
+  type WaitingChangeStatus,
 } from '#api';
 import { bindingMatchesScopes } from './scopes.js';
 import { parseQuotaState, sumReserved, toWireReservations } from './state.js';
@@ -87,6 +88,8 @@ export interface QuotaStatusInput {
   deletedBindingUids?: ReadonlySet<string>;
   /** The webhook's claim timing, to settle claims of objects that can no longer be stored. */
   timing?: ClaimTiming;
+  /** This quota's waiting changes, oldest first (waiting.ts waitingStatus). */
+  waiting?: WaitingChangeStatus[];
 }
 
 export interface QuotaStatusResult {
@@ -329,6 +332,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     reserved: formatList(reserved),
     reservations: toWireReservations(reservations),
     clusters,
+    ...(input.waiting?.length ? { waiting: input.waiting } : {}),
     conditions,
   };
   if (typeof generation === 'number') status.observedGeneration = generation;

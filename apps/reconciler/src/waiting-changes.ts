@@ -1,0 +1,124 @@
+import * as k8s from '@kubernetes/client-node';
+import { Logger } from '@nestjs/common';
+import type { RedisClient } from '#service-kit';
+import { Counter, type Registry } from 'prom-client';
+import { describeError, RESOURCE_BINDING, type KarmadaQuotaStatus } from '#api';
+import { decodeWaiting, freeOf, REQUEUED_AT_ANNOTATION, requeueOrder, type WaitingChange } from '#quota';
+import { waitingKey } from '#usage';
+
+/**
+ * The reconciler's side of waiting changes (libs/quota waiting.ts): reads what the webhook recorded,
+ * forgets what is withdrawn or settled, and requeues the oldest changes that fit once a reconcile has
+ * computed what is free, through Karmada's own reactions.
+ */
+export class WaitingChanges {
+  private readonly logger = new Logger('waiting');
+  private readonly objects: k8s.KubernetesObjectApi;
+  private readonly requeues: Counter;
+
+  constructor(
+    host: k8s.KubeConfig,
+    private readonly redis: RedisClient,
+    metrics: Registry,
+    private readonly minRequeueIntervalMs: number,
+  ) {
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(host);
+    this.requeues = new Counter({
+      name: 'karmada_quota_requeues_total',
+      help: 'Waiting changes requeued through Karmada once quota freed, by what was poked (template or binding)',
+      labelNames: ['via', 'result'],
+      registers: [metrics],
+    });
+  }
+
+  /** The namespace's records; unreadable ones are reported and forgotten. */
+  async read(namespace: string): Promise<WaitingChange[]> {
+    const raw = await this.redis.hgetall(waitingKey(namespace));
+    const records: WaitingChange[] = [];
+    const unreadable: string[] = [];
+    for (const [binding, value] of Object.entries(raw)) {
+      const record = decodeWaiting(value);
+      if ('error' in record) unreadable.push(binding);
+      else records.push(record);
+    }
+    if (unreadable.length > 0) {
+      this.logger.warn({ namespace, bindings: unreadable }, 'forgetting unreadable waiting records');
+      await this.redis.hdel(waitingKey(namespace), ...unreadable);
+    }
+    return records;
+  }
+
+  /**
+   * After a reconcile: forget what `forget` names, and requeue what fits in the statuses just computed
+   * (the per-quota counts are status.waiting, exported from the quota informer).
+   */
+  async settle(
+    namespace: string,
+    waiting: { live: WaitingChange[]; forget: string[] },
+    statuses: ReadonlyMap<string, KarmadaQuotaStatus>,
+    now: Date,
+  ): Promise<void> {
+    if (waiting.forget.length > 0) await this.redis.hdel(waitingKey(namespace), ...waiting.forget);
+    const free = new Map([...statuses].map(([quota, status]) => [quota, freeOf(status)]));
+    for (const record of requeueOrder(waiting.live, free, now, this.minRequeueIntervalMs)) {
+      await this.requeue(namespace, record, now);
+    }
+  }
+
+  /**
+   * Pokes the writer that was refused: an annotation on the template re-runs Karmada's detector (it
+   * reconciles on any annotation change), `spec.rescheduleTriggeredAt` on the binding re-runs its
+   * scheduler (it reschedules on a spec change; the time must be after its last scheduling, which
+   * metav1.Time keeps to the second). Neither changes what the workload runs.
+   */
+  private async requeue(namespace: string, record: WaitingChange, now: Date): Promise<void> {
+    const via = record.retryVia === 'template' && record.template ? 'template' : 'binding';
+    const nextSecond = new Date(Math.ceil((now.getTime() + 1) / 1000) * 1000)
+      .toISOString()
+      .replace('.000Z', 'Z');
+    const patch =
+      via === 'template'
+        ? {
+            apiVersion: record.template!.apiVersion,
+            kind: record.template!.kind,
+            metadata: {
+              name: record.template!.name,
+              namespace,
+              annotations: { [REQUEUED_AT_ANNOTATION]: nextSecond },
+            },
+          }
+        : {
+            apiVersion: RESOURCE_BINDING.apiVersion,
+            kind: RESOURCE_BINDING.kind,
+            metadata: { name: record.binding, namespace },
+            spec: { rescheduleTriggeredAt: nextSecond },
+          };
+    const what = `${via === 'template' ? `${record.template!.kind} ${namespace}/${record.template!.name}` : `ResourceBinding ${namespace}/${record.binding}`}`;
+    try {
+      await this.objects.patch(
+        patch,
+        undefined,
+        undefined,
+        'karmada-quota-reconciler',
+        undefined,
+        k8s.PatchStrategy.MergePatch,
+      );
+      await this.redis.hset(
+        waitingKey(namespace),
+        record.binding,
+        JSON.stringify({ ...record, requeuedAt: now.toISOString() }),
+      );
+      this.requeues.inc({ via, result: 'requeued' });
+      this.logger.log(
+        { namespace, binding: record.binding, quota: record.quota, poked: what },
+        'requeued a waiting change: its quota has room now',
+      );
+    } catch (err) {
+      this.requeues.inc({ via, result: 'failed' });
+      this.logger.warn(
+        { namespace, binding: record.binding, quota: record.quota, poked: what, error: describeError(err) },
+        'could not requeue a waiting change',
+      );
+    }
+  }
+}
