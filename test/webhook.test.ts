@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
@@ -55,6 +56,12 @@ async function refusal(
   }
   throw new Error('the request was admitted, a refusal was expected');
 }
+
+/** TLS options of a direct caller: the host API server's client certificate, the only one the webhook answers. */
+const asApiServer = () => ({
+  cert: readFileSync(fed.webhookClient.certFile),
+  key: readFileSync(fed.webhookClient.keyFile),
+});
 
 const reserved = (q: KarmadaQuota, key: string) => Quantity.parse(String(q.status?.reserved?.[key] ?? '0'));
 const used = (q: KarmadaQuota, key: string) => Quantity.parse(String(q.status?.used?.[key] ?? '0'));
@@ -354,6 +361,7 @@ describe('the webhook endpoint with bad input', () => {
         {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'content-length': declared },
+          ...asApiServer(),
           rejectUnauthorized: false,
         },
         (res) => {
@@ -415,8 +423,13 @@ function call(
   return new Promise((resolve, reject) => {
     const req = request(
       `${fed.webhookUrl}${path}`,
-      // The webhook's CA lives in the registration; this direct call does not verify it.
-      { method, headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
+      {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...asApiServer(),
+        // The webhook's CA lives in the registration; this direct call does not verify it.
+        rejectUnauthorized: false,
+      },
       (res) => {
         let data = '';
         res.on('data', (d: Buffer) => (data += d.toString()));

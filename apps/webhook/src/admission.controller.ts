@@ -17,6 +17,8 @@ import {
 } from './admission-review.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
+import { StoredBindings } from './stored-bindings.js';
+import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
@@ -32,6 +34,8 @@ export class AdmissionController {
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
     private readonly metrics: WebhookMetrics,
     private readonly denials: DenialEventRecorder,
+    private readonly waiting: WaitingRecorder,
+    private readonly stored: StoredBindings,
   ) {}
 
   @Post('resourcebindings')
@@ -59,7 +63,9 @@ export class AdmissionController {
         ? 'denied'
         : status?.code === 503
           ? 'unavailable'
-          : 'invalid';
+          : status?.code === 409
+            ? 'exists'
+            : 'invalid';
     this.metrics.admitted(resource, result, startedAt);
     return review;
   }
@@ -93,10 +99,36 @@ export class AdmissionController {
         ? (request.oldObject as unknown as ResourceBinding)
         : undefined;
     const change = bindingChange({ namespace, name }, rb, charge, request.dryRun, oldObject);
-    if (asksNothing(change)) return admissionResponse(request.uid, true);
+    const key = { namespace, name };
+    if (asksNothing(change)) return this.answered(request, key, rb, oldObject, { allowed: true });
+    // A create of a stored name fails with AlreadyExists after admission: refused here, it claims
+    // nothing (Karmada's detector retries its creates; a claim for one would hold quota until it expires).
+    if (request.operation === 'CREATE' && (await this.stored.exists(namespace, name))) {
+      return admissionResponse(request.uid, false, {
+        code: 409,
+        reason: 'AlreadyExists',
+        message: `resourcebindings.${RESOURCE_BINDING.group} "${name}" already exists`,
+      });
+    }
     const outcome = await this.withDeadline((answerBy) => this.admission.admit(change, answerBy));
-    if (!outcome.allowed && 'quota' in outcome && !request.dryRun)
-      this.denials.record(namespace, outcome.quota, name, outcome.message);
+    return this.answered(request, key, rb, oldObject, outcome);
+  }
+
+  /** Records the outcome (denial Events, waiting changes) and answers it. */
+  private answered(
+    request: AdmissionRequest,
+    { namespace, name }: { namespace: string; name: string },
+    rb: ResourceBinding,
+    oldObject: ResourceBinding | undefined,
+    outcome: AdmissionOutcome,
+  ): AdmissionReviewResponse {
+    if (!request.dryRun) {
+      if (outcome.allowed) this.waiting.admitted(namespace, rb, oldObject);
+      else if ('quota' in outcome) {
+        this.denials.record(namespace, outcome.quota, name, outcome.message);
+        this.waiting.refused(namespace, rb, oldObject, outcome);
+      }
+    }
     return this.respond(request, outcome);
   }
 
@@ -120,7 +152,7 @@ export class AdmissionController {
       return parseAdmissionReview(body);
     } catch (err) {
       if (err instanceof BadAdmissionReview) {
-        this.logger.warn(`bad AdmissionReview: ${err.message}`);
+        this.logger.warn({ error: err.message }, 'bad AdmissionReview');
         throw new BadRequestException(err.message);
       }
       throw err;
@@ -140,7 +172,7 @@ export class AdmissionController {
   }
 
   private invalid(request: AdmissionRequest, message: string, code = 422): AdmissionReviewResponse {
-    this.logger.warn(`denied ${request.uid}: ${message}`);
+    this.logger.warn({ ...requestFields(request), error: message }, 'denied an invalid request');
     return admissionResponse(request.uid, false, {
       code,
       reason: code === 400 ? 'BadRequest' : 'Invalid',
@@ -151,7 +183,7 @@ export class AdmissionController {
   private respond(request: AdmissionRequest, outcome: AdmissionOutcome): AdmissionReviewResponse {
     if (outcome.allowed) return admissionResponse(request.uid, true);
     if ('unavailable' in outcome) {
-      this.logger.error(`failed closed for ${request.uid}: ${outcome.message}`);
+      this.logger.error({ ...requestFields(request), error: outcome.message }, 'failed closed (503)');
       return admissionResponse(request.uid, false, {
         code: 503,
         reason: 'ServiceUnavailable',
@@ -172,4 +204,9 @@ export class AdmissionController {
     });
     return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
   }
+}
+
+/** What a log line says of an AdmissionReview: its uid and the object it is about. */
+function requestFields(request: AdmissionRequest) {
+  return { uid: request.uid, kind: request.kind.kind, namespace: request.namespace, name: request.name };
 }

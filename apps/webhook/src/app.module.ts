@@ -1,13 +1,19 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import {
+  duplicateRedis,
   HealthModule,
   hostKubeConfig,
   KubeQuotaStore,
   METRICS,
   MetricsModule,
   QuotaEventWriter,
+  REDIS,
+  RedisModule,
+  type RedisClient,
 } from '#service-kit';
+import { Queue } from 'bullmq';
+import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
 import { AdmissionBatcher } from './admission-batcher.js';
 import type { AdmissionStrategy } from './admission-strategy.js';
 import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
@@ -15,14 +21,14 @@ import { WatchedQuotaStore } from './cached-quota-store.js';
 import { CasPerAdmission } from './cas-per-admission.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
-import { reuseConnections } from './reuse-connections.js';
+import { StoredBindings } from './stored-bindings.js';
+import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
 @Module({})
 export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
-    // Reads and status writes are on every admission's path: no TLS handshake for each.
-    const host = reuseConnections(hostKubeConfig(config.KUBECONFIG));
+    const host = hostKubeConfig(config.KUBECONFIG);
     // One clock for deadlines and claim expirations.
     const claimTiming = {
       ttlSeconds: config.RESERVATION_TTL_SECONDS,
@@ -31,7 +37,11 @@ export class WebhookModule {
     };
     return {
       module: WebhookModule,
-      imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }), MetricsModule.forRoot('webhook')],
+      imports: [
+        HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }),
+        MetricsModule.forRoot('webhook'),
+        RedisModule.forRoot(config),
+      ],
       controllers: [AdmissionController],
       providers: [
         { provide: WEBHOOK_CONFIG, useValue: config },
@@ -41,6 +51,20 @@ export class WebhookModule {
           useFactory: (quotas: WatchedQuotaStore) =>
             new DenialEventRecorder(new QuotaEventWriter(host, 'karmada-quota-webhook'), (namespace, name) =>
               quotas.uidOf(namespace, name),
+            ),
+        },
+        { provide: StoredBindings, useValue: new StoredBindings(host) },
+        {
+          provide: WaitingRecorder,
+          inject: [REDIS],
+          // BullMQ wants its own connection (it uses blocking commands on others).
+          useFactory: (redis: RedisClient) =>
+            new WaitingRecorder(
+              redis,
+              new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+                connection: duplicateRedis(redis),
+                prefix: RECONCILE_QUEUE_PREFIX,
+              }),
             ),
         },
         {

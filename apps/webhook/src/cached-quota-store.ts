@@ -92,7 +92,8 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
         failed: (err) => {
           this.setWatching(false);
           this.logger.warn(
-            `watch of KarmadaQuotas failed, reading them for every batch until it is back: ${describeError(err)}`,
+            { error: describeError(err) },
+            'watch of KarmadaQuotas failed, reading them for every batch until it is back',
           );
         },
       },

@@ -22,6 +22,22 @@ describe('the webhook configuration', () => {
     expect(loadWebhookConfig({ ...tls, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
   });
 
+  test('CLIENT_CA_FILE: unset or empty is off; set, it must be a file holding a PEM certificate', () => {
+    const ca = join(dir, 'ca.crt');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    expect(loadWebhookConfig(tls).CLIENT_CA_FILE).toBeUndefined();
+    expect(loadWebhookConfig({ ...tls, CLIENT_CA_FILE: '' }).CLIENT_CA_FILE).toBeUndefined();
+    expect(loadWebhookConfig({ ...tls, CLIENT_CA_FILE: ca }).CLIENT_CA_FILE).toBe(ca);
+    const missing = join(dir, 'missing.crt');
+    expect(() => loadWebhookConfig({ ...tls, CLIENT_CA_FILE: missing })).toThrow(
+      `CLIENT_CA_FILE=${JSON.stringify(missing)}: no such file`,
+    );
+    expect(() => loadWebhookConfig({ ...tls, CLIENT_CA_FILE: tls.TLS_KEY_FILE })).toThrow(
+      "holds no PEM certificate: give the CA of the API server's webhook client certificate",
+    );
+    expect(() => loadWebhookConfig({ ...tls, CLIENT_CA_FILE: dir })).toThrow('holds no PEM certificate');
+  });
+
   test('an unknown ADMISSION_MODE is refused, naming the choices', () => {
     expect(() => loadWebhookConfig({ ...tls, ADMISSION_MODE: 'fast' })).toThrow(
       'ADMISSION_MODE="fast": must be batched or cas-per-admission',

@@ -1,20 +1,53 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { claimTimingEnv, loadConfig, serviceEnv } from '#service-kit';
+import { claimTimingEnv, loadConfig, redisEnv, serviceEnv } from '#service-kit';
 
 const existingFile = z
   .string({ error: 'is required' })
   .min(1, 'is required')
   .refine(existsSync, 'no such file');
 
+function holdsPemCertificate(path: string): boolean {
+  try {
+    return readFileSync(path, 'utf8').includes('-----BEGIN CERTIFICATE-----');
+  } catch {
+    return false; // a directory, say
+  }
+}
+
 export const webhookEnv = {
   ...serviceEnv(8443),
   /** PEM serving certificate and key: the API server calls admission webhooks over HTTPS only. */
   TLS_CERT_FILE: existingFile,
   TLS_KEY_FILE: existingFile,
+  /**
+   * PEM CA that signs the client certificate the host API server presents to webhooks (its admission
+   * kubeconfig). Set: the admission endpoints answer only callers with a certificate it signs (401
+   * without one, 403 with another), probes and /metrics stay open. Unset: anything that reaches the
+   * port can post AdmissionReviews and hold quota (a warning at start); the chart sets it by default.
+   */
+  CLIENT_CA_FILE: z
+    .string()
+    .optional()
+    .refine((path) => !path || existsSync(path), 'no such file')
+    .refine(
+      (path) => !path || !existsSync(path) || holdsPemCertificate(path),
+      "holds no PEM certificate: give the CA of the API server's webhook client certificate",
+    )
+    .transform((path) => path || undefined),
   /** How often the certificate files are re-read, so a renewal is served without a restart. */
   TLS_RELOAD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
+  /**
+   * Claim timing, shared with the reconciler (same values; docs/concepts/accounting.md#settings).
+   * RESERVATION_TTL_SECONDS: an admitted increase is written as a claim expiring this long after
+   * admission. Until then nobody shrinks or drops it: the binding holds the larger of the claimed and
+   * the stored charge (a scale-down is released only after it), and a create never stored holds its
+   * whole charge. The webhook counts a claim as already held (a retry charges nothing) only while
+   * ADMISSION_LANDING_WINDOW_SECONDS of it remain.
+   */
   ...claimTimingEnv,
+  /** Where refused changes are recorded for the reconciler to show and requeue (not on the admission path). */
+  ...redisEnv,
   /**
    * Answer within this many milliseconds or fail closed; keep it well inside the registration's
    * timeoutSeconds (10 s) so the API server gets our clear message rather than its own time-out.

@@ -40,7 +40,10 @@ export class DenialEventRecorder implements OnApplicationShutdown {
     const tallies = this.tallies;
     this.tallies = new Map();
     if (this.dropped > 0) {
-      this.logger.warn(`${this.dropped} denials of more than ${MAX_TALLIED_QUOTAS} quotas got no Event`);
+      this.logger.warn(
+        { denials: this.dropped },
+        `denials of more than ${MAX_TALLIED_QUOTAS} quotas in one window got no Event`,
+      );
       this.dropped = 0;
     }
     await Promise.all(
@@ -52,7 +55,8 @@ export class DenialEventRecorder implements OnApplicationShutdown {
           await this.events.write({ namespace, name, uid }, denialEvent(tally, DENIAL_EVENT_WINDOW_SECONDS));
         } catch (err) {
           this.logger.warn(
-            `could not record denials of KarmadaQuota ${key} as an Event: ${describeError(err)}`,
+            { namespace, quota: name, error: describeError(err) },
+            'could not record the denials as an Event on the quota',
           );
         }
       }),

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { serviceMain } from '#service-kit';
+import { jsonLogger, serviceMain } from '#service-kit';
 import { WebhookModule } from './app.module.js';
 import { loadWebhookConfig } from './config.js';
 
@@ -7,13 +7,22 @@ serviceMain(
   'webhook',
   () => loadWebhookConfig(),
   (config) => WebhookModule.forRoot(config),
-  (config) => ({
-    tls: {
-      keyFile: config.TLS_KEY_FILE,
-      certFile: config.TLS_CERT_FILE,
-      reloadSeconds: config.TLS_RELOAD_SECONDS,
-    },
-    // Kubernetes caps a request body at 3 MiB; an AdmissionReview carries the object and the old one.
-    bodyLimitBytes: 7 * 1024 * 1024,
-  }),
+  (config) => {
+    if (!config.CLIENT_CA_FILE)
+      jsonLogger('webhook', config.LOG_LEVEL).warn(
+        'CLIENT_CA_FILE is not set: anything that can reach this port can post AdmissionReviews and ' +
+          "hold a team's quota with forged reservations. Set it to the CA of the client certificate " +
+          'the host API server presents to webhooks (docs/operating/security.md).',
+      );
+    return {
+      tls: {
+        keyFile: config.TLS_KEY_FILE,
+        certFile: config.TLS_CERT_FILE,
+        clientCaFile: config.CLIENT_CA_FILE,
+        reloadSeconds: config.TLS_RELOAD_SECONDS,
+      },
+      // Kubernetes caps a request body at 3 MiB; an AdmissionReview carries the object and the old one.
+      bodyLimitBytes: 7 * 1024 * 1024,
+    };
+  },
 );

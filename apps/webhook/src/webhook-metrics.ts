@@ -2,7 +2,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { BatchObserver } from './admission-strategy.js';
 
 /** What an admission ended as: allowed, denied by a quota, refused as invalid, or failed closed. */
-export type AdmissionResult = 'allowed' | 'denied' | 'invalid' | 'unavailable';
+export type AdmissionResult = 'allowed' | 'denied' | 'exists' | 'invalid' | 'unavailable';
 
 export class WebhookMetrics implements BatchObserver {
   private readonly latency: Histogram<'resource' | 'result'>;

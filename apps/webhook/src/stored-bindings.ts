@@ -1,0 +1,42 @@
+import { Logger } from '@nestjs/common';
+import * as k8s from '@kubernetes/client-node';
+import { describeError, isApiStatus, RESOURCE_BINDING } from '#api';
+
+/**
+ * Whether a ResourceBinding of a name is stored on the host, read from the API server itself (not a
+ * cache: Karmada's detector retries a create within milliseconds of the first one).
+ */
+export class StoredBindings {
+  private readonly objects: k8s.CustomObjectsApi;
+  private readonly logger = new Logger('StoredBindings');
+
+  constructor(host: k8s.KubeConfig) {
+    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
+  }
+
+  /**
+   * True when stored; false when not, or when the host could not say: the create is then admitted as
+   * usual, and a claim for a create that fails AlreadyExists only holds quota until it expires
+   * (conservative), so the failure is logged, not answered.
+   */
+  async exists(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.objects.getNamespacedCustomObject({
+        group: RESOURCE_BINDING.group,
+        version: RESOURCE_BINDING.version,
+        plural: RESOURCE_BINDING.plural,
+        namespace,
+        name,
+      });
+      return true;
+    } catch (err) {
+      if (!isApiStatus(err, 404))
+        this.logger.warn(
+          { namespace, binding: name, error: describeError(err) },
+          'could not read the ResourceBinding to refuse a duplicate create, admitting it as usual ' +
+            `(the webhook needs get on resourcebindings.${RESOURCE_BINDING.group})`,
+        );
+      return false;
+    }
+  }
+}
