@@ -1,12 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota } from '#api';
-import { quotaView, type ResourceRow } from '#quota-view';
-import { repoRoot, serviceAccountToken } from '../tools/federation/src/index.js';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import { OTHER_USAGE, quotaView, workloadUsage, type ResourceRow } from '#quota-view';
+import { freePort, probe, serviceAccountToken, waitFor } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 import { eventually, testRedisUrl } from './support/federation.js';
 import { binding, deployment, karmadaQuota } from './support/fixtures.js';
@@ -15,22 +17,41 @@ import { runSandbox } from './support/sandbox.js';
 /**
  * The console against a sandbox of its own (one member, Redis database 9), driven in headless
  * Chromium: business user `shop:viewer` may read the quotas of namespace shop and nothing else;
- * namespace vault has a quota that must never show.
+ * namespace vault has a quota that must never show. Screenshots stay in the test's temp dir.
  */
 const CHROMIUM = '/usr/bin/chromium';
+/** Debian's prometheus package; CI installs it (apt-get install prometheus) for the monitoring test too. */
+const PROMETHEUS = '/usr/bin/prometheus';
 const REDIS_URL = testRedisUrl(9);
-const SCREENSHOTS = join(repoRoot(), 'test-results');
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+/** The console samples the quotas this often here, so the page has a trend within seconds. */
+const TREND_SAMPLE_SECONDS = '1';
 
 const ALLOWED = { namespace: 'shop', name: 'compute' };
 const HIDDEN = { namespace: 'vault', name: 'vault-secret-plan' };
 
-const dir = join(mkdtempSync(join(tmpdir(), 'karmada-quota-console-')), 'sandbox');
+const tempDir = mkdtempSync(join(tmpdir(), 'karmada-quota-console-'));
+const dir = join(tempDir, 'sandbox');
+const SCREENSHOTS = join(tempDir, 'screenshots');
 let env: SandboxEnv;
 let host: k8s.KubeConfig;
 let browser: Browser | undefined;
 const tokens = { viewer: '', nobody: '', admin: '' };
+/** The console is told of this Prometheus from the start; it is started only in the last tests. */
+let prometheusUrl = '';
+let prometheus: ChildProcess | undefined;
 
 const objects = () => host.makeApiClient(k8s.CustomObjectsApi);
+const MEMBER1 = (replicas: number) => ({ name: 'member1', replicas });
+const createBinding = (body: ResourceBinding) =>
+  objects().createNamespacedCustomObject({ ...RESOURCE_BINDING, namespace: ALLOWED.namespace, body });
+const listBindings = async () =>
+  (
+    (await objects().listNamespacedCustomObject({ ...RESOURCE_BINDING, namespace: ALLOWED.namespace })) as {
+      items: ResourceBinding[];
+    }
+  ).items;
 const readQuota = (namespace: string, name: string) =>
   objects().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name }) as Promise<KarmadaQuota>;
 
@@ -58,10 +79,18 @@ beforeAll(async () => {
       `headless Chromium is missing at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`,
     );
   }
+  if (!existsSync(PROMETHEUS)) {
+    throw new Error(`Prometheus is missing at ${PROMETHEUS}: install Debian's prometheus package`);
+  }
   const redis = new Redis(REDIS_URL);
   await redis.flushdb();
   redis.disconnect();
+  prometheusUrl = `http://127.0.0.1:${await freePort()}`;
+  // The sandbox's services inherit these.
+  Object.assign(process.env, { TREND_SAMPLE_SECONDS, PROMETHEUS_URL: prometheusUrl });
   const started = runSandbox(dir, REDIS_URL, 'up', '--members', '1');
+  delete process.env.TREND_SAMPLE_SECONDS;
+  delete process.env.PROMETHEUS_URL;
   if (started.status !== 0)
     throw new Error(`the sandbox did not start:\n${started.stdout}\n${started.stderr}`);
   env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
@@ -71,10 +100,13 @@ beforeAll(async () => {
 
   const member = new k8s.KubeConfig();
   member.loadFromFile(env.members[0]!.kubeconfig);
+  // Users make namespaces on the host; the sandbox's Karmada copies them to the members.
   for (const namespace of [ALLOWED.namespace, HIDDEN.namespace]) {
-    for (const kc of [host, member]) {
-      await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-    }
+    await host.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    await eventually(
+      () => member.makeApiClient(k8s.CoreV1Api).readNamespace({ name: namespace }),
+      (ns) => ns.status?.phase === 'Active',
+    );
   }
   await createQuota(ALLOWED.namespace, ALLOWED.name, { cpu: '10', memory: '8Gi', pods: '20' });
   await createQuota(HIDDEN.namespace, HIDDEN.name, { cpu: '4' });
@@ -93,8 +125,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  if (prometheus?.exitCode === null) {
+    prometheus.kill('SIGTERM');
+    await once(prometheus, 'exit');
+  }
   runSandbox(dir, REDIS_URL, 'down'); // also when a test failed half-way
-  rmSync(join(dir, '..'), { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true }); // the screenshots stay
   const redis = new Redis(REDIS_URL);
   await redis.flushdb();
   redis.disconnect();
@@ -205,15 +241,60 @@ describe('the console page in headless Chromium', () => {
     page.locator(`section.quota[data-namespace="${ALLOWED.namespace}"][data-name="${ALLOWED.name}"]`);
   const cpu = () => card().locator('.resource[data-resource="cpu"]');
   const text = (locator: Locator) => locator.textContent({ timeout: 10_000 });
-  const hasText = (locator: Locator, expected: string) =>
+  const hasText = (locator: Locator, expected: string, timeoutMs = 30_000) =>
     eventually(
       () => text(locator),
       (t) => t === expected,
-      30_000,
+      timeoutMs,
     );
 
+  /** Each row of "Usage by workload": binding, used, reserved, clusters (under the binding's name). */
+  const workloadRows = () =>
+    card()
+      .locator('tr.workload')
+      .evaluateAll((rows) =>
+        rows.map((row) => {
+          const cells = [...row.querySelectorAll('td')];
+          // A list shows one item a line: read its items.
+          const items = (cell: (typeof cells)[number] | undefined) =>
+            cell?.querySelector('.lines')
+              ? [...cell.querySelectorAll('.lines > span')].map((item) => item.textContent).join(', ')
+              : (cell?.textContent ?? '');
+          return [
+            row.getAttribute('data-binding') ?? '',
+            items(cells[1]),
+            items(cells[2]),
+            cells[0]?.querySelector('.where')?.textContent ?? '-',
+          ];
+        }),
+      );
+
+  /** The numbers of every resource on the page equal the quota's status on the API server, read at the same moment. */
+  async function expectNumbersOfStatus(): Promise<void> {
+    const shown = () =>
+      card()
+        .locator('.resource')
+        .evaluateAll((rows) =>
+          rows.map((row) => [
+            row.getAttribute('data-resource'),
+            ...['used', 'reserved', 'hard'].map(
+              (part) => row.querySelector(`.numbers .${part}`)?.textContent,
+            ),
+          ]),
+        );
+    const ofStatus = (quota: KarmadaQuota) =>
+      quotaView(quota).resources.map((r) => [r.resource, r.used, r.reserved, r.hard]);
+    const [onPage, quota] = await eventually(
+      async () => [await shown(), await readQuota(ALLOWED.namespace, ALLOWED.name)] as const,
+      ([onPage, quota]) => JSON.stringify(onPage) === JSON.stringify(ofStatus(quota)),
+      30_000,
+    );
+    expect(onPage).toEqual(ofStatus(quota));
+    expect(await text(card().locator('h2 .percent'))).toBe(`${quotaView(quota).percentUsed}% full`);
+  }
+
   async function logIn(token: string): Promise<Page> {
-    const opened = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
+    const opened = await browser!.newPage({ viewport: DESKTOP });
     opened.on('pageerror', (err) => errors.push(err.message));
     await opened.goto(env.console.url);
     await opened.fill('#token', token);
@@ -255,17 +336,35 @@ describe('the console page in headless Chromium', () => {
 
   test('updates live, without a reload: a new binding shows as reserved, over quota is marked', async () => {
     await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
-    const web = binding(ALLOWED.namespace, 'web', { replicas: 3, cpu: '1' });
+    const web = binding(ALLOWED.namespace, 'web', { replicas: 3, cpu: '1', clusters: [MEMBER1(3)] });
     web.spec.replicaRequirements!.resourceRequest!.memory = '1Gi'; // the quota tracks memory too
-    await objects().createNamespacedCustomObject({
-      ...RESOURCE_BINDING,
-      namespace: ALLOWED.namespace,
-      body: web,
-    });
+    await createBinding(web);
     await hasText(cpu().locator('.numbers .reserved'), '3');
     expect(await text(card().locator('.resource[data-resource="memory"] .numbers .reserved'))).toBe('3Gi');
     expect(await cpu().locator('.bar .reserved').getAttribute('style')).toBe('width: 30%;');
-    expect(await card().locator('table', { hasText: 'Binding' }).textContent()).toContain('web');
+    expect(await card().locator('table', { hasText: 'Expires' }).textContent()).toContain('web');
+
+    // Who uses the quota: the bindings largest first (by their largest share of a limit: web 3Gi
+    // of 8Gi, batch 2 of 10 cpu), then the pods no binding owns (api: 2 pods of 20). Neither
+    // binding has a workload on the host, so all they hold is reserved.
+    const batch = binding(ALLOWED.namespace, 'batch', { replicas: 2, cpu: '1', clusters: [MEMBER1(2)] });
+    batch.spec.replicaRequirements!.resourceRequest!.memory = '512Mi';
+    await createBinding(batch);
+    await hasText(cpu().locator('.numbers .reserved'), '5');
+    const rows = await eventually(
+      () => workloadRows(),
+      (shown) => shown.length === 3,
+      30_000,
+    );
+    expect(rows).toEqual([
+      ['web', '-', 'cpu=3, memory=3Gi, pods=3', 'member1=3'],
+      ['batch', '-', 'cpu=2, memory=1Gi, pods=2', 'member1=2'],
+      [OTHER_USAGE, 'cpu=500m, pods=2', '-', '-'],
+    ]);
+    // The same as the view kubectl kq prints of the quota and bindings on the API server.
+    const [quota, bindings] = await Promise.all([readQuota(ALLOWED.namespace, ALLOWED.name), listBindings()]);
+    expect(rows.map(([name]) => name)).toEqual(workloadUsage(quota, bindings).rows.map((r) => r.binding));
+    await expectNumbersOfStatus();
 
     // A federation admin lowers the limit under what is used and reserved: the page marks it.
     await objects().patchNamespacedCustomObject(
@@ -280,20 +379,76 @@ describe('the console page in headless Chromium', () => {
     await hasText(cpu().locator('.numbers .hard'), '2');
     await hasText(cpu().locator('.over'), 'over quota');
     expect(await cpu().getAttribute('class')).toContain('exceeded');
+    await expectNumbersOfStatus();
     expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.content()).not.toContain(HIDDEN.namespace);
-
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: join(SCREENSHOTS, 'console.png'), fullPage: true });
   });
 
-  test('at 360 px wide the quota is still shown, without scrolling sideways', async () => {
-    await page.setViewportSize({ width: 360, height: 800 });
-    expect(await cpu().isVisible()).toBe(true);
-    const box = (await cpu().locator('.bar').boundingBox())!;
-    expect(box.x + box.width).toBeLessThanOrEqual(360);
-    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-360px.png'), fullPage: true });
+  test('each resource has its trend: a line over the last 24 hours and how full it was', async () => {
+    // Sampled every second here: after a few, the line has a history to draw.
+    const words = await eventually(
+      () => text(cpu().locator('.trend-words')),
+      (t) => /^\d+(\.\d)?% now, \d+(\.\d)?% \d+m ago$/.test(t ?? ''),
+      90_000,
+    );
+    expect(words).toMatch(/^25% now, /); // 500m used of the 2 cpu the limit was lowered to
+    // Prometheus is not there yet: the console says so and shows its own samples.
+    expect(await text(card().locator('.trend-source'))).toMatch(
+      new RegExp(
+        `^Trends: sampled by this console every 1 s since it started: Prometheus at ${prometheusUrl} failed: .+\\.$`,
+      ),
+    );
+    const points = await cpu().locator('.trend-line polyline').getAttribute('points');
+    expect(points!.split(' ').length).toBeGreaterThanOrEqual(2);
+    for (const resource of ['cpu', 'memory', 'pods']) {
+      expect(await card().locator(`.resource[data-resource="${resource}"] svg.trend-line`).count()).toBe(1);
+    }
+  });
+
+  test('as a person sees it, on a desktop and on a phone: screenshots, nothing wider than the screen', async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const [name, viewport] of [
+      ['desktop', DESKTOP],
+      ['phone', PHONE],
+      ['narrow-phone', { width: 360, height: 800 }],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      expect(await cpu().isVisible()).toBe(true);
+      const box = (await cpu().locator('.bar').boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+      const widths = (await page.evaluate(
+        '({ scroll: document.scrollingElement.scrollWidth, inner: innerWidth })',
+      )) as { scroll: number; inner: number };
+      expect({ name, ...widths }).toEqual({ name, scroll: expect.any(Number), inner: viewport.width });
+      expect(widths.scroll).toBeLessThanOrEqual(widths.inner);
+      const path = join(SCREENSHOTS, `console-${name}-${viewport.width}x${viewport.height}.png`);
+      await page.screenshot({ path, fullPage: true });
+      console.log(`console screenshot (${name}): ${path}`);
+    }
+    await page.setViewportSize(DESKTOP);
+  });
+
+  test('with a Prometheus scraping the reconciler, the trends come from its quota gauges', async () => {
+    prometheus = startPrometheus(new URL(env.reconciler.url).host);
+    await waitFor(
+      `Prometheus at ${prometheusUrl} to answer`,
+      async () => (await probe(`${prometheusUrl}/-/ready`)) === 200,
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    // Live streams are re-sent every LIVE_REFRESH_SECONDS (30 s in the sandbox): within that, once scraped.
+    await hasText(
+      card().locator('.trend-source'),
+      'Trends: Prometheus (karmada_quota_used / karmada_quota_hard).',
+      90_000,
+    );
+    const words = await eventually(
+      () => text(cpu().locator('.trend-words')),
+      (t) => /^25% now, 25% \d+m ago$/.test(t ?? ''),
+      90_000,
+    );
+    expect(words).toMatch(/^25% now, 25% /); // Prometheus started after the limit was lowered
   });
 
   test('a caller without access sees a clear empty page, and a rejected token is sent back to log in', async () => {
@@ -341,3 +496,28 @@ describe('the console page in headless Chromium', () => {
     expect(errors).toEqual([]);
   }, 240_000);
 });
+
+/** Prometheus scraping the reconciler (its quota gauges) every second, on PROMETHEUS_URL's port. */
+function startPrometheus(reconciler: string): ChildProcess {
+  const prometheusDir = join(tempDir, 'prometheus');
+  mkdirSync(join(prometheusDir, 'data'), { recursive: true });
+  // JSON is YAML. As the chart's ServiceMonitors: the gauges' `namespace` label is the quota's.
+  const config = {
+    global: { scrape_interval: '1s', scrape_timeout: '1s' },
+    scrape_configs: [
+      { job_name: 'reconciler', honor_labels: true, static_configs: [{ targets: [reconciler] }] },
+    ],
+  };
+  writeFileSync(join(prometheusDir, 'prometheus.yml'), JSON.stringify(config));
+  const proc = spawn(
+    PROMETHEUS,
+    [
+      `--config.file=${join(prometheusDir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(prometheusDir, 'data')}`,
+      `--web.listen-address=${new URL(prometheusUrl).host}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  proc.stderr!.resume(); // its log is not needed, but must not fill the pipe
+  return proc;
+}

@@ -5,8 +5,10 @@ import { Authorizer } from './authorizer.js';
 import type { ConsoleConfig } from './config.js';
 import { ConsoleController } from './console.controller.js';
 import { LiveUpdates } from './live-updates.js';
-import { QuotaCache } from './quota-cache.js';
+import { BindingCache, QuotaCache } from './host-cache.js';
+import { PrometheusTrends } from './prometheus-trends.js';
 import { QuotaReader } from './quota-reader.js';
+import { UsageHistory } from './usage-history.js';
 
 @Module({})
 export class ConsoleModule {
@@ -18,6 +20,12 @@ export class ConsoleModule {
       controllers: [ConsoleController],
       providers: [
         { provide: QuotaCache, useValue: new QuotaCache(host) },
+        { provide: BindingCache, useValue: new BindingCache(host) },
+        {
+          provide: UsageHistory,
+          inject: [QuotaCache],
+          useFactory: (quotas: QuotaCache) => new UsageHistory(quotas, config.TREND_SAMPLE_SECONDS),
+        },
         {
           provide: Authorizer,
           inject: [METRICS],
@@ -30,8 +38,19 @@ export class ConsoleModule {
         },
         {
           provide: QuotaReader,
-          inject: [Authorizer, QuotaCache],
-          useFactory: (authorizer: Authorizer, quotas: QuotaCache) => new QuotaReader(authorizer, quotas),
+          inject: [Authorizer, QuotaCache, BindingCache, UsageHistory],
+          useFactory: (
+            authorizer: Authorizer,
+            quotas: QuotaCache,
+            bindings: BindingCache,
+            history: UsageHistory,
+          ) =>
+            new QuotaReader(
+              authorizer,
+              quotas,
+              bindings,
+              config.PROMETHEUS_URL ? new PrometheusTrends(config.PROMETHEUS_URL, history) : history,
+            ),
         },
         {
           provide: LiveUpdates,

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { Counter, type Registry } from 'prom-client';
 import { KARMADA_QUOTA, describeError } from '#api';
 import {
@@ -10,7 +11,6 @@ import {
   type Caller,
   type NamespaceAccess,
 } from './access.js';
-import { TtlCache } from './ttl-cache.js';
 
 type TokenAnswer = { caller: Caller } | { rejected: string };
 
@@ -25,15 +25,17 @@ const REVIEW_CONCURRENCY = 8;
 export class Authorizer {
   private readonly authentication: k8s.AuthenticationV1Api;
   private readonly authorization: k8s.AuthorizationV1Api;
-  private readonly tokens: TtlCache<Promise<TokenAnswer>>;
-  private readonly decisions: TtlCache<Promise<boolean>>;
+  private readonly tokens: LRUCache<string, Promise<TokenAnswer>>;
+  private readonly decisions: LRUCache<string, Promise<boolean>>;
   private readonly reviews: Counter<'review' | 'result'>;
 
   constructor(host: k8s.KubeConfig, cache: { ttlSeconds: number; maxEntries: number }, metrics: Registry) {
     this.authentication = host.makeApiClient(k8s.AuthenticationV1Api);
     this.authorization = host.makeApiClient(k8s.AuthorizationV1Api);
-    this.tokens = new TtlCache(cache.ttlSeconds * 1000, cache.maxEntries);
-    this.decisions = new TtlCache(cache.ttlSeconds * 1000, cache.maxEntries);
+    // An answer expires ttlSeconds after it was asked for, however often it is read since.
+    const options = { max: cache.maxEntries, ttl: cache.ttlSeconds * 1000 };
+    this.tokens = new LRUCache(options);
+    this.decisions = new LRUCache(options);
     this.reviews = new Counter({
       name: 'karmada_quota_console_reviews_total',
       help: 'TokenReviews and SubjectAccessReviews sent to the host (cache misses), by result',
@@ -123,15 +125,14 @@ export class Authorizer {
     });
   }
 
-  private cached<V>(cache: TtlCache<Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
-    const now = Date.now();
-    const hit = cache.get(key, now);
+  private cached<V>(cache: LRUCache<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
+    const hit = cache.get(key);
     if (hit) return hit;
     const loading = load();
-    cache.set(key, loading, now);
+    cache.set(key, loading);
     // A failure says nothing about the token or the grant: the next request asks again.
     loading.catch(() => {
-      if (cache.get(key, Date.now()) === loading) cache.delete(key);
+      if (cache.peek(key) === loading) cache.delete(key);
     });
     return loading;
   }

@@ -1,10 +1,19 @@
-import { Controller, Get, Header, Headers, Param, Res, UnauthorizedException } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Header,
+  Headers,
+  NotFoundException,
+  Param,
+  Res,
+  UnauthorizedException,
+} from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { Caller } from './access.js';
 import { LiveUpdates } from './live-updates.js';
-import { PAGE, PAGE_CSP } from './page.js';
+import { browserModule, PAGE, PAGE_CSP } from './page.js';
 import { QuotaReader } from './quota-reader.js';
-import { consoleQuota, snapshot, type ConsoleQuota, type ConsoleSnapshot } from './snapshot.js';
+import { snapshot, type ConsoleQuota, type ConsoleSnapshot } from './snapshot.js';
 
 /** The page and the read-only JSON API; every API answer is for the caller's bearer token only. */
 @Controller()
@@ -23,6 +32,17 @@ export class ConsoleController {
     return PAGE;
   }
 
+  /** The page's code (browser/*.ts, compiled); public like the page itself. */
+  @Get('browser/:file')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Header('X-Content-Type-Options', 'nosniff')
+  @Header('Cache-Control', 'no-cache')
+  async browserModule(@Param('file') file: string): Promise<string> {
+    const code = await browserModule(file);
+    if (code === undefined) throw new NotFoundException(`the console serves no browser module ${file}`);
+    return code;
+  }
+
   /** Every quota the caller may read. */
   @Get('api/quotas')
   @Header('Cache-Control', 'no-store')
@@ -31,7 +51,9 @@ export class ConsoleController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ConsoleSnapshot> {
     const caller = await this.authenticate(authorization, reply);
-    return snapshot(caller.username, await this.reader.visible(caller), new Date());
+    const now = new Date();
+    const visible = await this.reader.visible(caller);
+    return snapshot(caller.username, await Promise.all(visible.map((v) => this.reader.present(v, now))), now);
   }
 
   @Get('api/namespaces/:namespace/quotas/:name')
@@ -43,7 +65,7 @@ export class ConsoleController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ConsoleQuota> {
     const caller = await this.authenticate(authorization, reply);
-    return consoleQuota(await this.reader.one(caller, namespace, name), new Date());
+    return this.reader.present(await this.reader.one(caller, namespace, name), new Date());
   }
 
   /** Server-sent events (see LiveUpdates); a missing or bad token is refused before the stream starts. */

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import type { Caller } from './access.js';
-import type { QuotaCache } from './quota-cache.js';
+import type { QuotaCache } from './host-cache.js';
 import type { QuotaReader } from './quota-reader.js';
 import { snapshot, sseFrame } from './snapshot.js';
 
@@ -94,7 +94,7 @@ export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
     this.streams.add(stream);
     this.open.set(this.streams.size);
     response.on('close', () => this.forget(stream));
-    this.logger.debug(`live stream opened for ${caller.username}`);
+    this.logger.debug({ user: caller.username }, 'live stream opened');
     this.schedule(stream, true);
   }
 
@@ -120,7 +120,7 @@ export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
         } while (stream.queued && !stream.closed);
       } catch (err) {
         // A broken stream must never take the service down: drop it, the page reconnects.
-        this.logger.warn(`dropped a live stream: ${describeError(err)}`);
+        this.logger.warn({ error: describeError(err) }, 'dropped a live stream');
         this.close(stream);
       } finally {
         stream.running = false;
@@ -132,18 +132,21 @@ export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
     if (stream.closed) return;
     try {
       const caller = await this.reader.authenticate(stream.authorization);
-      const views = await this.reader.visible(caller);
-      const serialised = JSON.stringify(views);
+      const visible = await this.reader.visible(caller);
+      // Views only: the trends' latest point moves with the clock, and the refresh sends it.
+      const serialised = JSON.stringify(visible.map((v) => v.view));
       if (!refresh && serialised === stream.lastSent) return;
       stream.lastSent = serialised;
-      this.write(stream, sseFrame('quotas', JSON.stringify(snapshot(caller.username, views, new Date()))));
+      const now = new Date();
+      const quotas = await Promise.all(visible.map((v) => this.reader.present(v, now)));
+      this.write(stream, sseFrame('quotas', JSON.stringify(snapshot(caller.username, quotas, now))));
     } catch (err) {
       if (err instanceof UnauthorizedException) {
         this.write(stream, sseFrame('unauthorized', err.message));
         this.close(stream);
       } else {
         const message = err instanceof HttpException ? err.message : describeError(err);
-        this.logger.warn(`live update failed: ${message}`);
+        this.logger.warn({ error: message }, 'live update failed');
         this.write(stream, sseFrame('unavailable', message));
       }
     }

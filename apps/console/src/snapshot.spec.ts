@@ -1,6 +1,6 @@
 import type { KarmadaQuota } from '#api';
-import { quotaView } from '#quota-view';
-import { snapshot, sseFrame } from './snapshot.js';
+import { quotaView, type WorkloadRow } from '#quota-view';
+import { consoleQuota, MAX_WORKLOAD_ROWS, snapshot, sseFrame } from './snapshot.js';
 
 describe('snapshot', () => {
   const quota: KarmadaQuota = {
@@ -16,9 +16,11 @@ describe('snapshot', () => {
     },
   };
 
+  const noDetails = { workloads: { rows: [], problems: [] }, trends: [], trendSource: 'nowhere' };
+
   it('serves the shared view with each cluster’s age at the time of the snapshot', () => {
     const now = new Date('2026-11-22T12:00:00Z');
-    const result = snapshot('alice', [quotaView(quota)], now);
+    const result = snapshot('alice', [consoleQuota(quotaView(quota), now, noDetails)], now);
     expect(result.user).toBe('alice');
     expect(result.generatedAt).toBe('2026-11-22T12:00:00.000Z');
     expect(result.quotas[0]!.resources[0]).toMatchObject({ resource: 'cpu', used: '1500m', hard: '10' });
@@ -26,6 +28,34 @@ describe('snapshot', () => {
       ['member1', '1500m', '45s'],
       ['member2', '0', '<unknown>'],
     ]);
+  });
+});
+
+describe('consoleQuota', () => {
+  const row = (binding: string): WorkloadRow => ({
+    binding,
+    charged: {},
+    observed: {},
+    reserved: {},
+    clusters: [],
+  });
+  const view = quotaView({ metadata: { namespace: 'ns', name: 'q' }, spec: { hard: { cpu: '1' } } });
+  const now = new Date('2026-11-22T12:00:00Z');
+
+  it.each([
+    [0, 0, 0],
+    [3, 3, 0],
+    [MAX_WORKLOAD_ROWS, MAX_WORKLOAD_ROWS, 0],
+    [MAX_WORKLOAD_ROWS + 1, MAX_WORKLOAD_ROWS, 1],
+    [MAX_WORKLOAD_ROWS + 500, MAX_WORKLOAD_ROWS, 500],
+  ])('of %s workloads lists the %s largest and counts the %s others', (count, listed, more) => {
+    const rows = Array.from({ length: count }, (_, i) => row(`w${i}`));
+    const served = consoleQuota(view, now, {
+      workloads: { rows, problems: ['p'] },
+      trends: [],
+      trendSource: 'nowhere',
+    });
+    expect(served.workloads).toEqual({ rows: rows.slice(0, listed), more, problems: ['p'] });
   });
 });
 

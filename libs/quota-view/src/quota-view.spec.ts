@@ -105,7 +105,13 @@ describe('quotaView', () => {
   it('falls back to spec.hard before the first reconcile', () => {
     const view = quotaView(quota(undefined, { cpu: '4' }));
     expect(view.resources.map((r) => [r.resource, r.used, r.hard])).toEqual([['cpu', '0', '4']]);
-    expect(view).toMatchObject({ clusters: [], reservations: [], conditions: [], percentUsed: 0 });
+    expect(view).toMatchObject({
+      clusters: [],
+      reservations: [],
+      waiting: [],
+      conditions: [],
+      percentUsed: 0,
+    });
   });
 
   it('marks a resource whose used + reserved is over hard, and reports over 100 percent', () => {
@@ -168,6 +174,35 @@ describe('quotaView', () => {
         reserved: { cpu: '2', memory: '512Mi' },
         expirationTime: '2026-11-22T12:05:00Z',
       },
+    ]);
+  });
+
+  it('lists waiting changes canonically, free on the requested resources, and reports unreadable ones', () => {
+    const view = quotaView(
+      quota({
+        hard: { cpu: '10', memory: '1Gi' },
+        waiting: [
+          {
+            binding: 'web',
+            requested: { cpu: '1.5', memory: '0.5Gi' },
+            free: { cpu: '0.5', memory: '0' },
+            since: '2026-11-22T12:00:00Z',
+          },
+          { binding: 'bad', requested: { cpu: 'lots' }, free: {}, since: '2026-11-22T12:01:00Z' },
+        ],
+      }),
+    );
+    expect(view.waiting).toEqual([
+      {
+        binding: 'web',
+        requested: { cpu: '1500m', memory: '512Mi' },
+        free: { cpu: '500m', memory: '0' },
+        since: '2026-11-22T12:00:00Z',
+      },
+      { binding: 'bad', requested: {}, free: {}, since: '2026-11-22T12:01:00Z' },
+    ]);
+    expect(view.problems).toEqual([
+      expect.stringContaining('status.waiting[1].requested[cpu]: invalid quantity'),
     ]);
   });
 

@@ -14,6 +14,8 @@ export interface QuotaView {
   clusters: ClusterRow[];
   /** Admitted bindings whose charge is not (fully) observed yet. */
   reservations: ReservationRow[];
+  /** Changes the quota refused that are still wanted, oldest first: what is waiting for room, and why. */
+  waiting: WaitingRow[];
   conditions: { type: string; status: string; reason: string; message: string }[];
   /** The highest (used + reserved) / hard over all resources, in percent: how full the quota is. */
   percentUsed: number;
@@ -46,6 +48,14 @@ export interface ReservationRow {
   uid: string;
   reserved: Record<string, string>;
   expirationTime: string;
+}
+
+export interface WaitingRow {
+  binding: string;
+  /** The increase asked and what was free, on the exceeded resources (canonical quantities). */
+  requested: Record<string, string>;
+  free: Record<string, string>;
+  since: string;
 }
 
 export function quotaView(quota: KarmadaQuota): QuotaView {
@@ -101,12 +111,23 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
       expirationTime: reservation.expirationTime ?? '',
     };
   });
+  const waiting = (status.waiting ?? []).map((change, i): WaitingRow => {
+    const requested = read(change.requested, `status.waiting[${i}].requested`);
+    const free = read(change.free, `status.waiting[${i}].free`);
+    return {
+      binding: change.binding,
+      requested: canonical(requested, Object.keys(requested).sort()),
+      free: canonical(free, Object.keys(requested).sort()),
+      since: change.since,
+    };
+  });
   return {
     namespace: quota.metadata?.namespace ?? '',
     name: quota.metadata?.name ?? '',
     resources,
     clusters,
     reservations,
+    waiting,
     conditions: (status.conditions ?? []).map(({ type, status, reason, message }) => ({
       type,
       status,
