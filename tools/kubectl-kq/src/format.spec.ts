@@ -1,5 +1,6 @@
-import type { KarmadaQuota } from '#api';
-import { describeQuotas, quotaTable } from './format.js';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { Cluster, KarmadaQuota, ResourceBinding } from '#api';
+import { describeQuotas, eventRows, quotaName, quotaRows, quotaTable } from './format.js';
 
 const now = new Date('2026-11-22T12:00:00Z');
 const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
@@ -31,6 +32,15 @@ const team: KarmadaQuota = {
       },
       { reservedBy: reservedBy('old'), reserved: {}, expirationTime: '2026-11-22T11:59:50Z' },
     ],
+    waiting: [
+      { binding: 'scale-up', requested: { cpu: '1.5' }, free: { cpu: '0' }, since: ago(95) },
+      {
+        binding: 'spread',
+        requested: { cpu: '1', pods: '2' },
+        free: { cpu: '0.5', pods: '16' },
+        since: ago(3),
+      },
+    ],
     conditions: [
       { type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: ago(60) },
       {
@@ -44,33 +54,110 @@ const team: KarmadaQuota = {
   },
 };
 
+const cluster = (name: string, ready: string): Cluster => ({
+  metadata: { name },
+  spec: { syncMode: 'Push' },
+  status: {
+    conditions: [
+      { type: 'Ready', status: ready as never, reason: '', message: '', lastTransitionTime: ago(600) },
+    ],
+  },
+});
+
+/** A Deployment's binding: `replicas` pods of 200m cpu, spread as `clusters` says. */
+const rb = (
+  name: string,
+  replicas: number,
+  clusters: { name: string; replicas: number }[],
+): ResourceBinding => ({
+  metadata: { namespace: 'team-a', name },
+  spec: {
+    resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+    replicas,
+    replicaRequirements: { resourceRequest: { cpu: '200m' } },
+    placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
+    clusters,
+  },
+});
+
+const event = (
+  type: string,
+  reason: string,
+  message: string,
+  first: number,
+  last: number,
+  count: number,
+): CoreV1Event => ({
+  metadata: { name: `team.${reason}` },
+  involvedObject: { kind: 'KarmadaQuota', name: 'team', namespace: 'team-a' },
+  type,
+  reason,
+  message,
+  count,
+  firstTimestamp: new Date(ago(first)),
+  lastTimestamp: new Date(ago(last)),
+  source: { component: 'karmada-quota-webhook' },
+});
+
 describe('describeQuotas', () => {
-  it('prints the kubectl describe quota layout with clusters, reservations and conditions, canonically', () => {
-    expect(describeQuotas([team], now)).toEqual({
+  it('prints the kubectl describe quota layout with every cluster, the workloads, reservations, waiting changes, conditions and Events, canonically', () => {
+    const details = {
+      quota: team,
+      clusters: [cluster('member1', 'True'), cluster('member2', 'False'), cluster('member3', 'True')],
+      bindings: [
+        rb('web', 3, [
+          { name: 'member1', replicas: 2 },
+          { name: 'member2', replicas: 1 },
+        ]),
+      ],
+      events: [
+        event('Warning', 'AdmissionDenied', 'exceeded quota: team, requested: cpu=3', 300, 30, 4),
+        event('Normal', 'Reconciled', 'first status', 3600, 3600, 1),
+      ],
+    };
+    expect(describeQuotas([details], now)).toEqual({
       text: [
         'Name:       team',
         'Namespace:  team-a',
+        'Scopes:     <none> (every ResourceBinding of the namespace)',
         'Resource    Used  Reserved  Hard',
         '--------    ----  --------  ----',
         'cpu         500m  200m      2500m',
         'memory      0     512Mi     1Gi',
         'pods        3     1         20',
         'Clusters:',
-        '  Cluster  State  Last Sync  cpu   memory  pods',
-        '  -------  -----  ---------  ---   ------  ----',
-        '  member1  Ready  5s         400m  0       2',
-        '  member2  Stale  3m20s      100m  0       1',
+        '  Cluster  Ready  Sync    Last Sync  cpu   memory  pods',
+        '  -------  -----  ----    ---------  ---   ------  ----',
+        '  member1  True   Ready   5s         400m  0       2',
+        '  member2  False  Stale   3m20s      100m  0       1',
+        '  member3  True   <none>  <none>     0     0       0',
+        'Workloads:',
+        '  Binding               Charged          Observed         Reserved         Clusters',
+        '  -------               -------          --------         --------         --------',
+        '  batch                 memory=512Mi     <none>           memory=512Mi     <none>',
+        '  web                   cpu=600m,pods=3  cpu=400m,pods=2  cpu=200m,pods=1  member1=2,member2=1',
+        '  <not from a binding>  <none>           cpu=100m,pods=1  <none>           <none>',
         'Reservations:',
         '  Binding  Reserved         Expires',
         '  -------  --------         -------',
         '  web      cpu=200m,pods=1  <none>',
         '  batch    memory=512Mi     2026-11-22T12:01:30Z (in 90s)',
         '  old      <none>           2026-11-22T11:59:50Z (10s ago)',
+        'Waiting:',
+        '  Binding   Requested     Free              Since',
+        '  -------   ---------     ----              -----',
+        '  scale-up  cpu=1500m     cpu=0             2026-11-22T11:58:25.000Z (95s ago)',
+        '  spread    cpu=1,pods=2  cpu=500m,pods=16  2026-11-22T11:59:57.000Z (3s ago)',
         'Conditions:',
         '  Type            Status  Reason        Message',
         '  ----            ------  ------        -------',
         '  Ready           True    Reconciled    ',
         '  ClustersSynced  False   ClusterStale  member2 is Stale since 2026-11-22T11:56:40Z',
+        'Events:',
+        '  Type     Reason           Age               From                   Message',
+        '  ----     ------           ---               ----                   -------',
+        '  Normal   Reconciled       60m               karmada-quota-webhook  first status',
+        '  Warning  AdmissionDenied  30s (x4 over 5m)  karmada-quota-webhook  exceeded quota: team, requested: cpu=3',
         '',
       ].join('\n'),
       warnings: [],
@@ -85,23 +172,27 @@ const fresh: KarmadaQuota = {
 
 describe('describeQuotas', () => {
   it('shows <none> for empty sections and spec.hard before the first reconcile', () => {
-    expect(describeQuotas([fresh], now).text).toBe(
+    expect(describeQuotas([{ quota: fresh, clusters: [], bindings: [], events: [] }], now).text).toBe(
       [
         'Name:          fresh',
         'Namespace:     team-b',
+        'Scopes:        <none> (every ResourceBinding of the namespace)',
         'Resource       Used  Reserved  Hard',
         '--------       ----  --------  ----',
         'pods           0     0         10',
         'Clusters:      <none>',
+        'Workloads:     <none>',
         'Reservations:  <none>',
+        'Waiting:       <none>',
         'Conditions:    <none>',
+        'Events:        <none>',
         '',
       ].join('\n'),
     );
   });
 
   it('separates several quotas with two blank lines, as kubectl describe does', () => {
-    const text = describeQuotas([fresh, fresh], now).text;
+    const text = describeQuotas([{ quota: fresh }, { quota: fresh }], now).text;
     expect(text.split('\n\n\nName:')).toHaveLength(2);
   });
 
@@ -110,7 +201,7 @@ describe('describeQuotas', () => {
       ...fresh,
       status: { hard: { pods: '10', cpu: 'lots' }, used: { pods: '2' } },
     };
-    const printed = describeQuotas([broken], now);
+    const printed = describeQuotas([{ quota: broken }], now);
     expect(printed.text).toContain('pods           2     0         10');
     expect(printed.warnings).toEqual([
       expect.stringMatching(/^Warning: KarmadaQuota team-b\/fresh: status\.hard\[cpu\]: .*lots/),
@@ -120,7 +211,7 @@ describe('describeQuotas', () => {
 
 describe('quotaTable', () => {
   it('lists name, how full the fullest resource is, used+reserved/hard per resource, and age', () => {
-    expect(quotaTable([team, fresh], now, false)).toEqual({
+    expect(quotaTable([team, fresh], now, { allNamespaces: false, wide: false })).toEqual({
       text: [
         'NAME    USED   USED+RESERVED/HARD                                        AGE',
         'team    50%    cpu: 500m+200m/2500m, memory: 0+512Mi/1Gi, pods: 3+1/20   3h',
@@ -132,7 +223,7 @@ describe('quotaTable', () => {
   });
 
   it('puts NAMESPACE first with -A', () => {
-    expect(quotaTable([fresh], now, true).text).toBe(
+    expect(quotaTable([fresh], now, { allNamespaces: true, wide: false }).text).toBe(
       [
         'NAMESPACE   NAME    USED   USED+RESERVED/HARD   AGE',
         'team-b      fresh   0%     pods: 0+0/10         45s',
@@ -143,10 +234,93 @@ describe('quotaTable', () => {
 
   it('shows <none> for a quota without limits and <unknown> for a missing creation time', () => {
     const empty: KarmadaQuota = { metadata: { namespace: 'x', name: 'empty' }, spec: { hard: {} } };
-    expect(quotaTable([empty], now, false).text).toBe(
+    expect(quotaTable([empty], now, { allNamespaces: false, wide: false }).text).toBe(
       ['NAME    USED   USED+RESERVED/HARD   AGE', 'empty   0%     <none>               <unknown>', ''].join(
         '\n',
       ),
     );
+  });
+});
+
+describe('describeQuotas of what could not be read or is scoped', () => {
+  it('says which lists are unknown and shows the clusters of the status alone', () => {
+    const text = describeQuotas([{ quota: team }], now).text.split('\n');
+    expect(text).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ {2}member1 +<unknown> +Ready +5s +400m +0 +2$/),
+        expect.stringMatching(/^Workloads: +<unknown> \(the ResourceBindings could not be listed\)$/),
+        expect.stringMatching(/^Events: +<unknown> \(the Events could not be listed\)$/),
+      ]),
+    );
+  });
+
+  it('names a cluster of the status that Karmada no longer lists NotFound', () => {
+    const text = describeQuotas([{ quota: team, clusters: [cluster('member1', 'True')] }], now).text;
+    expect(text).toMatch(/^ {2}member2 +NotFound +Stale +3m20s +100m +0 +1$/m);
+  });
+
+  it.each([
+    [
+      [{ scopeName: 'PriorityClass', operator: 'In', values: ['high', 'low'] }],
+      'PriorityClass In (high, low)',
+    ],
+    [
+      [
+        { scopeName: 'PriorityClass', operator: 'Exists' },
+        { scopeName: 'PriorityClass', operator: 'NotIn', values: ['low'] },
+      ],
+      'PriorityClass Exists; PriorityClass NotIn (low)',
+    ],
+  ])('prints the scope selector %j as %s', (matchExpressions, line) => {
+    const scoped = { ...fresh, spec: { ...fresh.spec, scopeSelector: { matchExpressions } } } as KarmadaQuota;
+    expect(describeQuotas([{ quota: scoped }], now).text).toContain(`Scopes:        ${line}\n`);
+  });
+});
+
+describe('eventRows', () => {
+  it.each([
+    { name: 'one occurrence: its age', count: 1, first: 90, last: 90, age: '90s' },
+    {
+      name: 'repeated: last seen, count and span',
+      count: 3,
+      first: 7200,
+      last: 10,
+      age: '10s (x3 over 120m)',
+    },
+  ])('$name', ({ count, first, last, age }) => {
+    expect(eventRows([event('Normal', 'R', ' m ', first, last, count)], now)).toEqual([
+      ['Normal', 'R', age, 'karmada-quota-webhook', 'm'],
+    ]);
+  });
+
+  it('takes a series and eventTime (events.k8s.io writers) and reportingComponent without a source', () => {
+    const series: CoreV1Event = {
+      metadata: {},
+      involvedObject: {},
+      type: 'Warning',
+      reason: 'OverQuota',
+      message: 'over',
+      eventTime: new Date(ago(600)),
+      series: { count: 5, lastObservedTime: new Date(ago(20)) },
+      reportingComponent: 'karmada-quota-reconciler',
+    };
+    expect(eventRows([series], now)).toEqual([
+      ['Warning', 'OverQuota', '20s (x5 over 10m)', 'karmada-quota-reconciler', 'over'],
+    ]);
+  });
+});
+
+describe('quotaRows -o wide and -o name', () => {
+  it('adds READY, ready/all clusters and the waiting count after AGE', () => {
+    const { header, rows } = quotaRows([team, fresh], now, { allNamespaces: false, wide: true });
+    expect(header).toEqual(['NAME', 'USED', 'USED+RESERVED/HARD', 'AGE', 'READY', 'CLUSTERS', 'WAITING']);
+    expect(rows.map((row) => row.slice(4))).toEqual([
+      ['True', '1/2', '2'],
+      ['<none>', '0/0', '0'],
+    ]);
+  });
+
+  it('names a quota as kubectl names a custom resource', () => {
+    expect(quotaName(team)).toBe('karmadaquota.quota.karmada.io/team');
   });
 });

@@ -1,4 +1,4 @@
-import { DESCRIBE_LAYOUT, GET_LAYOUT, tabwrite } from './tabwriter.js';
+import { appendRow, columnWidths, DESCRIBE_LAYOUT, GET_LAYOUT, tabwrite } from './tabwriter.js';
 
 // Every expected output is what Go's text/tabwriter printed for the same input and settings.
 describe('tabwrite', () => {
@@ -77,5 +77,41 @@ describe('tabwrite', () => {
     },
   ])('$case', ({ layout, input, output }) => {
     expect(tabwrite(input.join('\n'), layout).split('\n')).toEqual(output);
+  });
+});
+
+describe('appendRow: a watch line under a printed table', () => {
+  const printed = [
+    ['NAME', 'USED', 'AGE'],
+    ['team', '28%', '3m'],
+  ];
+
+  it.each([
+    {
+      case: 'a row that fits keeps the table aligned',
+      cells: ['team', '30%', '3m'],
+      line: 'team   30%    3m',
+    },
+    {
+      case: 'a longer cell widens its column',
+      cells: ['a-longer-name', '5%', '1s'],
+      line: 'a-longer-name   5%     1s',
+    },
+    {
+      case: 'the last cell is never padded',
+      cells: ['b', '1%', 'a long last cell'],
+      line: 'b      1%     a long last cell',
+    },
+  ])('$case', ({ cells, line }) => {
+    const widths = columnWidths(printed, GET_LAYOUT);
+    expect(tabwrite(printed.map((c) => c.join('\t')).join('\n'), GET_LAYOUT).split('\n')[1]).toBe(
+      'team   28%    3m',
+    );
+    expect(appendRow(cells, widths, GET_LAYOUT).line).toBe(line);
+  });
+
+  it('remembers a widened column for the rows after it', () => {
+    const first = appendRow(['a-longer-name', '5%', '1s'], columnWidths(printed, GET_LAYOUT), GET_LAYOUT);
+    expect(appendRow(['team', '28%', '3m'], first.widths, GET_LAYOUT).line).toBe('team            28%    3m');
   });
 });

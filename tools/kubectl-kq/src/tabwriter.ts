@@ -21,13 +21,12 @@ export function tabwrite(text: string, options: TabwriterOptions): string {
   const lines = text.split('\n').map((line) => line.split('\t'));
   const out: string[] = [];
   const widths: number[] = [];
-  const length = (cell: string) => [...cell].length; // runes, as Go counts them
 
   const writeLines = (from: number, to: number) => {
     for (const cells of lines.slice(from, to)) {
       out.push(
         cells
-          .map((cell, j) => (j < widths.length ? cell + ' '.repeat(widths[j]! - length(cell)) : cell))
+          .map((cell, j) => (j < widths.length ? cell + ' '.repeat(widths[j]! - runes(cell)) : cell))
           .join(''),
       );
     }
@@ -41,7 +40,7 @@ export function tabwrite(text: string, options: TabwriterOptions): string {
       start = line;
       let width = options.minWidth;
       for (; line < line1 && column < lines[line]!.length - 1; line++) {
-        width = Math.max(width, length(lines[line]![column]!) + options.padding);
+        width = Math.max(width, runes(lines[line]![column]!) + options.padding);
       }
       widths.push(width);
       format(start, line);
@@ -53,3 +52,30 @@ export function tabwrite(text: string, options: TabwriterOptions): string {
   format(0, lines.length);
   return out.join('\n');
 }
+
+/**
+ * One more line under a table already printed (`kubectl get --watch`, whose tabwriter remembers
+ * widths): each column keeps at least the width it had, and widens for a longer cell. Returns the
+ * line and the widths to pass with the next one; start from `columnWidths` of the printed lines.
+ */
+export function appendRow(
+  cells: string[],
+  widths: number[],
+  options: TabwriterOptions,
+): { line: string; widths: number[] } {
+  const next = cells.slice(0, -1).map((cell, i) => Math.max(widths[i] ?? 0, runes(cell) + options.padding));
+  const line = cells
+    .map((cell, i) => (i < next.length ? cell + ' '.repeat(next[i]! - runes(cell)) : cell))
+    .join('');
+  return { line, widths: next };
+}
+
+/** The widths tabwrite gives the columns of lines that all have the same cells. */
+export function columnWidths(lines: string[][], options: TabwriterOptions): number[] {
+  const columns = Math.max(0, ...lines.map((cells) => cells.length - 1));
+  return Array.from({ length: columns }, (_, i) =>
+    Math.max(options.minWidth, ...lines.map((cells) => runes(cells[i] ?? '') + options.padding)),
+  );
+}
+
+const runes = (cell: string) => [...cell].length; // as Go counts them
