@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,12 +11,25 @@ import { consoleEnv } from '../apps/console/src/config.js';
 import { reconcilerEnv } from '../apps/reconciler/src/config.js';
 import { webhookEnv } from '../apps/webhook/src/config.js';
 import { CLUSTER_SECRET_NAMESPACE, ensureBinaries, repoRoot } from '../tools/federation/src/index.js';
+import {
+  type ChartSchema,
+  tableCells,
+  VALUES_TABLE_END,
+  VALUES_TABLE_START,
+  valueRows,
+  valuesTable,
+} from '../tools/chart-readme/src/values-table.js';
 import { client, createNamespace, eventually, federation, uniqueName } from './support/federation.js';
 
 interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 interface Container {
@@ -26,11 +40,16 @@ interface DeploymentManifest extends Manifest {
   spec: {
     selector: { matchLabels: Record<string, string> };
     template: {
-      metadata: { labels: Record<string, string> };
+      metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
       spec: {
         serviceAccountName: string;
+        topologySpreadConstraints?: unknown[];
         containers: Container[];
-        volumes?: { secret?: { secretName: string } }[];
+        volumes?: {
+          name: string;
+          secret?: { secretName: string; items?: { key: string; path: string }[] };
+          configMap?: { name: string };
+        }[];
       };
     };
   };
@@ -89,21 +108,31 @@ describe('the Helm chart charts/karmada-quota', () => {
   const kubectl = (args: string[], input?: string): Run =>
     run(fed.kubectl, ['--kubeconfig', fed.host.kubeconfig, ...args], { input });
   /** `helm template` for the test namespace and the host's Kubernetes version; fails on any error. */
-  const render = (...values: string[]): { text: string; manifests: Manifest[] } => {
+  const renderWith = (
+    name: string,
+    options: string[],
+    values: string[],
+  ): { text: string; manifests: Manifest[] } => {
     const rendered = helm(
       'template',
-      release,
+      name,
       chart,
       '--namespace',
       namespace,
-      '--kube-version',
-      fed.kubernetesVersion,
-      '--include-crds',
+      ...options,
       ...values.flatMap((value) => ['--set', value]),
     );
     if (rendered.status !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
     return { text: rendered.stdout, manifests: loadManifests(rendered.stdout) };
   };
+  const render = (...values: string[]) =>
+    renderWith(release, ['--kube-version', fed.kubernetesVersion, '--include-crds'], values);
+  /**
+   * Release `name` rendered against the host, as `helm upgrade` does: `lookup` sees its objects, and
+   * any object of the same name must be the release's (CRDs left out: the host has its own).
+   */
+  const renderOnHost = (name: string) =>
+    renderWith(name, ['--dry-run=server', '--kubeconfig', fed.host.kubeconfig, '--skip-crds'], []);
   const dryRun = (manifests: string): Run =>
     kubectl(
       // No -n: every namespaced object names its namespace (the aggregator's Secret Role is elsewhere).
@@ -117,6 +146,51 @@ describe('the Helm chart charts/karmada-quota', () => {
     if (!found) throw new Error(`no Deployment runs ${service}`);
     return found;
   };
+
+  /** Whether the host lets `user` (in `groups`) make the call, as its authorizer answers a request. */
+  const allowed = async (
+    user: string,
+    groups: string[],
+    verb: string,
+    resource: string,
+    where: string | undefined,
+  ): Promise<boolean> => {
+    const [plural, subresource] = resource.split('/') as [string, string | undefined];
+    const [name, ...group] = plural.split('.');
+    const review = await client(fed.host)
+      .makeApiClient(k8s.AuthorizationV1Api)
+      .createSubjectAccessReview({
+        body: {
+          spec: {
+            user,
+            groups,
+            resourceAttributes: {
+              verb,
+              resource: name,
+              group: group.join('.'),
+              subresource,
+              namespace: where,
+            },
+          },
+        },
+      });
+    return review.status?.allowed === true;
+  };
+  /** Asks every row of `table` (…, allowed) until the answers match it (new bindings and aggregated rules take moments). */
+  const expectAnswers = async <Row extends unknown[]>(
+    table: [...Row, boolean][],
+    ask: (row: Row) => Promise<boolean>,
+  ): Promise<void> => {
+    const askAll = () =>
+      Promise.all(table.map(async (row) => [...row.slice(0, -1), await ask(row.slice(0, -1) as Row)]));
+    const answers = await eventually(
+      askAll,
+      (got) => JSON.stringify(got) === JSON.stringify(table),
+      60_000,
+    ).catch(() => askAll());
+    expect(answers).toEqual(table);
+  };
+  const KQ = 'karmadaquotas.quota.karmada.io';
 
   beforeAll(async () => {
     helmPath = (await ensureBinaries()).helm; // built and cached by `npm run kube:binaries`
@@ -139,13 +213,74 @@ describe('the Helm chart charts/karmada-quota', () => {
     rmSync(helmHome, { recursive: true, force: true });
   });
 
-  test('passes helm lint --strict, with generated certificates and with cert-manager', () => {
-    for (const values of [[], ['--set', 'certManager.enabled=true']]) {
-      const lint = helm('lint', '--strict', chart, ...values);
-      expect(lint.stderr).toBe('');
+  test('passes helm lint --strict (values.schema.json too), with generated certificates, cert-manager and monitoring', () => {
+    const variants = [
+      [],
+      [
+        'certManager.enabled=true',
+        'certManager.issuerRef.kind=ClusterIssuer',
+        'certManager.issuerRef.name=ca',
+      ],
+      [
+        'monitoring.serviceMonitor.enabled=true',
+        'monitoring.prometheusRule.enabled=true',
+        'monitoring.dashboard.enabled=true',
+      ],
+      [
+        'podDisruptionBudget.maxUnavailable=50%',
+        'webhook.topologySpreadConstraints=null',
+        'userRoles.enabled=false',
+      ],
+    ];
+    for (const values of variants) {
+      const lint = helm('lint', '--strict', chart, ...values.flatMap((value) => ['--set', value]));
+      expect({ values, stderr: lint.stderr, status: lint.status }).toEqual({ values, stderr: '', status: 0 });
       expect(lint.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
-      expect(lint.status).toBe(0);
     }
+  });
+
+  test('values.schema.json refuses a wrong value with a message naming it', () => {
+    const refusals: [string, string][] = [
+      ['webhook.replicas=abc', "at '/webhook/replicas': got string, want integer"],
+      ['webhook.replicsa=3', "at '/webhook': additional properties 'replicsa' not allowed"],
+      ['webhook.admissionMode=fast', "at '/webhook/admissionMode': value must be one of 'batched'"],
+      ['logLevel=loud', "at '/logLevel': value must be one of"],
+      ['console.service.port=70000', "at '/console/service/port': maximum"],
+      ['image.repository=', "at '/image/repository': minLength"],
+      ['redis.url=http://redis:6379', "at '/redis/url': 'http://redis:6379' does not match pattern"],
+      ['certManager.issuerRef.kind=Issuer', "at '/certManager/issuerRef': properties 'name' required"],
+    ];
+    const answers = refusals.map(([value]) => {
+      const lint = helm('lint', '--strict', chart, '--set', value);
+      return { value, failed: lint.status !== 0, output: `${lint.stdout}${lint.stderr}` };
+    });
+    for (const [i, [value, message]] of refusals.entries()) {
+      expect(answers[i]).toMatchObject({ value, failed: true });
+      expect(answers[i]!.output).toContain(message);
+    }
+  });
+
+  test("the chart README lists every value with the schema's type and meaning and values.yaml's default", () => {
+    const schema = JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as ChartSchema;
+    const values = yaml.load(readFileSync(join(chart, 'values.yaml'), 'utf8'));
+    const expected = tableCells(
+      `${VALUES_TABLE_START}\n${valuesTable(valueRows(schema, values))}\n${VALUES_TABLE_END}`,
+      VALUES_TABLE_START,
+      VALUES_TABLE_END,
+    );
+    // On failure: npm run build && node dist/tools/chart-readme/src/main.js && npx prettier --write charts/karmada-quota/README.md
+    const readme = readFileSync(join(chart, 'README.md'), 'utf8');
+    expect(tableCells(readme, VALUES_TABLE_START, VALUES_TABLE_END)).toEqual(expected);
+    // Every leaf of values.yaml is a row or inside one (a map or list value).
+    const leaves = (value: unknown, path: string[]): string[] =>
+      value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0
+        ? Object.entries(value).flatMap(([key, child]) => leaves(child, [...path, key]))
+        : [path.join('.')];
+    const rows = expected.map((cells) => cells[0]!.replaceAll('`', ''));
+    const uncovered = leaves(values, []).filter(
+      (leaf) => !rows.some((row) => leaf === row || leaf.startsWith(`${row}.`)),
+    );
+    expect(uncovered).toEqual([]);
   });
 
   test("ships libs/api/crds' KarmadaQuota CRD unchanged", () => {
@@ -220,6 +355,101 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(service).toBeDefined();
   });
 
+  test('only the API server may call the webhook: a client certificate issued for it, its CA, a NetworkPolicy', () => {
+    const { manifests } = render();
+    const webhook = deploymentOf(manifests, 'webhook');
+    const pods = webhook.spec.template.spec;
+    expect(pods.containers[0]!.env).toContainEqual({
+      name: 'CLIENT_CA_FILE',
+      value: '/etc/karmada-quota/client-ca/ca.crt',
+    });
+    const clientSecretName = `${release}-karmada-quota-webhook-apiserver-client`;
+    expect(pods.volumes?.find((v) => v.name === 'client-ca')?.secret).toEqual({
+      secretName: clientSecretName,
+      items: [{ key: 'ca.crt', path: 'ca.crt' }],
+    });
+    const clientSecret = ofKind(manifests, 'Secret').find(
+      (m) => m.metadata.name === clientSecretName,
+    ) as Manifest & {
+      data: Record<string, string>;
+    };
+    const pemOf = (key: string) => Buffer.from(clientSecret.data[key]!, 'base64');
+    const ca = new X509Certificate(pemOf('ca.crt'));
+    const certificate = new X509Certificate(pemOf('tls.crt'));
+    expect(certificate.verify(ca.publicKey)).toBe(true);
+    expect(certificate.keyUsage).toContain('1.3.6.1.5.5.7.3.2'); // TLS client authentication
+    expect(certificate.checkPrivateKey(createPrivateKey(pemOf('tls.key')))).toBe(true);
+
+    const [policy] = ofKind(manifests, 'NetworkPolicy') as (Manifest & { spec: Record<string, unknown> })[];
+    expect(policy!.spec).toEqual({
+      podSelector: { matchLabels: webhook.spec.selector.matchLabels },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          ports: [{ protocol: 'TCP', port: 8443 }],
+          from: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'karmada-system' } },
+              podSelector: { matchLabels: { app: 'karmada-apiserver' } },
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  test('the client CA from values or a Secret, the API server by address, the off switches, and refusals', () => {
+    const clientCaVolume = (manifests: Manifest[]) =>
+      deploymentOf(manifests, 'webhook').spec.template.spec.volumes?.find((v) => v.name === 'client-ca');
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const inline = render(`webhook.clientAuth.caBundle=${pem}`).manifests;
+    const [configMap] = ofKind(inline, 'ConfigMap') as (Manifest & { data: Record<string, string> })[];
+    expect(configMap!.data).toEqual({ 'ca.crt': pem });
+    expect(clientCaVolume(inline)?.configMap).toEqual({ name: configMap!.metadata.name });
+    expect(ofKind(inline, 'Secret').map((m) => m.metadata.name)).toEqual([
+      `${release}-karmada-quota-webhook-tls`,
+    ]);
+
+    const existing = render(
+      'webhook.clientAuth.existingSecret=karmada-cert',
+      'webhook.clientAuth.existingSecretKey=ca.pem',
+    );
+    expect(clientCaVolume(existing.manifests)?.secret).toEqual({
+      secretName: 'karmada-cert',
+      items: [{ key: 'ca.pem', path: 'ca.crt' }],
+    });
+
+    const off = render('webhook.clientAuth.enabled=false', 'webhook.networkPolicy.enabled=false').manifests;
+    expect(
+      deploymentOf(off, 'webhook').spec.template.spec.containers[0]!.env.map((e) => e.name),
+    ).not.toContain('CLIENT_CA_FILE');
+    expect(clientCaVolume(off)).toBeUndefined();
+    expect(ofKind(off, 'Secret')).toHaveLength(1);
+    expect(ofKind(off, 'NetworkPolicy')).toEqual([]);
+
+    const byAddress = render(
+      'webhook.networkPolicy.apiServer.namespaceSelector=null',
+      'webhook.networkPolicy.apiServer.podSelector=null',
+      'webhook.networkPolicy.apiServer.cidrs={10.0.0.10/32}',
+    ).manifests;
+    const [policy] = ofKind(byAddress, 'NetworkPolicy') as (Manifest & {
+      spec: { ingress: { from: unknown[] }[] };
+    })[];
+    expect(policy!.spec.ingress[0]!.from).toEqual([{ ipBlock: { cidr: '10.0.0.10/32' } }]);
+
+    const refused = (...values: string[]) =>
+      helm('template', release, chart, ...values.flatMap((value) => ['--set', value])).stderr;
+    expect(refused('webhook.clientAuth.caBundle=x', 'webhook.clientAuth.existingSecret=y')).toContain(
+      'set one of webhook.clientAuth.caBundle and webhook.clientAuth.existingSecret, not both',
+    );
+    expect(
+      refused(
+        'webhook.networkPolicy.apiServer.namespaceSelector=null',
+        'webhook.networkPolicy.apiServer.podSelector=null',
+      ),
+    ).toContain("webhook.networkPolicy: set apiServer's selectors or cidrs to the Karmada API server");
+  });
+
   test('the rendering is accepted by the host API server (server-side dry-run), and nothing is stored', () => {
     const { text, manifests } = render();
     const applied = dryRun(text);
@@ -263,6 +493,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(certManager.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual(
       [
         `Certificate/${release}-karmada-quota-webhook`,
+        `Certificate/${release}-karmada-quota-webhook-apiserver-client`,
         `Certificate/${release}-karmada-quota-webhook-ca`,
         `Issuer/${release}-karmada-quota-webhook-ca`,
         `Issuer/${release}-karmada-quota-webhook-selfsigned`,
@@ -288,6 +519,16 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(find('Issuer', `${webhookName}-selfsigned`).spec).toEqual({ selfSigned: {} });
     const webhookPods = deploymentOf(manifests, 'webhook').spec.template.spec;
     expect(webhookPods.volumes?.map((v) => v.secret?.secretName)).toContain(serving.spec.secretName);
+    // The API server's client certificate, from the same issuer; the webhook trusts its Secret's CA.
+    const apiServerClient = find('Certificate', `${webhookName}-apiserver-client`);
+    expect(apiServerClient.spec).toMatchObject({
+      usages: ['digital signature', 'client auth'],
+      issuerRef: { kind: 'Issuer', name: `${webhookName}-ca` },
+    });
+    expect(webhookPods.volumes?.find((v) => v.name === 'client-ca')?.secret).toEqual({
+      secretName: apiServerClient.spec.secretName,
+      items: [{ key: 'ca.crt', path: 'ca.crt' }],
+    });
     expect(ofKind(manifests, 'Secret')).toEqual([]);
 
     const registration = ofKind(manifests, 'ValidatingWebhookConfiguration')[0] as Manifest & {
@@ -316,28 +557,14 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(applied.status).toBe(0);
 
     // What the API server answers for each service's ServiceAccount, as its token would be checked.
-    const authorization = client(fed.host).makeApiClient(k8s.AuthorizationV1Api);
-    const can = async (service: string, verb: string, resource: string, where = namespace) => {
-      const [plural, subresource] = resource.split('/') as [string, string | undefined];
-      const [name, ...group] = plural.split('.');
-      const review = await authorization.createSubjectAccessReview({
-        body: {
-          spec: {
-            user: `system:serviceaccount:${namespace}:${release}-karmada-quota-${service}`,
-            groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
-            resourceAttributes: {
-              verb,
-              resource: name,
-              group: group.join('.'),
-              subresource,
-              namespace: where,
-            },
-          },
-        },
-      });
-      return review.status?.allowed === true;
-    };
-    const KQ = 'karmadaquotas.quota.karmada.io';
+    const can = ([service, verb, resource, where]: [string, string, string, string | undefined]) =>
+      allowed(
+        `system:serviceaccount:${namespace}:${release}-karmada-quota-${service}`,
+        ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+        verb,
+        resource,
+        where ?? namespace,
+      );
     const table: [string, string, string, string | undefined, boolean][] = [
       // webhook: the quota cache's watch (denial Events take the quota's uid from it),
       // KubeQuotaStore list and the CAS status write; denial Events
@@ -346,14 +573,19 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'update', `${KQ}/status`, 'team-x', true],
       ['webhook', 'get', KQ, 'team-x', false],
       ['webhook', 'create', 'events', 'team-x', true],
+      // webhook: a create of a stored name is refused before it claims (duplicate creates)
+      ['webhook', 'get', 'resourcebindings.work.karmada.io', 'team-x', true],
+      ['webhook', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['webhook', 'update', KQ, 'team-x', false],
       ['webhook', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
-      // aggregator: Cluster and quota informers, member credentials, cluster Leases
+      // aggregator: Cluster and quota informers, member credentials, cluster and membership Leases
       ['aggregator', 'watch', 'clusters.cluster.karmada.io', undefined, true],
       ['aggregator', 'list', KQ, 'team-x', true],
       ['aggregator', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, true],
       ['aggregator', 'list', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
       ['aggregator', 'get', 'secrets', 'kube-system', false],
+      ['aggregator', 'list', 'leases.coordination.k8s.io', undefined, true],
+      ['aggregator', 'watch', 'leases.coordination.k8s.io', undefined, true],
       ['aggregator', 'create', 'leases.coordination.k8s.io', undefined, true],
       ['aggregator', 'update', 'leases.coordination.k8s.io', undefined, true],
       ['aggregator', 'delete', 'leases.coordination.k8s.io', undefined, true],
@@ -370,35 +602,195 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['console', 'create', 'tokenreviews.authentication.k8s.io', undefined, true],
       ['console', 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, true],
       ['console', 'watch', KQ, 'team-x', true],
+      ['console', 'watch', 'resourcebindings.work.karmada.io', 'team-x', true],
+      ['console', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['console', 'get', KQ, 'team-x', false],
       ['console', 'list', 'clusters.cluster.karmada.io', undefined, false],
       ['console', 'update', `${KQ}/status`, 'team-x', false],
       ['console', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
     ];
-    const ask = () =>
-      Promise.all(
-        table.map(async ([service, verb, resource, where]) => ({
-          service,
-          verb,
-          resource,
-          where,
-          allowed: await can(service, verb, resource, where),
-        })),
+    await expectAnswers(table, can);
+  });
+
+  test('people bound to view may read KarmadaQuotas, edit and admin may change them, nobody their status', async () => {
+    const aggregated = (manifests: Manifest[]) =>
+      ofKind(manifests, 'ClusterRole').filter((m) =>
+        Object.keys(m.metadata.labels ?? {}).some((l) =>
+          l.startsWith('rbac.authorization.k8s.io/aggregate-to-'),
+        ),
       );
-    const expected = table.map(([service, verb, resource, where, allowed]) => ({
-      service,
-      verb,
-      resource,
-      where,
-      allowed,
-    }));
-    // New bindings reach the authorizer's cache within moments.
-    const answers = await eventually(
-      ask,
-      (got) => JSON.stringify(got) === JSON.stringify(expected),
-      30_000,
-    ).catch(() => ask());
-    expect(answers).toEqual(expected);
+    expect(aggregated(render('userRoles.enabled=false').manifests)).toEqual([]);
+    const roles = aggregated(render().manifests);
+    expect(roles).toHaveLength(2);
+    const applied = kubectl(
+      ['apply', '--server-side', '--field-manager=helm-test', '-f', '-'],
+      roles.map((m) => yaml.dump(m)).join('---\n'),
+    );
+    expect(applied.stderr).toBe('');
+    expect(applied.status).toBe(0);
+    // The built-in roles, bound in the test namespace as a cluster admin would for a team.
+    const user = (role: string) => `${release}-${role}-user`;
+    for (const role of ['view', 'edit', 'admin']) {
+      const bound = kubectl([
+        'create',
+        'rolebinding',
+        `${release}-${role}`,
+        `--clusterrole=${role}`,
+        `--user=${user(role)}`,
+        '-n',
+        namespace,
+      ]);
+      expect(bound.stderr).toBe('');
+    }
+    const table: [string, string, string, string, boolean][] = [
+      ['view', 'list', KQ, namespace, true],
+      ['view', 'watch', KQ, namespace, true],
+      ['view', 'get', KQ, namespace, true],
+      ['view', 'update', KQ, namespace, false],
+      ['view', 'delete', KQ, namespace, false],
+      ['view', 'update', `${KQ}/status`, namespace, false],
+      ['view', 'list', KQ, 'kube-system', false], // only where the binding is
+      ['edit', 'create', KQ, namespace, true],
+      ['edit', 'update', KQ, namespace, true],
+      ['edit', 'patch', KQ, namespace, true],
+      ['edit', 'delete', KQ, namespace, true],
+      ['edit', 'update', `${KQ}/status`, namespace, false],
+      ['edit', 'patch', `${KQ}/status`, namespace, false],
+      ['admin', 'list', KQ, namespace, true],
+      ['admin', 'update', KQ, namespace, true],
+      ['admin', 'update', `${KQ}/status`, namespace, false],
+    ];
+    // The clusterrole-aggregation controller copies the rules into view, edit and admin.
+    await expectAnswers(table, ([role, verb, resource, where]) =>
+      allowed(user(role), ['system:authenticated'], verb, resource, where),
+    );
+  });
+
+  test('the generated certificates are kept when rendered against the cluster, renewed when stale or for other names', () => {
+    // A release of its own: the other tests' objects here are no release's.
+    const keptRelease = uniqueName('kqk');
+    const servingName = `${keptRelease}-karmada-quota-webhook-tls`;
+    const clientName = `${keptRelease}-karmada-quota-webhook-apiserver-client`;
+    type Secret = Manifest & { data: Record<string, string> };
+    const certificates = (manifests: Manifest[]) => {
+      const secret = (name: string) =>
+        ofKind<Secret>(manifests, 'Secret').find((m) =>
+          m.metadata.name.endsWith(name.slice(keptRelease.length)),
+        )!;
+      const registration = ofKind(manifests, 'ValidatingWebhookConfiguration')[0] as Manifest & {
+        webhooks: { clientConfig: { caBundle: string } }[];
+      };
+      return {
+        serving: secret(servingName).data['tls.crt']!,
+        client: secret(clientName).data['tls.crt']!,
+        clientCa: secret(clientName).data['ca.crt']!,
+        caBundle: registration.webhooks[0]!.clientConfig.caBundle,
+        rollout: deploymentOf(manifests, 'webhook').spec.template.metadata.annotations?.[
+          'karmada-quota.io/tls-checksum'
+        ],
+      };
+    };
+    /** The CAs of a base64 PEM bundle, and whether one of them signed a base64 PEM certificate. */
+    const authorities = (bundle: string) =>
+      (
+        Buffer.from(bundle, 'base64')
+          .toString()
+          .match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []
+      ).map((pem) => new X509Certificate(pem));
+    const trusts = (bundle: string, certificate: string) =>
+      authorities(bundle).some((ca) =>
+        new X509Certificate(Buffer.from(certificate, 'base64')).verify(ca.publicKey),
+      );
+    // Without a cluster nothing can be looked up: every render generates anew.
+    expect(certificates(render().manifests).serving).not.toBe(certificates(render().manifests).serving);
+
+    const first = renderOnHost(keptRelease);
+    const secrets = ofKind<Secret>(first.manifests, 'Secret');
+    // As `helm install` stores them: owned by the release, so a later render may reuse them.
+    for (const secret of secrets)
+      Object.assign(secret.metadata.annotations!, {
+        'meta.helm.sh/release-name': keptRelease,
+        'meta.helm.sh/release-namespace': namespace,
+      });
+    const stored = kubectl(
+      ['apply', '--server-side', '--field-manager=helm-test', '-f', '-'],
+      secrets.map((m) => yaml.dump(m)).join('---\n'),
+    );
+    expect(stored.stderr).toBe('');
+    const kept = certificates(first.manifests);
+    expect(kept.caBundle).toBe(secrets.find((m) => m.metadata.name === servingName)!.data['ca.crt']);
+    expect(certificates(renderOnHost(keptRelease).manifests)).toEqual(kept);
+
+    const annotate = (name: string, annotation: string) =>
+      expect(kubectl(['annotate', '--overwrite', '-n', namespace, `secret/${name}`, annotation]).stderr).toBe(
+        '',
+      );
+    // Issued for another Service name: a new serving certificate, CA and rollout; the client one stays.
+    annotate(servingName, 'karmada-quota.io/names=elsewhere.example.svc');
+    const renamed = certificates(renderOnHost(keptRelease).manifests);
+    expect(renamed.client).toBe(kept.client);
+    for (const field of ['serving', 'caBundle', 'rollout'] as const)
+      expect(renamed[field]).not.toBe(kept[field]);
+    // The API server trusts the new certificate and, until the pods reload, the old one: no refusals.
+    expect(authorities(kept.caBundle)).toHaveLength(1);
+    expect(authorities(renamed.caBundle)).toHaveLength(2);
+    expect([trusts(renamed.caBundle, renamed.serving), trusts(renamed.caBundle, kept.serving)]).toEqual([
+      true,
+      true,
+    ]);
+    // In the last third of its validity (3650 days): renewed, and the webhook still trusts the API
+    // server's old client certificate until it presents the new one.
+    const soon = new Date(Date.now() + 24 * 3600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    annotate(clientName, `karmada-quota.io/not-after=${soon}`);
+    const renewed = certificates(renderOnHost(keptRelease).manifests);
+    expect(renewed.client).not.toBe(kept.client);
+    expect([trusts(renewed.clientCa, renewed.client), trusts(renewed.clientCa, kept.client)]).toEqual([
+      true,
+      true,
+    ]);
+    expect(trusts(kept.clientCa, renewed.client)).toBe(false);
+  });
+
+  test('spreads the webhook over zones and nodes where it can, and keeps all but one up in a disruption', () => {
+    const { manifests } = render();
+    const webhook = deploymentOf(manifests, 'webhook');
+    const selector = { matchLabels: webhook.spec.selector.matchLabels };
+    expect(webhook.spec.template.spec.topologySpreadConstraints).toEqual([
+      {
+        labelSelector: selector,
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'ScheduleAnyway',
+      },
+      {
+        labelSelector: selector,
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+      },
+    ]);
+    const budgets = (m: Manifest[]) =>
+      (ofKind(m, 'PodDisruptionBudget') as (Manifest & { spec: Record<string, unknown> })[]).filter(
+        (b) => b.metadata.name === webhook.metadata.name,
+      );
+    expect(budgets(manifests).map((b) => b.spec)).toEqual([{ maxUnavailable: 1, selector }]);
+    expect(budgets(render('webhook.replicas=1').manifests)).toEqual([]);
+
+    const strict = render(
+      'webhook.topologySpreadConstraints[0].maxSkew=1',
+      'webhook.topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname',
+      'webhook.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule',
+    ).manifests;
+    expect(deploymentOf(strict, 'webhook').spec.template.spec.topologySpreadConstraints).toEqual([
+      {
+        labelSelector: selector,
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'DoNotSchedule',
+      },
+    ]);
+    const off = render('webhook.topologySpreadConstraints=null').manifests;
+    expect(deploymentOf(off, 'webhook').spec.template.spec.topologySpreadConstraints).toBeUndefined();
   });
 });
 
@@ -413,9 +805,12 @@ describe('the Dockerfile and docker-compose.yml', () => {
   });
 
   test('run every service, and only those', () => {
-    const entrypoint = /^ENTRYPOINT (.+)$/m.exec(dockerfile)![1]!;
-    const script = (JSON.parse(entrypoint) as string[])[2]!;
-    expect(/case "\$0" in ([\w|]+)\)/.exec(script)![1]!.split('|').sort()).toEqual(SERVICES);
+    const entrypoint = JSON.parse(/^ENTRYPOINT (.+)$/m.exec(dockerfile)![1]!) as string[];
+    expect(entrypoint).toEqual(['node', 'dist/apps/main.js']);
+    // Without a service it names the ones it runs (the build is in dist/ for the integration tests).
+    const listed = run(process.execPath, [join(root, entrypoint[1]!)]);
+    expect(listed.status).toBe(2);
+    expect(listed.stderr).toContain(`one of ${SERVICES.join(', ')} `);
     const compose = yaml.load(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
       services: Record<string, { command?: string[] }>;
     };

@@ -45,6 +45,44 @@ app.kubernetes.io/component: {{ .service }}
 {{- printf "%s-tls" (include "karmada-quota.serviceName" (dict "root" . "service" "webhook")) -}}
 {{- end -}}
 
+{{/* The client certificate the chart issues for the Karmada API server to call the webhook with. */}}
+{{- define "karmada-quota.webhookApiServerClientSecret" -}}
+{{- printf "%s-apiserver-client" (include "karmada-quota.serviceName" (dict "root" . "service" "webhook")) -}}
+{{- end -}}
+
+{{/*
+A CA and a certificate it signs, kept across upgrades so that a re-render changes nothing (GitOps
+diffs, caBundle): the Secret `secretName` in the release namespace is reused while it holds ca.crt,
+tls.crt and tls.key issued for the same names (annotation karmada-quota.io/names) and less than two
+thirds of `validityDays` have passed (annotation karmada-quota.io/not-after); otherwise both are
+generated anew, and ca (the Secret's ca.crt, the caBundle) also holds the previous CA, so a pod still
+serving the old certificate, or an API server still presenting the old client certificate, is
+trusted until the next renewal. Without a cluster (`helm template`, `helm lint`) lookup finds
+nothing: always anew.
+(dict "root" $ "secretName" "x" "caName" "x-ca" "commonName" "x" "dnsNames" (list ...) "validityDays" 3650)
+gives JSON: { ca, cert, key, annotations }.
+*/}}
+{{- define "karmada-quota.keptCertificate" -}}
+{{- $dnsNames := .dnsNames | default list -}}
+{{- $names := join "," (prepend $dnsNames .commonName | uniq) -}}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secretName | default dict -}}
+{{- $data := $existing.data | default dict -}}
+{{- $annotations := ($existing.metadata | default dict).annotations | default dict -}}
+{{- $notAfter := index $annotations "karmada-quota.io/not-after" | default "" -}}
+{{- $renewFrom := now | dateModify (printf "+%dh" (mul .validityDays 8)) | unixEpoch | int64 -}}
+{{- $kept := and (index $data "ca.crt") (index $data "tls.crt") (index $data "tls.key") $notAfter (eq (index $annotations "karmada-quota.io/names" | default "") $names) -}}
+{{- if and $kept (gt (toDate "2006-01-02T15:04:05Z07:00" $notAfter | unixEpoch | int64) $renewFrom) -}}
+{{- dict "ca" (index $data "ca.crt" | b64dec) "cert" (index $data "tls.crt" | b64dec) "key" (index $data "tls.key" | b64dec) "annotations" (dict "karmada-quota.io/names" $names "karmada-quota.io/not-after" $notAfter) | toJson -}}
+{{- else -}}
+{{- $ca := genCA .caName .validityDays -}}
+{{- $cert := genSignedCert .commonName nil $dnsNames .validityDays $ca -}}
+{{- $notAfter = dateInZone "2006-01-02T15:04:05Z07:00" (now | dateModify (printf "+%dh" (mul .validityDays 24))) "UTC" -}}
+{{- $previousCa := regexFind "(?s)-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----" (index $data "ca.crt" | default "" | b64dec) -}}
+{{- $trusted := ternary (printf "%s%s\n" $ca.Cert $previousCa) $ca.Cert (ne $previousCa "") -}}
+{{- dict "ca" $trusted "cert" $cert.Cert "key" $cert.Key "annotations" (dict "karmada-quota.io/names" $names "karmada-quota.io/not-after" $notAfter) | toJson -}}
+{{- end -}}
+{{- end -}}
+
 {{/* DNS name the API server uses to call the webhook Service. */}}
 {{- define "karmada-quota.webhookDnsName" -}}
 {{- printf "%s.%s.svc" (include "karmada-quota.serviceName" (dict "root" . "service" "webhook")) .Release.Namespace -}}
@@ -70,6 +108,8 @@ app.kubernetes.io/component: {{ .service }}
 {{- else }}
   value: {{ required "redis.url is required (or redis.existingSecret)" .Values.redis.url | quote }}
 {{- end }}
+- name: REDIS_CLUSTER_NODES
+  value: {{ .Values.redis.clusterNodes | quote }}
 {{- end -}}
 
 {{- define "karmada-quota.kubeconfigVolumeMount" -}}
@@ -185,8 +225,14 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
       {{- with $values.topologySpreadConstraints }}
+      {{- /* A constraint without labelSelector counts this service's pods. */}}
+      {{- $selector := dict "matchLabels" (include "karmada-quota.selectorLabels" $ | fromYaml) }}
       topologySpreadConstraints:
-        {{- toYaml . | nindent 8 }}
+        {{- range . }}
+        {{- $constraint := deepCopy . }}
+        {{- if not (hasKey $constraint "labelSelector") }}{{ $_ := set $constraint "labelSelector" $selector }}{{ end }}
+        - {{ toYaml $constraint | nindent 10 | trim }}
+        {{- end }}
       {{- end }}
 {{- end -}}
 

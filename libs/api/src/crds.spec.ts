@@ -286,19 +286,28 @@ describe('KarmadaQuota CRD', () => {
   const schema = schemaOf(crd);
   const columns = crd.spec.versions[0]!.additionalPrinterColumns ?? [];
 
-  it.each(['cpu', 'memory', 'pods'])(
-    'shows used, reserved and hard %s in the default columns',
-    (resource) => {
-      const shown = columns.filter((c) => !c.priority).map((c) => c.jsonPath);
-      expect(shown).toEqual(
-        expect.arrayContaining([
-          `.status.used.${resource}`,
-          `.status.reserved.${resource}`,
-          `.spec.hard.${resource}`,
-        ]),
-      );
-    },
-  );
+  it('shows READY and cpu and memory used and hard by default (one screen line), the rest with -o wide', () => {
+    expect(columns.filter((c) => !c.priority).map((c) => c.name)).toEqual([
+      'READY',
+      'CPU USED',
+      'CPU HARD',
+      'MEMORY USED',
+      'MEMORY HARD',
+      'AGE',
+    ]);
+    expect(columns.every((c) => !c.priority || c.priority === 1)).toBe(true);
+  });
+
+  it.each(['cpu', 'memory', 'pods'])('shows used, reserved and hard %s with -o wide', (resource) => {
+    const shown = columns.map((c) => c.jsonPath);
+    expect(shown).toEqual(
+      expect.arrayContaining([
+        `.status.used.${resource}`,
+        `.status.reserved.${resource}`,
+        `.spec.hard.${resource}`,
+      ]),
+    );
+  });
 
   it('types every quantity map as int-or-string quantities', () => {
     for (const path of ['.spec.hard', '.status.hard', '.status.used', '.status.reserved']) {

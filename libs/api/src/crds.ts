@@ -91,9 +91,12 @@ export function crdFiles(): string[] {
   return Object.values(CRD_FILE_NAMES).map((name) => join(dir, name));
 }
 
-/** The CRDs as plain JSON (wire form), for raw HTTP, server-side apply, kubectl or schema inspection. */
-export function loadCrdManifests(): CrdManifest[] {
-  return crdFiles().map((file) => {
+/**
+ * The CRDs as plain JSON (wire form), for raw HTTP, server-side apply, kubectl or schema inspection:
+ * ours by default, or those of `files` (Karmada's own, say).
+ */
+export function loadCrdManifests(files: string[] = crdFiles()): CrdManifest[] {
+  return files.map((file) => {
     const docs = yaml.loadAll(readFileSync(file, 'utf8')).filter((doc) => doc != null);
     const doc = docs[0] as Partial<CrdManifest> | undefined;
     if (docs.length !== 1 || doc?.kind !== 'CustomResourceDefinition') {
@@ -111,8 +114,8 @@ export function loadCrdManifests(): CrdManifest[] {
  * silently strip them. These objects are deserialized through client-node's ObjectSerializer, so serializing
  * them back yields exactly the YAML content.
  */
-export function loadCrds(): V1CustomResourceDefinition[] {
-  return loadCrdManifests().map(
+export function loadCrds(files: string[] = crdFiles()): V1CustomResourceDefinition[] {
+  return loadCrdManifests(files).map(
     (manifest) =>
       ObjectSerializer.deserialize(manifest, 'V1CustomResourceDefinition', '') as V1CustomResourceDefinition,
   );

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { describeError } from './errors.js';
+import { describeError, isApiStatus } from './errors.js';
 
 describe('describeError', () => {
   const status = JSON.stringify({ kind: 'Status', message: 'storage is (re)initializing', code: 429 });
@@ -19,5 +19,17 @@ describe('describeError', () => {
     ['anything else', 42, '42'],
   ])('%s', (_what, err, expected) => {
     expect(describeError(err)).toBe(expected);
+  });
+});
+
+describe('isApiStatus', () => {
+  const notFound = new k8s.ApiException(404, 'Not Found', '{}', {});
+  test.each<[string, unknown, number, boolean]>([
+    ['the API answer of that code', notFound, 404, true],
+    ['the API answer of another code', notFound, 409, false],
+    ['a network error', new Error('connect ECONNREFUSED'), 404, false],
+    ['anything else', { code: 404 }, 404, false],
+  ])('%s', (_what, err, code, expected) => {
+    expect(isApiStatus(err, code)).toBe(expected);
   });
 });

@@ -21,3 +21,8 @@ export function describeError(err: unknown): string {
   }
   return String(err);
 }
+
+/** Whether `err` is the API server's answer with this HTTP status code (404 NotFound, 409 Conflict, ...). */
+export function isApiStatus(err: unknown, code: number): boolean {
+  return err instanceof k8s.ApiException && err.code === code;
+}

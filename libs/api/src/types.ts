@@ -138,6 +138,8 @@ export interface KarmadaQuotaStatus {
   reservations?: Reservation[];
   /** Per member cluster, sorted by name. */
   clusters?: ClusterUsage[];
+  /** Changes this quota refused that are still wanted, oldest first (docs/concepts/waiting-changes.md). */
+  waiting?: WaitingChangeStatus[];
   conditions?: Condition[];
   observedGeneration?: number;
 }
@@ -153,6 +155,17 @@ export interface Reservation {
   charge?: ResourceList;
   /** RFC 3339; set while the admitted charge is not yet seen on the persisted binding. */
   expirationTime?: string;
+}
+
+export interface WaitingChangeStatus {
+  /** The ResourceBinding whose write was refused. */
+  binding: string;
+  /** The increase it asked, on the exceeded keys. */
+  requested: Record<string, string>;
+  /** What was free on those keys at the latest refusal. */
+  free: Record<string, string>;
+  /** RFC 3339: waiting since. */
+  since: string;
 }
 
 export interface ReservedBy {
@@ -211,6 +224,8 @@ export interface ResourceBindingSpec {
   components?: Component[];
   /** Scheduling result: target member clusters. */
   clusters?: TargetCluster[];
+  /** RFC 3339: a reschedule is wanted (Karmada's scheduler re-runs when it is after its last scheduling). */
+  rescheduleTriggeredAt?: string;
   placement?: Placement;
 }
 
