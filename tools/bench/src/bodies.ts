@@ -25,6 +25,10 @@ export function scheduledClusters(replicas: number): { name: string; replicas: n
  * placement, scheduling results and status. No ownerReference to the Deployment: the host has no
  * such Deployment, so its garbage collector would delete a stored binding that names it.
  */
+/** Where a namespace's ResourceBindings are created on the host API server. */
+export const bindingsPath = (namespace: string) =>
+  `/apis/${RESOURCE_BINDING.group}/${RESOURCE_BINDING.version}/namespaces/${namespace}/${RESOURCE_BINDING.plural}`;
+
 export function realisticBinding(namespace: string, workload: string, replicas: number): ResourceBinding {
   const templateUid = randomUUID();
   const placement = {

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Federation, RunningService } from '../../federation/src/index.js';
 
 /** How big each scenario runs: `--quick` shrinks durations and sizes to fit a few minutes. */
@@ -5,6 +6,13 @@ export interface BenchSizes {
   /** hot-quota: seconds of load per mode (after a short warm-up), and concurrent clients. */
   hotQuotaSeconds: number;
   hotQuotaClients: number;
+  /** webhook-alone: seconds of load per part (one quota, many quotas), and concurrent clients. */
+  webhookAloneSeconds: number;
+  webhookAloneClients: number;
+  /** replicas: seconds of load per quota set and replica count (its clients: hotQuotaClients). */
+  replicasSeconds: number;
+  /** webhook-alone and replicas: namespaces (a quota each) the many-quotas load spreads over. */
+  manyQuotaNamespaces: number;
   /** end-to-end: concurrent creates; the creates per mode are resyncQuotas x resyncBindingsPerQuota. */
   endToEndConcurrency: number;
   /** convergence: pods kept across the members, churn waves, pods deleted and created per wave. */
@@ -13,33 +21,52 @@ export interface BenchSizes {
   convergenceWavePods: number;
   /** aggregator scale: pods fed to the usage ledger. */
   aggregatorPods: number;
+  /** aggregator-members: member API servers two aggregator replicas share. */
+  aggregatorMembers: number;
   /** resync: quotas (one per namespace) and bindings per quota. */
   resyncQuotas: number;
   resyncBindingsPerQuota: number;
+  /** user-latency: Deployments applied one at a time, then at once, per mode. */
+  userLatencyDeployments: number;
+  userLatencyBurst: number;
 }
 
 export const FULL: BenchSizes = {
   hotQuotaSeconds: 30,
   hotQuotaClients: 64,
+  webhookAloneSeconds: 30,
+  webhookAloneClients: 64,
+  replicasSeconds: 20,
+  manyQuotaNamespaces: 50,
   endToEndConcurrency: 32,
   convergencePods: 1_000,
   convergenceWaves: 5,
   convergenceWavePods: 100,
   aggregatorPods: 1_000_000,
+  aggregatorMembers: 20,
   resyncQuotas: 100,
   resyncBindingsPerQuota: 100,
+  userLatencyDeployments: 30,
+  userLatencyBurst: 100,
 };
 
 export const QUICK: BenchSizes = {
   hotQuotaSeconds: 8,
   hotQuotaClients: 64,
+  webhookAloneSeconds: 8,
+  webhookAloneClients: 64,
+  replicasSeconds: 4,
+  manyQuotaNamespaces: 50,
   endToEndConcurrency: 32,
   convergencePods: 1_000,
   convergenceWaves: 1,
   convergenceWavePods: 100,
   aggregatorPods: 200_000,
+  aggregatorMembers: 10,
   resyncQuotas: 100,
   resyncBindingsPerQuota: 10,
+  userLatencyDeployments: 10,
+  userLatencyBurst: 100,
 };
 
 /** What every scenario on the federation gets. */
@@ -51,7 +78,13 @@ export interface BenchContext {
   /** The product's services, once started (after the hot-quota scenario, which runs its own webhooks). */
   services: RunningService[];
   log: (message: string) => void;
+  /** With `--profile`: where the services' CPU profiles go, a folder per scenario. */
+  profileDir?: string;
 }
+
+/** startServices' options that profile the services a scenario starts, when the run profiles. */
+export const profiling = (profileDir: string | undefined, scenario: string): { cpuProfileDir?: string } =>
+  profileDir ? { cpuProfileDir: join(profileDir, scenario) } : {};
 
 /**
  * A scenario's correctness condition failed: the run exits non-zero with this message, and reports

@@ -1,17 +1,17 @@
 import * as k8s from '@kubernetes/client-node';
-import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { kubeConfigFor, sleep, type ApiEndpoint } from '../../federation/src/index.js';
-
-/** The ValidatingWebhookConfiguration the harness registers (tools/federation host-setup.ts). */
-const WEBHOOK_CONFIGURATION = 'karmada-quota';
-
-const isStatus = (err: unknown, code: number) => err instanceof k8s.ApiException && err.code === code;
+import { isApiStatus, KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import {
+  kubeConfigFor,
+  sleep,
+  WEBHOOK_CONFIGURATION_NAME as WEBHOOK_CONFIGURATION,
+  type ApiEndpoint,
+} from '../../federation/src/index.js';
 
 export async function createNamespaces(endpoint: ApiEndpoint, names: readonly string[]): Promise<void> {
   const core = kubeConfigFor(endpoint).makeApiClient(k8s.CoreV1Api);
   await inParallel(names, 8, async (name) => {
     await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
-      if (!isStatus(err, 409)) throw err;
+      if (!isApiStatus(err, 409)) throw err;
     });
   });
 }
@@ -55,6 +55,33 @@ export async function createQuota(
   }
 }
 
+export const FEDERATED_RESOURCE_QUOTA = {
+  group: 'policy.karmada.io',
+  version: 'v1alpha1',
+  plural: 'federatedresourcequotas',
+};
+
+/** Karmada's own quota object with `overall` limits, the peer of a KarmadaQuota. */
+export async function createFederatedResourceQuota(
+  host: ApiEndpoint,
+  namespace: string,
+  name: string,
+  overall: Record<string, string>,
+): Promise<void> {
+  await kubeConfigFor(host)
+    .makeApiClient(k8s.CustomObjectsApi)
+    .createNamespacedCustomObject({
+      ...FEDERATED_RESOURCE_QUOTA,
+      namespace,
+      body: {
+        apiVersion: `${FEDERATED_RESOURCE_QUOTA.group}/${FEDERATED_RESOURCE_QUOTA.version}`,
+        kind: 'FederatedResourceQuota',
+        metadata: { name, namespace },
+        spec: { overall },
+      },
+    });
+}
+
 export async function readQuota(host: ApiEndpoint, namespace: string, name: string): Promise<KarmadaQuota> {
   return (await kubeConfigFor(host)
     .makeApiClient(k8s.CustomObjectsApi)
@@ -81,7 +108,8 @@ export async function withdrawWebhook(
   };
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+/** Polls `check` every 100 ms until it holds; rejects after `timeoutMs` naming `what`. */
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);

@@ -1,6 +1,6 @@
 import type { KarmadaQuota } from '#api';
 import { Quantity } from '#quantity';
-import { auditHotQuota, auditPassed, type BindingRecord } from './hot-quota-audit.js';
+import { auditHotQuota, auditPassed, mergeAudits, type BindingRecord } from './hot-quota-audit.js';
 
 const perReplica = { cpu: Quantity.parse('250m'), pods: Quantity.parse('1') };
 
@@ -110,5 +110,46 @@ describe('auditHotQuota', () => {
     const audit = auditHotQuota(q, [record('a', 1)], perReplica);
     expect(audit.problems[0]).toContain('status.reservations[0].reserved[cpu]');
     expect(auditPassed(audit)).toBe(false);
+  });
+});
+
+describe('mergeAudits', () => {
+  const passing = auditHotQuota(
+    quota([reservation('a', '250m', '1')], { cpu: '250m', pods: '1' }),
+    [record('a', 1)],
+    perReplica,
+  );
+  const overAdmitted = auditHotQuota(
+    quota([reservation('b', '750m', '3')], { cpu: '750m', pods: '3' }, { pods: '2' }),
+    [record('b', 3), record('c', 1, 2)],
+    perReplica,
+  );
+
+  test('one quota: its audit as it is', () => {
+    expect(mergeAudits([{ namespace: 'n1', audit: overAdmitted }])).toBe(overAdmitted);
+  });
+
+  test("several quotas: every quota's findings, keys named by namespace, the over-admitting quota's totals", () => {
+    const merged = mergeAudits([
+      { namespace: 'n1', audit: passing },
+      { namespace: 'n2', audit: overAdmitted },
+    ]);
+    expect(merged).toMatchObject({
+      overAdmittedKeys: ['n2: pods'],
+      reservedSumMismatch: false,
+      mismatchedBindings: ['c'],
+      uncertainBindings: 1,
+      hard: { cpu: '1', pods: '4' },
+      usedPlusReserved: { cpu: '750m', pods: '5' },
+    });
+    expect(auditPassed(merged)).toBe(false);
+    expect(
+      auditPassed(
+        mergeAudits([
+          { namespace: 'n1', audit: passing },
+          { namespace: 'n3', audit: passing },
+        ]),
+      ),
+    ).toBe(true);
   });
 });

@@ -118,3 +118,24 @@ export function auditPassed(audit: HotQuotaAudit): boolean {
     audit.problems.length === 0
   );
 }
+
+/**
+ * One audit of several quotas (one per namespace): the findings of all, each over-admitted key and
+ * problem named with its namespace when there are several; hard and used + reserved of the first
+ * quota that over-admitted, else of the first.
+ */
+export function mergeAudits(audits: readonly { namespace: string; audit: HotQuotaAudit }[]): HotQuotaAudit {
+  if (audits.length === 1) return audits[0]!.audit;
+  const named = (namespace: string, items: readonly string[]) => items.map((item) => `${namespace}: ${item}`);
+  const shown = audits.find((a) => a.audit.overAdmittedKeys.length > 0) ?? audits[0];
+  return {
+    overAdmittedKeys: audits.flatMap((a) => named(a.namespace, a.audit.overAdmittedKeys)),
+    reservedSumMismatch: audits.some((a) => a.audit.reservedSumMismatch),
+    mismatchedBindings: audits.flatMap((a) => a.audit.mismatchedBindings),
+    unknownReservations: audits.flatMap((a) => a.audit.unknownReservations),
+    uncertainBindings: audits.reduce((sum, a) => sum + a.audit.uncertainBindings, 0),
+    hard: shown?.audit.hard ?? {},
+    usedPlusReserved: shown?.audit.usedPlusReserved ?? {},
+    problems: audits.flatMap((a) => named(a.namespace, a.audit.problems)),
+  };
+}

@@ -1,22 +1,45 @@
 import * as k8s from '@kubernetes/client-node';
-import { performance } from 'node:perf_hooks';
 import { Quantity } from '#quantity';
 import {
   describeError,
-  isJsonObject,
   RESOURCE_BINDING,
   type KarmadaQuota,
   type ResourceBinding,
   type ResourceList,
 } from '#api';
-import { kubeConfigFor, sleep, startServices, type ApiEndpoint } from '../../federation/src/index.js';
-import { admissionReview, realisticBinding, REPLICA_REQUEST, scheduledClusters } from './bodies.js';
-import { CorrectnessError, type BenchContext } from './context.js';
-import { auditHotQuota, auditPassed, type HotQuotaAudit } from './hot-quota-audit.js';
-import { createNamespaces, createQuota, readQuota } from './host.js';
+import {
+  kubeConfigFor,
+  sleep,
+  startServices,
+  type ApiEndpoint,
+  type RunningService,
+} from '../../federation/src/index.js';
+import {
+  byNamespace,
+  hardForPods,
+  LoadResult,
+  meanBatchSize,
+  PER_REPLICA,
+  postReview,
+  runClients,
+  withMetricDeltas,
+  type LoadFigures,
+  type MetricDelta,
+} from './admission-load.js';
+import { admissionReview, realisticBinding, scheduledClusters } from './bodies.js';
+import { CorrectnessError, profiling, type BenchContext } from './context.js';
+import { auditHotQuota, auditPassed, mergeAudits, type HotQuotaAudit } from './hot-quota-audit.js';
+import {
+  createFederatedResourceQuota,
+  createNamespaces,
+  createQuota,
+  FEDERATED_RESOURCE_QUOTA,
+  inParallel,
+  readQuota,
+} from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { openReconcileQueue, waitForIdleQueue } from './reconcile-queue.js';
-import { metricValue, ratio, summarizeLatencies } from './stats.js';
+import { ratio } from './stats.js';
 
 export const ADMISSION_MODES = ['batched', 'cas-per-admission'] as const;
 export type AdmissionMode = (typeof ADMISSION_MODES)[number];
@@ -29,26 +52,10 @@ const MAX_REPLICAS = 8;
 const PODS_PER_BINDING = 3;
 const QUOTA = 'hot';
 const RESERVATION_TTL_SECONDS = 10;
-const PER_REPLICA = {
-  cpu: Quantity.parse(REPLICA_REQUEST.cpu),
-  memory: Quantity.parse(REPLICA_REQUEST.memory),
-  pods: Quantity.parse('1'),
-};
 /** Offending bindings a failure lists; the figures keep them all. */
 const OFFENDERS_SHOWN = 20;
 
-export interface HotQuotaModeFigures {
-  requests: number;
-  admissionsPerSec: number;
-  allowed: number;
-  denied: number;
-  /** Answers that were neither an allow nor a quota denial: 5xx, fail-closed, no answer. */
-  errors: number;
-  errorSamples: string[];
-  p50Ms: number;
-  p95Ms: number;
-  p99Ms: number;
-  maxMs: number;
+export interface HotQuotaModeFigures extends LoadFigures {
   /** Quota keys where used + reserved > hard after the run, recounted from the API server. */
   overAdmitted: number;
   /** Admitted charges lost or counted twice, reservations nobody was admitted for, a wrong sum. */
@@ -77,6 +84,26 @@ export interface OffendingBinding {
   possibleReplicas: number[];
 }
 
+/** Karmada's own enforcement (FederatedResourceQuota) on the same load. */
+export interface KarmadaFrqFigures extends LoadFigures {
+  karmadaVersion: string;
+  /** Keys where the stored bindings' charges sum to more than the limit (recounted, not its status). */
+  overAdmitted: number;
+  overAdmittedKeys: string[];
+  /** Keys where the FederatedResourceQuota's status.overallUsed is not the recount of the stored bindings. */
+  statusDrift: string[];
+}
+
+/** One system in the side-by-side comparison, as `npm run bench --json` reports it. */
+export interface SideBySideFigures {
+  admissionsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Requests answered neither allowed nor denied for quota: the writer must retry them. */
+  failedClosed: number;
+  overAdmitted: number;
+}
+
 export interface HotQuotaFigures {
   clients: number;
   seconds: number;
@@ -86,7 +113,23 @@ export interface HotQuotaFigures {
   casPerAdmission: HotQuotaModeFigures;
   /** batched admissions/s over cas-per-admission admissions/s. */
   speedup: number;
+  karmadaFrq: KarmadaFrqFigures;
+  /** Ours (batched) and Karmada's FederatedResourceQuota, same load, same run. */
+  sideBySide: { ours: SideBySideFigures; karmadaFrq: SideBySideFigures };
 }
+
+const sideBySideOf = (f: LoadFigures & { overAdmitted: number }): SideBySideFigures => ({
+  admissionsPerSec: f.admissionsPerSec,
+  p50Ms: f.p50Ms,
+  p99Ms: f.p99Ms,
+  failedClosed: f.errors,
+  overAdmitted: f.overAdmitted,
+});
+
+/** Where each webhook validates ResourceBindings. */
+const OUR_PATH = '/validate/resourcebindings';
+const KARMADA_FRQ_PATH = '/validate-resourcebinding';
+const KARMADA_FRQ_NAMESPACE = 'hot-karmada-frq';
 
 const namespaceOf = (mode: AdmissionMode) => `hot-${mode}`;
 
@@ -96,7 +139,7 @@ const namespaceOf = (mode: AdmissionMode) => `hot-${mode}`;
  * with the batching webhook and once with the one-CAS-write-per-admission mode. Each client then
  * does what the API server does with an admitted change: it stores the binding (unmeasured; no
  * webhook is registered yet, so nothing else admits it), and a reconciler releases what stored
- * scale-downs give back (admission never releases, spec §6), writing the same quota concurrently.
+ * scale-downs give back (admission never releases, docs/concepts/accounting.md), writing the same quota concurrently.
  * Before the timed run every binding is stored at 0 replicas and scaled once, one at a time (which
  * also warms the webhook up): the quota holds fewer pods than the clients want, so it is full from
  * the start, scale-ups compete for what scale-downs free and denials really happen. Afterwards, once
@@ -106,120 +149,211 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
   const { federation, sizes } = ctx;
   const host = federation.info.host;
   const bindings = sizes.hotQuotaClients * BINDINGS_PER_CLIENT;
-  const hard = hardFor(bindings);
   // Before any webhook is registered: quota objects are admitted by the webhook too.
-  const namespaces = ADMISSION_MODES.map(namespaceOf);
-  await createNamespaces(host, namespaces);
-  for (const namespace of namespaces) await createQuota(host, namespace, QUOTA, hard);
+  const hard = await createContendedQuotas(
+    host,
+    ADMISSION_MODES.flatMap((mode) => Array<string>(sizes.hotQuotaClients).fill(namespaceOf(mode))),
+  );
 
   const figures: Partial<Record<AdmissionMode, HotQuotaModeFigures>> = {};
   for (const mode of ADMISSION_MODES) {
-    ctx.log(`hot-quota (${mode}): starting a webhook in this mode and a reconciler`);
-    const services = await startServices(federation, {
-      redisUrl: ctx.redisUrl,
-      services: ['webhook', 'reconciler'],
-      instance: `hot-${mode}`,
-      // A scale-down stored before the reconciler has settled the scale-up it follows holds the
-      // larger charge until that reservation's expiration: 10 s, so the audit can see it settle.
-      env: {
-        ADMISSION_MODE: mode,
-        RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
-        ADMISSION_LANDING_WINDOW_SECONDS: String(RESERVATION_TTL_SECONDS / 2),
-        LOG_LEVEL: 'warn',
-      },
-      register: false,
-    });
-    const webhook = services.find((s) => s.name === 'webhook')!;
-    const client = new HttpsJsonClient(webhook.url, {
-      ca: webhook.caPem!,
-      maxSockets: sizes.hotQuotaClients,
-    });
-    const reconcileQueue = openReconcileQueue(ctx.redisUrl);
+    const label = `hot-quota (${mode})`;
+    ctx.log(`${label}: starting a webhook in this mode and a reconciler`);
+    const ours = await startContendedServices(ctx, { mode, replicas: 1, instance: `hot-${mode}` });
     try {
-      const driven = await storedBindings(host, namespaceOf(mode), sizes.hotQuotaClients);
-      ctx.log(`hot-quota (${mode}): scaling the ${bindings} bindings once, one at a time`);
-      for (const b of driven.flat()) await drive(client, b, new LoadResult());
-      const before = await metricsText(client);
-      ctx.log(`hot-quota (${mode}): ${sizes.hotQuotaClients} clients for ${sizes.hotQuotaSeconds} s`);
-      const load = await runLoad(client, driven, sizes.hotQuotaSeconds);
-      const after = await metricsText(client);
-      ctx.log(`hot-quota (${mode}): waiting for the reconciler to settle, then auditing the quota`);
-      await waitForIdleQueue(reconcileQueue.queue, 120_000);
-      const { audit, quota } = await settledAudit(host, namespaceOf(mode), driven.flat());
-      const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
-      const requests = load.latenciesMs.length;
-      const latency = summarizeLatencies(load.latenciesMs);
-      figures[mode] = {
-        requests,
-        admissionsPerSec: Math.round(requests / load.seconds),
-        allowed: load.allowed,
-        denied: load.denied,
-        errors: load.errors,
-        errorSamples: load.errorSamples,
-        p50Ms: latency.p50Ms,
-        p95Ms: latency.p95Ms,
-        p99Ms: latency.p99Ms,
-        maxMs: latency.maxMs,
-        overAdmitted: audit.overAdmittedKeys.length,
-        accountingErrors:
-          audit.mismatchedBindings.length +
-          audit.unknownReservations.length +
-          (audit.reservedSumMismatch ? 1 : 0) +
-          audit.problems.length,
-        meanBatchSize:
-          Math.round(
-            (delta('karmada_quota_admission_batch_size_sum') /
-              Math.max(1, delta('karmada_quota_admission_batch_size_count'))) *
-              10,
-          ) / 10,
-        statusConflicts: delta('karmada_quota_status_conflicts_total'),
-        audit,
-        offendingBindings: auditPassed(audit) ? [] : offendingBindings(quota, audit, driven.flat()),
-      };
+      const clientNamespaces = Array<string>(sizes.hotQuotaClients).fill(namespaceOf(mode));
+      ctx.log(`${label}: scaling the ${bindings} bindings once, one at a time`);
+      const driven = await preparedBindings(host, ours.webhooks, clientNamespaces);
+      ctx.log(`${label}: ${sizes.hotQuotaClients} clients for ${sizes.hotQuotaSeconds} s`);
+      const run = await measuredLoad(ours.webhooks, driven, sizes.hotQuotaSeconds);
       ctx.log(
-        `hot-quota (${mode}): ${figures[mode].admissionsPerSec} admissions/s, p99 ${latency.p99Ms} ms, ` +
-          `${load.allowed} allowed, ${load.denied} denied, ${load.errors} errors`,
+        `${label}: ${run.load.summary()}; waiting for the reconciler to settle, then auditing the quota`,
       );
+      await ours.reconcilerIdle();
+      figures[mode] = await settledFigures(host, run, driven);
     } finally {
-      client.close();
-      await reconcileQueue.close();
-      for (const service of services) await service.process.stop();
+      await ours.stop();
     }
   }
   const batched = figures.batched!;
   const casPerAdmission = figures['cas-per-admission']!;
+  const karmadaFrq = await runKarmadaFrq(ctx, hard.get(namespaceOf('batched'))!);
   const result: HotQuotaFigures = {
     clients: sizes.hotQuotaClients,
     seconds: sizes.hotQuotaSeconds,
     bindings,
-    hard,
+    hard: hard.get(namespaceOf('batched'))!,
     batched,
     casPerAdmission,
     speedup: ratio(batched.admissionsPerSec, casPerAdmission.admissionsPerSec),
+    karmadaFrq,
+    sideBySide: { ours: sideBySideOf(batched), karmadaFrq: sideBySideOf(karmadaFrq) },
   };
-  const problems = ADMISSION_MODES.flatMap((mode) => modeProblems(mode, figures[mode]!));
+  const problems = ADMISSION_MODES.flatMap((mode) =>
+    contendedProblems(`hot-quota (${mode})`, figures[mode]!),
+  );
   if (problems.length > 0) throw new CorrectnessError(problems.join('\n'), result);
   return result;
 }
 
-function hardFor(bindings: number): Record<string, string> {
-  const pods = BigInt(bindings * PODS_PER_BINDING);
+/**
+ * Creates each namespace of `clientNamespaces` (client c's namespace at c) with a quota holding
+ * PODS_PER_BINDING pods per binding its clients drive, fewer than they want: it runs full and
+ * denies. Returns each namespace's hard.
+ */
+export async function createContendedQuotas(
+  host: ApiEndpoint,
+  clientNamespaces: readonly string[],
+): Promise<Map<string, Record<string, string>>> {
+  const clients = new Map<string, number>();
+  for (const namespace of clientNamespaces) clients.set(namespace, (clients.get(namespace) ?? 0) + 1);
+  const hard = new Map(
+    [...clients].map(([namespace, n]) => [
+      namespace,
+      hardForPods(BigInt(n * BINDINGS_PER_CLIENT * PODS_PER_BINDING)),
+    ]),
+  );
+  await createNamespaces(host, [...hard.keys()]);
+  await inParallel([...hard], 8, ([namespace, limits]) => createQuota(host, namespace, QUOTA, limits));
+  return hard;
+}
+
+/** Our webhook and reconciler as the contended scenarios run them, and how to reach and stop them. */
+export interface ContendedServices {
+  /** A client per webhook replica, presenting the API server's client certificate. */
+  webhooks: HttpsJsonClient[];
+  /** Resolves once the reconcilers have no job left. */
+  reconcilerIdle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `replicas` webhooks (unregistered: the clients post to them) and as many reconcilers on
+ * the bench's Redis, with the hot-quota settings.
+ */
+export async function startContendedServices(
+  ctx: BenchContext,
+  options: { mode: AdmissionMode; replicas: number; instance: string; profileScenario?: string },
+): Promise<ContendedServices> {
+  const services: RunningService[] = [];
+  const webhooks: HttpsJsonClient[] = [];
+  const reconcileQueue = openReconcileQueue(ctx.redisUrl);
+  const stop = async () => {
+    for (const client of webhooks) client.close();
+    await reconcileQueue.close();
+    for (const service of services) await service.process.stop();
+  };
+  try {
+    for (let replica = 1; replica <= options.replicas; replica++) {
+      const started = await startServices(ctx.federation, {
+        redisUrl: ctx.redisUrl,
+        services: ['webhook', 'reconciler'],
+        instance: options.replicas === 1 ? options.instance : `${options.instance}-${replica}`,
+        ...profiling(ctx.profileDir, options.profileScenario ?? 'hot-quota'),
+        // A scale-down stored before the reconciler has settled the scale-up it follows holds the
+        // larger charge until that reservation's expiration: 10 s, so the audit can see it settle.
+        env: {
+          ADMISSION_MODE: options.mode,
+          RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
+          ADMISSION_LANDING_WINDOW_SECONDS: String(RESERVATION_TTL_SECONDS / 2),
+          LOG_LEVEL: 'warn',
+        },
+        register: false,
+      });
+      services.push(...started);
+      const webhook = started.find((s) => s.name === 'webhook')!;
+      webhooks.push(
+        new HttpsJsonClient(webhook.url, {
+          ca: webhook.caPem!,
+          clientCertificate: webhook.clientCertificate,
+          maxSockets: ctx.sizes.hotQuotaClients,
+        }),
+      );
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { webhooks, reconcilerIdle: () => waitForIdleQueue(reconcileQueue.queue, 120_000), stop };
+}
+
+/**
+ * Stores each client's bindings at 0 replicas in its namespace (`clientNamespaces[c]`), then scales
+ * every binding once (which fills the quotas and warms the webhooks up): one at a time, or
+ * `clientsAtOnce` clients at a time, each scaling its own bindings in turn.
+ */
+export async function preparedBindings(
+  host: ApiEndpoint,
+  webhooks: readonly HttpsJsonClient[],
+  clientNamespaces: readonly string[],
+  clientsAtOnce = 1,
+): Promise<DrivenBinding[][]> {
+  const driven = await storedBindings(host, clientNamespaces);
+  await inParallel(driven, clientsAtOnce, async (mine, c) => {
+    for (const b of mine) await drive(webhooks[c % webhooks.length]!, OUR_PATH, b, new LoadResult());
+  });
+  return driven;
+}
+
+/** A timed load and what the webhooks' metrics counted during it. */
+export interface MeasuredLoad {
+  load: LoadResult;
+  delta: MetricDelta;
+}
+
+/** The timed load: client c drives its bindings through webhook c mod the replicas. */
+export async function measuredLoad(
+  webhooks: readonly HttpsJsonClient[],
+  driven: DrivenBinding[][],
+  seconds: number,
+): Promise<MeasuredLoad> {
+  const { result, delta } = await withMetricDeltas(webhooks, () =>
+    runLoad(webhooks, OUR_PATH, driven, seconds),
+  );
+  return { load: result, delta };
+}
+
+/** Audits every quota the clients drove once settled, and the figures of the load with the audit. */
+export async function settledFigures(
+  host: ApiEndpoint,
+  run: MeasuredLoad,
+  driven: DrivenBinding[][],
+): Promise<HotQuotaModeFigures> {
+  // One minute for every quota together: a run whose audits never pass should not wait a minute each.
+  const deadline = Date.now() + 60_000;
+  const audits: { namespace: string; audit: HotQuotaAudit }[] = [];
+  const offenders: OffendingBinding[] = [];
+  for (const [namespace, bindings] of byNamespace(driven.flat())) {
+    const { audit, quota } = await settledAudit(host, namespace, bindings, deadline);
+    audits.push({ namespace, audit });
+    if (!auditPassed(audit)) offenders.push(...offendingBindings(quota, audit, bindings));
+  }
+  const audit = mergeAudits(audits);
+  const { delta } = run;
   return {
-    cpu: Quantity.parse(REPLICA_REQUEST.cpu).mul(pods).toString(),
-    memory: Quantity.parse(REPLICA_REQUEST.memory).mul(pods).toString(),
-    pods: pods.toString(),
+    ...run.load.figures(),
+    overAdmitted: audit.overAdmittedKeys.length,
+    accountingErrors:
+      audit.mismatchedBindings.length +
+      audit.unknownReservations.length +
+      (audit.reservedSumMismatch ? 1 : 0) +
+      audit.problems.length,
+    meanBatchSize: meanBatchSize(delta),
+    statusConflicts: delta('karmada_quota_status_conflicts_total'),
+    audit,
+    offendingBindings: offenders,
   };
 }
 
-/** Why a mode's run fails the scenario's correctness condition (none: it passes). */
-function modeProblems(mode: AdmissionMode, figures: HotQuotaModeFigures): string[] {
+/** Why a contended run fails its scenario's correctness condition (none: it passes). */
+export function contendedProblems(label: string, figures: HotQuotaModeFigures): string[] {
   const problems: string[] = [];
   if (!auditPassed(figures.audit)) {
-    problems.push(`hot-quota (${mode}): ${describeAuditFailure(figures.audit, figures.offendingBindings)}`);
+    problems.push(`${label}: ${describeAuditFailure(figures.audit, figures.offendingBindings)}`);
   }
   if (figures.denied === 0) {
     problems.push(
-      `hot-quota (${mode}): no request was denied, so the quota never ran full and over-admission could not show; ` +
+      `${label}: no request was denied, so the quota never ran full and over-admission could not show; ` +
         `${figures.allowed} allowed, ${figures.errors} errors (first: ${figures.errorSamples[0] ?? 'none'})`,
     );
   }
@@ -300,15 +434,8 @@ export function describeAuditFailure(audit: HotQuotaAudit, offenders: readonly O
   );
 }
 
-async function metricsText(client: HttpsJsonClient): Promise<string> {
-  const res = await client.get('/metrics');
-  if (res.status !== 200 || typeof res.body !== 'string')
-    throw new Error(`the webhook's /metrics answered ${res.status}`);
-  return res.body;
-}
-
 /** A binding one client drives: the object the API server holds, and what the quota may hold for it. */
-class DrivenBinding {
+export class DrivenBinding {
   /** The replica counts the quota may hold for it (see BindingRecord). */
   possibleReplicas = new Set([0]);
 
@@ -319,6 +446,10 @@ class DrivenBinding {
 
   get name(): string {
     return this.stored.metadata!.name!;
+  }
+
+  get namespace(): string {
+    return this.stored.metadata!.namespace!;
   }
 
   get replicas(): number {
@@ -337,22 +468,24 @@ class DrivenBinding {
   async store(object: ResourceBinding): Promise<void> {
     this.stored = (await this.bindings.replaceNamespacedCustomObject({
       ...RESOURCE_BINDING,
-      namespace: object.metadata!.namespace!,
+      namespace: this.namespace,
       name: this.name,
       body: object,
     })) as ResourceBinding;
   }
 }
 
-/** Stores each client's bindings at 0 replicas (holding nothing), with no webhook registered. */
+/**
+ * Stores each client's bindings at 0 replicas (holding nothing) in its namespace
+ * (`clientNamespaces[c]`), with no webhook registered.
+ */
 async function storedBindings(
   host: ApiEndpoint,
-  namespace: string,
-  clients: number,
+  clientNamespaces: readonly string[],
 ): Promise<DrivenBinding[][]> {
   const bindings = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
   return Promise.all(
-    Array.from({ length: clients }, (_, c) =>
+    clientNamespaces.map((namespace, c) =>
       Promise.all(
         Array.from({ length: BINDINGS_PER_CLIENT }, async (_, j) => {
           const body = realisticBinding(namespace, `web-${c}-${j}`, 0);
@@ -370,16 +503,16 @@ async function storedBindings(
 
 /**
  * Audits the quota once the reconciler has settled the last changes (their reservations stop being
- * pending once it has seen the stored bindings); the last audit when it never passes, with the
- * quota it audited.
+ * pending once it has seen the stored bindings); the last audit when it never passes by `deadline`
+ * (epoch ms), with the quota it audited.
  */
 async function settledAudit(
   host: ApiEndpoint,
   namespace: string,
   driven: readonly DrivenBinding[],
+  deadline: number,
 ): Promise<{ audit: HotQuotaAudit; quota: KarmadaQuota }> {
   const records = driven.map((b) => ({ name: b.name, possibleReplicas: b.possibleReplicas }));
-  const deadline = Date.now() + 60_000;
   for (;;) {
     const quota = await readQuota(host, namespace, QUOTA);
     const audit = auditHotQuota(quota, records, PER_REPLICA);
@@ -388,53 +521,22 @@ async function settledAudit(
   }
 }
 
-class LoadResult {
-  latenciesMs: number[] = [];
-  allowed = 0;
-  denied = 0;
-  errors = 0;
-  errorSamples: string[] = [];
-  seconds = 0;
-
-  error(message: string): void {
-    this.errors++;
-    if (this.errorSamples.length < 5) this.errorSamples.push(message);
-  }
-}
-
 /**
  * One admission for `b`: an UPDATE of the stored object to another count between 1 and MAX_REPLICAS,
  * stored when admitted.
  */
-async function drive(client: HttpsJsonClient, b: DrivenBinding, result: LoadResult): Promise<void> {
+async function drive(
+  client: HttpsJsonClient,
+  path: string,
+  b: DrivenBinding,
+  result: LoadResult,
+): Promise<void> {
   let target = 1 + Math.floor(Math.random() * MAX_REPLICAS);
   if (target === b.replicas) target = (target % MAX_REPLICAS) + 1;
   const before = b.replicas;
   const object = b.scaled(target);
-  const body = admissionReview(object, b.stored);
-  const sent = performance.now();
-  let answer: { allowed: boolean; code?: number; reason?: string; message?: string } | undefined;
-  let failure = '';
-  try {
-    const res = await client.post('/validate/resourcebindings', body);
-    const response = isJsonObject(res.body) ? res.body.response : undefined;
-    if (res.status === 200 && isJsonObject(response)) {
-      const status = isJsonObject(response.status) ? response.status : {};
-      answer = {
-        allowed: response.allowed === true,
-        code: typeof status.code === 'number' ? status.code : undefined,
-        reason: typeof status.reason === 'string' ? status.reason : undefined,
-        message: typeof status.message === 'string' ? status.message : undefined,
-      };
-    } else {
-      failure = `HTTP ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`;
-    }
-  } catch (err) {
-    failure = `no answer: ${(err as Error).message}`;
-  }
-  result.latenciesMs.push(performance.now() - sent);
-  if (answer?.allowed) {
-    result.allowed++;
+  const verdict = await postReview(client, path, admissionReview(object, b.stored), result);
+  if (verdict === 'allowed') {
     try {
       await b.store(object);
       b.possibleReplicas = new Set([target]);
@@ -443,30 +545,88 @@ async function drive(client: HttpsJsonClient, b: DrivenBinding, result: LoadResu
       b.possibleReplicas = new Set([before, target]);
       result.error(`storing the admitted binding failed: ${describeError(err)}`);
     }
-  } else if (answer?.code === 403 && answer.reason === 'QuotaExceeded') {
-    result.denied++;
-  } else {
+  } else if (verdict === 'error') {
     // The status write may have landed before the answer was lost.
     b.possibleReplicas.add(target);
-    result.error(failure || `${answer?.code} ${answer?.reason}: ${answer?.message}`);
   }
 }
 
-/** One loop per client for `seconds`, each driving its own bindings in turn. */
+/** One loop per client for `seconds`, each driving its own bindings in turn through webhook c mod n. */
 async function runLoad(
-  client: HttpsJsonClient,
+  webhooks: readonly HttpsJsonClient[],
+  path: string,
   driven: DrivenBinding[][],
   seconds: number,
 ): Promise<LoadResult> {
   const result = new LoadResult();
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  await Promise.all(
-    driven.map(async (mine) => {
-      for (let turn = 0; performance.now() < deadline; turn++)
-        await drive(client, mine[turn % mine.length]!, result);
-    }),
-  );
-  result.seconds = (performance.now() - start) / 1000;
+  result.seconds = await runClients(driven.length, seconds, (c, turn) => {
+    const mine = driven[c]!;
+    return drive(webhooks[c % webhooks.length]!, path, mine[turn % mine.length]!, result);
+  });
   return result;
+}
+
+/**
+ * The same load against Karmada's own enforcement: karmada-webhook with FederatedQuotaEnforcement
+ * and a FederatedResourceQuota of the same limits, our webhook not involved. Karmada keeps its
+ * usage in the quota's status, updated by each admission: after the run, the stored bindings are
+ * recounted against the limits (over-admission) and against that status (drift).
+ */
+async function runKarmadaFrq(ctx: BenchContext, hard: Record<string, string>): Promise<KarmadaFrqFigures> {
+  const { federation, sizes } = ctx;
+  const host = federation.info.host;
+  ctx.log('hot-quota (karmada-frq): starting karmada-webhook with FederatedQuotaEnforcement');
+  const webhook = await federation.startKarmadaQuotaWebhook();
+  await createNamespaces(host, [KARMADA_FRQ_NAMESPACE]);
+  await createFederatedResourceQuota(host, KARMADA_FRQ_NAMESPACE, QUOTA, hard);
+  const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  const client = new HttpsJsonClient(webhook.url, {
+    ca: webhook.caBundle,
+    maxSockets: sizes.hotQuotaClients,
+  });
+  try {
+    const driven = await storedBindings(
+      host,
+      Array<string>(sizes.hotQuotaClients).fill(KARMADA_FRQ_NAMESPACE),
+    );
+    ctx.log('hot-quota (karmada-frq): scaling the bindings once, one at a time');
+    for (const b of driven.flat()) await drive(client, KARMADA_FRQ_PATH, b, new LoadResult());
+    ctx.log(`hot-quota (karmada-frq): ${sizes.hotQuotaClients} clients for ${sizes.hotQuotaSeconds} s`);
+    const load = await runLoad([client], KARMADA_FRQ_PATH, driven, sizes.hotQuotaSeconds);
+    const frq = (await objects.getNamespacedCustomObject({
+      ...FEDERATED_RESOURCE_QUOTA,
+      namespace: KARMADA_FRQ_NAMESPACE,
+      name: QUOTA,
+    })) as { status?: { overallUsed?: Record<string, string> } };
+    const recount = recountStored(driven.flat());
+    const limits = Object.entries(hard).map(([key, value]) => [key, Quantity.parse(value)] as const);
+    const overAdmittedKeys = limits
+      .filter(([key, limit]) => recount[key]!.cmp(limit) > 0)
+      .map(([key]) => key);
+    const used = frq.status?.overallUsed ?? {};
+    const statusDrift = limits
+      .filter(([key]) => !Quantity.parse(used[key] ?? '0').equals(recount[key]!))
+      .map(([key]) => key);
+    ctx.log(
+      `hot-quota (karmada-frq): ${load.summary()}, over-admitted on ${overAdmittedKeys.join(', ') || 'nothing'}`,
+    );
+    return {
+      ...load.figures(),
+      karmadaVersion: webhook.version,
+      overAdmitted: overAdmittedKeys.length,
+      overAdmittedKeys,
+      statusDrift,
+    };
+  } finally {
+    client.close();
+    await webhook.stop();
+  }
+}
+
+/** What the stored bindings charge together, per key of PER_REPLICA. */
+function recountStored(driven: readonly DrivenBinding[]): Record<string, Quantity> {
+  const replicas = BigInt(driven.reduce((sum, b) => sum + b.replicas, 0));
+  return Object.fromEntries(
+    Object.entries(PER_REPLICA).map(([key, perReplica]) => [key, perReplica.mul(replicas)]),
+  );
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import type { ApiEndpoint } from '../../federation/src/index.js';
+import type { ApiEndpoint, ClientCertificate } from '../../federation/src/index.js';
 
 export interface JsonResponse {
   status: number;
@@ -9,19 +9,26 @@ export interface JsonResponse {
 
 /**
  * A keep-alive HTTPS JSON client for the load generators: a fresh TLS handshake per request (as
- * client-node makes) would cost more than what is measured. Verifies the server with `ca`.
+ * client-node makes) would cost more than what is measured. Verifies the server with `ca`; presents
+ * `clientCertificate` when given (our webhook answers only the API server's).
  */
 export class HttpsJsonClient {
   private readonly agent: Agent;
 
   constructor(
     private readonly baseUrl: string,
-    options: { ca: string; token?: string; maxSockets: number },
+    options: { ca: string; token?: string; maxSockets: number; clientCertificate?: ClientCertificate },
     private readonly headers: Record<string, string> = options.token
       ? { authorization: `Bearer ${options.token}` }
       : {},
   ) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets, ca: options.ca });
+    const client = options.clientCertificate;
+    this.agent = new Agent({
+      keepAlive: true,
+      maxSockets: options.maxSockets,
+      ca: options.ca,
+      ...(client ? { cert: readFileSync(client.certFile), key: readFileSync(client.keyFile) } : {}),
+    });
   }
 
   /** A client of an API server of the federation, as its static admin. */

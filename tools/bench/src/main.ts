@@ -1,36 +1,49 @@
 import { describeError } from '#api';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { ensureBinaries, Federation, startServices } from '../../federation/src/index.js';
+import { runAggregatorMembers } from './aggregator-members.js';
 import { runAggregatorScale, stopAggregatorScale } from './aggregator-scale.js';
-import { CorrectnessError, FULL, QUICK, type BenchContext } from './context.js';
+import { CorrectnessError, FULL, profiling, QUICK, type BenchContext } from './context.js';
+import { renderCpuProfileSummary, summarizeCpuProfile, type CpuProfile } from './cpu-profile.js';
 import { runConvergence } from './convergence.js';
 import { runEndToEnd, type AdmittedBindings } from './end-to-end.js';
 import { runHotQuota } from './hot-quota.js';
 import { describeMachine } from './machine.js';
 import { renderMarkdown, renderTable, reportRows, targetChecks, type BenchReport } from './report.js';
+import { runReplicas } from './replicas.js';
 import { runResync } from './resync.js';
+import { runUserLatency } from './user-latency.js';
+import { runWebhookAlone } from './webhook-alone.js';
 
 /** The scenarios, by the names --only takes, in the order they run. */
 const SCENARIOS = {
   'aggregator-scale': 'aggregatorScale',
   'hot-quota': 'hotQuota',
+  'webhook-alone': 'webhookAlone',
+  replicas: 'replicas',
   'end-to-end': 'endToEnd',
   convergence: 'convergence',
   resync: 'resync',
+  'aggregator-members': 'aggregatorMembers',
+  'user-latency': 'userLatency',
 } as const;
 type ScenarioKey = (typeof SCENARIOS)[keyof typeof SCENARIOS];
 
 const USAGE = `usage: npm run bench [-- [--quick] [--json FILE] [--only NAME,...]]
   Starts a local federation (etcd, host and 2 member API servers, the product's services), runs
-  every scenario, prints the figures against spec §11's targets and stops everything it started.
+  every scenario, prints the figures against their targets and stops everything it started.
+  aggregator-members and then user-latency run last, each on a federation of its own (20 members;
+  real Karmada).
   --quick       shorter runs and smaller sizes (a few minutes)
   --json FILE   also write the figures and the machine as JSON to FILE
   --only NAMES  run only these scenarios (${Object.keys(SCENARIOS).join(', ')});
                 resync needs end-to-end's bindings, so it runs that too
+  --profile     CPU-profile the services each scenario starts (node --cpu-prof) into
+                bench-profiles/<start time>/<scenario>/, and print where their time went
   Exit code 1 when a scenario's correctness check fails or a scenario cannot run.
   KEEP_BENCH_STATE=1 keeps the federation's logs and data (they are kept anyway after a failure).`;
 
@@ -43,6 +56,7 @@ async function main(): Promise<number> {
       quick: { type: 'boolean', default: false },
       json: { type: 'string' },
       only: { type: 'string' },
+      profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -67,7 +81,12 @@ async function main(): Promise<number> {
   };
   const redisUrl = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${REDIS_DB}`;
   const stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-bench-'));
+  const profileDir = values.profile
+    ? resolve('bench-profiles', new Date(started).toISOString().replaceAll(':', '-').slice(0, 19))
+    : undefined;
   let federation: Federation | undefined;
+  let karmadaFederation: Federation | undefined;
+  let membersFederation: Federation | undefined;
 
   let interrupted = false;
   let stopping: Promise<void> | undefined;
@@ -75,6 +94,8 @@ async function main(): Promise<number> {
     (stopping ??= (async () => {
       stopAggregatorScale();
       await federation?.stop();
+      await membersFederation?.stop();
+      await karmadaFederation?.stop();
       await flushBenchDatabase(redisUrl).catch((err: unknown) =>
         log(`could not empty Redis database ${REDIS_DB}: ${describeError(err)}`),
       );
@@ -127,11 +148,13 @@ async function main(): Promise<number> {
       return runAggregatorScale(sizes.aggregatorPods, log);
     });
     const needs = (...keys: ScenarioKey[]) => !interrupted && keys.some((key) => selected.has(key));
-    if (needs('hotQuota', 'endToEnd', 'convergence'))
+    if (needs('hotQuota', 'webhookAlone', 'replicas', 'endToEnd', 'convergence'))
       federation = await Federation.start({ stateDir, members: 2, log });
-    const ctx: BenchContext = { federation: federation!, redisUrl, sizes, services: [], log };
-    // First, while no webhook is registered: it starts webhooks of its own, one per mode, unregistered.
+    const ctx: BenchContext = { federation: federation!, redisUrl, sizes, services: [], log, profileDir };
+    // First, while no webhook is registered: these start webhooks of their own, unregistered.
     await scenario('hotQuota', () => runHotQuota(ctx));
+    await scenario('webhookAlone', () => runWebhookAlone(ctx));
+    await scenario('replicas', () => runReplicas(ctx));
 
     if (needs('endToEnd', 'convergence')) {
       log('starting the product: webhook (batched), aggregator, reconciler');
@@ -140,6 +163,7 @@ async function main(): Promise<number> {
         services: ['webhook', 'aggregator', 'reconciler'],
         // The bench times a full resync itself; the periodic one would only disturb the figures.
         env: { RESYNC_INTERVAL_SECONDS: '86400', LOG_LEVEL: 'warn' },
+        ...profiling(profileDir, 'end-to-end,convergence,resync'),
       });
     }
     let admitted: AdmittedBindings | undefined;
@@ -153,6 +177,42 @@ async function main(): Promise<number> {
       if (!admitted) throw new Error('needs the bindings the end-to-end scenario creates, and it failed');
       return runResync(ctx, admitted);
     });
+    if (needs('aggregatorMembers')) {
+      // Many members of its own, API servers only: the other scenarios' federation goes first.
+      await federation?.stop();
+      federation = undefined;
+      await flushBenchDatabase(redisUrl);
+      log(`aggregator-members: starting a federation of ${sizes.aggregatorMembers} members`);
+      membersFederation = await Federation.start({
+        stateDir: join(stateDir, 'aggregator-members'),
+        members: sizes.aggregatorMembers,
+        memberControllers: false,
+        log,
+      });
+      const onMembers = membersFederation;
+      await scenario('aggregatorMembers', () =>
+        runAggregatorMembers(onMembers, { redisUrl, log, profileDir }),
+      );
+      await membersFederation.stop();
+      membersFederation = undefined;
+      await flushBenchDatabase(redisUrl);
+    }
+    if (needs('userLatency')) {
+      // Karmada would act on the other scenarios' hand-written bindings: its own federation, alone.
+      await federation?.stop();
+      federation = undefined;
+      await flushBenchDatabase(redisUrl);
+      log('user-latency: starting a federation with real Karmada (its quota enforcement built in, off)');
+      karmadaFederation = await Federation.start({
+        stateDir: join(stateDir, 'user-latency'),
+        members: 2,
+        karmada: true,
+        karmadaQuotaEnforcement: true,
+        log,
+      });
+      const onKarmada = karmadaFederation;
+      await scenario('userLatency', () => runUserLatency(onKarmada, { redisUrl, sizes, log, profileDir }));
+    }
   } catch (err) {
     report.failures.push(`the federation: ${describeError(err)}`);
     log(`the bench could not go on: ${describeError(err)}`);
@@ -161,13 +221,18 @@ async function main(): Promise<number> {
     await stop();
   }
 
+  // The services wrote their profiles as they exited, when the federation stopped.
+  if (profileDir) console.log(`\n${summarizeCpuProfiles(profileDir)}\n`);
   report.durationSeconds = Math.round((Date.now() - started) / 1000);
   report.targets = targetChecks(report);
   const rows = reportRows(report);
   console.log(`\n${renderTable(rows)}\n`);
-  console.log(`README "Performance" figures:\n\n${renderMarkdown(report, rows)}\n`);
+  console.log(`Latest figures (docs/development/bench.md):\n\n${renderMarkdown(report, rows)}\n`);
   if (jsonFile) {
-    writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+    // The comparison with Karmada's own quota at the top, where scripts comparing runs look first.
+    const sideBySide =
+      report.hotQuota && 'sideBySide' in report.hotQuota ? report.hotQuota.sideBySide : undefined;
+    writeFileSync(jsonFile, `${JSON.stringify({ sideBySide, ...report }, null, 2)}\n`);
     log(`figures written to ${jsonFile}`);
   }
   if (report.failures.length > 0) {
@@ -178,6 +243,23 @@ async function main(): Promise<number> {
   else rmSync(stateDir, { recursive: true, force: true });
   log(`done in ${report.durationSeconds} s`);
   return 0;
+}
+
+/** Summarises every profile under `dir` into `dir/summary.txt`, and returns that text. */
+function summarizeCpuProfiles(dir: string): string {
+  const files = existsSync(dir)
+    ? readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cpuprofile'))
+    : [];
+  if (files.length === 0) return `--profile: no CPU profile was written under ${dir}`;
+  const text = files
+    .sort()
+    .map((file) => {
+      const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+      return renderCpuProfileSummary(file.replace(/\.cpuprofile$/, ''), summarizeCpuProfile(profile));
+    })
+    .join('\n\n');
+  writeFileSync(join(dir, 'summary.txt'), `${text}\n`);
+  return `CPU profiles in ${dir} (open one in Chrome DevTools or speedscope):\n\n${text}`;
 }
 
 async function flushBenchDatabase(url: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { RECONCILE_QUEUE, type ReconcileJob } from '#usage';
+import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
 import { sleep } from '../../federation/src/index.js';
 
 /** The reconciler's queue on the bench's Redis database, and how to let go of it. */
@@ -9,7 +9,10 @@ export function openReconcileQueue(redisUrl: string): {
   close: () => Promise<void>;
 } {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection: redis });
+  const queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+    connection: redis,
+    prefix: RECONCILE_QUEUE_PREFIX,
+  });
   return {
     queue,
     close: async () => {

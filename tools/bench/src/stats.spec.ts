@@ -51,3 +51,17 @@ test('metricValue sums a metric over its label sets and ignores longer names', (
   expect(metricValue(exposition, 'karmada_quota_admission_batch_size_sum')).toBe(12.5);
   expect(metricValue(exposition, 'karmada_quota_absent')).toBe(0);
 });
+
+test('metricValue keeps only the label sets that carry every label asked for', () => {
+  const exposition = [
+    'apiserver_admission_webhook_admission_duration_seconds_sum{name="rb.quota",operation="CREATE",rejected="false",type="validating"} 1.5',
+    'apiserver_admission_webhook_admission_duration_seconds_sum{name="rb.quota",operation="UPDATE",rejected="false",type="validating"} 7',
+    'apiserver_admission_webhook_admission_duration_seconds_sum{name="other",operation="CREATE",rejected="true",type="validating"} 9',
+    'apiserver_admission_webhook_admission_duration_seconds_sum{name="rb.quota",operation="CREATE",rejected="true",type="validating"} 0.5',
+  ].join('\n');
+  const name = 'apiserver_admission_webhook_admission_duration_seconds_sum';
+  expect(metricValue(exposition, name, { name: 'rb.quota', operation: 'CREATE' })).toBe(2);
+  expect(metricValue(exposition, name, { name: 'rb.quota' })).toBe(9);
+  expect(metricValue(exposition, name, { operation: 'DELETE' })).toBe(0);
+  expect(metricValue(exposition, name)).toBe(18);
+});

@@ -39,14 +39,18 @@ export function ratio(a: number, b: number): number {
 
 /**
  * The value of a Prometheus metric in text exposition format, summed over its label sets
- * (`karmada_quota_status_conflicts_total{service="webhook"} 3`); 0 when absent.
+ * (`karmada_quota_status_conflicts_total{service="webhook"} 3`), or over those that carry every
+ * label of `labels`; 0 when absent.
  */
-export function metricValue(exposition: string, name: string): number {
+export function metricValue(exposition: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}=${JSON.stringify(value)}`);
   let total = 0;
   for (const line of exposition.split('\n')) {
     if (!line.startsWith(name)) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})? (\S+)$/.exec(line);
-    if (match?.[1] === name) total += Number(match[2]);
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (match?.[1] !== name) continue;
+    const present = (match[2] ?? '').split(',');
+    if (wanted.every((label) => present.includes(label))) total += Number(match[3]);
   }
   return total;
 }

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { startServices, type ApiEndpoint } from '../../federation/src/index.js';
+import {
+  byNamespace,
+  hardForPods,
+  LoadResult,
+  meanBatchSize,
+  PER_REPLICA,
+  postReview,
+  runClients,
+  withMetricDeltas,
+  type LoadFigures,
+} from './admission-load.js';
+import { admissionReview, realisticBinding, scheduledClusters } from './bodies.js';
+import { CorrectnessError, profiling, type BenchContext } from './context.js';
+import { auditHotQuota, auditPassed, mergeAudits, type HotQuotaAudit } from './hot-quota-audit.js';
+import { describeAuditFailure } from './hot-quota.js';
+import { createNamespaces, createQuota, inParallel, readQuota } from './host.js';
+import { HttpsJsonClient } from './https-client.js';
+import { summarizeLatencies } from './stats.js';
+
+/** Bindings each client creates and then scales up, in turn. */
+const BINDINGS_PER_CLIENT = 2;
+/** Every this many turns a client asks for more than the whole quota: denied (the rest fit). */
+const OVERSIZED_EVERY = 20;
+/** Pods each quota holds: far more than a run admits, so only the oversized requests are denied. */
+const HARD_PODS = 1_000_000n;
+const OVERSIZED_REPLICAS = 2 * Number(HARD_PODS);
+const QUOTA = 'alone';
+const PATH = '/validate/resourcebindings';
+/** No reconciler settles the claims: they must outlive the run, so nothing lapses before the audit. */
+const RESERVATION_TTL_SECONDS = 3_600;
+const WARM_UP_SECONDS = 2;
+
+/** One part of the scenario: the clients over one quota, or spread over many namespaces. */
+export interface WebhookAloneRun extends LoadFigures {
+  quotas: number;
+  bindings: number;
+  /** Admissions per status write (the webhook's batch-size histogram). */
+  meanBatchSize: number;
+  audit: HotQuotaAudit;
+}
+
+export interface WebhookAloneFigures {
+  clients: number;
+  /** Seconds of load per part. */
+  seconds: number;
+  /** Both parts together: every request over both parts' time, and their latencies pooled. */
+  admissionsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  oneQuota: WebhookAloneRun;
+  manyQuotas: WebhookAloneRun;
+}
+
+/**
+ * Our webhook alone, with no stores and no reconciler: N clients post AdmissionReviews straight to
+ * it (it still writes the claims to the host), each creating its bindings (a realistic
+ * ResourceBinding CREATE) and then scaling them up one replica at a time (UPDATEs from the object it
+ * last had admitted), every OVERSIZED_EVERY-th request asking for more than the quota holds. Once
+ * over one quota, once over `manyQuotaNamespaces` namespaces with a quota each. Nothing settles a
+ * claim, so afterwards each quota read back from the API server must reserve exactly the charges
+ * admitted (each binding its last, largest one) with used + reserved <= hard.
+ */
+export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFigures> {
+  const { federation, sizes } = ctx;
+  const host = federation.info.host;
+  const clients = sizes.webhookAloneClients;
+  const warmUp = Array<string>(clients).fill('alone-warm-up');
+  const oneQuota = Array<string>(clients).fill('alone-one');
+  const manyQuotas = Array.from({ length: clients }, (_, c) => `alone-many-${c % sizes.manyQuotaNamespaces}`);
+  const namespaces = [...new Set([...warmUp, ...oneQuota, ...manyQuotas])];
+  ctx.log(`webhook-alone: ${namespaces.length} namespaces with a quota each, and a webhook`);
+  await createNamespaces(host, namespaces);
+  await inParallel(namespaces, 8, (namespace) => createQuota(host, namespace, QUOTA, hardForPods(HARD_PODS)));
+  const [webhook] = await startServices(federation, {
+    redisUrl: ctx.redisUrl,
+    services: ['webhook'],
+    instance: 'alone',
+    register: false,
+    ...profiling(ctx.profileDir, 'webhook-alone'),
+    env: { RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS), LOG_LEVEL: 'warn' },
+  });
+  const client = new HttpsJsonClient(webhook!.url, {
+    ca: webhook!.caPem!,
+    clientCertificate: webhook!.clientCertificate,
+    maxSockets: clients,
+  });
+  try {
+    ctx.log(`webhook-alone: warming up for ${WARM_UP_SECONDS} s`);
+    await runPart(client, warmUp, WARM_UP_SECONDS);
+    const part = async (name: string, clientNamespaces: readonly string[]) => {
+      ctx.log(`webhook-alone (${name}): ${clients} clients for ${sizes.webhookAloneSeconds} s`);
+      const {
+        result: { load, bindings },
+        delta,
+      } = await withMetricDeltas([client], () =>
+        runPart(client, clientNamespaces, sizes.webhookAloneSeconds),
+      );
+      ctx.log(`webhook-alone (${name}): ${load.summary()}; auditing the quotas`);
+      const run: WebhookAloneRun = {
+        ...load.figures(),
+        quotas: new Set(clientNamespaces).size,
+        bindings: bindings.length,
+        meanBatchSize: meanBatchSize(delta),
+        audit: await auditQuotas(host, bindings),
+      };
+      return { load, run };
+    };
+    const one = await part('one quota', oneQuota);
+    const many = await part(`${sizes.manyQuotaNamespaces} quotas`, manyQuotas);
+    const pooled = summarizeLatencies([...one.load.latenciesMs, ...many.load.latenciesMs]);
+    const figures: WebhookAloneFigures = {
+      clients,
+      seconds: sizes.webhookAloneSeconds,
+      admissionsPerSec: Math.round(
+        (one.run.requests + many.run.requests) / (one.load.seconds + many.load.seconds),
+      ),
+      p50Ms: pooled.p50Ms,
+      p99Ms: pooled.p99Ms,
+      oneQuota: one.run,
+      manyQuotas: many.run,
+    };
+    const problems = [one.run, many.run]
+      .filter((run) => !auditPassed(run.audit))
+      .map((run) => `webhook-alone (${run.quotas} quotas): ${describeAuditFailure(run.audit, [])}`);
+    if (problems.length > 0) throw new CorrectnessError(problems.join('\n'), figures);
+    return figures;
+  } finally {
+    client.close();
+    await webhook!.process.stop();
+  }
+}
+
+/**
+ * A binding a client creates and then scales up, never stored: the object it last had admitted, and
+ * the replica counts its quota may hold for it (BindingRecord: no reconciler settles a claim, so
+ * that is the largest count admitted).
+ */
+class GrowingBinding {
+  /** What its create asks for (1 to 4 replicas): the same object when a create is retried. */
+  private readonly created: ResourceBinding;
+  admitted?: ResourceBinding;
+  possibleReplicas = new Set([0]);
+
+  constructor(namespace: string, workload: string) {
+    this.created = realisticBinding(namespace, workload, 1 + Math.floor(Math.random() * 4));
+    // The API server gives an object its uid before admission.
+    this.created.metadata!.uid = randomUUID();
+  }
+
+  get name(): string {
+    return this.created.metadata!.name!;
+  }
+
+  get namespace(): string {
+    return this.created.metadata!.namespace!;
+  }
+
+  /** The next review: its create until admitted, then a scale-up by one (or an oversized one). */
+  next(oversized: boolean): { object: ResourceBinding; review: string; replicas: number } {
+    const old = this.admitted;
+    if (old === undefined)
+      return {
+        object: this.created,
+        review: admissionReview(this.created),
+        replicas: this.created.spec!.replicas!,
+      };
+    const replicas = old.spec!.replicas! + (oversized ? OVERSIZED_REPLICAS : 1);
+    const object = { ...old, spec: { ...old.spec!, replicas, clusters: scheduledClusters(replicas) } };
+    return { object, review: admissionReview(object, old), replicas };
+  }
+}
+
+/**
+ * One client per entry of `clientNamespaces`, each driving BINDINGS_PER_CLIENT bindings of its
+ * own in that namespace, in turn, for `seconds`.
+ */
+async function runPart(
+  client: HttpsJsonClient,
+  clientNamespaces: readonly string[],
+  seconds: number,
+): Promise<{ load: LoadResult; bindings: GrowingBinding[] }> {
+  const run = randomUUID().slice(0, 8);
+  const driven = clientNamespaces.map((namespace, c) =>
+    Array.from(
+      { length: BINDINGS_PER_CLIENT },
+      (_, j) => new GrowingBinding(namespace, `alone-${run}-${c}-${j}`),
+    ),
+  );
+  const load = new LoadResult();
+  load.seconds = await runClients(driven.length, seconds, async (c, turn) => {
+    const b = driven[c]![turn % BINDINGS_PER_CLIENT]!;
+    const { object, review, replicas } = b.next(turn % OVERSIZED_EVERY === OVERSIZED_EVERY - 1);
+    const verdict = await postReview(client, PATH, review, load);
+    if (verdict === 'allowed') {
+      b.admitted = object;
+      b.possibleReplicas = new Set([replicas]);
+    } else if (verdict === 'error') {
+      // The claim may have been written before the answer was lost.
+      b.possibleReplicas.add(replicas);
+    }
+  });
+  return { load, bindings: driven.flat() };
+}
+
+/** Audits the quota of each namespace the bindings are in, read back from the API server. */
+async function auditQuotas(host: ApiEndpoint, bindings: readonly GrowingBinding[]): Promise<HotQuotaAudit> {
+  const audits: { namespace: string; audit: HotQuotaAudit }[] = [];
+  for (const [namespace, mine] of byNamespace(bindings)) {
+    const quota: KarmadaQuota = await readQuota(host, namespace, QUOTA);
+    audits.push({ namespace, audit: auditHotQuota(quota, mine, PER_REPLICA) });
+  }
+  return mergeAudits(audits);
+}
