@@ -7,6 +7,8 @@ export default tseslint.config(
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },
+  // The console page's code runs in the browser (its own tsconfig there).
+  { files: ['apps/console/src/browser/**/*.ts'], languageOptions: { globals: globals.browser } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],

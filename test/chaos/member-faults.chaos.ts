@@ -1,6 +1,7 @@
 import type { KarmadaQuota } from '#api';
 import { Quantity } from '#quantity';
 import { eventually } from '../support/federation.js';
+import { logRecords } from '../support/logs.js';
 import { ChaosScenario } from './support/scenario.js';
 import { expectRecountMatches } from './support/recount.js';
 
@@ -71,7 +72,11 @@ test('a revoked member credential: marked, last usage kept, recovered once a new
   await scenario.chaos.federation.issueMemberToken('member2');
   await eventually(
     async () => scenario.service('aggregator').process.logTail(200),
-    (log) => log.includes('cluster member2: endpoint or credentials changed'),
+    (log) =>
+      logRecords(log).some(
+        (l) =>
+          l.cluster === 'member2' && l.message.startsWith('endpoint or credentials of the cluster changed'),
+      ),
     60_000,
   );
   await clusterState('member2', ['Ready'], 60_000);

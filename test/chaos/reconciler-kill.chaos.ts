@@ -1,6 +1,6 @@
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { RECONCILE_QUEUE } from '#usage';
+import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX } from '#usage';
 import { sleep, type RunningService } from '../../tools/federation/src/index.js';
 import { eventually } from '../support/federation.js';
 import { ChaosFederation } from './support/chaos-federation.js';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   recorder = new StatusRecorder(tenant);
   await recorder.start();
   connection = new Redis(chaos.redis.url(), { maxRetriesPerRequest: null });
-  queue = new Queue(RECONCILE_QUEUE, { connection });
+  queue = new Queue(RECONCILE_QUEUE, { connection, prefix: RECONCILE_QUEUE_PREFIX });
 }, 600_000);
 
 afterAll(async () => {

@@ -60,8 +60,7 @@ async function onTenant(
   }
 }
 
-const review = (body: object) =>
-  postToWebhook(`${webhook.url}/validate/resourcebindings`, JSON.stringify(body));
+const review = (body: object) => postToWebhook(webhook, '/validate/resourcebindings', JSON.stringify(body));
 
 test(
   'the same AdmissionReview sent 60 times charges once',

@@ -9,16 +9,24 @@ import { StatusRecorder } from './support/recorder.js';
 import { Tenant } from './support/tenant.js';
 
 /**
- * Fault 8: a soak at steady admission and pod churn (CHAOS_SOAK_SECONDS, default 600: ten minutes).
+ * Fault 8: a soak at steady admission and pod churn (CHAOS_SOAK_SECONDS: 120 in `npm test`, 600 in
+ * `npm run test:soak`).
  * Workloads are admitted, propagated and retired in a rolling window while pods are deleted at
  * random (their ReplicaSets recreate them). Every service's memory and open handles and the Redis
  * key count are sampled; after a warm-up (the first quarter) they must not grow beyond the bounds
  * below, and the quota must still match the independent recount at the end.
  */
-const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
+const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 120);
 const SAMPLE_EVERY_MS = Math.min(15_000, (SOAK_SECONDS * 1000) / 12);
 /** Live workloads kept in the rolling window. */
 const WINDOW = 12;
+
+/**
+ * V8 grows RSS towards a plateau over about five minutes (the reconciler's from ~180 to ~450 MiB),
+ * so only a soak of ten minutes or more can tell a leak from that climb: shorter ones (the one in
+ * `npm test`) judge the heap, handles and Redis keys, and print RSS.
+ */
+const RSS_JUDGED = SOAK_SECONDS >= 600;
 
 /** Growth allowed from the warm-up baseline to the end, per service. */
 const BOUNDS = {
@@ -149,18 +157,26 @@ test(
           .join(' ')}`,
         `[soak] ${s.name.padEnd(10)} handles ${series((f) => f.activeHandles).join(' ')}`,
       );
-      for (const key of ['rssBytes', 'heapUsedBytes', 'activeHandles'] as const) {
+      const judged = RSS_JUDGED
+        ? (['rssBytes', 'heapUsedBytes', 'activeHandles'] as const)
+        : (['heapUsedBytes', 'activeHandles'] as const);
+      for (const key of judged) {
         const at = (set: Sample[]) =>
           median(set.map((x) => x.figures[s.name]![key]).filter((v): v is number => v !== undefined));
         // V8 grows its heap space towards a plateau over minutes and gives it back in steps, so RSS
         // is compared with the most seen in the soak's first half (a leak still climbs past it in
-        // the second); the heap and handles with the median of the warm-up's second half.
+        // the second); the heap and handles with the median of the warm-up's second half. The heap
+        // at the end is its floor over the last third (a sample can fall anywhere on the
+        // collector's sawtooth; a leak raises the floor).
         const firstHalf = samples.filter((x) => x.at <= startedAt + (SOAK_SECONDS * 1000) / 2);
         const baseline =
           key === 'rssBytes'
             ? Math.max(...firstHalf.map((x) => x.figures[s.name]![key] ?? 0))
             : at(warm.slice(-Math.max(1, Math.floor(warm.length / 2))));
-        const end = at(tail);
+        const end =
+          key === 'heapUsedBytes'
+            ? Math.min(...tail.map((x) => x.figures[s.name]![key] ?? Infinity))
+            : at(tail);
         const growth = end - baseline;
         const shown = key === 'activeHandles' ? String : mib;
         lines.push(
@@ -177,6 +193,8 @@ test(
     );
     if (steadyKeys > warmKeys + BOUNDS.redisKeys)
       failures.push(`Redis keys grew from ${warmKeys} to ${steadyKeys} (bound +${BOUNDS.redisKeys})`);
+    if (!RSS_JUDGED)
+      lines.push(`[soak] RSS not judged: ${SOAK_SECONDS} s is too short to tell a leak from V8's climb`);
     process.stderr.write(`${lines.join('\n')}\n`);
     expect(counters.admitted).toBeGreaterThan(WINDOW);
     expect(counters.podsDeleted).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../../tools/federation/src/index.js';
 import { eventually } from '../support/federation.js';
-import { admissionResponse, bindingReview, postToWebhook } from './support/admission.js';
+import { admissionResponse, bindingReview, postToWebhook, type WebhookTarget } from './support/admission.js';
 import { ChaosScenario } from './support/scenario.js';
 import { expectRecountMatches } from './support/recount.js';
 import type { CreateOutcome } from './support/tenant.js';
@@ -21,7 +21,7 @@ const scenario = ChaosScenario.setUp('webhook-kill', {
  * Admissions the API server asked for and never stored: direct AdmissionReviews for bindings that
  * are never created (as when the API server's create fails after admission).
  */
-async function ghosts(url: string, from: number, count: number): Promise<number> {
+async function ghosts(webhook: WebhookTarget, from: number, count: number): Promise<number> {
   const replies = await Promise.all(
     Array.from({ length: count }, (_, i) => {
       const rb = scenario.tenant.binding(`ghost-${from + i}`, {
@@ -30,14 +30,18 @@ async function ghosts(url: string, from: number, count: number): Promise<number>
         cluster: 'member1',
       });
       rb.metadata!.uid = randomUUID();
-      return postToWebhook(`${url}/validate/resourcebindings`, JSON.stringify(bindingReview('CREATE', rb)));
+      return postToWebhook(
+        webhook,
+        '/validate/resourcebindings',
+        JSON.stringify(bindingReview('CREATE', rb)),
+      );
     }),
   );
   return replies.filter((r) => admissionResponse(r)?.allowed === true).length;
 }
 
 test('a webhook killed mid-batch: no admitted binding without its reservation, leaked ones expire', async () => {
-  expect(await ghosts(scenario.service('webhook').url, 0, 5)).toBe(5);
+  expect(await ghosts(scenario.service('webhook'), 0, 5)).toBe(5);
 
   // 60 creates of 500m (30 CPU asked, 19.5 free) from 20 clients, and more ghosts, at once.
   const outcomes: CreateOutcome[] = [];
@@ -53,7 +57,7 @@ test('a webhook killed mid-batch: no admitted binding without its reservation, l
     }
   };
   const burst = Promise.all(Array.from({ length: 20 }, (_, c) => client(c)));
-  const moreGhosts = ghosts(scenario.service('webhook').url, 5, 20);
+  const moreGhosts = ghosts(scenario.service('webhook'), 5, 20);
 
   await eventually(
     async () =>

@@ -1,6 +1,8 @@
 import { Agent, request } from 'node:https';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ResourceBinding } from '#api';
+import type { ClientCertificate } from '../../../tools/federation/src/index.js';
 
 /** The webhook's answer to one POST: status 0 when the connection failed (`error` says how). */
 export interface WebhookReply {
@@ -9,21 +11,38 @@ export interface WebhookReply {
   error?: string;
 }
 
+/** The webhook as a direct caller sees it: a started service carries the certificate it accepts. */
+export interface WebhookTarget {
+  url: string;
+  clientCertificate?: Pick<ClientCertificate, 'certFile' | 'keyFile'>;
+}
+
+/** The TLS options that present `webhook`'s client certificate, when it has one. */
+function clientTls(webhook: WebhookTarget): { cert?: string; key?: string } {
+  const client = webhook.clientCertificate;
+  return client
+    ? { cert: readFileSync(client.certFile, 'utf8'), key: readFileSync(client.keyFile, 'utf8') }
+    : {};
+}
+
 /**
- * POSTs a body to the webhook as the API server does (HTTPS; its certificate is from a throwaway
- * CA, not verified here). Never rejects: a refused or reset connection is a reply with status 0.
+ * POSTs a body to the webhook's `path` as the API server does (HTTPS, presenting the client
+ * certificate the webhook accepts; its serving certificate is from a throwaway CA, not verified
+ * here). Never rejects: a refused or reset connection is a reply with status 0.
  */
 export function postToWebhook(
-  url: string,
+  webhook: WebhookTarget,
+  path: string,
   body: string | Buffer,
   options: { agent?: Agent; contentType?: string; timeoutMs?: number } = {},
 ): Promise<WebhookReply> {
   return new Promise((resolve) => {
     const req = request(
-      url,
+      `${webhook.url}${path}`,
       {
         method: 'POST',
         agent: options.agent,
+        ...clientTls(webhook),
         rejectUnauthorized: false,
         timeout: options.timeoutMs ?? 30_000,
         headers: { 'content-type': options.contentType ?? 'application/json' },
@@ -46,13 +65,19 @@ export function postToWebhook(
  * are sent (the declared length alone must be refused, before the body is read); chunked (length
  * undeclared) it streams 64 KiB chunks until the webhook answers or `bytes` were sent.
  */
-export function postOversized(url: string, bytes: number, declareLength: boolean): Promise<WebhookReply> {
+export function postOversized(
+  webhook: WebhookTarget,
+  path: string,
+  bytes: number,
+  declareLength: boolean,
+): Promise<WebhookReply> {
   return new Promise((resolve) => {
     let answered = false;
     const req = request(
-      url,
+      `${webhook.url}${path}`,
       {
         method: 'POST',
+        ...clientTls(webhook),
         rejectUnauthorized: false,
         timeout: 60_000,
         headers: {

@@ -45,10 +45,10 @@ export async function processFigures(serviceUrl: string): Promise<ProcessFigures
     if (value === undefined) throw new Error(`${serviceUrl}/metrics has no ${name}`);
     return value;
   };
-  const handles = metricValue(body, 'karmada_quota_nodejs_active_handles_total');
+  const handles = metricValue(body, 'nodejs_active_handles_total');
   return {
-    rssBytes: required('karmada_quota_process_resident_memory_bytes'),
-    heapUsedBytes: required('karmada_quota_nodejs_heap_size_used_bytes'),
+    rssBytes: required('process_resident_memory_bytes'),
+    heapUsedBytes: required('nodejs_heap_size_used_bytes'),
     ...(handles === undefined ? {} : { activeHandles: handles }),
   };
 }
