@@ -1,8 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { HealthModule, hostKubeConfig, MetricsModule, RedisModule } from '#service-kit';
-import type { ReconcilerConfig } from './config.js';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, ReconcileService } from './reconcile.service.js';
+import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { HostCache } from './host-cache.js';
+import { ReconcileService } from './reconcile.service.js';
 import { ReconcileWorker } from './reconcile.worker.js';
 import { TriggersService } from './triggers.service.js';
 
@@ -20,6 +21,7 @@ export class ReconcilerModule {
       providers: [
         { provide: RECONCILER_CONFIG, useValue: config },
         { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config.KUBECONFIG) },
+        HostCache,
         ReconcileService,
         ReconcileWorker,
         TriggersService,

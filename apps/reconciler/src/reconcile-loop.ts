@@ -29,6 +29,37 @@ export interface ReconcileInput {
   waiting: readonly WaitingChange[];
 }
 
+/** A namespace's quotas and bindings as the reconciler's informers hold them: possibly behind the host. */
+export interface CachedView {
+  quotas: readonly KarmadaQuota[];
+  bindings: readonly ResourceBinding[];
+}
+
+/**
+ * Whether the cached objects show every quota's status current, with the usage and deletions just
+ * read: then the reconcile writes nothing and reads nothing more from the host. Skipping is safe
+ * however far the cache lags: a skip writes nothing, and every status it leaves was written from
+ * fresh reads. Whatever would make a status wrong shows in the cached view: a claim lapsing is
+ * judged by the clock (the computed status drops it, so it differs), usage and deletions come from
+ * Redis, and a binding change queues another reconcile once the cache holds it. Waiting changes may
+ * need a requeue that no status change shows, so a namespace with any is always reconciled.
+ */
+export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
+  if (input.waiting.length > 0) return false;
+  return view.quotas.every(
+    (quota) =>
+      !computeQuotaStatus({
+        quota,
+        bindings: view.bindings,
+        clusters: input.clusters,
+        now: new Date(now),
+        deletedBindingUids: input.deletedBindingUids,
+        timing: input.timing,
+        waiting: waitingStatus(quota.metadata?.name ?? '', []),
+      }).changed,
+  );
+}
+
 export interface ReconcileOutcome {
   quotas: number;
   written: number;

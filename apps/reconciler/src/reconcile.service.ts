@@ -5,21 +5,28 @@ import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import { KubeQuotaStore, METRICS, QuotaEventWriter, REDIS, type RedisClient } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
-import type { ReconcilerConfig } from './config.js';
-import { reconcileQuotas, type ReconcileOutcome } from './reconcile-loop.js';
-
-export type { ReconcileOutcome } from './reconcile-loop.js';
+import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { HostCache } from './host-cache.js';
+import { reconcileQuotas, statusesCurrentIn, type ReconcileInput } from './reconcile-loop.js';
 import { countedClusters, readObservedUsage } from './usage-reader.js';
 import { WaitingChanges } from './waiting-changes.js';
-
-export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
-export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
 
 const bindingResource = {
   group: RESOURCE_BINDING.group,
   version: RESOURCE_BINDING.version,
   plural: RESOURCE_BINDING.plural,
 };
+
+/** What one namespace's reconcile did; `skipped`: the cache showed nothing to write. */
+export interface NamespaceReconcile {
+  quotas: number;
+  written: number;
+  conflicts: number;
+  skipped: boolean;
+}
+
+const sameMembers = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x) => b.includes(x));
 
 /**
  * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host and the
@@ -39,6 +46,7 @@ export class ReconcileService {
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
+    private readonly cache: HostCache,
   ) {
     this.objects = host.makeApiClient(k8s.CustomObjectsApi);
     this.quotas = new KubeQuotaStore(host);
@@ -46,24 +54,33 @@ export class ReconcileService {
     this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
   }
 
-  async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
+  /**
+   * Looks at the cached objects first: a namespace whose statuses they show current is done without
+   * reading the host (statusesCurrentIn says why that is safe). Otherwise the quotas are read and
+   * the bindings listed from the host, and the changed statuses written.
+   */
+  async reconcileNamespace(namespace: string): Promise<NamespaceReconcile> {
+    const view = this.cache.view(namespace);
+    let cachedInput: { counted: string[]; input: ReconcileInput & { unknown: string[] } } | undefined;
+    if (view) {
+      const counted = countedClusters(view.quotas);
+      const input = await this.readInput(namespace, counted);
+      if (input.unknown.length === 0) {
+        if (statusesCurrentIn(view, input, Date.now()))
+          return { quotas: view.quotas.length, written: 0, conflicts: 0, skipped: true };
+        cachedInput = { counted, input };
+      }
+    }
     const quotas = await this.quotas.list(namespace);
-    const [observed, deleted, waiting] = await Promise.all([
-      readObservedUsage(this.redis, namespace, countedClusters(quotas)),
-      this.redis.zrange(deletedBindingsKey(namespace), 0, -1),
-      this.waiting.read(namespace),
-    ]);
-    const deletedBindingUids = new Set(deleted);
-    if (observed.errors.length > 0)
-      this.logger.warn(
-        { namespace, error: observed.errors.join('; ') },
-        'part of the usage published in Redis is unreadable and not counted',
-      );
-    const unknown = observed.unknown;
-    if (unknown.length > 0) {
+    const counted = countedClusters(quotas);
+    const input =
+      cachedInput && sameMembers(cachedInput.counted, counted)
+        ? cachedInput.input
+        : await this.readInput(namespace, counted);
+    if (input.unknown.length > 0) {
       // Failing leaves the status as it is; the job retries with back-off until the usage is back.
       throw new Error(
-        `the usage of ${unknown.join(', ')} in ${namespace} is missing from Redis (restarted empty or ` +
+        `the usage of ${input.unknown.join(', ')} in ${namespace} is missing from Redis (restarted empty or ` +
           `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
       );
     }
@@ -76,21 +93,40 @@ export class ReconcileService {
       },
       namespace,
       quotas,
-      {
-        clusters: observed.clusters,
-        deletedBindingUids,
-        timing: {
-          ttlSeconds: this.config.RESERVATION_TTL_SECONDS,
-          landingWindowSeconds: this.config.ADMISSION_LANDING_WINDOW_SECONDS,
-        },
-        maxConflictRetries: this.config.MAX_CONFLICT_RETRIES,
-        waiting,
-      },
+      input,
       (quota, result) => this.emit(quota, result.events),
       (message) => this.logger.warn({ namespace }, message),
     );
     await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
-    return outcome;
+    return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
+  }
+
+  /** What a reconcile reads from Redis: the usage of the counted clusters, deletions, waiting changes. */
+  private async readInput(
+    namespace: string,
+    counted: string[],
+  ): Promise<ReconcileInput & { unknown: string[] }> {
+    const [observed, deleted, waiting] = await Promise.all([
+      readObservedUsage(this.redis, namespace, counted),
+      this.redis.zrange(deletedBindingsKey(namespace), 0, -1),
+      this.waiting.read(namespace),
+    ]);
+    if (observed.errors.length > 0)
+      this.logger.warn(
+        { namespace, error: observed.errors.join('; ') },
+        'part of the usage published in Redis is unreadable and not counted',
+      );
+    return {
+      clusters: observed.clusters,
+      unknown: observed.unknown,
+      deletedBindingUids: new Set(deleted),
+      timing: {
+        ttlSeconds: this.config.RESERVATION_TTL_SECONDS,
+        landingWindowSeconds: this.config.ADMISSION_LANDING_WINDOW_SECONDS,
+      },
+      maxConflictRetries: this.config.MAX_CONFLICT_RETRIES,
+      waiting,
+    };
   }
 
   private async listBindings(namespace: string): Promise<ResourceBinding[]> {

@@ -10,19 +10,13 @@ import {
 } from '#usage';
 import { testRedisUrl } from '../../../test/support/federation.js';
 import type { ReconcilerConfig } from './config.js';
-import type { ReconcileOutcome, ReconcileService } from './reconcile.service.js';
+import type { NamespaceReconcile, ReconcileService } from './reconcile.service.js';
 import { RETRY_EVERY_MS, ReconcileWorker } from './reconcile.worker.js';
 
 // Real BullMQ on a Redis database of this file's own: the retry guarantee lives in its scripts.
 const REDIS_URL = testRedisUrl(14);
 const NAMESPACE = 'team-a';
-const done: ReconcileOutcome = {
-  quotas: 1,
-  written: 1,
-  conflicts: 0,
-  statuses: new Map(),
-  waiting: { live: [], forget: [] },
-};
+const done: NamespaceReconcile = { quotas: 1, written: 1, conflicts: 0, skipped: false };
 
 let redis: Redis;
 let queueConnection: Redis;
@@ -52,7 +46,7 @@ afterEach(async () => {
 /** A reconcile service whose reconcileNamespace answers the given results in turn, then succeeds. */
 function reconcileAnswering(...results: Error[]): { service: ReconcileService; calls: string[] } {
   const calls: string[] = [];
-  const reconcileNamespace = async (namespace: string): Promise<ReconcileOutcome> => {
+  const reconcileNamespace = async (namespace: string): Promise<NamespaceReconcile> => {
     const failure = results[calls.length];
     calls.push(namespace);
     if (failure) throw failure;

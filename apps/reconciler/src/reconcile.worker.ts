@@ -10,8 +10,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { describeError } from '#api';
 import { duplicateRedis, METRICS, REDIS, type RedisClient } from '#service-kit';
 import { decodeReconcileJob, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
-import type { ReconcilerConfig } from './config.js';
-import { RECONCILER_CONFIG, ReconcileService } from './reconcile.service.js';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { ReconcileService } from './reconcile.service.js';
 
 /**
  * How often a reconcile that has spent the attempts it was queued with is tried again, for as long
@@ -43,7 +43,7 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
   ) {
     this.duration = new Histogram({
       name: 'karmada_quota_reconcile_duration_seconds',
-      help: 'Time to reconcile one namespace, by result',
+      help: 'Time to reconcile one namespace, by result (ok, current: nothing to write by the cache, error)',
       labelNames: ['result'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [metrics],
@@ -100,7 +100,7 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     const end = this.duration.startTimer();
     try {
       const outcome = await this.reconcile.reconcileNamespace(namespace);
-      end({ result: 'ok' });
+      end({ result: outcome.skipped ? 'current' : 'ok' });
       this.lastReconcile.setToCurrentTime();
       if (outcome.written > 0)
         this.logger.debug({ namespace, written: outcome.written, reason }, 'quota statuses written');

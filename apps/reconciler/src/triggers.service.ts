@@ -6,25 +6,10 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import type * as k8s from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
-import {
-  KARMADA_QUOTA,
-  RESOURCE_BINDING,
-  type KarmadaQuota,
-  type ResourceBinding,
-  describeError,
-} from '#api';
-import {
-  customObjectInformer,
-  duplicateRedis,
-  METRICS,
-  REDIS,
-  registerQuotaMetrics,
-  ResilientInformer,
-  type RedisClient,
-} from '#service-kit';
+import { describeError, type ResourceBinding } from '#api';
+import { duplicateRedis, METRICS, REDIS, registerQuotaMetrics, type RedisClient } from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
   deletedBindingsKey,
@@ -35,26 +20,24 @@ import {
   reconcileJobOptions,
   type ReconcileJob,
 } from '#usage';
-import type { ReconcilerConfig } from './config.js';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG } from './reconcile.service.js';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { HostCache } from './host-cache.js';
 
 /**
  * What makes a namespace be reconciled besides the aggregator's jobs: ResourceBinding changes and
  * deletions (a deleted binding's reservation is released at once) and KarmadaQuota changes on the
- * host, the periodic full resync and the reservation-expiry sweep (@nestjs/schedule intervals).
+ * host (HostCache's watches), the periodic full resync and the reservation-expiry sweep
+ * (@nestjs/schedule intervals).
  */
 @Injectable()
 export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('triggers');
   private readonly queue: Queue<ReconcileJob>;
-  private readonly quotaCache: k8s.ObjectCache<KarmadaQuota>;
-  private readonly quotas: ResilientInformer<KarmadaQuota>;
-  private readonly bindings: ResilientInformer<ResourceBinding>;
   /** Reconciles that could not be queued (Redis down), by namespace: queued again every second. */
   private readonly unqueued = new Map<string, string>();
 
   constructor(
-    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    private readonly cache: HostCache,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
@@ -75,35 +58,19 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
         for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
     });
-    const quotaInformer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
-    this.quotaCache = quotaInformer;
     // The reconciler writes the statuses, so it alone exports them (docs/reference/metrics.md).
-    registerQuotaMetrics(metrics, () => quotaInformer.list());
-    const watchHandlers = (what: string) => ({
-      synced: () => this.logger.log(`watching ${what} on the host`),
-      failed: (err: unknown) =>
-        this.logger.warn({ error: describeError(err) }, `watch of ${what} on the host failed, retrying`),
+    registerQuotaMetrics(metrics, () => cache.quotas());
+    cache.onChange({
+      quotaChanged: (q) =>
+        void this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`),
+      bindingChanged: (b) =>
+        void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} changed`),
+      bindingDeleted: (b) => void this.bindingDeleted(b),
     });
-    const onQuota = (q: KarmadaQuota) =>
-      this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`);
-    this.quotas = new ResilientInformer<KarmadaQuota>(
-      quotaInformer,
-      { upsert: onQuota, remove: () => undefined, ...watchHandlers('KarmadaQuotas') },
-      10_000,
-    );
-    const onBinding = (b: ResourceBinding) =>
-      void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} changed`);
-    const onBindingDeleted = (b: ResourceBinding) => void this.bindingDeleted(b);
-    this.bindings = new ResilientInformer<ResourceBinding>(
-      customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING),
-      { upsert: onBinding, remove: onBindingDeleted, ...watchHandlers('ResourceBindings') },
-      10_000,
-    );
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.quotas.start();
-    await this.bindings.start();
+    await this.cache.start();
     this.scheduler.addInterval(
       'resync',
       setInterval(() => void this.resync(), this.config.RESYNC_INTERVAL_SECONDS * 1000),
@@ -120,14 +87,13 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
 
   async onModuleDestroy(): Promise<void> {
     for (const name of this.scheduler.getIntervals()) this.scheduler.deleteInterval(name);
-    await this.quotas.stop();
-    await this.bindings.stop();
+    await this.cache.stop();
     await this.queue.close();
   }
 
   /** Every namespace with a KarmadaQuota. */
   private async resync(reason = 'periodic resync'): Promise<void> {
-    const namespaces = new Set(this.quotaCache.list().map((q) => q.metadata?.namespace));
+    const namespaces = new Set(this.cache.quotas().map((q) => q.metadata?.namespace));
     for (const namespace of namespaces) await this.enqueue(namespace, reason);
   }
 
@@ -150,7 +116,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   /** Namespaces holding a reservation whose expirationTime has passed. */
   private async sweepExpired(): Promise<void> {
     const now = Date.now();
-    for (const quota of this.quotaCache.list()) {
+    for (const quota of this.cache.quotas()) {
       const expired = quota.status?.reservations?.some(
         (r) => r.expirationTime !== undefined && Date.parse(r.expirationTime) <= now,
       );

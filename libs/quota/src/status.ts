@@ -77,7 +77,7 @@ export interface QuotaStatusInput {
   /** Freshly read: it holds the webhook's latest reservations. */
   quota: KarmadaQuota;
   /** Every ResourceBinding of the namespace, as persisted on the host. */
-  bindings: ResourceBinding[];
+  bindings: readonly ResourceBinding[];
   /** Every cluster that published usage for the namespace. */
   clusters: ObservedCluster[];
   now: Date;

@@ -47,7 +47,7 @@ export async function runConvergence(ctx: BenchContext): Promise<ConvergenceFigu
   const reconcileQueue = openReconcileQueue(ctx.redisUrl);
   try {
     ctx.log('convergence: waiting until the reconciler has no job queued');
-    await waitForIdleQueue(reconcileQueue.queue, 120_000);
+    await waitForIdleQueue(reconcileQueue.queue, 120_000, ctx.log);
   } finally {
     await reconcileQueue.close();
   }

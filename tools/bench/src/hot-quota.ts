@@ -274,7 +274,7 @@ export async function startContendedServices(
     await stop();
     throw err;
   }
-  return { webhooks, reconcilerIdle: () => waitForIdleQueue(reconcileQueue.queue, 120_000), stop };
+  return { webhooks, reconcilerIdle: () => waitForIdleQueue(reconcileQueue.queue, 120_000, ctx.log), stop };
 }
 
 /**

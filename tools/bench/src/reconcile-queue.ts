@@ -22,9 +22,18 @@ export function openReconcileQueue(redisUrl: string): {
   };
 }
 
-/** Waits until the reconciler has no job waiting, running or due. */
-export async function waitForIdleQueue(queue: Queue<ReconcileJob>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Waits until the reconciler has no job waiting, running or due; `progress` hears the counts every
+ * 10 s meanwhile, so a long drain shows what it is waiting for.
+ */
+export async function waitForIdleQueue(
+  queue: Queue<ReconcileJob>,
+  timeoutMs: number,
+  progress?: (line: string) => void,
+): Promise<void> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  let nextProgress = started + 10_000;
   for (;;) {
     const counts = await queue.getJobCounts(
       'waiting',
@@ -39,6 +48,10 @@ export async function waitForIdleQueue(queue: Queue<ReconcileJob>, timeoutMs: nu
       throw new Error(
         `the reconcile queue still holds ${JSON.stringify(counts)} after ${timeoutMs / 1000} s`,
       );
+    if (progress && Date.now() >= nextProgress) {
+      progress(`reconcile queue after ${Math.round((Date.now() - started) / 1000)} s: ${JSON.stringify(counts)}`);
+      nextProgress += 10_000;
+    }
     await sleep(10);
   }
 }

@@ -60,7 +60,7 @@ export async function runResync(ctx: BenchContext, admitted: AdmittedBindings): 
   const reconciler = ctx.services.find((s) => s.name === 'reconciler')!;
   const { queue, close } = openReconcileQueue(ctx.redisUrl);
   try {
-    await waitForIdleQueue(queue, 60_000);
+    await waitForIdleQueue(queue, 60_000, ctx.log);
     const okBefore = metricValue(await text(`${reconciler.url}/metrics`), RECONCILE_OK);
     const failedBefore = (await queue.getJobCounts('failed')).failed ?? 0;
     const versionsBefore = new Map(
@@ -75,7 +75,7 @@ export async function runResync(ctx: BenchContext, admitted: AdmittedBindings): 
         opts: reconcileJobOptions(namespace),
       })),
     );
-    await waitForIdleQueue(queue, 120_000);
+    await waitForIdleQueue(queue, 120_000, ctx.log);
     const seconds = (performance.now() - started) / 1000;
     const failed = ((await queue.getJobCounts('failed')).failed ?? 0) - failedBefore;
     const reconciled = metricValue(await text(`${reconciler.url}/metrics`), RECONCILE_OK) - okBefore;

@@ -45,6 +45,10 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
   },
   { weight: 3, arbitrary: fc.constant({ t: 'deliver' as const }) },
   {
+    weight: 3,
+    arbitrary: fc.record({ t: fc.constant('sync' as const), n: fc.integer({ min: 1, max: 4 }) }),
+  },
+  {
     weight: 4,
     arbitrary: fc.record({
       t: fc.constant('tick' as const),

@@ -8,6 +8,11 @@ import { ConflictError, type QuotaStore } from '#service-kit';
 
 export const NAMESPACE = 'team-a';
 
+export type HostChange =
+  | { kind: 'quota'; object: KarmadaQuota }
+  | { kind: 'binding'; object: ResourceBinding }
+  | { kind: 'binding-deleted'; name: string };
+
 /** A host operation waiting for the simulation to complete it. */
 export interface PendingOperation {
   /** Who asked and what, for traces. */
@@ -22,6 +27,8 @@ export class ModelHost {
   readonly pending: PendingOperation[] = [];
   /** Quota changes as a watch would report them, in order. */
   readonly quotaEvents: KarmadaQuota[] = [];
+  /** Every change of quotas and bindings in order, as the reconciler's two watches report them. */
+  readonly changes: HostChange[] = [];
   writes = 0;
   conflicts = 0;
 
@@ -34,6 +41,18 @@ export class ModelHost {
     stored.metadata = { ...stored.metadata, resourceVersion: this.nextVersion() };
     this.quotas.set(stored.metadata.name!, stored);
     this.quotaEvents.push(structuredClone(stored));
+    this.changes.push({ kind: 'quota', object: structuredClone(stored) });
+  }
+
+  /** The API server persists a binding (create or update). */
+  storeBinding(binding: ResourceBinding): void {
+    this.bindings.set(binding.metadata!.name!, binding);
+    this.changes.push({ kind: 'binding', object: structuredClone(binding) });
+  }
+
+  deleteBinding(name: string): void {
+    this.bindings.delete(name);
+    this.changes.push({ kind: 'binding-deleted', name });
   }
 
   /** An operation that runs against the host state when completed. */

@@ -26,6 +26,9 @@ describe('accounting simulation', () => {
     expect(exercised.notStored).toBeGreaterThan(0);
     expect(exercised.conflicts).toBeGreaterThan(0);
     expect(exercised.failedClosed).toBeGreaterThan(0);
+    // The reconciler both trusted its lagging cache and was sent to the host by it.
+    expect(exercised.reconcilesSkipped).toBeGreaterThan(RUNS / 2);
+    expect(exercised.reconcilesFromCacheToHost).toBeGreaterThan(RUNS);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

@@ -1,0 +1,97 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type * as k8s from '@kubernetes/client-node';
+import {
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  type KarmadaQuota,
+  type ResourceBinding,
+  describeError,
+} from '#api';
+import { customObjectInformer, ResilientInformer } from '#service-kit';
+import type { CachedView } from './reconcile-loop.js';
+import { HOST_KUBECONFIG } from './config.js';
+
+/** What the triggers do when the host's objects change. */
+export interface HostChangeHandlers {
+  quotaChanged: (quota: KarmadaQuota) => void;
+  bindingChanged: (binding: ResourceBinding) => void;
+  bindingDeleted: (binding: ResourceBinding) => void;
+}
+
+/**
+ * The reconciler's informers on the host: KarmadaQuotas and ResourceBindings, watched. They feed the
+ * triggers (a change queues its namespace), the quota metrics, and each reconcile's first look
+ * (reconcile-loop.ts: a namespace whose cached objects show nothing to write is not read again).
+ */
+@Injectable()
+export class HostCache {
+  private readonly logger = new Logger('host-cache');
+  private readonly quotaInformer: k8s.Informer<KarmadaQuota> & k8s.ObjectCache<KarmadaQuota>;
+  private readonly bindingInformer: k8s.Informer<ResourceBinding> & k8s.ObjectCache<ResourceBinding>;
+  private readonly quotaWatch: ResilientInformer<KarmadaQuota>;
+  private readonly bindingWatch: ResilientInformer<ResourceBinding>;
+  private readonly handlers: HostChangeHandlers[] = [];
+  /** Both watches listed and running: only then is the cache worth a look (it may still lag). */
+  private quotasWatched = false;
+  private bindingsWatched = false;
+
+  constructor(@Inject(HOST_KUBECONFIG) host: k8s.KubeConfig) {
+    this.quotaInformer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
+    this.bindingInformer = customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING);
+    const watchHandlers = (what: string, watched: (on: boolean) => void) => ({
+      synced: () => {
+        watched(true);
+        this.logger.log(`watching ${what} on the host`);
+      },
+      failed: (err: unknown) => {
+        watched(false);
+        this.logger.warn({ error: describeError(err) }, `watch of ${what} on the host failed, retrying`);
+      },
+    });
+    this.quotaWatch = new ResilientInformer<KarmadaQuota>(
+      this.quotaInformer,
+      {
+        upsert: (q) => this.handlers.forEach((h) => h.quotaChanged(q)),
+        remove: () => undefined,
+        ...watchHandlers('KarmadaQuotas', (on) => (this.quotasWatched = on)),
+      },
+      10_000,
+    );
+    this.bindingWatch = new ResilientInformer<ResourceBinding>(
+      this.bindingInformer,
+      {
+        upsert: (b) => this.handlers.forEach((h) => h.bindingChanged(b)),
+        remove: (b) => this.handlers.forEach((h) => h.bindingDeleted(b)),
+        ...watchHandlers('ResourceBindings', (on) => (this.bindingsWatched = on)),
+      },
+      10_000,
+    );
+  }
+
+  /** Registers what to do on changes; call before start. */
+  onChange(handlers: HostChangeHandlers): void {
+    this.handlers.push(handlers);
+  }
+
+  async start(): Promise<void> {
+    await this.quotaWatch.start();
+    await this.bindingWatch.start();
+  }
+
+  async stop(): Promise<void> {
+    this.quotasWatched = this.bindingsWatched = false;
+    await this.quotaWatch.stop();
+    await this.bindingWatch.stop();
+  }
+
+  /** Every KarmadaQuota in the cache. */
+  quotas(): readonly KarmadaQuota[] {
+    return this.quotaInformer.list();
+  }
+
+  /** The namespace's cached quotas and bindings, or undefined while a watch is down. */
+  view(namespace: string): CachedView | undefined {
+    if (!this.quotasWatched || !this.bindingsWatched) return undefined;
+    return { quotas: this.quotaInformer.list(namespace), bindings: this.bindingInformer.list(namespace) };
+  }
+}
