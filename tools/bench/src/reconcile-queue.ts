@@ -49,7 +49,9 @@ export async function waitForIdleQueue(
         `the reconcile queue still holds ${JSON.stringify(counts)} after ${timeoutMs / 1000} s`,
       );
     if (progress && Date.now() >= nextProgress) {
-      progress(`reconcile queue after ${Math.round((Date.now() - started) / 1000)} s: ${JSON.stringify(counts)}`);
+      progress(
+        `reconcile queue after ${Math.round((Date.now() - started) / 1000)} s: ${JSON.stringify(counts)}`,
+      );
       nextProgress += 10_000;
     }
     await sleep(10);

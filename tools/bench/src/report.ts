@@ -201,11 +201,7 @@ export function reportRows(report: BenchReport): Row[] {
   const hot = figuresOf(report.hotQuota, 'batched');
   if (hot) {
     const mode = (name: string, f: HotQuotaModeFigures, withTargets: boolean) => {
-      row(
-        'hot-quota',
-        `${name}: admissions/s`,
-        count(f.admissionsPerSec),
-      );
+      row('hot-quota', `${name}: admissions/s`, count(f.admissionsPerSec));
       row(
         'hot-quota',
         `${name}: latency`,

@@ -101,7 +101,8 @@ export async function fetchDetails(
     try {
       return await request();
     } catch (err) {
-      warningSlots[slot] = `Warning: ${what} not shown: ${explainError(err, failure).replace(/^error: /, '')}`;
+      warningSlots[slot] =
+        `Warning: ${what} not shown: ${explainError(err, failure).replace(/^error: /, '')}`;
       return undefined;
     }
   };
