@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BINDING_WEBHOOK_NAME } from '../../federation/src/index.js';
 import { bindingsPath, realisticBinding } from './bodies.js';
@@ -89,6 +91,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
     ctx.log('end-to-end: webhook registration withdrawn');
     const restore = await withdrawWebhook(host, webhookCalled);
     ctx.log(`end-to-end: ${creates} creates without the webhook, ${sizes.endToEndConcurrency} at once`);
+    const withoutProfile = profileHost(ctx, client, 'host-apiserver-without-webhook');
     const withoutWebhook = await createBindings(
       client,
       creates,
@@ -96,10 +99,12 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
       plainNamespace,
       quotas,
     );
+    await withoutProfile;
     await restore();
     ctx.log(`end-to-end: ${creates} creates with the webhook, ${sizes.endToEndConcurrency} at once`);
     const metricsBefore = await hostMetrics(client);
     const admitted: AdmittedBindings = { replicas: new Map() };
+    const withProfile = profileHost(ctx, client, 'host-apiserver-with-webhook');
     const withWebhook = await createBindings(
       client,
       creates,
@@ -109,6 +114,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
       (namespace, replicas) =>
         admitted.replicas.set(namespace, [...(admitted.replicas.get(namespace) ?? []), replicas]),
     );
+    await withProfile;
     const inWebhook = webhookTime(metricsBefore, await hostMetrics(client), withWebhook.meanMs);
     ctx.log(
       `end-to-end: p99 ${withWebhook.p99Ms} ms with the webhook, ${withoutWebhook.p99Ms} ms without; ` +
@@ -184,6 +190,28 @@ async function createBindings(
     p95Ms: summary.p95Ms,
     p99Ms: summary.p99Ms,
   };
+}
+
+/** How long `--profile` samples the host API server's CPU in each half (from its start). */
+const HOST_PROFILE_SECONDS = 15;
+
+/**
+ * With `--profile`: the host API server's own Go CPU profile (its /debug/pprof, on by default) over
+ * the first seconds of a half, written as `<name>.pprof` beside the services' profiles. Never fails
+ * the scenario: a profile that cannot be taken is reported and skipped.
+ */
+async function profileHost(ctx: BenchContext, client: HttpsJsonClient, name: string): Promise<void> {
+  if (!ctx.profileDir) return;
+  try {
+    const res = await client.download(`/debug/pprof/profile?seconds=${HOST_PROFILE_SECONDS}`);
+    if (res.status !== 200)
+      throw new Error(`HTTP ${res.status}: ${res.bytes.toString('utf8').slice(0, 200)}`);
+    const dir = join(ctx.profileDir, 'end-to-end');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.pprof`), res.bytes);
+  } catch (err) {
+    ctx.log(`end-to-end: no CPU profile of the host API server (${name}): ${(err as Error).message}`);
+  }
 }
 
 async function hostMetrics(client: HttpsJsonClient): Promise<string> {

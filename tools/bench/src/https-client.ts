@@ -52,6 +52,20 @@ export class HttpsJsonClient {
     return this.call('DELETE', path);
   }
 
+  /** A GET whose answer is kept as bytes (a pprof profile); rejects only when no answer came. */
+  download(path: string): Promise<{ status: number; bytes: Buffer }> {
+    return new Promise((resolve, reject) => {
+      const req = request(`${this.baseUrl}${path}`, { agent: this.agent, headers: this.headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   /** Resolves with any HTTP status; rejects only when no answer came (connection refused, reset). */
   call(method: string, path: string, body?: string): Promise<JsonResponse> {
     return new Promise((resolve, reject) => {

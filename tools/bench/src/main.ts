@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { describeError } from '#api';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -245,21 +246,32 @@ async function main(): Promise<number> {
   return 0;
 }
 
-/** Summarises every profile under `dir` into `dir/summary.txt`, and returns that text. */
+/**
+ * Summarises every profile under `dir` into `dir/summary.txt`, and returns that text: the services'
+ * V8 profiles here, the host API server's Go profiles by `go tool pprof -top`.
+ */
 function summarizeCpuProfiles(dir: string): string {
-  const files = existsSync(dir)
-    ? readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cpuprofile'))
-    : [];
-  if (files.length === 0) return `--profile: no CPU profile was written under ${dir}`;
-  const text = files
+  const files = existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }) : [];
+  const profiles = files.filter((f) => f.endsWith('.cpuprofile') || f.endsWith('.pprof'));
+  if (profiles.length === 0) return `--profile: no CPU profile was written under ${dir}`;
+  const text = profiles
     .sort()
     .map((file) => {
+      if (file.endsWith('.pprof')) return goProfileSummary(join(dir, file), file);
       const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
       return renderCpuProfileSummary(file.replace(/\.cpuprofile$/, ''), summarizeCpuProfile(profile));
     })
     .join('\n\n');
   writeFileSync(join(dir, 'summary.txt'), `${text}\n`);
   return `CPU profiles in ${dir} (open one in Chrome DevTools or speedscope):\n\n${text}`;
+}
+
+/** The top functions of a Go CPU profile by `go tool pprof` (Go builds the binaries, so it is here). */
+function goProfileSummary(path: string, name: string): string {
+  const top = spawnSync('go', ['tool', 'pprof', '-top', '-nodecount=25', path], { encoding: 'utf8' });
+  if (top.status !== 0)
+    return `${name}: go tool pprof failed: ${(top.stderr || top.error?.message || '').trim()}`;
+  return `${name.replace(/\.pprof$/, '')} (Go, go tool pprof -top):\n${top.stdout.trimEnd()}`;
 }
 
 async function flushBenchDatabase(url: string): Promise<void> {
