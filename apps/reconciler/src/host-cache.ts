@@ -11,6 +11,9 @@ import { customObjectInformer, ResilientInformer } from '#service-kit';
 import type { CachedView } from './reconcile-loop.js';
 import { HOST_KUBECONFIG } from './config.js';
 
+const OWN_WRITES_KEPT = 10_000;
+const versionKey = (quota: KarmadaQuota) => `${quota.metadata?.uid}@${quota.metadata?.resourceVersion}`;
+
 /** What the triggers do when the host's objects change. */
 export interface HostChangeHandlers {
   quotaChanged: (quota: KarmadaQuota) => void;
@@ -31,6 +34,8 @@ export class HostCache {
   private readonly quotaWatch: ResilientInformer<KarmadaQuota>;
   private readonly bindingWatch: ResilientInformer<ResourceBinding>;
   private readonly handlers: HostChangeHandlers[] = [];
+  /** Quota versions this replica wrote (uid@resourceVersion), oldest first. */
+  private readonly ownWrites = new Set<string>();
   /** Both watches listed and running: only then is the cache worth a look (it may still lag). */
   private quotasWatched = false;
   private bindingsWatched = false;
@@ -66,6 +71,21 @@ export class HostCache {
       },
       10_000,
     );
+  }
+
+  /**
+   * Records a status this replica wrote, so its own change is known when the watch reports it: the
+   * reconcile that wrote it read everything before it, so it needs no reconcile of its own.
+   */
+  noteOwnWrite(quota: KarmadaQuota): void {
+    this.ownWrites.add(versionKey(quota));
+    // Bounded: a write whose event never comes (a watch restarted meanwhile) is forgotten in time.
+    if (this.ownWrites.size > OWN_WRITES_KEPT) this.ownWrites.delete(this.ownWrites.values().next().value!);
+  }
+
+  /** Whether this quota change is a status this replica wrote itself (each is recognized once). */
+  isOwnWrite(quota: KarmadaQuota): boolean {
+    return this.ownWrites.delete(versionKey(quota));
   }
 
   /** Registers what to do on changes; call before start. */

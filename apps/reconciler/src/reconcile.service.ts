@@ -88,7 +88,11 @@ export class ReconcileService {
       {
         getQuota: (ns, name) => this.quotas.get(ns, name),
         listBindings: (ns) => this.listBindings(ns),
-        writeStatus: (quota) => this.quotas.writeStatus(quota),
+        writeStatus: async (quota) => {
+          const written = await this.quotas.writeStatus(quota);
+          this.cache.noteOwnWrite(written);
+          return written;
+        },
         clock: Date.now,
       },
       namespace,

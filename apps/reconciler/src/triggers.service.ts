@@ -61,8 +61,11 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     // The reconciler writes the statuses, so it alone exports them (docs/reference/metrics.md).
     registerQuotaMetrics(metrics, () => cache.quotas());
     cache.onChange({
+      // The reconciler's own status writes need no reconcile: the one that wrote read everything before.
       quotaChanged: (q) =>
-        void this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`),
+        cache.isOwnWrite(q)
+          ? undefined
+          : void this.enqueue(q.metadata?.namespace, `KarmadaQuota ${q.metadata?.name} changed`),
       bindingChanged: (b) =>
         void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} changed`),
       bindingDeleted: (b) => void this.bindingDeleted(b),

@@ -43,11 +43,12 @@ export async function runConvergence(ctx: BenchContext): Promise<ConvergenceFigu
   await Promise.all(members.map(defaultServiceAccount));
   await createQuota(host, NAMESPACE, QUOTA, { pods: '100k', cpu: '10k' });
 
-  // Pod churn alone: not behind the reconciles an earlier scenario (end-to-end) left queued.
+  // Pod churn alone: not behind the reconciles an earlier scenario (end-to-end) left queued. Its
+  // claims expire up to RESERVATION_TTL_SECONDS (120 s) after it ends, each expiry a reconcile.
   const reconcileQueue = openReconcileQueue(ctx.redisUrl);
   try {
     ctx.log('convergence: waiting until the reconciler has no job queued');
-    await waitForIdleQueue(reconcileQueue.queue, 120_000, ctx.log);
+    await waitForIdleQueue(reconcileQueue.queue, 300_000, ctx.log);
   } finally {
     await reconcileQueue.close();
   }

@@ -150,7 +150,7 @@ async function main(): Promise<number> {
     });
     const needs = (...keys: ScenarioKey[]) => !interrupted && keys.some((key) => selected.has(key));
     if (needs('hotQuota', 'webhookAlone', 'replicas', 'endToEnd', 'convergence'))
-      federation = await Federation.start({ stateDir, members: 2, log });
+      federation = await Federation.start({ stateDir, members: 2, log, hostProfiling: Boolean(profileDir) });
     const ctx: BenchContext = { federation: federation!, redisUrl, sizes, services: [], log, profileDir };
     // First, while no webhook is registered: these start webhooks of their own, unregistered.
     await scenario('hotQuota', () => runHotQuota(ctx));

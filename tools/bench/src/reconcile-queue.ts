@@ -50,10 +50,21 @@ export async function waitForIdleQueue(
       );
     if (progress && Date.now() >= nextProgress) {
       progress(
-        `reconcile queue after ${Math.round((Date.now() - started) / 1000)} s: ${JSON.stringify(counts)}`,
+        `reconcile queue after ${Math.round((Date.now() - started) / 1000)} s: ${JSON.stringify(counts)}; ` +
+          `queued for: ${await waitingReasons(queue)}`,
       );
       nextProgress += 10_000;
     }
     await sleep(10);
   }
+}
+
+/** What the first 100 waiting jobs were queued for, names left out: "KarmadaQuota * changed" x 80, ... */
+async function waitingReasons(queue: Queue<ReconcileJob>): Promise<string> {
+  const counts = new Map<string, number>();
+  for (const job of await queue.getWaiting(0, 99)) {
+    const reason = String(job.data?.reason ?? '?').replace(/^(KarmadaQuota|ResourceBinding) \S+/, '$1 *');
+    counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  }
+  return [...counts].map(([reason, n]) => `"${reason}" x ${n}`).join(', ') || 'nothing';
 }

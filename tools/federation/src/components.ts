@@ -147,6 +147,7 @@ export class ApiServer extends Component {
     private readonly etcdUrl: string,
     private port: number,
     webhookClient: ClientCertificate | undefined,
+    private readonly profiling: boolean,
   ) {
     super(name, dir, guard);
     if (webhookClient) this.admissionConfigFile = writeWebhookAdmissionConfig(dir, webhookClient);
@@ -173,9 +174,18 @@ export class ApiServer extends Component {
     guard: OrphanGuard,
     binaries: KubeBinaries,
     etcdUrl: string,
-    options: { webhookClient?: ClientCertificate } = {},
+    options: { webhookClient?: ClientCertificate; profiling?: boolean } = {},
   ): Promise<ApiServer> {
-    return new ApiServer(name, dir, guard, binaries, etcdUrl, await freePort(), options.webhookClient);
+    return new ApiServer(
+      name,
+      dir,
+      guard,
+      binaries,
+      etcdUrl,
+      await freePort(),
+      options.webhookClient,
+      options.profiling ?? false,
+    );
   }
 
   get serviceAccountKeyFile(): string {
@@ -207,7 +217,7 @@ export class ApiServer extends Component {
       `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
       '--authorization-mode=RBAC',
       ...(this.admissionConfigFile ? [`--admission-control-config-file=${this.admissionConfigFile}`] : []),
-      '--profiling=false',
+      `--profiling=${this.profiling}`,
       '--v=1',
     ]);
     await waitFor(

@@ -44,6 +44,8 @@ export interface FederationOptions {
    * enough for what watches objects made directly (pods, say), and many members start sooner.
    */
   memberControllers?: boolean;
+  /** The host API server serves /debug/pprof (the bench's --profile reads its CPU profile). */
+  hostProfiling?: boolean;
 }
 
 /** What a test or the sandbox needs to reach the federation; serialisable as JSON. */
@@ -105,7 +107,7 @@ export class Federation {
     const makeCluster = async (
       name: string,
       controllers: string[] | undefined,
-      apiServerOptions: { webhookClient?: ClientCertificate } = {},
+      apiServerOptions: { webhookClient?: ClientCertificate; profiling?: boolean } = {},
     ): Promise<Cluster> => {
       const dir = join(options.stateDir, name);
       const apiServer = await ApiServer.create(
@@ -126,7 +128,10 @@ export class Federation {
       );
       return { apiServer, controllerManager };
     };
-    const host = await makeCluster('host', HOST_CONTROLLERS, { webhookClient });
+    const host = await makeCluster('host', HOST_CONTROLLERS, {
+      webhookClient,
+      profiling: options.hostProfiling ?? false,
+    });
     const members: Cluster[] = [];
     const memberControllers = options.memberControllers === false ? undefined : MEMBER_CONTROLLERS;
     for (let i = 1; i <= memberCount; i++) members.push(await makeCluster(`member${i}`, memberControllers));
