@@ -7,7 +7,10 @@ const quota = (resourceVersion: string, uid = 'q-1'): KarmadaQuota =>
 
 function hostCache(): HostCache {
   const kc = new k8s.KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'c', server: 'https://127.0.0.1:1' }, { name: 'u' });
+  kc.loadFromClusterAndUser(
+    { name: 'c', server: 'https://127.0.0.1:1', skipTLSVerify: false },
+    { name: 'u' },
+  );
   return new HostCache(kc); // never started: only its own-write bookkeeping is used here
 }
 

@@ -27,6 +27,28 @@ const QUOTA = 'team';
 const CONCURRENCY = 8;
 const REFLECT_TIMEOUT_MS = 60_000;
 
+/** Time for the reconciler's expiry sweep to queue and reconcile what has expired. */
+const SWEEP_MARGIN_MS = 20_000;
+
+/** Waits until every claim on the host's quotas has expired, and the sweep has had time to drop it. */
+async function untilEarlierClaimsExpired(ctx: BenchContext, host: ApiEndpoint): Promise<void> {
+  const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  const quotas = ((await objects.listClusterCustomObject({ ...KARMADA_QUOTA })) as { items: KarmadaQuota[] })
+    .items;
+  const lastExpiry = Math.max(
+    0,
+    ...quotas.flatMap((q) =>
+      (q.status?.reservations ?? []).map((r) => Date.parse(r.expirationTime ?? '') || 0),
+    ),
+  );
+  const waitMs = lastExpiry + SWEEP_MARGIN_MS - Date.now();
+  if (waitMs <= 0) return;
+  ctx.log(
+    `convergence: waiting ${Math.ceil(waitMs / 1000)} s for earlier scenarios' claims to expire and be swept`,
+  );
+  await sleep(waitMs);
+}
+
 /**
  * Pods created and deleted directly in the members (bare pods: each is its own workload and counts
  * in the namespace's unscoped quota) while the aggregator and reconciler run; a watch on the host
@@ -43,8 +65,10 @@ export async function runConvergence(ctx: BenchContext): Promise<ConvergenceFigu
   await Promise.all(members.map(defaultServiceAccount));
   await createQuota(host, NAMESPACE, QUOTA, { pods: '100k', cpu: '10k' });
 
-  // Pod churn alone: not behind the reconciles an earlier scenario (end-to-end) left queued. Its
-  // claims expire up to RESERVATION_TTL_SECONDS (120 s) after it ends, each expiry a reconcile.
+  // Pod churn alone: not behind the reconciles an earlier scenario (end-to-end) left, queued or due:
+  // its claims expire up to RESERVATION_TTL_SECONDS (120 s) after it ends, and the expiry sweep
+  // (every 15 s) queues each namespace holding an expired one.
+  await untilEarlierClaimsExpired(ctx, host);
   const reconcileQueue = openReconcileQueue(ctx.redisUrl);
   try {
     ctx.log('convergence: waiting until the reconciler has no job queued');
