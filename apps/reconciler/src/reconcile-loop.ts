@@ -46,18 +46,26 @@ export interface CachedView {
  */
 export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
   if (input.waiting.length > 0) return false;
-  return view.quotas.every(
-    (quota) =>
-      !computeQuotaStatus({
-        quota,
-        bindings: view.bindings,
-        clusters: input.clusters,
-        now: new Date(now),
-        deletedBindingUids: input.deletedBindingUids,
-        timing: input.timing,
-        waiting: waitingStatus(quota.metadata?.name ?? '', []),
-      }).changed,
-  );
+  return view.quotas.every((quota) => !statusOf(quota, view.bindings, input, now, []).changed);
+}
+
+/** The status the rules compute for `quota` from these bindings and the input read for it. */
+function statusOf(
+  quota: KarmadaQuota,
+  bindings: readonly ResourceBinding[],
+  input: ReconcileInput,
+  now: number,
+  waiting: readonly WaitingChange[],
+): QuotaStatusResult {
+  return computeQuotaStatus({
+    quota,
+    bindings,
+    clusters: input.clusters,
+    now: new Date(now),
+    deletedBindingUids: input.deletedBindingUids,
+    timing: input.timing,
+    waiting: waitingStatus(quota.metadata?.name ?? '', waiting),
+  });
 }
 
 export interface ReconcileOutcome {
@@ -97,15 +105,7 @@ export async function reconcileQuotas(
   };
   for (let quota of quotas) {
     for (let attempt = 0; ; attempt++) {
-      const result = computeQuotaStatus({
-        quota,
-        bindings,
-        clusters: input.clusters,
-        now: new Date(now),
-        deletedBindingUids: input.deletedBindingUids,
-        timing: input.timing,
-        waiting: waitingStatus(quota.metadata?.name ?? '', outcome.waiting.live),
-      });
+      const result = statusOf(quota, bindings, input, now, outcome.waiting.live);
       if (result.errors.length > 0) warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
       outcome.statuses.set(quota.metadata?.name ?? '', result.status);
       if (!result.changed) break;
