@@ -273,6 +273,57 @@ describe('AdmissionBatcher', () => {
     expect(reservedNames(store.get('pods'))).toEqual(['next']);
   });
 
+  test.each([
+    { cached: true, refusedOnArrival: true },
+    // Without cached quotas nothing is decided before the batch in flight is written.
+    { cached: false, refusedOnArrival: false },
+  ])(
+    'while a batch is being written, a change the cached quotas refuse is refused at once (cached $cached)',
+    async ({ cached, refusedOnArrival }) => {
+      let release: (() => void) | undefined;
+      class HeldWrites extends CasStore {
+        override async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
+          await new Promise<void>((resolve) => (release = resolve));
+          release = undefined;
+          return super.writeStatus(q);
+        }
+      }
+      const store = new HeldWrites([quota('team-a', { cpu: '10' })], prng(1), 0);
+      const cache = new CachedQuotaStore(store);
+      cache.setWatching(true);
+      const batcher = new AdmissionBatcher(cached ? cache : store, { ...TIMING, maxConflictRetries: 3 });
+      const answered: string[] = [];
+      const track = (rb: ResourceBinding) =>
+        admit(batcher, rb).then((outcome) => {
+          answered.push(rb.metadata!.name!);
+          return outcome;
+        });
+      const tick = () => new Promise((resolve) => setImmediate(resolve));
+      const web = track(binding('web', '4'));
+      while (release === undefined) await tick(); // web's claim is being written
+
+      // The cache holds the quota as read before web's claim: 11 > 10 is refused by it alone.
+      const huge = track(binding('huge', '11'));
+      const small = track(binding('small', '2')); // fits: waits for the next batch
+      const webAgain = track(binding('web', '20')); // web is in flight: waits, decided after it
+      for (let i = 0; i < 5; i++) await tick();
+      expect(answered).toEqual(refusedOnArrival ? ['huge'] : []);
+
+      const webWrite = release!;
+      webWrite();
+      while (release === undefined || release === webWrite) await tick(); // the next batch's claims
+      release();
+      expect(await web).toEqual({ allowed: true });
+      expect(await small).toEqual({ allowed: true });
+      expect(await webAgain).toMatchObject({ allowed: false, exceeded: ['cpu'] });
+      expect(await huge).toMatchObject({
+        allowed: false,
+        message: `exceeded quota: team-a, requested: cpu=11, used: cpu=${refusedOnArrival ? 0 : 4}, limited: cpu=10`,
+      });
+      expect(reservedNames(store.get('team-a'))).toEqual(['small', 'web']);
+    },
+  );
+
   test('a namespace without a KarmadaQuota is admitted without any write', async () => {
     const store = new CasStore([], prng(1), 0);
     const batcher = new AdmissionBatcher(store, { ...TIMING, maxConflictRetries: 3 });

@@ -7,18 +7,22 @@ import {
   type BindingChange,
   type Pending,
 } from './admission-strategy.js';
-import { admitWithCas, type CasOptions } from './cas-round.js';
+import { admitWithCas, refusalFrom, type CasOptions } from './cas-round.js';
 
 export type BatcherOptions = Omit<CasOptions, 'conflictRetryDelayMs'>;
 
 /**
  * Admission for one namespace at a time, batched: every request that arrives while a batch is in
  * flight joins the next one, which is decided in order against a running total (libs/quota) and
- * costs one status write per changed quota (cas-round.ts).
+ * costs one status write per changed quota (cas-round.ts). A request the quotas at hand already
+ * refuse (a store that caches them: CachedQuotaStore) is refused on arrival instead of waiting for
+ * the batch in flight to be written, unless a change of the same binding is waiting or in flight
+ * (it may write the claim this one would rely on).
  */
 export class AdmissionBatcher implements AdmissionStrategy {
   private readonly queues = new Map<string, Pending[]>();
-  private readonly draining = new Set<string>();
+  /** The batch being decided and written, per namespace with one. */
+  private readonly inFlight = new Map<string, Pending[]>();
 
   constructor(
     private readonly store: QuotaStore,
@@ -28,20 +32,34 @@ export class AdmissionBatcher implements AdmissionStrategy {
 
   admit(change: BindingChange, answerBy: number): Promise<AdmissionOutcome> {
     const namespace = change.item.binding.namespace;
+    const refusal = this.refusedOnArrival(change);
+    if (refusal) return Promise.resolve(refusal);
     return new Promise((resolve) => {
       const queue = this.queues.get(namespace) ?? [];
       queue.push({ change, answerBy, resolve });
       this.queues.set(namespace, queue);
-      if (!this.draining.has(namespace)) void this.drain(namespace);
+      if (!this.inFlight.has(namespace)) void this.drain(namespace);
     });
   }
 
+  /** The refusal of a change arriving while its namespace has a batch in flight, if the cached quotas refuse it. */
+  private refusedOnArrival(change: BindingChange): AdmissionOutcome | undefined {
+    const { namespace, name } = change.item.binding;
+    const flying = this.inFlight.get(namespace);
+    if (flying === undefined) return undefined; // decided at once anyway
+    const quotas = this.store.cached?.(namespace);
+    if (quotas === undefined) return undefined;
+    const sameBinding = (p: Pending) => p.change.item.binding.name === name;
+    if (flying.some(sameBinding) || this.queues.get(namespace)?.some(sameBinding)) return undefined;
+    return refusalFrom(quotas, change, this.options);
+  }
+
   private async drain(namespace: string): Promise<void> {
-    this.draining.add(namespace);
     try {
       for (;;) {
         const batch = this.queues.get(namespace)?.splice(0) ?? [];
         if (batch.length === 0) break;
+        this.inFlight.set(namespace, batch);
         this.observer.batch(batch.length);
         await admitWithCas(
           this.store,
@@ -52,7 +70,7 @@ export class AdmissionBatcher implements AdmissionStrategy {
         );
       }
     } finally {
-      this.draining.delete(namespace);
+      this.inFlight.delete(namespace);
       this.queues.delete(namespace);
     }
   }

@@ -38,6 +38,10 @@ export class CachedQuotaStore implements QuotaStore {
     if (!ownWrite) this.invalidate(namespace);
   }
 
+  cached(namespace: string): readonly KarmadaQuota[] | undefined {
+    return this.lists.get(namespace);
+  }
+
   async list(namespace: string): Promise<KarmadaQuota[]> {
     const cached = this.lists.get(namespace);
     if (cached) return cached;

@@ -8,10 +8,11 @@ import {
   toWireReservations,
   type AdmissionItem,
   type BatchResult,
+  type Decision,
 } from '#quota';
 import { formatList } from '#quantity';
 import { ConflictError, type QuotaStore } from '#service-kit';
-import { failClosed, type BatchObserver, type Pending } from './admission-strategy.js';
+import { failClosed, type BatchObserver, type BindingChange, type Pending } from './admission-strategy.js';
 
 /** How a batch is decided and how it meets a conflicting status write. */
 export interface CasOptions {
@@ -54,8 +55,8 @@ export async function admitWithCas(
 }
 
 /** The admission item for one request against these quotas: which of them its old object held in. */
-function itemFor(p: Pending, quotas: readonly KarmadaQuota[]): AdmissionItem {
-  const { item, object, old } = p.change;
+function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): AdmissionItem {
+  const { item, object, old } = change;
   const names = quotas.map((q) => q.metadata!.name!);
   return {
     ...item,
@@ -77,6 +78,54 @@ function itemFor(p: Pending, quotas: readonly KarmadaQuota[]): AdmissionItem {
   };
 }
 
+/**
+ * The changes decided in order against these quotas (libs/quota admitBatch); `unreadable` says why
+ * when a quota's status cannot be parsed.
+ */
+function decide(
+  quotas: readonly KarmadaQuota[],
+  changes: readonly BindingChange[],
+  now: number,
+  options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
+): { result: BatchResult } | { unreadable: string } {
+  const parsed = quotas.map((q) => ({ quota: q, ...parseQuotaState(q) }));
+  const broken = parsed.filter((p) => p.errors.length > 0);
+  if (broken.length > 0)
+    return { unreadable: broken.map((b) => `${b.quota.metadata?.name}: ${b.errors.join('; ')}`).join(' | ') };
+  const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
+  const result = admitBatch(
+    parsed.map((p) => p.state),
+    changes.map((change) => itemFor(change, quotas)),
+    (quotaName, index) => bindingMatchesScopes(byName.get(quotaName)!, changes[index]!.object),
+    {
+      now: new Date(now),
+      ttlSeconds: options.ttlSeconds,
+      landingWindowSeconds: options.landingWindowSeconds,
+    },
+  );
+  return { result };
+}
+
+/**
+ * The refusal of `change` by quotas already at hand (the watch-fed cache), for a request that would
+ * otherwise wait for the batch in flight to be written: undefined when they do not refuse it (it is
+ * then decided in the next batch, as usual). Sound whatever the list's age, since a refusal admits
+ * nothing: the batch in flight only adds claims, so what does not fit now would not fit after it
+ * either; a list that lags the host may refuse what a fresh read would admit, as Kubernetes' quota
+ * admission may from its informer (and the refusal is recorded as a waiting change, requeued when
+ * quota frees).
+ */
+export function refusalFrom(
+  quotas: readonly KarmadaQuota[],
+  change: BindingChange,
+  options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds' | 'clock'>,
+): Decision | undefined {
+  const decided = decide(quotas, [change], options.clock(), options);
+  if ('unreadable' in decided) return undefined; // the batch fails closed, saying why
+  const decision = decided.result.decisions[0]!;
+  return decision.allowed ? undefined : decision;
+}
+
 async function decideAndWrite(
   store: QuotaStore,
   namespace: string,
@@ -95,24 +144,18 @@ async function decideAndWrite(
     }
     live = live.filter((p) => now < p.answerBy);
     if (live.length === 0) return;
-    const parsed = quotas.map((q) => ({ quota: q, ...parseQuotaState(q) }));
-    const broken = parsed.filter((p) => p.errors.length > 0);
-    if (broken.length > 0) {
-      const detail = broken.map((b) => `${b.quota.metadata?.name}: ${b.errors.join('; ')}`).join(' | ');
-      for (const p of live) p.resolve(failClosed(`a KarmadaQuota in ${namespace} cannot be read: ${detail}`));
+    const decided = decide(
+      quotas,
+      live.map((p) => p.change),
+      now,
+      options,
+    );
+    if ('unreadable' in decided) {
+      for (const p of live)
+        p.resolve(failClosed(`a KarmadaQuota in ${namespace} cannot be read: ${decided.unreadable}`));
       return;
     }
-    const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
-    const result = admitBatch(
-      parsed.map((p) => p.state),
-      live.map((p) => itemFor(p, quotas)),
-      (quotaName, index) => bindingMatchesScopes(byName.get(quotaName)!, live[index]!.change.object),
-      {
-        now: new Date(now),
-        ttlSeconds: options.ttlSeconds,
-        landingWindowSeconds: options.landingWindowSeconds,
-      },
-    );
+    const { result } = decided;
     const waiting: Pending[] = [];
     live.forEach((p, i) => {
       if (result.awaitsWrite[i]) waiting.push(p);

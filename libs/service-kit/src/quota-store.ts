@@ -10,6 +10,8 @@ export interface QuotaStore {
    * No attempt is started after `deadline` (epoch ms), when given.
    */
   writeStatus(quota: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota>;
+  /** The namespace's quotas as a cache holds them now, without a read; undefined when it holds none. */
+  cached?(namespace: string): readonly KarmadaQuota[] | undefined;
 }
 
 export class ConflictError extends Error {
