@@ -8,6 +8,7 @@ import {
   type Federation,
   type RunningService,
 } from '../../federation/src/index.js';
+import { isApiStatus } from '#api';
 import { bindingsPath, realisticBinding } from './bodies.js';
 import { profiling, type BenchSizes } from './context.js';
 import {
@@ -176,20 +177,24 @@ async function prepareNamespace(federation: Federation, namespace: string, mode:
 }
 
 /**
- * Deletes the namespace on the host and waits (up to 2 minutes) until its pods are gone from the
- * members, so one mode's clean-up does not load the next one's figures.
+ * Deletes the namespace on the host and waits (up to 5 minutes) until it is gone from the host and
+ * every member: the clean-up of a mode's 100-odd Deployments (Karmada's Works, the members' garbage
+ * collection) must not load the next mode's figures, so its pods being gone is not enough.
  */
 async function removeNamespace(federation: Federation, namespace: string, log: (m: string) => void) {
   await kubeConfigFor(federation.info.host).makeApiClient(k8s.CoreV1Api).deleteNamespace({ name: namespace });
-  const deadline = Date.now() + 120_000;
-  for (const member of federation.info.members) {
-    const core = kubeConfigFor(member).makeApiClient(k8s.CoreV1Api);
-    for (;;) {
-      const left = (await core.listNamespacedPod({ namespace })).items.length;
-      if (left === 0) break;
+  const deadline = Date.now() + 300_000;
+  for (const cluster of [federation.info.host, ...federation.info.members]) {
+    const core = kubeConfigFor(cluster).makeApiClient(k8s.CoreV1Api);
+    const gone = () =>
+      core.readNamespace({ name: namespace }).then(
+        () => false,
+        (err: unknown) => isApiStatus(err, 404),
+      );
+    while (!(await gone())) {
       if (Date.now() > deadline) {
-        log(`user-latency: ${left} pods of ${namespace} still in ${member.name} after 2 minutes; going on`);
-        break;
+        log(`user-latency: namespace ${namespace} still in ${cluster.name} after 5 minutes; going on`);
+        return;
       }
       await sleep(500);
     }
