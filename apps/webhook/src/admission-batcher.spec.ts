@@ -3,7 +3,7 @@ import { Quantity } from '#quantity';
 import { bindingCharge } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
 import { AdmissionBatcher } from './admission-batcher.js';
-import type { AdmissionOutcome, AdmissionStrategy } from './admission-strategy.js';
+import { NO_OBSERVER, type AdmissionOutcome, type AdmissionStrategy } from './admission-strategy.js';
 import { CachedQuotaStore } from './cached-quota-store.js';
 import { CasPerAdmission } from './cas-per-admission.js';
 
@@ -155,6 +155,7 @@ describe('AdmissionBatcher', () => {
         {
           batch: (size) => batches.push(size),
           conflict: () => {},
+          refusedOnArrival: () => {},
         },
       );
       const bindings = Array.from({ length: 500 }, (_, i) => binding(`rb-${i}`));
@@ -273,56 +274,87 @@ describe('AdmissionBatcher', () => {
     expect(reservedNames(store.get('pods'))).toEqual(['next']);
   });
 
-  test.each([
-    { cached: true, refusedOnArrival: true },
-    // Without cached quotas nothing is decided before the batch in flight is written.
-    { cached: false, refusedOnArrival: false },
-  ])(
-    'while a batch is being written, a change the cached quotas refuse is refused at once (cached $cached)',
-    async ({ cached, refusedOnArrival }) => {
-      let release: (() => void) | undefined;
-      class HeldWrites extends CasStore {
-        override async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
-          await new Promise<void>((resolve) => (release = resolve));
-          release = undefined;
-          return super.writeStatus(q);
-        }
+  test('while a batch is being written, a change that cannot fit after it and the queue is refused at once', async () => {
+    let release: (() => void) | undefined;
+    class HeldWrites extends CasStore {
+      override async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
+        await new Promise<void>((resolve) => (release = resolve));
+        release = undefined;
+        return super.writeStatus(q);
       }
-      const store = new HeldWrites([quota('team-a', { cpu: '10' })], prng(1), 0);
-      const cache = new CachedQuotaStore(store);
-      cache.setWatching(true);
-      const batcher = new AdmissionBatcher(cached ? cache : store, { ...TIMING, maxConflictRetries: 3 });
-      const answered: string[] = [];
-      const track = (rb: ResourceBinding) =>
-        admit(batcher, rb).then((outcome) => {
-          answered.push(rb.metadata!.name!);
-          return outcome;
-        });
-      const tick = () => new Promise((resolve) => setImmediate(resolve));
-      const web = track(binding('web', '4'));
-      while (release === undefined) await tick(); // web's claim is being written
-
-      // The cache holds the quota as read before web's claim: 11 > 10 is refused by it alone.
-      const huge = track(binding('huge', '11'));
-      const small = track(binding('small', '2')); // fits: waits for the next batch
-      const webAgain = track(binding('web', '20')); // web is in flight: waits, decided after it
-      for (let i = 0; i < 5; i++) await tick();
-      expect(answered).toEqual(refusedOnArrival ? ['huge'] : []);
-
-      const webWrite = release!;
-      webWrite();
-      while (release === undefined || release === webWrite) await tick(); // the next batch's claims
-      release();
-      expect(await web).toEqual({ allowed: true });
-      expect(await small).toEqual({ allowed: true });
-      expect(await webAgain).toMatchObject({ allowed: false, exceeded: ['cpu'] });
-      expect(await huge).toMatchObject({
-        allowed: false,
-        message: `exceeded quota: team-a, requested: cpu=11, used: cpu=${refusedOnArrival ? 0 : 4}, limited: cpu=10`,
+    }
+    const store = new HeldWrites([quota('team-a', { cpu: '10' })], prng(1), 0);
+    const refusedOnArrival: string[] = [];
+    const batcher = new AdmissionBatcher(
+      store,
+      { ...TIMING, maxConflictRetries: 3 },
+      { ...NO_OBSERVER, refusedOnArrival: () => refusedOnArrival.push('refused') },
+    );
+    const answered: string[] = [];
+    const track = (rb: ResourceBinding) =>
+      admit(batcher, rb).then((outcome) => {
+        answered.push(rb.metadata!.name!);
+        return outcome;
       });
-      expect(reservedNames(store.get('team-a'))).toEqual(['small', 'web']);
-    },
-  );
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    const web = track(binding('web', '4'));
+    while (release === undefined) await tick(); // web's claim is being written
+
+    const huge = track(binding('huge', '7')); // 4 + 7 > 10
+    const small = track(binding('small', '2')); // 4 + 2 fits: queued, and projected
+    const medium = track(binding('medium', '5')); // 4 + 2 + 5 > 10
+    const webAgain = track(binding('web', '20')); // web is in flight: waits, decided after it
+    for (let i = 0; i < 5; i++) await tick();
+    expect(answered).toEqual(['huge', 'medium']);
+    expect(refusedOnArrival).toHaveLength(2);
+
+    const webWrite = release!;
+    webWrite();
+    while (release === undefined || release === webWrite) await tick(); // the next batch's claims
+    release();
+    expect(await web).toEqual({ allowed: true });
+    expect(await small).toEqual({ allowed: true });
+    expect(await webAgain).toMatchObject({ allowed: false, exceeded: ['cpu'] });
+    expect(await huge).toMatchObject({
+      allowed: false,
+      message: 'exceeded quota: team-a, requested: cpu=7, used: cpu=4, limited: cpu=10',
+    });
+    expect(await medium).toMatchObject({
+      allowed: false,
+      message: 'exceeded quota: team-a, requested: cpu=5, used: cpu=6, limited: cpu=10',
+    });
+    expect(reservedNames(store.get('team-a'))).toEqual(['small', 'web']);
+  });
+
+  test('before the batch in flight is decided, the quotas a caching store holds refuse what they refuse', async () => {
+    let releaseRead: (() => void) | undefined;
+    class HeldSecondRead extends CasStore {
+      override async list(namespace: string): Promise<KarmadaQuota[]> {
+        if (this.reads === 1) await new Promise<void>((resolve) => (releaseRead = resolve));
+        return super.list(namespace);
+      }
+    }
+    const store = new HeldSecondRead([quota('team-a', { cpu: '10' })], prng(1), 0);
+    const cache = new CachedQuotaStore(store);
+    cache.setWatching(true);
+    const batcher = new AdmissionBatcher(cache, { ...TIMING, maxConflictRetries: 3 });
+    expect(await admit(batcher, binding('first', '4'))).toEqual({ allowed: true });
+    cache.observed(store.get('team-a'), false); // the watch reports our write: the cache keeps it
+    cache.observed(
+      { ...store.get('team-a'), metadata: { ...store.get('team-a').metadata, resourceVersion: 'x' } },
+      false,
+    );
+    // The batches' list is dropped (another resourceVersion), the watch's copy stays: the next batch reads, held.
+    const web = admit(batcher, binding('web', '1'));
+    while (releaseRead === undefined) await new Promise((resolve) => setImmediate(resolve));
+    let hugeAnswered = false;
+    const huge = admit(batcher, binding('huge', '7')).then((o) => ((hugeAnswered = true), o));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(hugeAnswered).toBe(true); // 4 + 7 > 10, from the watch's copy
+    releaseRead();
+    expect(await web).toEqual({ allowed: true });
+    expect(await huge).toMatchObject({ allowed: false, exceeded: ['cpu'] });
+  });
 
   test('a namespace without a KarmadaQuota is admitted without any write', async () => {
     const store = new CasStore([], prng(1), 0);
@@ -351,6 +383,7 @@ describe('CasPerAdmission (the simple design, for the benchmark)', () => {
     const cas = new CasPerAdmission(store, TIMING, {
       batch: (size) => sizes.push(size),
       conflict: () => conflicts++,
+      refusedOnArrival: () => {},
     });
     const bindings = Array.from({ length: 200 }, (_, i) => binding(`rb-${i}`));
     const outcomes = await Promise.all(bindings.map((rb) => admit(cas, rb)));

@@ -7,22 +7,26 @@ import {
   type BindingChange,
   type Pending,
 } from './admission-strategy.js';
-import { admitWithCas, refusalFrom, type CasOptions } from './cas-round.js';
+import { admitWithCas, projected, refuseOrProject, type CasOptions, type Projection } from './cas-round.js';
 
 export type BatcherOptions = Omit<CasOptions, 'conflictRetryDelayMs'>;
 
 /**
  * Admission for one namespace at a time, batched: every request that arrives while a batch is in
  * flight joins the next one, which is decided in order against a running total (libs/quota) and
- * costs one status write per changed quota (cas-round.ts). A request the quotas at hand already
- * refuse (a store that caches them: CachedQuotaStore) is refused on arrival instead of waiting for
- * the batch in flight to be written, unless a change of the same binding is waiting or in flight
- * (it may write the claim this one would rely on).
+ * costs one status write per changed quota (cas-round.ts). A request that arrives while a batch is
+ * in flight is first decided against a projection (the batch in flight as decided, or before it is,
+ * the quotas a caching store holds: CachedQuotaStore; plus the requests queued since, as if
+ * admitted): if that refuses it, it is refused at once instead of waiting for the write,
+ * unless a change of the same binding is waiting or in flight (it may write the claim this one
+ * would rely on).
  */
 export class AdmissionBatcher implements AdmissionStrategy {
   private readonly queues = new Map<string, Pending[]>();
   /** The batch being decided and written, per namespace with one. */
   private readonly inFlight = new Map<string, Pending[]>();
+  /** Per namespace with a batch in flight: its quotas once that batch and the queue behind it are written. */
+  private readonly projections = new Map<string, Projection>();
 
   constructor(
     private readonly store: QuotaStore,
@@ -33,7 +37,10 @@ export class AdmissionBatcher implements AdmissionStrategy {
   admit(change: BindingChange, answerBy: number): Promise<AdmissionOutcome> {
     const namespace = change.item.binding.namespace;
     const refusal = this.refusedOnArrival(change);
-    if (refusal) return Promise.resolve(refusal);
+    if (refusal) {
+      this.observer.refusedOnArrival();
+      return Promise.resolve(refusal);
+    }
     return new Promise((resolve) => {
       const queue = this.queues.get(namespace) ?? [];
       queue.push({ change, answerBy, resolve });
@@ -47,11 +54,16 @@ export class AdmissionBatcher implements AdmissionStrategy {
     const { namespace, name } = change.item.binding;
     const flying = this.inFlight.get(namespace);
     if (flying === undefined) return undefined; // decided at once anyway
-    const quotas = this.store.cached?.(namespace);
-    if (quotas === undefined) return undefined;
     const sameBinding = (p: Pending) => p.change.item.binding.name === name;
     if (flying.some(sameBinding) || this.queues.get(namespace)?.some(sameBinding)) return undefined;
-    return refusalFrom(quotas, change, this.options);
+    let projection = this.projections.get(namespace);
+    if (projection === undefined) {
+      const cached = this.store.cached?.(namespace);
+      projection = cached && projected(cached);
+      if (projection === undefined) return undefined;
+      this.projections.set(namespace, projection);
+    }
+    return refuseOrProject(projection, change, this.options);
   }
 
   private async drain(namespace: string): Promise<void> {
@@ -60,6 +72,7 @@ export class AdmissionBatcher implements AdmissionStrategy {
         const batch = this.queues.get(namespace)?.splice(0) ?? [];
         if (batch.length === 0) break;
         this.inFlight.set(namespace, batch);
+        this.projections.delete(namespace);
         this.observer.batch(batch.length);
         await admitWithCas(
           this.store,
@@ -67,10 +80,13 @@ export class AdmissionBatcher implements AdmissionStrategy {
           batch,
           { ...this.options, conflictRetryDelayMs: 0 },
           this.observer,
+          // Requests queued before it was decided are not in it: they may be refused later, never wrongly.
+          (projection) => this.projections.set(namespace, projection),
         );
       }
     } finally {
       this.inFlight.delete(namespace);
+      this.projections.delete(namespace);
       this.queues.delete(namespace);
     }
   }

@@ -60,9 +60,11 @@ export interface Pending {
 export interface BatchObserver {
   batch(size: number): void;
   conflict(): void;
+  /** A request refused by the cached quotas as it arrived (admission-batcher.ts). */
+  refusedOnArrival(): void;
 }
 
-export const NO_OBSERVER: BatchObserver = { batch: () => {}, conflict: () => {} };
+export const NO_OBSERVER: BatchObserver = { batch: () => {}, conflict: () => {}, refusedOnArrival: () => {} };
 
 export function failClosed(reason: string): AdmissionOutcome {
   return {

@@ -128,4 +128,27 @@ describe('CachedQuotaStore', () => {
     await store.list('team-a');
     expect(host.reads).toBe(2);
   });
+
+  test("cached: the batches' list while it is kept, else the quotas as the watch last reported them", async () => {
+    const { host, store } = setUp();
+    expect(store.cached('team-a')).toBeUndefined();
+    const [read] = await store.list('team-a');
+    expect(store.cached('team-a')).toEqual([read]);
+    const written = await store.writeStatus(read!);
+    expect(store.cached('team-a')).toEqual([written]); // before the watch echoes it
+    const changed = host.changeElsewhere('team');
+    store.observed(changed, false); // drops the batches' list
+    expect(store.cached('team-a')).toEqual([changed]);
+    store.observed(changed, true);
+    expect(store.cached('team-a')).toBeUndefined();
+  });
+
+  test('cached: nothing while the watch is not running, nor what it reported before it stopped', async () => {
+    const { host, store } = setUp();
+    store.observed(host.changeElsewhere('team'), false);
+    store.setWatching(false);
+    expect(store.cached('team-a')).toBeUndefined();
+    store.observed(host.changeElsewhere('team'), false);
+    expect(store.cached('team-a')).toBeUndefined();
+  });
 });

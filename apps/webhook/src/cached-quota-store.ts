@@ -10,9 +10,16 @@ import { customObjectInformer, ResilientInformer, type QuotaStore } from '#servi
  * without quotas is read every time. Writes stay compare-and-swap, so a stale list never admits
  * anything: its write conflicts and the batch reads again. A stale list can deny, for as long as
  * the watch lags, as Kubernetes' own quota admission can with its informer cache.
+ *
+ * Besides, while the watch runs, each quota as the watch last reported it is kept for `cached` (as
+ * Kubernetes' quota admission keeps an informer): the batcher refuses from it what it refuses
+ * (admission-batcher.ts). Any copy is sound for a refusal, and the watch, which reports every change
+ * in order, keeps it at most its lag behind the host.
  */
 export class CachedQuotaStore implements QuotaStore {
   private readonly lists = new Map<string, KarmadaQuota[]>();
+  /** Namespace -> quota name -> the quota as the watch last reported it. */
+  private readonly latest = new Map<string, Map<string, KarmadaQuota>>();
   /** Bumped by every change seen in a namespace: a read that raced one is not kept. */
   private readonly generations = new Map<string, number>();
   /** Bumped whenever the watch stops or starts: a read that raced that is not kept either. */
@@ -27,6 +34,7 @@ export class CachedQuotaStore implements QuotaStore {
     this.watching = watching;
     this.epoch++;
     this.lists.clear();
+    this.latest.clear();
   }
 
   /** A quota the watch reports as added, changed or deleted. */
@@ -36,10 +44,21 @@ export class CachedQuotaStore implements QuotaStore {
     const cached = this.lists.get(namespace)?.find((q) => q.metadata?.name === quota.metadata?.name);
     const ownWrite = !deleted && cached?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
     if (!ownWrite) this.invalidate(namespace);
+    const name = quota.metadata?.name;
+    if (!this.watching || !name) return;
+    const reported = this.latest.get(namespace) ?? new Map<string, KarmadaQuota>();
+    if (deleted) reported.delete(name);
+    else reported.set(name, quota);
+    this.latest.set(namespace, reported);
   }
 
+  /**
+   * The list batches use, when there is one (it has the webhook's own writes), else the quotas as
+   * the watch last reported them (see the class comment).
+   */
   cached(namespace: string): readonly KarmadaQuota[] | undefined {
-    return this.lists.get(namespace);
+    const reported = this.latest.get(namespace);
+    return this.lists.get(namespace) ?? (reported?.size ? [...reported.values()] : undefined);
   }
 
   async list(namespace: string): Promise<KarmadaQuota[]> {

@@ -9,6 +9,7 @@ import {
   type AdmissionItem,
   type BatchResult,
   type Decision,
+  type QuotaState,
 } from '#quota';
 import { formatList } from '#quantity';
 import { ConflictError, type QuotaStore } from '#service-kit';
@@ -36,7 +37,8 @@ export interface CasOptions {
  * started, the quotas are read again and the remaining items decided again: a denial is final, and
  * what an earlier round wrote for an item stays as a claim that lapses at its expiration (never less
  * than what was admitted: nothing is ever restored from an older copy). Resolves every admission,
- * failing closed when the quotas cannot be read or written; never rejects.
+ * failing closed when the quotas cannot be read or written; never rejects. `onDecided` is given what
+ * each round decided, as it will be once written.
  */
 export async function admitWithCas(
   store: QuotaStore,
@@ -44,9 +46,10 @@ export async function admitWithCas(
   batch: Pending[],
   options: CasOptions,
   observer: BatchObserver,
+  onDecided: (projection: Projection) => void = () => {},
 ): Promise<void> {
   try {
-    await decideAndWrite(store, namespace, batch, options, observer);
+    await decideAndWrite(store, namespace, batch, options, observer, onDecided);
   } catch (err) {
     const reason = describeError(err);
     for (const p of batch)
@@ -79,22 +82,33 @@ function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): Admiss
 }
 
 /**
- * The changes decided in order against these quotas (libs/quota admitBatch); `unreadable` says why
- * when a quota's status cannot be parsed.
+ * A namespace's quotas as they will be once what was decided is written: the quota objects (scopes,
+ * hard keys) and their states, claims of the admitted changes included.
  */
-function decide(
-  quotas: readonly KarmadaQuota[],
-  changes: readonly BindingChange[],
-  now: number,
-  options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
-): { result: BatchResult } | { unreadable: string } {
+export interface Projection {
+  quotas: readonly KarmadaQuota[];
+  states: QuotaState[];
+}
+
+/** The quotas' projection as they are; `unreadable` says why when a status cannot be parsed. */
+function projectionOf(quotas: readonly KarmadaQuota[]): Projection | { unreadable: string } {
   const parsed = quotas.map((q) => ({ quota: q, ...parseQuotaState(q) }));
   const broken = parsed.filter((p) => p.errors.length > 0);
   if (broken.length > 0)
     return { unreadable: broken.map((b) => `${b.quota.metadata?.name}: ${b.errors.join('; ')}`).join(' | ') };
+  return { quotas, states: parsed.map((p) => p.state) };
+}
+
+/** The changes decided in order against the projection (libs/quota admitBatch). */
+function decide(
+  { quotas, states }: Projection,
+  changes: readonly BindingChange[],
+  now: number,
+  options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
+): BatchResult {
   const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
-  const result = admitBatch(
-    parsed.map((p) => p.state),
+  return admitBatch(
+    states,
     changes.map((change) => itemFor(change, quotas)),
     (quotaName, index) => bindingMatchesScopes(byName.get(quotaName)!, changes[index]!.object),
     {
@@ -103,27 +117,32 @@ function decide(
       landingWindowSeconds: options.landingWindowSeconds,
     },
   );
-  return { result };
+}
+
+/** The projection of quotas as read or cached, if their statuses can be read. */
+export function projected(quotas: readonly KarmadaQuota[]): Projection | undefined {
+  const projection = projectionOf(quotas);
+  return 'unreadable' in projection ? undefined : projection;
 }
 
 /**
- * The refusal of `change` by quotas already at hand (the watch-fed cache), for a request that would
- * otherwise wait for the batch in flight to be written: undefined when they do not refuse it (it is
- * then decided in the next batch, as usual). Sound whatever the list's age, since a refusal admits
- * nothing: the batch in flight only adds claims, so what does not fit now would not fit after it
- * either; a list that lags the host may refuse what a fresh read would admit, as Kubernetes' quota
- * admission may from its informer (and the refusal is recorded as a waiting change, requeued when
- * quota frees).
+ * Decides `change` against a projection of what is in flight and waiting before it: its refusal, or
+ * undefined when it fits, and the projection then counts its claim too (it is queued, and decided
+ * for real in its batch). Sound whatever the projection's age, since a refusal admits nothing; a
+ * projection that lags the host, or counts a waiting change its batch will refuse, may refuse what
+ * the batch would have admitted, as Kubernetes' quota admission may from its informer (the refusal
+ * is recorded as a waiting change, requeued when quota frees).
  */
-export function refusalFrom(
-  quotas: readonly KarmadaQuota[],
+export function refuseOrProject(
+  projection: Projection,
   change: BindingChange,
   options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds' | 'clock'>,
 ): Decision | undefined {
-  const decided = decide(quotas, [change], options.clock(), options);
-  if ('unreadable' in decided) return undefined; // the batch fails closed, saying why
-  const decision = decided.result.decisions[0]!;
-  return decision.allowed ? undefined : decision;
+  const result = decide(projection, [change], options.clock(), options);
+  const decision = result.decisions[0]!;
+  if (!decision.allowed) return decision;
+  projection.states = result.quotas;
+  return undefined;
 }
 
 async function decideAndWrite(
@@ -132,6 +151,7 @@ async function decideAndWrite(
   batch: Pending[],
   options: CasOptions,
   observer: BatchObserver,
+  onDecided: (projection: Projection) => void,
 ): Promise<void> {
   let live = batch;
   for (let round = 0; round <= options.maxConflictRetries; round++) {
@@ -144,18 +164,19 @@ async function decideAndWrite(
     }
     live = live.filter((p) => now < p.answerBy);
     if (live.length === 0) return;
-    const decided = decide(
-      quotas,
+    const projection = projectionOf(quotas);
+    if ('unreadable' in projection) {
+      for (const p of live)
+        p.resolve(failClosed(`a KarmadaQuota in ${namespace} cannot be read: ${projection.unreadable}`));
+      return;
+    }
+    const result = decide(
+      projection,
       live.map((p) => p.change),
       now,
       options,
     );
-    if ('unreadable' in decided) {
-      for (const p of live)
-        p.resolve(failClosed(`a KarmadaQuota in ${namespace} cannot be read: ${decided.unreadable}`));
-      return;
-    }
-    const { result } = decided;
+    onDecided({ quotas, states: result.quotas });
     const waiting: Pending[] = [];
     live.forEach((p, i) => {
       if (result.awaitsWrite[i]) waiting.push(p);

@@ -9,6 +9,7 @@ export class WebhookMetrics implements BatchObserver {
   private readonly results: Counter<'resource' | 'result'>;
   private readonly batchSize: Histogram;
   private readonly conflicts: Counter;
+  private readonly refusals: Counter;
 
   constructor(registry: Registry) {
     this.latency = new Histogram({
@@ -35,6 +36,11 @@ export class WebhookMetrics implements BatchObserver {
       help: 'KarmadaQuota status writes that met a 409 Conflict and were re-evaluated',
       registers: [registry],
     });
+    this.refusals = new Counter({
+      name: 'karmada_quota_admission_refused_on_arrival_total',
+      help: 'Admissions refused by the cached quotas as they arrived, without waiting for the batch in flight',
+      registers: [registry],
+    });
   }
 
   admitted(resource: string, result: AdmissionResult, startedAt: bigint): void {
@@ -49,5 +55,9 @@ export class WebhookMetrics implements BatchObserver {
 
   conflict(): void {
     this.conflicts.inc();
+  }
+
+  refusedOnArrival(): void {
+    this.refusals.inc();
   }
 }

@@ -19,6 +19,7 @@ import {
   hardForPods,
   LoadResult,
   meanBatchSize,
+  meanMs,
   PER_REPLICA,
   postReview,
   runClients,
@@ -63,6 +64,10 @@ export interface HotQuotaModeFigures extends LoadFigures {
   /** Admissions per status write (the webhook's batch-size histogram). */
   meanBatchSize: number;
   statusConflicts: number;
+  /** Refused by the webhook's cached quotas as they arrived, without waiting for the batch in flight. */
+  refusedOnArrival: number;
+  /** Mean time from the webhook receiving a review to its answer (its own histogram), ms. */
+  webhookMeanMs: number;
   audit: HotQuotaAudit;
   /** When the audit fails: each binding that holds what it should not, or may be what over-admits. */
   offendingBindings: OffendingBinding[];
@@ -340,6 +345,8 @@ export async function settledFigures(
       audit.problems.length,
     meanBatchSize: meanBatchSize(delta),
     statusConflicts: delta('karmada_quota_status_conflicts_total'),
+    refusedOnArrival: delta('karmada_quota_admission_refused_on_arrival_total'),
+    webhookMeanMs: meanMs(delta, 'karmada_quota_admission_duration_seconds'),
     audit,
     offendingBindings: offenders,
   };

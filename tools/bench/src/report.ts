@@ -216,6 +216,12 @@ export function reportRows(report: BenchReport): Row[] {
       );
       row('hot-quota', `${name}: over-admitted keys`, String(f.overAdmitted), `${name} over-admitted keys`);
       row('hot-quota', `${name}: admissions per status write`, f.meanBatchSize.toFixed(1));
+      row(
+        'hot-quota',
+        `${name}: refused on arrival (no wait for the batch in flight)`,
+        count(f.refusedOnArrival),
+      );
+      row('hot-quota', `${name}: mean time inside the webhook`, `${f.webhookMeanMs} ms`);
     };
     mode('batched', hot.batched, true);
     mode('cas-per-admission', hot.casPerAdmission, false);
