@@ -18,6 +18,8 @@ const mode = (admissionsPerSec: number, p99Ms: number, errors = 0): HotQuotaMode
   accountingErrors: 0,
   meanBatchSize: 12.5,
   statusConflicts: 0,
+  refusedOnArrival: 0,
+  webhookMeanMs: 5,
   audit: {
     overAdmittedKeys: [],
     reservedSumMismatch: false,
