@@ -5,7 +5,7 @@ import { docsMentions, headingAnchors, isExternal, linkTargets } from './markdow
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The front page stays a front page: the rest belongs in docs/. */
-const README_MAX_BYTES = 11_000; // a front page: what it is, how it compares and performs, where the docs are
+const README_MAX_BYTES = 10_240; // a front page: what it is, how it compares and performs, where the docs are
 /** Where code comments may point at docs/ pages. */
 const CODE_DIRS = ['apps', 'libs', 'tools', 'test', 'charts'];
 const CODE_EXTENSIONS = new Set(['.ts', '.mjs', '.js', '.yaml', '.yml', '.tpl']);
