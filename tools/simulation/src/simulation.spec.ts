@@ -25,6 +25,7 @@ describe('accounting simulation', () => {
     expect(exercised.stored).toBeGreaterThan(RUNS * 3);
     expect(exercised.notStored).toBeGreaterThan(0);
     expect(exercised.conflicts).toBeGreaterThan(0);
+    expect(exercised.refusedOnArrival).toBeGreaterThan(0);
     expect(exercised.failedClosed).toBeGreaterThan(0);
     // The reconciler both trusted its lagging cache and was sent to the host by it.
     expect(exercised.reconcilesSkipped).toBeGreaterThan(RUNS / 2);

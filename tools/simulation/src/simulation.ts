@@ -15,7 +15,7 @@ import type { KarmadaQuota, ResourceBinding } from '#api';
 import { bindingCharge, type ObservedCluster } from '#quota';
 import { parseResourceList } from '#quantity';
 import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js';
-import { asksNothing, bindingChange } from '../../../apps/webhook/src/admission-strategy.js';
+import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/src/admission-strategy.js';
 import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
 import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
 import { ModelHost, NAMESPACE } from './model-host.js';
@@ -124,6 +124,8 @@ export const exercised = {
   notStored: 0,
   quotaWrites: 0,
   conflicts: 0,
+  /** Requests a replica refused as they arrived, from the projection of the batch in flight. */
+  refusedOnArrival: 0,
   /** Reconciles the reconciler's cache let it skip, and ones its cache sent to the host. */
   reconcilesSkipped: 0,
   reconcilesFromCacheToHost: 0,
@@ -178,9 +180,10 @@ export class Simulation {
     this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1'));
     this.cache.setWatching(true);
     this.delivered = this.host.quotaEvents.length;
+    const observer = { ...NO_OBSERVER, refusedOnArrival: () => void exercised.refusedOnArrival++ };
     this.replicas = [
-      new AdmissionBatcher(this.host.quotaStore('webhook-0'), options),
-      new AdmissionBatcher(this.cache, options),
+      new AdmissionBatcher(this.host.quotaStore('webhook-0'), options, observer),
+      new AdmissionBatcher(this.cache, options, observer),
     ];
   }
 
