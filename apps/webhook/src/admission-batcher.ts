@@ -49,7 +49,7 @@ export class AdmissionBatcher implements AdmissionStrategy {
     });
   }
 
-  /** The refusal of a change arriving while its namespace has a batch in flight, if the cached quotas refuse it. */
+  /** The refusal of a change arriving while its namespace has a batch in flight, if the projection refuses it. */
   private refusedOnArrival(change: BindingChange): AdmissionOutcome | undefined {
     const { namespace, name } = change.item.binding;
     const flying = this.inFlight.get(namespace);
