@@ -60,7 +60,7 @@ export interface Pending {
 export interface BatchObserver {
   batch(size: number): void;
   conflict(): void;
-  /** A request refused by the cached quotas as it arrived (admission-batcher.ts). */
+  /** A request refused as it arrived, by the projection of the batch in flight (admission-batcher.ts). */
   refusedOnArrival(): void;
 }
 

@@ -38,7 +38,7 @@ export class WebhookMetrics implements BatchObserver {
     });
     this.refusals = new Counter({
       name: 'karmada_quota_admission_refused_on_arrival_total',
-      help: 'Admissions refused by the cached quotas as they arrived, without waiting for the batch in flight',
+      help: 'Admissions refused as they arrived, without waiting for the batch in flight to be written',
       registers: [registry],
     });
   }

@@ -180,12 +180,6 @@ export async function withMetricDeltas<T>(
   return { result, delta };
 }
 
-/** A seconds histogram's mean over a load, in ms to 0.1 (NaN when it observed nothing). */
-export const meanMs = (delta: MetricDelta, histogram: string): number => {
-  const count = delta(`${histogram}_count`);
-  return count > 0 ? Math.round(((delta(`${histogram}_sum`) * 1000) / count) * 10) / 10 : Number.NaN;
-};
-
 /** Admissions per status write over a load (the webhook's batch-size histogram), to 0.1. */
 export const meanBatchSize = (delta: MetricDelta): number =>
   Math.round(

@@ -6,7 +6,7 @@ import { bindingsPath, realisticBinding } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
 import { createNamespaces, createQuota, inParallel, withdrawWebhook } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
-import { metricValue, ratio, summarizeLatencies } from './stats.js';
+import { histogramMeanMs, metricValue, ratio, summarizeLatencies } from './stats.js';
 
 export interface CreateFigures {
   creates: number;
@@ -226,10 +226,7 @@ const WEBHOOK_DURATION = 'apiserver_admission_webhook_admission_duration_seconds
 /** What the API server's admission histogram says our webhook took per binding create between two scrapes. */
 function webhookTime(before: string, after: string, meanCreateMs: number): WebhookTime {
   const labels = { name: BINDING_WEBHOOK_NAME, operation: 'CREATE' };
-  const delta = (suffix: string) =>
-    metricValue(after, `${WEBHOOK_DURATION}${suffix}`, labels) -
-    metricValue(before, `${WEBHOOK_DURATION}${suffix}`, labels);
-  const calls = delta('_count');
-  const meanMs = calls > 0 ? Math.round(((delta('_sum') * 1000) / calls) * 10) / 10 : Number.NaN;
-  return { calls, meanMs, shareOfCreate: ratio(meanMs, meanCreateMs) };
+  const delta = (metric: string) => metricValue(after, metric, labels) - metricValue(before, metric, labels);
+  const meanMs = histogramMeanMs(delta, WEBHOOK_DURATION);
+  return { calls: delta(`${WEBHOOK_DURATION}_count`), meanMs, shareOfCreate: ratio(meanMs, meanCreateMs) };
 }

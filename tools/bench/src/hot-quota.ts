@@ -19,7 +19,6 @@ import {
   hardForPods,
   LoadResult,
   meanBatchSize,
-  meanMs,
   PER_REPLICA,
   postReview,
   runClients,
@@ -40,7 +39,7 @@ import {
 } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { openReconcileQueue, waitForIdleQueue } from './reconcile-queue.js';
-import { ratio } from './stats.js';
+import { histogramMeanMs, ratio } from './stats.js';
 
 export const ADMISSION_MODES = ['batched', 'cas-per-admission'] as const;
 export type AdmissionMode = (typeof ADMISSION_MODES)[number];
@@ -64,7 +63,7 @@ export interface HotQuotaModeFigures extends LoadFigures {
   /** Admissions per status write (the webhook's batch-size histogram). */
   meanBatchSize: number;
   statusConflicts: number;
-  /** Refused by the webhook's cached quotas as they arrived, without waiting for the batch in flight. */
+  /** Refused as they arrived, without waiting for the batch in flight (karmada_quota_admission_refused_on_arrival_total). */
   refusedOnArrival: number;
   /** Mean time from the webhook receiving a review to its answer (its own histogram), ms. */
   webhookMeanMs: number;
@@ -346,7 +345,7 @@ export async function settledFigures(
     meanBatchSize: meanBatchSize(delta),
     statusConflicts: delta('karmada_quota_status_conflicts_total'),
     refusedOnArrival: delta('karmada_quota_admission_refused_on_arrival_total'),
-    webhookMeanMs: meanMs(delta, 'karmada_quota_admission_duration_seconds'),
+    webhookMeanMs: histogramMeanMs(delta, 'karmada_quota_admission_duration_seconds'),
     audit,
     offendingBindings: offenders,
   };

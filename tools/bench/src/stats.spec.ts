@@ -1,4 +1,4 @@
-import { metricValue, percentile, ratio, summarizeLatencies } from './stats.js';
+import { histogramMeanMs, metricValue, percentile, ratio, summarizeLatencies } from './stats.js';
 
 describe('percentile (nearest rank)', () => {
   const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // 100..1, unsorted on purpose
@@ -64,4 +64,13 @@ test('metricValue keeps only the label sets that carry every label asked for', (
   expect(metricValue(exposition, name, { name: 'rb.quota' })).toBe(9);
   expect(metricValue(exposition, name, { operation: 'DELETE' })).toBe(0);
   expect(metricValue(exposition, name)).toBe(18);
+});
+
+test.each([
+  { sum: 1.5, count: 3, ms: 500 },
+  { sum: 0.12345, count: 1, ms: 123.5 },
+  { sum: 0, count: 0, ms: Number.NaN },
+])('histogramMeanMs: $sum s over $count observations is $ms ms', ({ sum, count, ms }) => {
+  const grown: Record<string, number> = { h_sum: sum, h_count: count };
+  expect(histogramMeanMs((metric) => grown[metric] ?? 0, 'h')).toBe(ms);
 });

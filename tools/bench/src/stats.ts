@@ -54,3 +54,12 @@ export function metricValue(exposition: string, name: string, labels: Record<str
   }
   return total;
 }
+
+/**
+ * A seconds histogram's mean between two scrapes, in ms to 0.1 (NaN when it observed nothing);
+ * `delta(metric)` is how much a series grew between them.
+ */
+export function histogramMeanMs(delta: (metric: string) => number, histogram: string): number {
+  const count = delta(`${histogram}_count`);
+  return count > 0 ? Math.round(((delta(`${histogram}_sum`) * 1000) / count) * 10) / 10 : Number.NaN;
+}
