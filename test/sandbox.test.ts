@@ -53,7 +53,7 @@ describe('npm run sandbox', () => {
   });
 
   test('up starts a ready federation and writes env.json; down leaves no process and no bound port', async () => {
-    const started = sandbox('up', '--members', '1');
+    const started = sandbox('up', '--members', '1', '--containers');
     expect(started.stderr).not.toMatch(/sandbox:/);
     expect(started.status).toBe(0);
     expect(started.stdout).toContain('karmada-quota sandbox is ready');
@@ -62,6 +62,29 @@ describe('npm run sandbox', () => {
     const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
     expect(env.members.map((m) => m.name)).toEqual(['member1']);
     expect(env.redisUrl).toBe(SANDBOX_REDIS_URL);
+    // --containers: kubeconfig-containers names the machine as podman does to its containers and
+    // checks the certificate against localhost; its credentials and TLS settings work (test/container-
+    // image.test.ts reaches it from containers).
+    const containerKubeconfig = env.host.containerKubeconfig!;
+    expect(readFileSync(containerKubeconfig, 'utf8')).toContain(
+      `server: https://host.containers.internal:${portOf(env.host.server)}`,
+    );
+    const throughLoopback = spawnSync(
+      env.kubectl,
+      [
+        '--kubeconfig',
+        containerKubeconfig,
+        '--server',
+        env.host.server,
+        'get',
+        'namespace',
+        'team-a',
+        '-o',
+        'name',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(throughLoopback.stdout.trim()).toBe('namespace/team-a');
     expect(env.webhook.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     for (const url of [env.webhook.url, env.aggregator.url, env.reconciler.url, env.console.url]) {
       expect(await probe(`${url}/readyz`)).toBe(200);

@@ -44,7 +44,7 @@ export function run(
       reject(
         new Error(
           `cannot run ${command} (${err.message}): the container test needs podman, runc, debootstrap and ` +
-            'docker-compose (docs/development/sandbox.md#without-a-registry-podman)',
+            'podman-compose (docs/development/sandbox.md#without-a-registry-podman)',
         ),
       ),
     );

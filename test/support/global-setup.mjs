@@ -7,13 +7,15 @@ import { Federation, startServices } from '../../dist/tools/federation/src/index
 
 /**
  * Starts one real federation (etcd, host + 2 members, controller managers) for all integration
- * tests, with the quota webhook running and registered on the host.
+ * tests, with the quota webhook running and registered on the host. Its host API server is
+ * reachable from containers too, for the compose test (test/container-image.test.ts).
  */
 export default async function globalSetup() {
   const stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-test-'));
   const federation = await Federation.start({
     stateDir,
     members: 2,
+    hostReachableFromContainers: true,
     log: (message) => process.stderr.write(`[federation] ${message}\n`),
   });
   globalThis.karmadaQuotaTest = { federation, stateDir };

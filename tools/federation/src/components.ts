@@ -134,6 +134,26 @@ export interface ApiEndpoint {
   token: string;
   /** PEM file of the self-signed serving certificate (leaf and CA in one). */
   caFile: string;
+  /**
+   * Set when the API server listens beyond loopback: a kubeconfig for containers on a bridge network,
+   * naming the machine as podman names it to them (host.containers.internal).
+   */
+  containerKubeconfig?: string;
+}
+
+/** How containers on a podman bridge network name the machine they run on. */
+export const CONTAINER_HOST_NAME = 'host.containers.internal';
+
+export interface ApiServerOptions {
+  /** The certificate it presents to every admission webhook it calls. */
+  webhookClient?: ClientCertificate;
+  /** Serves /debug/pprof. */
+  profiling?: boolean;
+  /**
+   * Listens on every address, not only 127.0.0.1, and writes `containerKubeconfig`, so containers on
+   * a bridge network (docker-compose.yml under podman-compose) reach it.
+   */
+  listenBeyondLoopback?: boolean;
 }
 
 export class ApiServer extends Component {
@@ -146,11 +166,11 @@ export class ApiServer extends Component {
     private readonly binaries: KubeBinaries,
     private readonly etcdUrl: string,
     private port: number,
-    webhookClient: ClientCertificate | undefined,
-    private readonly profiling: boolean,
+    private readonly options: ApiServerOptions,
   ) {
     super(name, dir, guard);
-    if (webhookClient) this.admissionConfigFile = writeWebhookAdmissionConfig(dir, webhookClient);
+    if (options.webhookClient)
+      this.admissionConfigFile = writeWebhookAdmissionConfig(dir, options.webhookClient);
     const tokenFile = join(dir, 'tokens.csv');
     const token = randomBytes(24).toString('hex');
     writeFileSync(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
@@ -164,28 +184,19 @@ export class ApiServer extends Component {
       kubeconfig: join(dir, 'kubeconfig'),
       token,
       caFile: join(dir, 'certs', 'apiserver.crt'),
+      ...(options.listenBeyondLoopback ? { containerKubeconfig: join(dir, 'kubeconfig-containers') } : {}),
     };
   }
 
-  /** `webhookClient`: the certificate it presents to every admission webhook it calls. */
   static async create(
     name: string,
     dir: string,
     guard: OrphanGuard,
     binaries: KubeBinaries,
     etcdUrl: string,
-    options: { webhookClient?: ClientCertificate; profiling?: boolean } = {},
+    options: ApiServerOptions = {},
   ): Promise<ApiServer> {
-    return new ApiServer(
-      name,
-      dir,
-      guard,
-      binaries,
-      etcdUrl,
-      await freePort(),
-      options.webhookClient,
-      options.profiling ?? false,
-    );
+    return new ApiServer(name, dir, guard, binaries, etcdUrl, await freePort(), options);
   }
 
   get serviceAccountKeyFile(): string {
@@ -205,7 +216,7 @@ export class ApiServer extends Component {
     this.launch(this.binaries.kubeApiserver, [
       `--etcd-servers=${this.etcdUrl}`,
       `--etcd-prefix=/${this.name}`, // one etcd serves every API server of the federation
-      '--bind-address=127.0.0.1',
+      `--bind-address=${this.options.listenBeyondLoopback ? '0.0.0.0' : '127.0.0.1'}`,
       '--advertise-address=127.0.0.1', // start-up fails without it on a machine with no default route
       `--secure-port=${this.port}`,
       `--cert-dir=${join(this.dir, 'certs')}`,
@@ -217,7 +228,7 @@ export class ApiServer extends Component {
       `--token-auth-file=${join(this.dir, 'tokens.csv')}`,
       '--authorization-mode=RBAC',
       ...(this.admissionConfigFile ? [`--admission-control-config-file=${this.admissionConfigFile}`] : []),
-      `--profiling=${this.profiling}`,
+      `--profiling=${this.options.profiling ?? false}`,
       '--v=1',
     ]);
     await waitFor(
@@ -235,6 +246,15 @@ export class ApiServer extends Component {
     );
     await this.awaitHealthy(`${this.endpoint.server}/readyz`, { ca: this.caPem, token: this.endpoint.token });
     writeKubeconfig(this.endpoint.kubeconfig, { ...this.endpoint, caPem: this.caPem });
+    if (this.endpoint.containerKubeconfig) {
+      // Its self-signed certificate names localhost, not the address containers reach it by.
+      writeKubeconfig(this.endpoint.containerKubeconfig, {
+        ...this.endpoint,
+        server: `https://${CONTAINER_HOST_NAME}:${this.port}`,
+        tlsServerName: 'localhost',
+        caPem: this.caPem,
+      });
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import {
   MEMBER_CONTROLLERS,
   RedisServer,
   type ApiEndpoint,
+  type ApiServerOptions,
 } from './components.js';
 import {
   CLUSTER_SECRET_NAMESPACE,
@@ -46,6 +47,11 @@ export interface FederationOptions {
   memberControllers?: boolean;
   /** The host API server serves /debug/pprof (the bench's --profile reads its CPU profile). */
   hostProfiling?: boolean;
+  /**
+   * The host API server listens on every address too, so containers on a bridge network reach it
+   * (its endpoint's `containerKubeconfig`): what docker-compose.yml needs against this federation.
+   */
+  hostReachableFromContainers?: boolean;
 }
 
 /** What a test or the sandbox needs to reach the federation; serialisable as JSON. */
@@ -75,7 +81,8 @@ const API_SERVER_START_BATCH = 4;
 /**
  * A real local Karmada-shaped federation: one etcd, a host API server (the Karmada control plane
  * role, with Karmada's CRDs and one Cluster object per member) and N member API servers, each with
- * kube-controller-manager. Everything binds to 127.0.0.1 on free ports.
+ * kube-controller-manager. Everything binds to 127.0.0.1 on free ports (the host API server to every
+ * address too with `hostReachableFromContainers`).
  */
 export class Federation {
   private constructor(
@@ -107,7 +114,7 @@ export class Federation {
     const makeCluster = async (
       name: string,
       controllers: string[] | undefined,
-      apiServerOptions: { webhookClient?: ClientCertificate; profiling?: boolean } = {},
+      apiServerOptions: ApiServerOptions = {},
     ): Promise<Cluster> => {
       const dir = join(options.stateDir, name);
       const apiServer = await ApiServer.create(
@@ -131,6 +138,7 @@ export class Federation {
     const host = await makeCluster('host', HOST_CONTROLLERS, {
       webhookClient,
       profiling: options.hostProfiling ?? false,
+      listenBeyondLoopback: options.hostReachableFromContainers ?? false,
     });
     const members: Cluster[] = [];
     const memberControllers = options.memberControllers === false ? undefined : MEMBER_CONTROLLERS;

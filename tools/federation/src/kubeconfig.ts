@@ -7,6 +7,8 @@ export interface ClusterAccess {
   server: string;
   caPem: string;
   token: string;
+  /** The name to check the server's certificate against, when `server` names it otherwise. */
+  tlsServerName?: string;
 }
 
 /** Writes a kubeconfig with one context that authenticates with a bearer token (mode 0600). */
@@ -20,6 +22,7 @@ export function writeKubeconfig(path: string, access: ClusterAccess): void {
         cluster: {
           server: access.server,
           'certificate-authority-data': Buffer.from(access.caPem).toString('base64'),
+          ...(access.tlsServerName ? { 'tls-server-name': access.tlsServerName } : {}),
         },
       },
     ],

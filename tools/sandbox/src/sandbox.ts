@@ -20,7 +20,11 @@ import {
 
 /** `.sandbox/env.json`: the contract scripts and tests rely on (docs/development/sandbox.md). */
 export interface SandboxEnv {
-  host: { kubeconfig: string; server: string };
+  /**
+   * With `--containers`: containerKubeconfig reaches the host API server from containers on a bridge
+   * network (docker-compose.yml), which then listens on every address, not only 127.0.0.1.
+   */
+  host: { kubeconfig: string; server: string; containerKubeconfig?: string };
   members: { name: string; kubeconfig: string; server: string }[];
   redisUrl: string;
   /**
@@ -185,6 +189,7 @@ ${env.karmadaVersion ? tryWithKarmada : tryWithoutKarmada}
 export async function supervise(options: {
   members: number;
   karmada: boolean;
+  containers: boolean;
   paths: SandboxPaths;
   print: (s: string) => void;
 }): Promise<void> {
@@ -214,6 +219,7 @@ export async function supervise(options: {
       stateDir: paths.dir,
       members: options.members,
       karmada: options.karmada,
+      hostReachableFromContainers: options.containers,
       log: print,
     });
     print('starting webhook, aggregator, reconciler and console');
@@ -229,7 +235,11 @@ export async function supervise(options: {
     });
     const info = federation.info;
     const env: SandboxEnv = {
-      host: { kubeconfig: info.host.kubeconfig, server: info.host.server },
+      host: {
+        kubeconfig: info.host.kubeconfig,
+        server: info.host.server,
+        ...(info.host.containerKubeconfig ? { containerKubeconfig: info.host.containerKubeconfig } : {}),
+      },
       members: info.members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig, server: m.server })),
       redisUrl,
       webhook: {
@@ -266,6 +276,7 @@ export async function supervise(options: {
 export async function up(options: {
   members: number;
   karmada: boolean;
+  containers: boolean;
   paths: SandboxPaths;
   entry: string;
   print: (s: string) => void;
@@ -275,7 +286,13 @@ export async function up(options: {
   mkdirSync(paths.dir, { recursive: true });
   rmSync(paths.envFile, { force: true });
   const logFd = openSync(`${paths.dir}.log`, 'w');
-  const args = ['run', '--members', String(options.members), ...(options.karmada ? [] : ['--no-karmada'])];
+  const args = [
+    'run',
+    '--members',
+    String(options.members),
+    ...(options.karmada ? [] : ['--no-karmada']),
+    ...(options.containers ? ['--containers'] : []),
+  ];
   const child = spawn(process.execPath, [options.entry, ...args], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
