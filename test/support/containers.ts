@@ -95,14 +95,25 @@ export async function localBases(): Promise<{ nodeImage: string; redisImage: str
   return { nodeImage: value('NODE_IMAGE'), redisImage: value('REDIS_IMAGE') };
 }
 
-/** Builds the repository's Dockerfile as users do, but on `nodeImage` and without any pull. */
+/**
+ * Builds the repository's Dockerfile as users do, but on `nodeImage` and without any pull. The image
+ * the tag named before is removed when the build moves the tag, so repeated runs do not fill the
+ * disk (the build's cached layers stay: they make the next build fast).
+ */
 export async function buildImage(tag: string, nodeImage: string): Promise<void> {
+  const imageId = async () => {
+    const inspected = await run('podman', ['image', 'inspect', '--format', '{{.Id}}', tag]);
+    return inspected.code === 0 ? inspected.stdout.trim() : undefined;
+  };
+  const before = await imageId();
   progress(`building ${tag} from the Dockerfile on ${nodeImage} (minutes when the dependencies changed)`);
   await mustRun(
     'nice',
     ['-n', '10', 'podman', 'build', '--pull=never', '--build-arg', `NODE_IMAGE=${nodeImage}`, '-t', tag, '.'],
     { cwd: repoRoot(), onLine: (line) => /STEP \d+\/\d+/.test(line) && progress(line) },
   );
+  // Still in use by a container (a concurrent run's), it stays: podman refuses, and that is fine.
+  if (before && before !== (await imageId())) await run('podman', ['rmi', before]);
 }
 
 /**
