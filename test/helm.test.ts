@@ -419,6 +419,13 @@ describe('the Helm chart charts/karmada-quota', () => {
       items: [{ key: 'ca.pem', path: 'ca.crt' }],
     });
 
+    const webhookEnv = (manifests: Manifest[]) =>
+      deploymentOf(manifests, 'webhook').spec.template.spec.containers[0]!.env;
+    expect(webhookEnv(render().manifests)).toContainEqual({ name: 'CLIENT_CERT_ALLOWED_NAMES', value: '' });
+    expect(
+      webhookEnv(render('webhook.clientAuth.allowedNames={karmada-apiserver,host-apiserver}').manifests),
+    ).toContainEqual({ name: 'CLIENT_CERT_ALLOWED_NAMES', value: 'karmada-apiserver,host-apiserver' });
+
     const off = render('webhook.clientAuth.enabled=false', 'webhook.networkPolicy.enabled=false').manifests;
     expect(
       deploymentOf(off, 'webhook').spec.template.spec.containers[0]!.env.map((e) => e.name),

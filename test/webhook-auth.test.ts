@@ -6,6 +6,7 @@ import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota } from '#api';
 import {
   createClientCertificate,
+  createClientCertificates,
   createServingCertificate,
   freePort,
   ManagedProcess,
@@ -185,6 +186,30 @@ describe('a webhook of its own', () => {
       level: 'warn',
       message: expect.stringContaining('anything that can reach this port can post AdmissionReviews'),
     });
+  });
+
+  test('with CLIENT_CERT_ALLOWED_NAMES, a certificate of the same CA under another name is refused', async () => {
+    const names = join(dir, 'allowed-names-pki');
+    mkdirSync(names);
+    const [apiServer, sibling] = await createClientCertificates(names, 'shared-ca', [
+      'karmada-apiserver',
+      'karmada-controller-manager',
+    ]);
+    const target = await startWebhook('allowed-names', {
+      CLIENT_CA_FILE: apiServer!.caFile,
+      CLIENT_CERT_ALLOWED_NAMES: 'karmada-apiserver',
+    });
+    const review = JSON.stringify(
+      bindingReview('CREATE', binding(uniqueName('no-quota'), 'rb'), { dryRun: true }),
+    );
+    const replyTo = (client: ClientCertificate) =>
+      postToWebhook({ ...target, clientCertificate: client }, '/validate/resourcebindings', review);
+    expect((await replyTo(apiServer!)).status).toBe(200);
+    const refused = await replyTo(sibling!);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).message).toContain(
+      'client certificate CN "karmada-controller-manager" is not one of CLIENT_CERT_ALLOWED_NAMES (karmada-apiserver)',
+    );
   });
 
   test('a rotated client CA is trusted without a restart, and the old one no longer', async () => {

@@ -38,6 +38,22 @@ describe('the webhook configuration', () => {
     expect(() => loadWebhookConfig({ ...tls, CLIENT_CA_FILE: dir })).toThrow('holds no PEM certificate');
   });
 
+  test('CLIENT_CERT_ALLOWED_NAMES: a comma-separated list, only with CLIENT_CA_FILE', () => {
+    const ca = join(dir, 'names-ca.crt');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    expect(loadWebhookConfig({ ...tls, CLIENT_CA_FILE: ca }).CLIENT_CERT_ALLOWED_NAMES).toEqual([]);
+    expect(
+      loadWebhookConfig({
+        ...tls,
+        CLIENT_CA_FILE: ca,
+        CLIENT_CERT_ALLOWED_NAMES: ' karmada-apiserver, ,host ',
+      }).CLIENT_CERT_ALLOWED_NAMES,
+    ).toEqual(['karmada-apiserver', 'host']);
+    expect(() => loadWebhookConfig({ ...tls, CLIENT_CERT_ALLOWED_NAMES: 'karmada-apiserver' })).toThrow(
+      'CLIENT_CERT_ALLOWED_NAMES is set without CLIENT_CA_FILE',
+    );
+  });
+
   test('an unknown ADMISSION_MODE is refused, naming the choices', () => {
     expect(() => loadWebhookConfig({ ...tls, ADMISSION_MODE: 'fast' })).toThrow(
       'ADMISSION_MODE="fast": must be batched or cas-per-admission',

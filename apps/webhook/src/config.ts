@@ -35,6 +35,19 @@ export const webhookEnv = {
       "holds no PEM certificate: give the CA of the API server's webhook client certificate",
     )
     .transform((path) => path || undefined),
+  /**
+   * With CLIENT_CA_FILE: the common names (comma-separated) the client certificate must have, for a
+   * CA that signs other clients' certificates too (403 for any other). Empty: any the CA signs.
+   */
+  CLIENT_CERT_ALLOWED_NAMES: z
+    .string()
+    .optional()
+    .transform((text) =>
+      (text ?? '')
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
   /** How often the certificate files are re-read, so a renewal is served without a restart. */
   TLS_RELOAD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
   /**
@@ -64,4 +77,12 @@ export const webhookEnv = {
     .default('batched'),
 };
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
-export const loadWebhookConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(webhookEnv, env);
+export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(webhookEnv, env);
+  if (config.CLIENT_CERT_ALLOWED_NAMES.length > 0 && !config.CLIENT_CA_FILE)
+    throw new Error(
+      'CLIENT_CERT_ALLOWED_NAMES is set without CLIENT_CA_FILE: names are checked only on certificates ' +
+        'the client CA verified; set CLIENT_CA_FILE too (docs/operating/security.md)',
+    );
+  return config;
+}

@@ -19,6 +19,7 @@ serviceMain(
         keyFile: config.TLS_KEY_FILE,
         certFile: config.TLS_CERT_FILE,
         clientCaFile: config.CLIENT_CA_FILE,
+        clientNames: config.CLIENT_CERT_ALLOWED_NAMES,
         reloadSeconds: config.TLS_RELOAD_SECONDS,
       },
       // Kubernetes caps a request body at 3 MiB; an AdmissionReview carries the object and the old one.

@@ -43,6 +43,8 @@ interface TlsFiles {
   keyFile: string;
   certFile: string;
   clientCaFile?: string | undefined;
+  /** With clientCaFile: the common names a client certificate may have (empty: any the CA signs). */
+  clientNames?: readonly string[];
 }
 
 /**
@@ -84,7 +86,9 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
   if (tls?.clientCaFile) {
     // onRequest runs before the body is read: a refused caller costs no parsing.
     adapter.getInstance().addHook('onRequest', async (request, reply) => {
-      const verdict = judgeClientCertificate(request.url, peerCertificateOf(request.raw.socket as TLSSocket));
+      const names = tls.clientNames ?? [];
+      const peer = peerCertificateOf(request.raw.socket as TLSSocket, { commonName: names.length > 0 });
+      const verdict = judgeClientCertificate(request.url, peer, names);
       if (verdict.allowed) return;
       logger.warn(
         { method: request.method, url: request.url, caller: request.ip, reason: verdict.message },

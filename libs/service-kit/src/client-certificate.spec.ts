@@ -28,6 +28,33 @@ describe('judgeClientCertificate', () => {
     expect(verdict.allowed ? true : verdict.statusCode).toBe(expected);
   });
 
+  const names = ['karmada-apiserver', 'host-apiserver'];
+  test.each([
+    ['/validate/resourcebindings', { ...verified, commonName: 'host-apiserver' }, true],
+    ['/validate/resourcebindings', { ...verified, commonName: 'karmada-controller-manager' }, 403],
+    ['/validate/resourcebindings', { ...verified, commonName: '' }, 403],
+    ['/validate/resourcebindings', verified, 403], // a name never read is no name
+    ['/validate/resourcebindings', { ...foreign, commonName: 'host-apiserver' }, 403],
+    ['/validate/resourcebindings', none, 401],
+    ['/readyz', { ...verified, commonName: 'someone' }, true],
+  ])('with allowed names: %s with %j: %s', (url, peer, expected) => {
+    const verdict = judgeClientCertificate(url, peer, names);
+    expect(verdict.allowed ? true : verdict.statusCode).toBe(expected);
+  });
+
+  test('a name not allowed is refused naming it and the allowed ones', () => {
+    const verdict = judgeClientCertificate(
+      '/validate/resourcebindings',
+      { ...verified, commonName: 'karmada-controller-manager' },
+      names,
+    );
+    expect(verdict).toMatchObject({
+      message: expect.stringMatching(
+        /^client certificate CN "karmada-controller-manager" is not one of CLIENT_CERT_ALLOWED_NAMES \(karmada-apiserver, host-apiserver\); only the API server/,
+      ),
+    });
+  });
+
   test('the refusals say what is missing and how the API server presents a certificate', () => {
     const noCertificate = judgeClientCertificate('/validate/resourcebindings', none);
     expect(noCertificate).toMatchObject({ message: expect.stringMatching(/^no client certificate: /) });

@@ -31,6 +31,7 @@ export { repoRoot } from './paths.js';
 export { SERVICES, startServices, type RunningService, type ServiceName } from './services.js';
 export {
   createClientCertificate,
+  createClientCertificates,
   createServingCertificate,
   type ClientCertificate,
   type ServingCertificate,

@@ -109,15 +109,32 @@ export async function createServingCertificate(dir: string, commonName: string):
  * the webhooks it calls), written as ca.crt, client.crt and client.key into `dir`.
  */
 export async function createClientCertificate(dir: string, commonName: string): Promise<ClientCertificate> {
-  const ca = await createCa(commonName);
+  return (await createClientCertificates(dir, commonName, [commonName]))[0]!;
+}
+
+/**
+ * A throwaway CA named `caName` and a client certificate it signs for each of `commonNames`: ca.crt,
+ * then client.crt and client.key for the first, client-<name>.crt and .key for the others.
+ */
+export async function createClientCertificates(
+  dir: string,
+  caName: string,
+  commonNames: readonly string[],
+): Promise<ClientCertificate[]> {
+  const ca = await createCa(caName);
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, ca.cert.toString('pem'));
-  const files = { certFile: join(dir, 'client.crt'), keyFile: join(dir, 'client.key') };
-  await issue(
-    ca,
-    commonName,
-    [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])],
-    files,
-  );
-  return { caFile, ...files };
+  const certificates: ClientCertificate[] = [];
+  for (const [i, commonName] of commonNames.entries()) {
+    const stem = i === 0 ? 'client' : `client-${commonName}`;
+    const files = { certFile: join(dir, `${stem}.crt`), keyFile: join(dir, `${stem}.key`) };
+    await issue(
+      ca,
+      commonName,
+      [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])],
+      files,
+    );
+    certificates.push({ caFile, ...files });
+  }
+  return certificates;
 }
