@@ -84,9 +84,9 @@ export async function startService(module: unknown, options: ServiceOptions): Pr
     ...(options.bodyLimitBytes ? { bodyLimit: options.bodyLimitBytes } : {}),
   });
   if (tls?.clientCaFile) {
+    const names = tls.clientNames ?? [];
     // onRequest runs before the body is read: a refused caller costs no parsing.
     adapter.getInstance().addHook('onRequest', async (request, reply) => {
-      const names = tls.clientNames ?? [];
       const peer = peerCertificateOf(request.raw.socket as TLSSocket, { commonName: names.length > 0 });
       const verdict = judgeClientCertificate(request.url, peer, names);
       if (verdict.allowed) return;

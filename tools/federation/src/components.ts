@@ -142,7 +142,7 @@ export interface ApiEndpoint {
 }
 
 /** How containers on a podman bridge network name the machine they run on. */
-export const CONTAINER_HOST_NAME = 'host.containers.internal';
+const CONTAINER_HOST_NAME = 'host.containers.internal';
 
 export interface ApiServerOptions {
   /** The certificate it presents to every admission webhook it calls. */
