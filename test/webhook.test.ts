@@ -274,10 +274,11 @@ describe('the quota webhook, through the host API server', () => {
     await createBinding(binding(namespace, 'early'));
   });
 
-  test('a scale-down is answered at once even while the quota cannot be read for increases', async () => {
+  test('a reservation entry the webhook cannot read fails increases closed, naming it; a scale-down is still answered at once', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '10' }));
     const stored = await createBinding(binding(namespace, 'web', { replicas: 4 }));
-    // A status the webhook cannot read: every increase now fails closed.
+    // A status the webhook cannot read (the API server leaves entries' fields to the services): every
+    // increase now fails closed.
     const quota = await readQuota(namespace, 'team-a');
     await objects().replaceNamespacedCustomObjectStatus({
       ...KARMADA_QUOTA,
@@ -288,14 +289,21 @@ describe('the quota webhook, through the host API server', () => {
         status: {
           ...quota.status,
           reservations: [
-            { reservedBy: { apiVersion: 'v1', kind: 'Pod', name: 'x' }, reserved: { cpu: '1' } },
+            {
+              reservedBy: { apiVersion: RESOURCE_BINDING.apiVersion, kind: RESOURCE_BINDING.kind, name: 'x' },
+              reserved: { cpu: 'lots' },
+            },
           ],
         },
       },
     });
     const up = structuredClone(stored);
     up.spec.replicas = 5;
-    expect((await refusal(replaceBinding(up))).code).toBe(503);
+    const failed = await refusal(replaceBinding(up));
+    expect(failed.code).toBe(503);
+    expect(failed.message).toContain(
+      `a KarmadaQuota in ${namespace} cannot be read: team-a: status.reservations[0].reserved`,
+    );
     const down = structuredClone(stored);
     down.spec.replicas = 1;
     const started = Date.now();

@@ -1,5 +1,5 @@
 import { isJsonObject, type KarmadaQuota } from '#api';
-import { parseResourceList } from '#quantity';
+import { describeFieldError, parseResourceList } from '#quantity';
 import type { ObservedCluster } from '#quota';
 import type { RedisClient } from '#service-kit';
 import {
@@ -82,7 +82,7 @@ export async function readObservedUsage(
     const [snapshot, health] = [found.snapshot!, found.health];
     const list = (raw: Record<string, string>, field: string) => {
       const parsed = parseResourceList(raw, field);
-      errors.push(...parsed.errors.map((e) => `${name}: ${e.field}: ${e.message}`));
+      errors.push(...parsed.errors.map((e) => `${name}: ${describeFieldError(e)}`));
       return parsed.list;
     };
     clusters.push({

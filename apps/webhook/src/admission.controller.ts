@@ -1,6 +1,7 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { bindingCharge, validateKarmadaQuota } from '#quota';
+import { describeFieldError } from '#quantity';
 import {
   asksNothing,
   bindingChange,
@@ -140,7 +141,7 @@ export class AdmissionController {
       return admissionResponse(request.uid, true);
     const errors = validateKarmadaQuota(request.object);
     if (errors.length === 0) return admissionResponse(request.uid, true);
-    const details = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+    const details = errors.map(describeFieldError).join('; ');
     return this.invalid(
       request,
       `KarmadaQuota.quota.karmada.io "${request.name ?? ''}" is invalid: ${details}`,

@@ -11,7 +11,7 @@ import {
   type Decision,
   type QuotaState,
 } from '#quota';
-import { formatList } from '#quantity';
+import { describeFieldError, formatList } from '#quantity';
 import { ConflictError, type QuotaStore } from '#service-kit';
 import { failClosed, type BatchObserver, type BindingChange, type Pending } from './admission-strategy.js';
 
@@ -95,7 +95,11 @@ function projectionOf(quotas: readonly KarmadaQuota[]): Projection | { unreadabl
   const parsed = quotas.map((q) => ({ quota: q, ...parseQuotaState(q) }));
   const broken = parsed.filter((p) => p.errors.length > 0);
   if (broken.length > 0)
-    return { unreadable: broken.map((b) => `${b.quota.metadata?.name}: ${b.errors.join('; ')}`).join(' | ') };
+    return {
+      unreadable: broken
+        .map((b) => `${b.quota.metadata?.name}: ${b.errors.map(describeFieldError).join('; ')}`)
+        .join(' | '),
+    };
   return { quotas, states: parsed.map((p) => p.state) };
 }
 

@@ -2,6 +2,7 @@ export { Quantity, QuantityError } from './quantity.js';
 export type { Format, QuantityErrorReason } from './quantity.js';
 export {
   addLists,
+  describeFieldError,
   formatList,
   formatListInline,
   isZeroList,

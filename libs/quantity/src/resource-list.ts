@@ -16,6 +16,9 @@ export interface FieldError {
   value?: unknown;
 }
 
+/** How a FieldError reads in a message: `spec.hard[cpu]: <why>`. */
+export const describeFieldError = (error: FieldError): string => `${error.field}: ${error.message}`;
+
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Sorted by code unit, which for resource names (ASCII) is Go's sort.Strings byte order. */

@@ -1,5 +1,5 @@
 import type { KarmadaQuota } from '#api';
-import { addLists, parseResourceList, Quantity, type ResourceList } from '#quantity';
+import { addLists, describeFieldError, parseResourceList, Quantity, type ResourceList } from '#quantity';
 
 /**
  * What every surface (kubectl-kq, the console) shows of a KarmadaQuota: its status read once,
@@ -62,7 +62,7 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
   const problems: string[] = [];
   const read = (raw: unknown, field: string): ResourceList => {
     const { list, errors } = parseResourceList(raw, field);
-    for (const e of errors) problems.push(`${e.field}: ${e.message}`);
+    problems.push(...errors.map(describeFieldError));
     return list;
   };
   const status = quota.status ?? {};

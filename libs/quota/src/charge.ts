@@ -39,7 +39,7 @@
  *
  * Zero entries are dropped from the charge (absent means zero everywhere in this library).
  */
-import { Quantity, parseResourceList, type ResourceList } from '#quantity';
+import { describeFieldError, Quantity, parseResourceList, type ResourceList } from '#quantity';
 import { isJsonObject, type ResourceBinding } from '#api';
 import { LEGACY_COUNT_NAMES, quotaNamesForRequest, REQUESTS_PREFIX } from './resource-names.js';
 
@@ -254,7 +254,7 @@ export function bindingCharge(rb: ResourceBinding): BindingCharge {
     pods += template.replicas;
     const field = `${template.path}.resourceRequest`;
     const parsed = parseResourceList(template.resourceRequest, field);
-    for (const error of parsed.errors) errors.push(`${error.field}: ${error.message}`);
+    errors.push(...parsed.errors.map(describeFieldError));
     for (const [name, perReplica] of Object.entries(parsed.list)) {
       if (perReplica.sign() < 0) {
         errors.push(

@@ -3,7 +3,14 @@
  * its namespace usage and its per-workload usage, validated and masked to a quota's hard keys, and the
  * usage observed for a binding's workload. Never throws: what cannot be read is reported in `errors`.
  */
-import { addLists, maskList, parseResourceList, Quantity, type ResourceList } from '#quantity';
+import {
+  addLists,
+  describeFieldError,
+  maskList,
+  parseResourceList,
+  Quantity,
+  type ResourceList,
+} from '#quantity';
 import {
   CLUSTER_USAGE_STATES,
   type ClusterUsage,
@@ -49,7 +56,7 @@ export const isTime = (value: unknown): value is string =>
 function readUsage(raw: unknown, field: string, keys: readonly string[], errors: string[]): ResourceList {
   if (raw === undefined || raw === null) return {};
   if (!isJsonObject(raw)) {
-    for (const e of parseResourceList(raw, field).errors) errors.push(`${e.field}: ${e.message}`);
+    errors.push(...parseResourceList(raw, field).errors.map(describeFieldError));
     return {};
   }
   const decoded: [string, Quantity][] = [];
@@ -59,7 +66,7 @@ function readUsage(raw: unknown, field: string, keys: readonly string[], errors:
     else wire.push([key, value]);
   }
   const parsed = parseResourceList(Object.fromEntries(wire), field);
-  for (const e of parsed.errors) errors.push(`${e.field}: ${e.message}`);
+  errors.push(...parsed.errors.map(describeFieldError));
   return maskList(Object.fromEntries([...decoded, ...Object.entries(parsed.list)]), keys);
 }
 

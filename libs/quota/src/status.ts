@@ -40,7 +40,7 @@
  * `changed` is false when the computed status equals the current one semantically (quantities by value,
  * times as strings), so the reconciler can skip the write.
  */
-import { addLists, formatList, Quantity, type ResourceList } from '#quantity';
+import { addLists, describeFieldError, formatList, Quantity, type ResourceList } from '#quantity';
 import {
   type ClusterUsage,
   type Condition,
@@ -168,7 +168,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   );
   const hardMissing = quota?.spec?.hard === undefined || quota?.spec?.hard === null;
   if (hardMissing) errors.push('spec.hard: required: the limits of the quota');
-  for (const e of [...specErrors, ...otherErrors]) errors.push(`${e.field}: ${e.message}`);
+  errors.push(...[...specErrors, ...otherErrors].map(describeFieldError));
   const invalidSpec = hardMissing || specErrors.length > 0;
   const hard = parsed.state.hard;
   const hardKeys = Object.keys(hard).sort(compareNames);
