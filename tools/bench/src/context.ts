@@ -3,6 +3,8 @@ import type { Federation, RunningService } from '../../federation/src/index.js';
 
 /** How big each scenario runs: `--quick` shrinks durations and sizes to fit a few minutes. */
 export interface BenchSizes {
+  /** status-writes: compare-and-swap status writes per writer, for each entry count. */
+  statusWritesPerWriter: number;
   /** hot-quota: seconds of load per mode (after a short warm-up), and concurrent clients. */
   hotQuotaSeconds: number;
   hotQuotaClients: number;
@@ -32,6 +34,7 @@ export interface BenchSizes {
 }
 
 export const FULL: BenchSizes = {
+  statusWritesPerWriter: 150,
   hotQuotaSeconds: 30,
   hotQuotaClients: 64,
   webhookAloneSeconds: 30,
@@ -51,6 +54,7 @@ export const FULL: BenchSizes = {
 };
 
 export const QUICK: BenchSizes = {
+  statusWritesPerWriter: 50,
   hotQuotaSeconds: 8,
   hotQuotaClients: 64,
   webhookAloneSeconds: 8,

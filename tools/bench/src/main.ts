@@ -17,12 +17,14 @@ import { describeMachine } from './machine.js';
 import { renderMarkdown, renderTable, reportRows, targetChecks, type BenchReport } from './report.js';
 import { runReplicas } from './replicas.js';
 import { runResync } from './resync.js';
+import { runStatusWrites } from './status-writes.js';
 import { runUserLatency } from './user-latency.js';
 import { runWebhookAlone } from './webhook-alone.js';
 
 /** The scenarios, by the names --only takes, in the order they run. */
 const SCENARIOS = {
   'aggregator-scale': 'aggregatorScale',
+  'status-writes': 'statusWrites',
   'hot-quota': 'hotQuota',
   'webhook-alone': 'webhookAlone',
   replicas: 'replicas',
@@ -149,9 +151,11 @@ async function main(): Promise<number> {
       return runAggregatorScale(sizes.aggregatorPods, log);
     });
     const needs = (...keys: ScenarioKey[]) => !interrupted && keys.some((key) => selected.has(key));
-    if (needs('hotQuota', 'webhookAlone', 'replicas', 'endToEnd', 'convergence'))
+    if (needs('statusWrites', 'hotQuota', 'webhookAlone', 'replicas', 'endToEnd', 'convergence'))
       federation = await Federation.start({ stateDir, members: 2, log, hostProfiling: Boolean(profileDir) });
     const ctx: BenchContext = { federation: federation!, redisUrl, sizes, services: [], log, profileDir };
+    // Before any service runs: only the bench writes these statuses.
+    await scenario('statusWrites', () => runStatusWrites(ctx));
     // First, while no webhook is registered: these start webhooks of their own, unregistered.
     await scenario('hotQuota', () => runHotQuota(ctx));
     await scenario('webhookAlone', () => runWebhookAlone(ctx));

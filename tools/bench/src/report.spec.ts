@@ -69,6 +69,12 @@ function report(): BenchReport {
     startedAt: '2026-05-01T10:00:00.000Z',
     durationSeconds: 300,
     sizes: QUICK,
+    statusWrites: {
+      writers: 4,
+      runs: [
+        { entries: 100, writes: 100, writesPerSec: 75.4, apiServerCpuMsPerWrite: 16.62, bodyBytes: 30_720 },
+      ],
+    },
     hotQuota: {
       clients: 64,
       seconds: 8,
@@ -224,6 +230,13 @@ describe('reportRows and renderTable', () => {
         scenario: 'hot-quota',
         figure: 'Karmada FRQ (v1.18.2): over-admitted keys',
         value: '1 (pods)',
+      }),
+    );
+    expect(rows).toContainEqual(
+      expect.objectContaining({
+        scenario: 'status-writes',
+        figure: 'status with 100 reservation entries (30.0 KiB): API server CPU per write',
+        value: '16.6 ms',
       }),
     );
     expect(rows).toContainEqual(

@@ -7,6 +7,7 @@ import type { HotQuotaFigures, HotQuotaModeFigures } from './hot-quota.js';
 import type { Machine } from './machine.js';
 import type { ReplicaComparison, ReplicasFigures } from './replicas.js';
 import type { ResyncFigures } from './resync.js';
+import type { StatusWriteFigures } from './status-writes.js';
 import { ratio } from './stats.js';
 import type { UserLatencyFigures, UserLatencyRun } from './user-latency.js';
 import type { WebhookAloneFigures, WebhookAloneRun } from './webhook-alone.js';
@@ -20,6 +21,7 @@ export interface BenchReport {
   startedAt: string;
   durationSeconds: number;
   sizes: BenchSizes;
+  statusWrites?: Outcome<StatusWriteFigures>;
   hotQuota?: Outcome<HotQuotaFigures>;
   webhookAlone?: Outcome<WebhookAloneFigures>;
   replicas?: Outcome<ReplicasFigures>;
@@ -59,7 +61,11 @@ export const count = (n: number): string =>
   Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a';
 export const ms = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'n/a');
 export const bytes = (n: number): string =>
-  n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / MiB).toFixed(1)} MiB`;
+  n >= GiB
+    ? `${(n / GiB).toFixed(2)} GiB`
+    : n >= MiB
+      ? `${(n / MiB).toFixed(1)} MiB`
+      : `${(n / 1024).toFixed(1)} KiB`;
 const times = (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a');
 const latencies = (f: { p50Ms: number; p95Ms?: number; p99Ms: number }) =>
   [f.p50Ms, f.p95Ms, f.p99Ms]
@@ -197,6 +203,12 @@ export function reportRows(report: BenchReport): Row[] {
       });
   };
 
+  error('status-writes', report.statusWrites);
+  for (const run of figuresOf(report.statusWrites, 'runs')?.runs ?? []) {
+    const of = `status with ${run.entries} reservation entries (${bytes(run.bodyBytes)})`;
+    row('status-writes', `${of}: writes/s`, count(run.writesPerSec));
+    row('status-writes', `${of}: API server CPU per write`, ms(run.apiServerCpuMsPerWrite));
+  }
   error('hot-quota', report.hotQuota);
   const hot = figuresOf(report.hotQuota, 'batched');
   if (hot) {
