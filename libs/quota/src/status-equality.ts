@@ -1,6 +1,7 @@
 /**
  * Whether a computed status equals the current (wire, possibly malformed) one semantically: quantities
- * by value, times as strings. The reconciler skips the write when they are equal.
+ * by value, times as strings, except that a cluster's lastSyncTime may have moved forward by less than
+ * LAST_SYNC_TIME_SLACK_MS. The reconciler skips the write when they are equal.
  */
 import { listsEqual, parseResourceList } from '#quantity';
 import {
@@ -47,11 +48,27 @@ function sameReservation(a: Record<string, unknown>, b: Reservation): boolean {
   );
 }
 
+/**
+ * How far a cluster's lastSyncTime may move forward without the status being rewritten for it alone.
+ * The aggregator refreshes a Ready member's time every 5 s; rewriting each quota's status for that
+ * would double the status writes while bindings change (every claim's namespace is reconciled soon
+ * after). A write for any other reason carries the current time.
+ */
+export const LAST_SYNC_TIME_SLACK_MS = 30_000;
+
+/** Is `next` the same time as `current`, or later by less than the slack? */
+function sameSyncTime(current: unknown, next: string): boolean {
+  if (current === next) return true;
+  if (typeof current !== 'string') return false;
+  const ahead = Date.parse(next) - Date.parse(current);
+  return ahead >= 0 && ahead < LAST_SYNC_TIME_SLACK_MS;
+}
+
 function sameCluster(a: Record<string, unknown>, b: ClusterUsage): boolean {
   return (
     a['name'] === b.name &&
     a['state'] === b.state &&
-    a['lastSyncTime'] === b.lastSyncTime &&
+    sameSyncTime(a['lastSyncTime'], b.lastSyncTime) &&
     sameList(a['used'], b.used)
   );
 }

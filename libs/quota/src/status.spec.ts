@@ -818,6 +818,31 @@ describe('computeQuotaStatus: changed', () => {
     expect(result.changed).toBe(true);
   });
 
+  // The aggregator refreshes a Ready member's lastSyncTime every 5 s: that alone rewrites a status
+  // only once it has moved by LAST_SYNC_TIME_SLACK_MS (30 s).
+  it.each<[string, string, boolean]>([
+    ['the same time', SYNC, false],
+    ['5 s later', '2026-11-22T10:00:03Z', false],
+    ['29 s later', '2026-11-22T10:00:27Z', false],
+    ['30 s later', '2026-11-22T10:00:28Z', true],
+    ['earlier (another replica)', '2026-11-22T09:59:57Z', true],
+  ])('for a Ready member synced %s: changed is %s', (_name, lastSyncTime, changed) => {
+    const ready = [cl('member1', {}, {}, { lastSyncTime })];
+    const first = run(quota, bindings, [cl('member1', {})]);
+    const next = run(written(quota, first), bindings, ready);
+    expect(next.changed).toBe(changed);
+    expect(next.status.clusters?.[0]?.lastSyncTime).toBe(lastSyncTime);
+  });
+
+  it('a write for another reason carries the newer lastSyncTime', () => {
+    const first = run(quota, bindings, [cl('member1', {})]);
+    const next = run(written(quota, first), bindings, [
+      cl('member1', { pods: '1' }, {}, { lastSyncTime: '2026-11-22T10:00:03Z' }),
+    ]);
+    expect(next.changed).toBe(true);
+    expect(next.status.clusters?.[0]).toMatchObject({ lastSyncTime: '2026-11-22T10:00:03Z' });
+  });
+
   it('is true when a pod appears (the reservation shrinks)', () => {
     const first = run(quota, bindings, clusters);
     const more = [

@@ -38,7 +38,8 @@
  * once the status write succeeded: a retry after a conflict computes them again.
  *
  * `changed` is false when the computed status equals the current one semantically (quantities by value,
- * times as strings), so the reconciler can skip the write.
+ * times as strings, a cluster's lastSyncTime moved forward by less than LAST_SYNC_TIME_SLACK_MS), so the
+ * reconciler can skip the write.
  */
 import { addLists, describeFieldError, formatList, Quantity, type ResourceList } from '#quantity';
 import {
