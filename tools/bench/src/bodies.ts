@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RESOURCE_BINDING, type ResourceBinding } from '#api';
+import { KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
 
 /** What one replica of the benchmark's workloads requests. */
 export const REPLICA_REQUEST = { cpu: '250m', memory: '512Mi' } as const;
@@ -28,6 +28,10 @@ export function scheduledClusters(replicas: number): { name: string; replicas: n
 /** Where a namespace's ResourceBindings are created on the host API server. */
 export const bindingsPath = (namespace: string) =>
   `/apis/${RESOURCE_BINDING.group}/${RESOURCE_BINDING.version}/namespaces/${namespace}/${RESOURCE_BINDING.plural}`;
+
+/** Where a namespace's KarmadaQuotas are on the host API server. */
+export const quotasPath = (namespace: string) =>
+  `/apis/${KARMADA_QUOTA.group}/${KARMADA_QUOTA.version}/namespaces/${namespace}/${KARMADA_QUOTA.plural}`;
 
 export function realisticBinding(namespace: string, workload: string, replicas: number): ResourceBinding {
   const templateUid = randomUUID();

@@ -3,6 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { Quantity } from '#quantity';
 import { kubeConfigFor, sleep, type ApiEndpoint } from '../../federation/src/index.js';
+import { quotasPath } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
 import { waveDelays, type Observation, type Wave } from './convergence-delays.js';
 import { RESYNC_LABEL } from './end-to-end.js';
@@ -88,7 +89,7 @@ export async function runConvergence(ctx: BenchContext): Promise<ConvergenceFigu
   const latest = new Map<string, number>();
   let watchError: unknown;
   const watch = await new k8s.Watch(kubeConfigFor(host)).watch(
-    `/apis/${KARMADA_QUOTA.group}/${KARMADA_QUOTA.version}/namespaces/${NAMESPACE}/${KARMADA_QUOTA.plural}`,
+    quotasPath(NAMESPACE),
     { fieldSelector: `metadata.name=${QUOTA}` },
     (_phase, quota: KarmadaQuota) => {
       const at = performance.now();

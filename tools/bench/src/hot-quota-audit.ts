@@ -1,6 +1,7 @@
 import type { KarmadaQuota } from '#api';
 import {
   addLists,
+  describeFieldError,
   formatList,
   lessThanOrEqual,
   listsEqual,
@@ -56,7 +57,7 @@ export function auditHotQuota(
   const problems: string[] = [];
   const parse = (raw: unknown, field: string): ResourceList => {
     const { list, errors } = parseResourceList(raw, field);
-    problems.push(...errors.map((e) => `${e.field}: ${e.message}`));
+    problems.push(...errors.map(describeFieldError));
     return list;
   };
   const hard = parse(quota.spec?.hard, 'spec.hard');

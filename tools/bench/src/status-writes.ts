@@ -1,4 +1,5 @@
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type Reservation } from '#api';
+import { RESOURCE_BINDING, type KarmadaQuota, type Reservation } from '#api';
+import { quotasPath } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
 import { createNamespaces, createQuota, inParallel } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
@@ -30,8 +31,7 @@ const WRITERS = 4;
 /** Writes per writer before timing starts: the API server's first writes of a quota cost more. */
 const WARM_UP_WRITES = 10;
 
-const quotaPath = (namespace: string, name: string) =>
-  `/apis/${KARMADA_QUOTA.group}/${KARMADA_QUOTA.version}/namespaces/${namespace}/${KARMADA_QUOTA.plural}/${name}`;
+const quotaPath = (namespace: string, name: string) => `${quotasPath(namespace)}/${name}`;
 
 /** The entry of binding `i`; `round` changes its charge so that every write changes the status. */
 function entry(i: number, round: number, expirationTime: string): Reservation {
