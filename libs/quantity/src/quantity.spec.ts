@@ -2023,3 +2023,30 @@ describe('immutability', () => {
     expect(Quantity.parse('+1')).toEqual(Quantity.fromInt(1n));
   });
 });
+
+describe('parsing the same text again', () => {
+  test('returns the quantity parsed before, which is safe because quantities are immutable', () => {
+    const first = Quantity.parse('250m');
+    expect(Quantity.parse('250m')).toBe(first);
+    expect(first.add(Quantity.parse('1')).toString()).toBe('1250m');
+    expect(Quantity.parse('250m').toString()).toBe('250m');
+  });
+
+  test('keeps no failure: bad text throws every time', () => {
+    for (let i = 0; i < 2; i++) expect(() => Quantity.parse('1x')).toThrow(QuantityError);
+  });
+
+  test('past the kept number of texts, every text still parses to its own value', () => {
+    const texts = Array.from({ length: 25_000 }, (_, i) => `${i}m`);
+    for (const text of texts) expect(Quantity.parse(text).milliValue()).toBe(BigInt(parseInt(text, 10)));
+    expect(Quantity.parse('7m').milliValue()).toBe(7n);
+    expect(Quantity.parse(texts[24_999]!).toString()).toBe('24999m');
+  });
+
+  test('the canonical form is the same when asked twice, and ignores the kept input text', () => {
+    const q = Quantity.parse('1000m');
+    expect(q.toCanonicalString()).toBe('1');
+    expect(q.toCanonicalString()).toBe('1');
+    expect(q.toString()).toBe('1');
+  });
+});

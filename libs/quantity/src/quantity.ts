@@ -196,6 +196,14 @@ function formatError(input: string, badIndex: number, suffixStart: number): Quan
   );
 }
 
+/**
+ * Quantities parsed before, by input string. Statuses and bindings repeat a few strings ("100m",
+ * "1Gi") thousands of times per reconcile, and a Quantity is immutable, so one can be shared.
+ * Emptied when full rather than evicted one by one: a working set this size fits many times over.
+ */
+const parsedBefore = new Map<string, Quantity>();
+const PARSED_KEPT = 10_000;
+
 export class Quantity {
   /**
    * Go's cached string: ParseQuantity keeps the input verbatim when it looks canonical, and
@@ -203,6 +211,8 @@ export class Quantity {
    * quantities by value and format only.
    */
   readonly #s: string | undefined;
+  /** toCanonicalString's result, once asked for. */
+  #canonical: string | undefined;
 
   /** `nanos` is the exact value in units of 10^-9. */
   private constructor(
@@ -219,6 +229,16 @@ export class Quantity {
       throw new QuantityError(String(str), 'format', `expected a string, got ${typeof str}`);
     }
     if (str.length === 0) throw new QuantityError(str, 'empty', 'empty string');
+    let parsed = parsedBefore.get(str);
+    if (parsed === undefined) {
+      parsed = Quantity.parseUncached(str);
+      if (parsedBefore.size >= PARSED_KEPT) parsedBefore.clear();
+      parsedBefore.set(str, parsed);
+    }
+    return parsed;
+  }
+
+  private static parseUncached(str: string): Quantity {
     if (str === '0') return new Quantity(0n, 'DecimalSI', str);
 
     const scanned = scanQuantityString(str);
@@ -332,6 +352,11 @@ export class Quantity {
 
   /** Go's CanonicalizeBytes: the canonical form, ignoring any cached input string. */
   toCanonicalString(): string {
+    this.#canonical ??= this.formatCanonical();
+    return this.#canonical;
+  }
+
+  private formatCanonical(): string {
     const nanos = this.nanos;
     if (nanos === 0n) return '0';
     let format = this.fmt;
