@@ -55,6 +55,27 @@ export async function createQuota(
   }
 }
 
+/**
+ * Deletes every KarmadaQuota on the host (their scenarios are over and audited), so the product's
+ * reconciler starts on what the next scenario creates, not on a backlog of finished ones.
+ */
+export async function deleteEveryQuota(host: ApiEndpoint): Promise<number> {
+  const api = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  const { items } = (await api.listClusterCustomObject({ ...KARMADA_QUOTA })) as { items: KarmadaQuota[] };
+  await inParallel(items, 8, async (quota) => {
+    await api
+      .deleteNamespacedCustomObject({
+        ...KARMADA_QUOTA,
+        namespace: quota.metadata!.namespace!,
+        name: quota.metadata!.name!,
+      })
+      .catch((err: unknown) => {
+        if (!isApiStatus(err, 404)) throw err;
+      });
+  });
+  return items.length;
+}
+
 export const FEDERATED_RESOURCE_QUOTA = {
   group: 'policy.karmada.io',
   version: 'v1alpha1',
