@@ -362,3 +362,43 @@ describe('formatList and formatListInline', () => {
     ).toBe('requested: requests.cpu=500m, used: requests.cpu=3700m, limited: requests.cpu=4');
   });
 });
+
+describe('key order and odd resource names through every operation', () => {
+  test('combined lists hold their keys sorted, whatever order their operands hold them in', () => {
+    const a = rl({ pods: '1', cpu: '1' });
+    const b = rl({ memory: '1', apple: '2', cpu: '1' });
+    for (const combined of [addLists(a, b), subtractLists(a, b), maxLists(a, b), addLists(b, a)])
+      expect(Object.keys(combined)).toEqual(['apple', 'cpu', 'memory', 'pods']);
+  });
+
+  test('integer-like names sort by code unit, as Go does, though JavaScript lists them numerically', () => {
+    const list = rl({ '9': '-1', '10': '-2', cpu: '-3' });
+    expect(Object.keys(list)).toEqual(['9', '10', 'cpu']);
+    expect(negativeKeys(list)).toEqual(['10', '9', 'cpu']);
+    expect(lessThanOrEqual(list, rl({ '9': '-5', '10': '-5' })).exceeded).toEqual(['10', '9']);
+  });
+
+  test('a "__proto__" resource stays data through add, subtract, max, mask and removeZeros', () => {
+    const raw: unknown = JSON.parse('{"__proto__": "3", "cpu": "1"}');
+    const list = parseResourceList(raw, 'x').list;
+    const zero = parseResourceList(JSON.parse('{"__proto__": "0"}'), 'x').list;
+    const results = [
+      addLists(list, list),
+      subtractLists(list, rl({ cpu: '1' })),
+      maxLists(rl({ cpu: '2' }), list),
+      maskList(list, ['__proto__']),
+      removeZeros(addLists(list, zero)),
+    ];
+    for (const result of results) {
+      expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+      expect(Object.hasOwn(result, '__proto__')).toBe(true);
+    }
+    expect(results.map((r) => formatListInline(r))).toEqual([
+      '__proto__=6,cpu=2',
+      '__proto__=3,cpu=0',
+      '__proto__=3,cpu=2',
+      '__proto__=3',
+      '__proto__=3,cpu=1',
+    ]);
+  });
+});

@@ -21,15 +21,33 @@ export const describeFieldError = (error: FieldError): string => `${error.field}
 
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Sorted by code unit, which for resource names (ASCII) is Go's sort.Strings byte order. */
-const sortedKeys = (list: object): string[] => Object.keys(list).sort(compareNames);
+/**
+ * Sorted by code unit, which for resource names (ASCII) is Go's sort.Strings byte order. The lists
+ * built here already hold their keys in that order, so they are checked before they are sorted.
+ */
+function sortedKeys(list: object): string[] {
+  const keys = Object.keys(list);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] as string) > (keys[i] as string)) return keys.sort(compareNames);
+  }
+  return keys;
+}
 
 const has = (list: object, key: string): boolean => Object.hasOwn(list, key);
 
 const get = (list: ResourceList, key: string): Quantity | undefined =>
   has(list, key) ? list[key] : undefined;
 
-const build = (entries: Iterable<readonly [string, Quantity]>): ResourceList => Object.fromEntries(entries);
+/** Own data properties only: a plain assignment of "__proto__" would set the prototype instead. */
+function build(entries: readonly (readonly [string, Quantity])[]): ResourceList {
+  const list: ResourceList = {};
+  for (const [key, value] of entries) {
+    if (key === '__proto__')
+      Object.defineProperty(list, key, { value, enumerable: true, writable: true, configurable: true });
+    else list[key] = value;
+  }
+  return list;
+}
 
 /**
  * Decodes a wire ResourceList (`Record<string, string>` in JSON) into quantities; never throws.
@@ -62,10 +80,9 @@ export function parseResourceList(
   const entries: [string, Quantity][] = [];
   for (const key of sortedKeys(raw)) {
     const value: unknown = (raw as Record<string, unknown>)[key];
-    const field = `${fieldPath}[${key}]`;
     const result = parseWireQuantity(value);
     if (result instanceof Quantity) entries.push([key, result]);
-    else errors.push({ field, message: result, value });
+    else errors.push({ field: `${fieldPath}[${key}]`, message: result, value });
   }
   return { list: build(entries), errors };
 }
@@ -129,20 +146,32 @@ export function maxLists(a: ResourceList, b: ResourceList): ResourceList {
   );
 }
 
+/** Every key of either list, in sorted order (a merge of the two sorted key lists). */
 function combine(
   a: ResourceList,
   b: ResourceList,
   both: (x: Quantity, y: Quantity) => Quantity,
   onlyB: (y: Quantity) => Quantity,
 ): ResourceList {
+  const keysA = sortedKeys(a);
+  const keysB = sortedKeys(b);
   const entries: [string, Quantity][] = [];
-  for (const key of sortedKeys(a)) {
-    const x = a[key] as Quantity;
-    const y = get(b, key);
-    entries.push([key, y === undefined ? x : both(x, y)]);
-  }
-  for (const key of sortedKeys(b)) {
-    if (!has(a, key)) entries.push([key, onlyB(b[key] as Quantity)]);
+  let i = 0;
+  let j = 0;
+  while (i < keysA.length || j < keysB.length) {
+    const keyA = keysA[i];
+    const keyB = keysB[j];
+    if (keyB === undefined || (keyA !== undefined && keyA < keyB)) {
+      entries.push([keyA as string, a[keyA as string] as Quantity]);
+      i++;
+    } else if (keyA === undefined || keyB < keyA) {
+      entries.push([keyB, onlyB(b[keyB] as Quantity)]);
+      j++;
+    } else {
+      entries.push([keyA, both(a[keyA] as Quantity, b[keyB] as Quantity)]);
+      i++;
+      j++;
+    }
   }
   return build(entries);
 }
@@ -150,7 +179,11 @@ function combine(
 /** quota.Mask: only the entries whose key is in `keys`. */
 export function maskList(list: ResourceList, keys: Iterable<string>): ResourceList {
   const wanted = new Set(keys);
-  return build(sortedKeys(list).flatMap((key) => (wanted.has(key) ? [[key, list[key] as Quantity]] : [])));
+  return build(
+    sortedKeys(list)
+      .filter((key) => wanted.has(key))
+      .map((key) => [key, list[key] as Quantity]),
+  );
 }
 
 /** quota.IsZero: true when every quantity is zero (an empty list is zero). */
@@ -161,7 +194,9 @@ export function isZeroList(list: ResourceList): boolean {
 /** quota.RemoveZeros: drops the zero entries. */
 export function removeZeros(list: ResourceList): ResourceList {
   return build(
-    sortedKeys(list).flatMap((key) => (list[key]?.isZero() ? [] : [[key, list[key] as Quantity]])),
+    sortedKeys(list)
+      .filter((key) => !(list[key] as Quantity).isZero())
+      .map((key) => [key, list[key] as Quantity]),
   );
 }
 
