@@ -2032,8 +2032,17 @@ describe('parsing the same text again', () => {
     expect(Quantity.parse('250m').toString()).toBe('250m');
   });
 
-  test('keeps no failure: bad text throws every time', () => {
+  test('keeps no failure: bad text throws every time, and good text parsed after it still parses', () => {
     for (let i = 0; i < 2; i++) expect(() => Quantity.parse('1x')).toThrow(QuantityError);
+    expect(Quantity.parse('1').value()).toBe(1n);
+  });
+
+  test('keeps no long text: a valid quantity can be any length', () => {
+    const long = `${'0'.repeat(40)}1500m`;
+    const first = Quantity.parse(long);
+    expect(first.milliValue()).toBe(1500n);
+    expect(Quantity.parse(long)).not.toBe(first);
+    expect(Quantity.parse(long)).toEqual(first);
   });
 
   test('past the kept number of texts, every text still parses to its own value', () => {
@@ -2044,9 +2053,10 @@ describe('parsing the same text again', () => {
   });
 
   test('the canonical form is the same when asked twice, and ignores the kept input text', () => {
-    const q = Quantity.parse('1000m');
+    const q = Quantity.parse('+1');
     expect(q.toCanonicalString()).toBe('1');
     expect(q.toCanonicalString()).toBe('1');
-    expect(q.toString()).toBe('1');
+    expect(q.toString()).toBe('+1');
+    expect(Quantity.parse('+1').toString()).toBe('+1');
   });
 });

@@ -200,9 +200,12 @@ function formatError(input: string, badIndex: number, suffixStart: number): Quan
  * Quantities parsed before, by input string. Statuses and bindings repeat a few strings ("100m",
  * "1Gi") thousands of times per reconcile, and a Quantity is immutable, so one can be shared.
  * Emptied when full rather than evicted one by one: a working set this size fits many times over.
+ * Only short texts are kept: a valid quantity can be any length ("000...1"), and long keys would cost
+ * memory and, past 16 Ki characters, V8's string hashing (one bucket per length).
  */
 const parsedBefore = new Map<string, Quantity>();
 const PARSED_KEPT = 10_000;
+const PARSED_KEPT_LENGTH = 32;
 
 export class Quantity {
   /**
@@ -229,6 +232,7 @@ export class Quantity {
       throw new QuantityError(String(str), 'format', `expected a string, got ${typeof str}`);
     }
     if (str.length === 0) throw new QuantityError(str, 'empty', 'empty string');
+    if (str.length > PARSED_KEPT_LENGTH) return Quantity.parseUncached(str);
     let parsed = parsedBefore.get(str);
     if (parsed === undefined) {
       parsed = Quantity.parseUncached(str);

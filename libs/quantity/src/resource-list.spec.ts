@@ -389,6 +389,8 @@ describe('key order and odd resource names through every operation', () => {
       maskList(list, ['__proto__']),
       removeZeros(addLists(list, zero)),
     ];
+    expect(Object.hasOwn(maskList(list, ['cpu']), '__proto__')).toBe(false);
+    expect(Object.hasOwn(removeZeros(addLists(zero, rl({ cpu: '1' }))), '__proto__')).toBe(false);
     for (const result of results) {
       expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
       expect(Object.hasOwn(result, '__proto__')).toBe(true);

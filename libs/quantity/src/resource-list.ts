@@ -168,7 +168,9 @@ function combine(
       entries.push([keyB, onlyB(b[keyB] as Quantity)]);
       j++;
     } else {
-      entries.push([keyA, both(a[keyA] as Quantity, b[keyB] as Quantity)]);
+      const x = a[keyA] as Quantity;
+      const y = b[keyB];
+      entries.push([keyA, y === undefined ? x : both(x, y)]);
       i++;
       j++;
     }
@@ -195,7 +197,7 @@ export function isZeroList(list: ResourceList): boolean {
 export function removeZeros(list: ResourceList): ResourceList {
   return build(
     sortedKeys(list)
-      .filter((key) => !(list[key] as Quantity).isZero())
+      .filter((key) => !list[key]?.isZero())
       .map((key) => [key, list[key] as Quantity]),
   );
 }

@@ -34,7 +34,7 @@ const SWEEP_MARGIN_MS = 20_000;
 
 /**
  * Waits until every claim end-to-end left on its quotas has expired and the sweep has had time to drop
- * it (webhook-alone's claims, kept an hour on purpose, are not waited for).
+ * it (the scenarios before end-to-end had their quotas deleted).
  */
 async function untilEarlierClaimsExpired(ctx: BenchContext, host: ApiEndpoint): Promise<void> {
   const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
