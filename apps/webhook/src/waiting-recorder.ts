@@ -5,6 +5,7 @@ import { describeError, type ResourceBinding } from '#api';
 import {
   decodeWaiting,
   recordRefusal,
+  refusalNeedsWrite,
   refusedWriter,
   specChanged,
   type Decision,
@@ -73,6 +74,7 @@ export class WaitingRecorder implements OnApplicationShutdown {
         },
         new Date(this.clock()),
       );
+      if (!refusalNeedsWrite(previous, record)) return;
       await this.redis.hset(key, name, JSON.stringify(record));
       if (shown(record) !== shown(previous))
         await this.reconcile(namespace, `ResourceBinding ${name} refused`);

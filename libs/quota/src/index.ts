@@ -38,6 +38,7 @@ export {
   freeOf,
   liveWaiting,
   recordRefusal,
+  refusalNeedsWrite,
   refusedWriter,
   requeueOrder,
   REQUEUE_SETTLE_MS,

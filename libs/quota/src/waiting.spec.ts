@@ -6,6 +6,8 @@ import {
   freeOf,
   liveWaiting,
   recordRefusal,
+  REFUSAL_REWRITE_AFTER_MS,
+  refusalNeedsWrite,
   refusedWriter,
   requeueOrder,
   REQUEUE_SETTLE_MS,
@@ -93,6 +95,75 @@ describe('recordRefusal', () => {
       since: NOW.toISOString(),
       lastRefusedAt: NOW.toISOString(),
     });
+  });
+});
+
+describe('refusalNeedsWrite', () => {
+  const at = (ms: number) => new Date(NOW.getTime() + ms);
+  const refusal = {
+    binding: 'web',
+    uid: 'uid-web',
+    quota: 'compute',
+    requested: { cpu: '2' },
+    free: { cpu: '1' },
+    retryVia: 'template' as const,
+  };
+  const stored = recordRefusal(undefined, refusal, NOW);
+  const soon = REFUSAL_REWRITE_AFTER_MS - 1;
+  it.each<[string, WaitingChange | undefined, WaitingChange, boolean]>([
+    ['the first refusal', undefined, stored, true],
+    ['the same refusal again at once', stored, recordRefusal(stored, refusal, at(soon)), false],
+    [
+      'the same refusal once the stored one is old enough',
+      stored,
+      recordRefusal(stored, refusal, at(REFUSAL_REWRITE_AFTER_MS)),
+      true,
+    ],
+    [
+      'less free than the stored refusal shows',
+      stored,
+      recordRefusal(stored, { ...refusal, free: { cpu: '500m' } }, at(1)),
+      true,
+    ],
+    [
+      'a larger increase asked',
+      stored,
+      recordRefusal(stored, { ...refusal, requested: { cpu: '3' } }, at(1)),
+      true,
+    ],
+    [
+      'another object of the name (a new wait)',
+      stored,
+      recordRefusal(stored, { ...refusal, uid: 'uid-new' }, at(1)),
+      true,
+    ],
+    [
+      'a requeue since the stored refusal',
+      { ...stored, requeuedAt: at(1).toISOString() },
+      recordRefusal({ ...stored, requeuedAt: at(1).toISOString() }, refusal, at(2)),
+      true,
+    ],
+    [
+      'a requeue before the stored refusal',
+      { ...stored, requeuedAt: at(-1).toISOString() },
+      recordRefusal({ ...stored, requeuedAt: at(-1).toISOString() }, refusal, at(2)),
+      false,
+    ],
+  ])('%s: %p', (_, previous, next, expected) => {
+    expect(refusalNeedsWrite(previous, next)).toBe(expected);
+  });
+
+  it('skips only what liveWaiting cannot tell apart: the same verdicts with either record, but within a second of 20 minutes', () => {
+    const requeued = { ...stored, requeuedAt: at(-1).toISOString() };
+    const skipped = recordRefusal(requeued, refusal, at(soon));
+    expect(refusalNeedsWrite(requeued, skipped)).toBe(false);
+    const bindings = [rb('web', {})];
+    for (const later of [0, REQUEUE_SETTLE_MS + 1, ABANDONED_AFTER_MS - 10_000, ABANDONED_AFTER_MS + 1]) {
+      const now = at(soon + later);
+      expect(liveWaiting([requeued], bindings, now).forget).toEqual(
+        liveWaiting([skipped], bindings, now).forget,
+      );
+    }
   });
 });
 

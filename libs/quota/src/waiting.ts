@@ -72,6 +72,26 @@ const canonicalJson = (value: unknown): string =>
       : v,
   );
 
+/**
+ * A repeated refusal is written again only once the stored `lastRefusedAt` is this old: a binding
+ * refused in a tight loop (Karmada's first retries come milliseconds apart) would otherwise cost a
+ * Redis write per refusal, and only liveWaiting reads `lastRefusedAt`, against 30 s and 20 minutes.
+ */
+export const REFUSAL_REWRITE_AFTER_MS = 1_000;
+
+/**
+ * Whether `next` (recordRefusal's result) must be stored over `previous`: always, unless it differs
+ * only in a `lastRefusedAt` less than REFUSAL_REWRITE_AFTER_MS later and no requeue came since the
+ * stored refusal (liveWaiting takes a requeue not refused after it as settled).
+ */
+export function refusalNeedsWrite(previous: WaitingChange | undefined, next: WaitingChange): boolean {
+  if (previous === undefined) return true;
+  const lastRefused = Date.parse(previous.lastRefusedAt);
+  if (previous.requeuedAt !== undefined && Date.parse(previous.requeuedAt) >= lastRefused) return true;
+  if (Date.parse(next.lastRefusedAt) - lastRefused >= REFUSAL_REWRITE_AFTER_MS) return true;
+  return canonicalJson({ ...previous, lastRefusedAt: '' }) !== canonicalJson({ ...next, lastRefusedAt: '' });
+}
+
 /** The record after one more refusal of the binding: `since` stays while it is the same object. */
 export function recordRefusal(
   previous: WaitingChange | undefined,
