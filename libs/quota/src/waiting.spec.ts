@@ -36,6 +36,16 @@ const record = (binding: string, overrides: Partial<WaitingChange> = {}): Waitin
   ...overrides,
 });
 
+/** A refusal of binding web by quota compute, as the webhook hands it to recordRefusal. */
+const refusal = {
+  binding: 'web',
+  uid: 'uid-web',
+  quota: 'compute',
+  requested: { cpu: '3' },
+  free: { cpu: '0' },
+  retryVia: 'template' as const,
+};
+
 describe('refusedWriter', () => {
   const clusters = [{ name: 'member1', replicas: 2 }];
   it.each<[string, ResourceBinding, ResourceBinding | undefined, string]>([
@@ -64,14 +74,6 @@ describe('refusedWriter', () => {
 });
 
 describe('recordRefusal', () => {
-  const refusal = {
-    binding: 'web',
-    uid: 'uid-web',
-    quota: 'compute',
-    requested: { cpu: '3' },
-    free: { cpu: '0' },
-    retryVia: 'template' as const,
-  };
   it('starts the wait at the first refusal', () => {
     expect(recordRefusal(undefined, refusal, NOW)).toEqual({
       ...refusal,
@@ -100,14 +102,6 @@ describe('recordRefusal', () => {
 
 describe('refusalNeedsWrite', () => {
   const at = (ms: number) => new Date(NOW.getTime() + ms);
-  const refusal = {
-    binding: 'web',
-    uid: 'uid-web',
-    quota: 'compute',
-    requested: { cpu: '2' },
-    free: { cpu: '1' },
-    retryVia: 'template' as const,
-  };
   const stored = recordRefusal(undefined, refusal, NOW);
   const soon = REFUSAL_REWRITE_AFTER_MS - 1;
   it.each<[string, WaitingChange | undefined, WaitingChange, boolean]>([
@@ -120,7 +114,7 @@ describe('refusalNeedsWrite', () => {
       true,
     ],
     [
-      'less free than the stored refusal shows',
+      'more free than the stored refusal shows',
       stored,
       recordRefusal(stored, { ...refusal, free: { cpu: '500m' } }, at(1)),
       true,
@@ -128,7 +122,7 @@ describe('refusalNeedsWrite', () => {
     [
       'a larger increase asked',
       stored,
-      recordRefusal(stored, { ...refusal, requested: { cpu: '3' } }, at(1)),
+      recordRefusal(stored, { ...refusal, requested: { cpu: '4' } }, at(1)),
       true,
     ],
     [
