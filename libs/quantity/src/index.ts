@@ -12,6 +12,7 @@ export {
   maxLists,
   negativeKeys,
   parseResourceList,
+  positivePart,
   removeZeros,
   subtractLists,
 } from './resource-list.js';

@@ -10,6 +10,7 @@ import {
   maxLists,
   negativeKeys,
   parseResourceList,
+  positivePart,
   removeZeros,
   subtractLists,
   type Format,
@@ -402,5 +403,24 @@ describe('key order and odd resource names through every operation', () => {
       '__proto__=3',
       '__proto__=3,cpu=1',
     ]);
+  });
+});
+
+describe('positivePart', () => {
+  test.each([
+    ['empty', {}, {}],
+    ['zeros and negatives dropped', { cpu: '-1', memory: '0', pods: '2' }, { pods: '2' }],
+    ['formats kept', { memory: '1Gi', cpu: '500m' }, { cpu: '500m', memory: '1Gi' }],
+    ['nothing positive', { cpu: '-1m' }, {}],
+  ] as [string, Wire, Wire][])('%s', (_name, input, expected) => {
+    const result = positivePart(rl(input));
+    expect(formatList(result)).toEqual(expected);
+    expect(Object.keys(result)).toEqual(Object.keys(expected).sort());
+  });
+
+  test('a "__proto__" resource stays data', () => {
+    const result = positivePart(parseResourceList(JSON.parse('{"__proto__": "3", "cpu": "-1"}'), 'x').list);
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+    expect(formatListInline(result)).toBe('__proto__=3');
   });
 });

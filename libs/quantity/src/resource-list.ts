@@ -202,6 +202,15 @@ export function removeZeros(list: ResourceList): ResourceList {
   );
 }
 
+/** The entries above zero: what is left of a difference once nothing is owed back. */
+export function positivePart(list: ResourceList): ResourceList {
+  return build(
+    sortedKeys(list)
+      .filter((key) => (list[key] as Quantity).sign() > 0)
+      .map((key) => [key, list[key] as Quantity]),
+  );
+}
+
 /** quota.IsNegative: the keys whose quantity is below zero, sorted. */
 export function negativeKeys(list: ResourceList): string[] {
   return sortedKeys(list).filter((key) => (list[key] as Quantity).sign() < 0);

@@ -4,6 +4,7 @@ import {
   maskList,
   maxLists,
   parseResourceList,
+  positivePart,
   Quantity,
   removeZeros,
   subtractLists,
@@ -91,9 +92,6 @@ export function workloadUsage(quota: KarmadaQuota, bindings: readonly ResourceBi
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-const positivePart = (list: ResourceList): ResourceList =>
-  Object.fromEntries(Object.entries(list).filter(([, q]) => q.sign() > 0));
 
 const canonical = (list: ResourceList): Record<string, string> =>
   Object.fromEntries(

@@ -46,6 +46,7 @@ import {
   formatListInline,
   maskList,
   maxLists,
+  positivePart,
   Quantity,
   removeZeros,
   subtractLists,
@@ -119,10 +120,7 @@ const get = (list: ResourceList, key: string): Quantity =>
   Object.hasOwn(list, key) ? (list[key] as Quantity) : ZERO;
 
 /** The strictly positive part of `a - b`, zeros removed. */
-const excess = (a: ResourceList, b: ResourceList): ResourceList =>
-  Object.fromEntries(
-    Object.entries(subtractLists(a, b)).filter(([, q]) => q.sign() > 0) as [string, Quantity][],
-  );
+const excess = (a: ResourceList, b: ResourceList): ResourceList => positivePart(subtractLists(a, b));
 
 /** What `hard` leaves free after `taken`, on each of `keys`, never below 0. */
 export function freeUnder(hard: ResourceList, taken: ResourceList, keys: readonly string[]): ResourceList {

@@ -31,7 +31,7 @@
  * A second entry for one binding is reported and dropped. Entries keep their order; entries derived for
  * bindings that had none follow, by name.
  */
-import { maskList, maxLists, Quantity, removeZeros, subtractLists, type ResourceList } from '#quantity';
+import { maskList, maxLists, positivePart, removeZeros, subtractLists, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingCharge } from './charge.js';
 import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
@@ -63,9 +63,6 @@ export interface SettleInput {
 
 const terminating = (rb: ResourceBinding): boolean =>
   rb.metadata?.deletionTimestamp !== undefined && rb.metadata.deletionTimestamp !== null;
-
-const positivePart = (list: ResourceList): ResourceList =>
-  Object.fromEntries(Object.entries(list).filter(([, q]) => (q as Quantity).sign() > 0));
 
 const FINISHED_JOB_CONDITIONS = ['Complete', 'Failed'];
 const FINISHED_POD_PHASES = ['Succeeded', 'Failed'];
