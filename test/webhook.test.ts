@@ -114,6 +114,8 @@ describe('the quota webhook, through the host API server', () => {
     expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('4'))).toBe(0);
     // Pending until the reconciler sees the persisted binding carry the admitted charge.
     expect(reservationOf(await readQuota(namespace, 'team-a'), 'web')?.expirationTime).toBeTruthy();
+    // An update's claim: the reconciler drops it once this object is no longer stored.
+    expect(reservationOf(await readQuota(namespace, 'team-a'), 'web')?.operation).toBe('Update');
 
     // The same change applied again, and the same AdmissionReview delivered five times.
     await replaceBinding(scaledUp);
@@ -402,6 +404,32 @@ describe('the webhook endpoint with bad input', () => {
     expect(res.response).toMatchObject({ uid: 'u1', allowed: false, status: { code: 400 } });
     expect(res.response.status.message).toContain('ResourceBinding.work.karmada.io, not Pod.core');
   });
+
+  test.each([
+    ['an oldObject without a uid', 'u-new', undefined, 'oldObject.metadata.uid: Required value'],
+    ['a changed uid', 'u-new', 'u-stored', 'metadata.uid: Invalid value: "u-new": field is immutable'],
+  ])(
+    'an UPDATE with %s is denied: the API server never sends one',
+    async (_what, uid, storedUid, message) => {
+      const object = binding('x', 'web', { cpu: '1' });
+      object.metadata!.uid = uid;
+      const stored = binding('x', 'web', { cpu: '1' });
+      if (storedUid) stored.metadata!.uid = storedUid;
+      const res = await postReview(
+        '/validate/resourcebindings',
+        review({
+          uid: 'u3',
+          operation: 'UPDATE',
+          kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+          namespace: 'x',
+          object,
+          oldObject: stored,
+        }),
+      );
+      expect(res.response).toMatchObject({ uid: 'u3', allowed: false, status: { code: 422 } });
+      expect(res.response.status.message).toContain(message);
+    },
+  );
 
   test('an invalid quantity inside a binding is denied with a message naming the field', async () => {
     const rb = binding('x', 'bad', { cpu: 'lots' });

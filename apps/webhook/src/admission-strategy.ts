@@ -26,11 +26,19 @@ export function bindingChange(
   dryRun: boolean,
   oldObject?: ResourceBinding,
 ): BindingChange {
+  // An UPDATE's object may leave its uid out: the API server fills it in from the stored object.
+  const uid = uidOf(object) ?? (oldObject && uidOf(oldObject));
   return {
-    item: { binding: { ...key, uid: object.metadata?.uid }, charge, dryRun },
+    item: { binding: { ...key, uid }, charge, dryRun },
     object,
     ...(oldObject ? { old: { object: oldObject, charge: bindingCharge(oldObject).charge } } : {}),
   };
+}
+
+/** The object's uid; undefined unless a non-empty string (what the status can record). */
+function uidOf(object: ResourceBinding): string | undefined {
+  const uid: unknown = object.metadata?.uid;
+  return typeof uid === 'string' && uid !== '' ? uid : undefined;
 }
 
 /** A change that asks nothing of any quota (a scale-down): answered at once, never waiting for quotas. */

@@ -155,6 +155,8 @@ export interface Reservation {
   charge?: ResourceList;
   /** RFC 3339; set while the admitted charge is not yet seen on the persisted binding. */
   expirationTime?: string;
+  /** 'Update' when the latest claim was admitted for an UPDATE of `reservedBy.uid`, held only while it is stored. */
+  operation?: 'Update';
 }
 
 export interface WaitingChangeStatus {

@@ -83,6 +83,7 @@ const view = (state: QuotaState | undefined) =>
     reserved: formatList(r.reserved),
     charge: formatList(r.charge),
     ...(r.expirationTime ? { expirationTime: r.expirationTime } : {}),
+    ...(r.operation ? { operation: r.operation } : {}),
   }));
 
 const ALLOWED: Decision = { allowed: true };
@@ -667,8 +668,50 @@ describe('admitBatch: expiration and uid', () => {
     ]);
     const result = admit([state], [item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } })]);
     expect(view(result.quotas[0])).toEqual([
-      { name: 'web', uid: 'u1', reserved: { cpu: '2' }, charge: { cpu: '2' }, expirationTime: EXPIRES },
+      {
+        name: 'web',
+        uid: 'u1',
+        reserved: { cpu: '2' },
+        charge: { cpu: '2' },
+        expirationTime: EXPIRES,
+        operation: 'Update',
+      },
     ]);
+  });
+
+  // The mark lets the reconciler drop the claim once its object is gone (the update cannot land then);
+  // a claim that may be a create's must stay unmarked, since its binding is missing until it lands.
+  it.each<[string, ReservationEntry[], AdmissionItem, 'Update' | undefined]>([
+    ['an UPDATE of a known uid', [], item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } }), 'Update'],
+    [
+      'an UPDATE over a settled entry of another uid',
+      [reservation('web', { cpu: '1' }, { cpu: '1' }, { uid: 'u0' })],
+      item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } }),
+      'Update',
+    ],
+    ['an UPDATE of unknown uid', [], item('web', { cpu: '2' }, { old: { cpu: '1' } }), undefined],
+    [
+      "an UPDATE raising another object's pending claim",
+      [reservation('web', { cpu: '1' }, { cpu: '1' }, { uid: 'u0', expirationTime: EXPIRES })],
+      item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } }),
+      undefined,
+    ],
+    ['a CREATE', [], item('web', { cpu: '2' }, { uid: 'u1' }), undefined],
+    [
+      "a CREATE over an update's pending claim of the same uid",
+      [
+        {
+          ...reservation('web', { cpu: '1' }, { cpu: '1' }, { uid: 'u1', expirationTime: EARLIER }),
+          operation: 'Update',
+        },
+      ],
+      item('web', { cpu: '2' }, { uid: 'u1' }),
+      undefined,
+    ],
+  ])('%s: marked as the update it is or is not', (_what, reservations, change, operation) => {
+    const result = admit([quota('team-a', { cpu: '10' }, {}, reservations)], [change]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    expect(result.quotas[0]?.reservations[0]?.operation).toBe(operation);
   });
 
   it('a reused name charging nothing leaves the stale reservation to the reconciler', () => {

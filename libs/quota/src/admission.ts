@@ -31,7 +31,9 @@
  * retried under a new uid, or a name reused): it is never held by this object, but an admitted item
  * keeps its `reserved` and pending charge in the entry it writes instead of dropping them, since they
  * may hold the stored object's charge; an entry merging two objects' pending claims names no uid (the
- * reconciler settles it against whichever object of the name is stored).
+ * reconciler settles it against whichever object of the name is stored). An entry written for an
+ * UPDATE of a known uid, carrying no other object's claim, is marked `operation: 'Update'`: the
+ * reconciler drops it once that object is no longer stored, since the update can no longer land.
  *
  * Before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
  * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for.
@@ -273,6 +275,10 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
     (p.existing.binding.uid === undefined || p.existing.binding.uid !== item.binding.uid);
   const uid = item.binding.uid ?? p.existing?.binding.uid;
   if (uid !== undefined && !carriesOtherClaim) next.binding.uid = uid;
+  // An UPDATE's object was stored when it was admitted: the claim can land only while it stays stored,
+  // and so can a pending claim of the same object this entry carries (its create has landed).
+  if (item.old !== undefined && item.binding.uid !== undefined && !carriesOtherClaim)
+    next.operation = 'Update';
 
   quota.total = addLists(quota.total, p.increase);
   const position = quota.index.get(bindingKeyString(item.binding));

@@ -28,6 +28,10 @@
  * (the name has one entry), except that once `now` is `landingWindowSeconds` past its admission
  * (expirationTime - ttlSeconds) its create has been tried and failed, so it is settled at once
  * against the stored binding, under that binding's uid.
+ * A claim marked `operation: 'Update'` was admitted for an update of the object `binding.uid`, stored
+ * then: once the binding is missing or stored under another uid, that object was deleted after the
+ * update read it, so the update cannot land and the claim is dropped at once (the stored object of
+ * its name, if any, is derived). A create's claim cannot be told from one not stored yet, so it is held.
  * A second entry for one binding is reported and dropped. Entries keep their order; entries derived for
  * bindings that had none follow, by name.
  */
@@ -151,12 +155,16 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
     reserved: removeZeros(maskList(entry.reserved, input.hardKeys)),
     charge: removeZeros(maskList(entry.charge, input.hardKeys)),
   });
+  const uid = rb?.metadata?.uid;
+  const otherObject = entry.binding.uid !== undefined && !!uid && uid !== entry.binding.uid;
+  // The object an update claim is for is no longer stored (the list began after the update read it):
+  // the update cannot land.
+  const updateOfGone = entry.operation === 'Update' && (rb === undefined || otherObject);
   // No stored object to observe usage for: the claim reserves its whole charge (usage seen for the
   // workload's name belongs to an older object, whose pods are going).
-  if (rb === undefined) return pending ? { ...masked(), reserved: masked().charge } : undefined;
-  const uid = rb.metadata?.uid;
-  const otherObject = entry.binding.uid !== undefined && !!uid && uid !== entry.binding.uid;
-  if (otherObject && (!pending || provenUnstored(entry, input))) return 'derive';
+  if (rb === undefined)
+    return pending && !updateOfGone ? { ...masked(), reserved: masked().charge } : undefined;
+  if (otherObject && (!pending || updateOfGone || provenUnstored(entry, input))) return 'derive';
   if (entry.binding.uid !== undefined && terminating(rb)) return undefined;
   if (!pending) return 'derive';
   // A claim, of this object or of another one of its name that may still be stored: it holds the
@@ -169,6 +177,7 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
     charge: effective,
   };
   next.expirationTime = entry.expirationTime;
+  if (entry.operation !== undefined) next.operation = entry.operation;
   return next;
 }
 

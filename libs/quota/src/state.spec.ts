@@ -33,6 +33,7 @@ const quota: KarmadaQuota = {
         reserved: { cpu: '2', pods: '2' },
         charge: { cpu: '4', pods: '4' },
         expirationTime: '2030-01-01T00:00:00.000Z',
+        operation: 'Update',
       },
       { reservedBy: rbRef('legacy'), reserved: { cpu: '1', pods: '0' } },
     ],
@@ -52,6 +53,7 @@ describe('parseQuotaState', () => {
     expect(formatList(web.reserved)).toEqual({ cpu: '2', pods: '2' });
     expect(formatList(web.charge)).toEqual({ cpu: '4', pods: '4' });
     expect(web.expirationTime).toBe('2030-01-01T00:00:00.000Z');
+    expect(web.operation).toBe('Update');
     // No charge on the wire (older writer): charge = reserved; zero entries dropped.
     expect(legacy.binding).toEqual({ namespace: 'ns-a', name: 'legacy' });
     expect(formatList(legacy.reserved)).toEqual({ cpu: '1' });
@@ -67,6 +69,7 @@ describe('parseQuotaState', () => {
         reserved: { cpu: '2', pods: '2' },
         charge: { cpu: '4', pods: '4' },
         expirationTime: '2030-01-01T00:00:00.000Z',
+        operation: 'Update',
       },
       { reservedBy: rbRef('legacy'), reserved: { cpu: '1' }, charge: { cpu: '1' } },
     ]);
@@ -75,6 +78,19 @@ describe('parseQuotaState', () => {
       status: { reservations: toWireReservations(state.reservations) },
     }).state.reservations;
     expect(toWireReservations(again)).toEqual(toWireReservations(state.reservations));
+  });
+
+  // Read as absent, the claim is held as a create's would be while its binding is missing.
+  it.each<[string, Record<string, unknown>]>([
+    ['another operation', { reservedBy: rbRef('a', 'u1'), reserved: {}, operation: 'Create' }],
+    ['an update of no known uid', { reservedBy: rbRef('a'), reserved: {}, operation: 'Update' }],
+  ])('reads %s as no operation', (_name, reservation) => {
+    const { state, errors } = parseQuotaState({
+      ...quota,
+      status: { reservations: [reservation] },
+    } as unknown as KarmadaQuota);
+    expect(errors).toEqual([]);
+    expect(state.reservations[0]?.operation).toBeUndefined();
   });
 
   it.each<[string, unknown[], string[]]>([

@@ -38,6 +38,13 @@ export interface ReservationEntry {
    * that never lands (the create or update failed after admission) lapses here; a decrease changes nothing.
    */
   expirationTime?: string;
+  /**
+   * 'Update' when the entry's latest claim was admitted for an UPDATE of the object `binding.uid`
+   * (docs/concepts/accounting.md): every pending claim in it is then that object's, which was stored
+   * when it was admitted, so none can land once that object is no longer stored. Absent otherwise:
+   * the claim may be a create's, held while its binding is missing.
+   */
+  operation?: 'Update';
 }
 
 export interface QuotaState {
@@ -111,6 +118,8 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
       charge: removeZeros(charge.list),
     };
     if (typeof by['uid'] === 'string' && by['uid'] !== '') entry.binding.uid = by['uid'];
+    // Any other value is read as absent: the claim is then held as a create's would be (conservative).
+    if (item['operation'] === 'Update' && entry.binding.uid !== undefined) entry.operation = 'Update';
     const expiration = item['expirationTime'];
     if (expiration !== undefined && expiration !== null) {
       if (typeof expiration !== 'string' || Number.isNaN(Date.parse(expiration))) {
@@ -144,6 +153,7 @@ export function toWireReservations(entries: readonly ReservationEntry[]): Reserv
     };
     if (entry.binding.uid !== undefined) wire.reservedBy.uid = entry.binding.uid;
     if (entry.expirationTime !== undefined) wire.expirationTime = entry.expirationTime;
+    if (entry.operation !== undefined) wire.operation = entry.operation;
     return wire;
   });
 }

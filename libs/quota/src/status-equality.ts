@@ -44,7 +44,8 @@ function sameReservation(a: Record<string, unknown>, b: Reservation): boolean {
     (by['uid'] ?? undefined) === b.reservedBy.uid &&
     sameList(a['reserved'], b.reserved) &&
     sameList(a['charge'], b.charge) &&
-    (a['expirationTime'] ?? undefined) === b.expirationTime
+    (a['expirationTime'] ?? undefined) === b.expirationTime &&
+    (a['operation'] ?? undefined) === b.operation
   );
 }
 

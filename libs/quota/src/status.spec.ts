@@ -46,7 +46,7 @@ const res = (
   name: string,
   reserved: Record<string, string>,
   charge: Record<string, string> = reserved,
-  o: { uid?: string; expirationTime?: string } = {},
+  o: { uid?: string; expirationTime?: string; operation?: 'Update' } = {},
 ): Reservation => ({
   reservedBy: {
     apiVersion: 'work.karmada.io/v1alpha2',
@@ -57,6 +57,7 @@ const res = (
   reserved,
   charge,
   ...(o.expirationTime ? { expirationTime: o.expirationTime } : {}),
+  ...(o.operation ? { operation: o.operation } : {}),
 });
 
 interface QuotaOptions {
@@ -1021,6 +1022,37 @@ describe('computeQuotaStatus: a binding seen deleted', () => {
   ])('%s', (_name, deletedBindingUids, kept) => {
     const result = computeQuotaStatus({ quota, bindings: [], clusters: [], now: NOW, deletedBindingUids });
     expect(result.status.reservations).toHaveLength(kept);
+  });
+});
+
+describe("computeQuotaStatus: an update's claim (operation: Update)", () => {
+  const update = { uid: 'u1', expirationTime: UNEXPIRED, operation: 'Update' as const };
+  it.each<[string, ResourceBinding[], Reservation[]]>([
+    [
+      'its object stored: held like any claim, still marked',
+      [rb('web', { cpu: '1', uid: 'u1' })],
+      [res('web', { cpu: '3', pods: '1' }, { cpu: '3', pods: '1' }, update)],
+    ],
+    // Named regression (chaos fuzz seed 1690394136): an UPDATE from 999 to 1,000 pods increases by 1
+    // and was held at its whole charge of 1,000 while its binding was missing: reserved 1014 > hard 20.
+    ['its object missing (deleted after the update read it): dropped at once', [], []],
+    [
+      'its name stored under another uid: dropped, the stored object derived',
+      [rb('web', { cpu: '1', uid: 'u2' })],
+      [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'u2' })],
+    ],
+  ])('%s', (_name, bindings, expected) => {
+    const claim = res('web', { cpu: '1' }, { cpu: '3', pods: '1' }, update);
+    const result = run(kq({ reservations: [claim] }), bindings, []);
+    expect(result.status.reservations).toEqual(expected);
+    expect(result.errors).toEqual([]);
+  });
+
+  it('unmarked, its binding missing: held at its whole charge (it may be a create not stored yet)', () => {
+    const claim = res('web', { cpu: '1' }, { cpu: '3' }, { uid: 'u1', expirationTime: UNEXPIRED });
+    expect(run(kq({ reservations: [claim] }), [], []).status.reservations).toEqual([
+      res('web', { cpu: '3' }, { cpu: '3' }, { uid: 'u1', expirationTime: UNEXPIRED }),
+    ]);
   });
 });
 

@@ -11,7 +11,7 @@ export const NAMESPACE = 'team-a';
 export type HostChange =
   | { kind: 'quota'; object: KarmadaQuota }
   | { kind: 'binding'; object: ResourceBinding }
-  | { kind: 'binding-deleted'; name: string };
+  | { kind: 'binding-deleted'; name: string; uid: string };
 
 /** A host operation waiting for the simulation to complete it. */
 export interface PendingOperation {
@@ -51,8 +51,9 @@ export class ModelHost {
   }
 
   deleteBinding(name: string): void {
+    const uid = this.bindings.get(name)?.metadata?.uid ?? '';
     this.bindings.delete(name);
-    this.changes.push({ kind: 'binding-deleted', name });
+    this.changes.push({ kind: 'binding-deleted', name, uid });
   }
 
   /** An operation that runs against the host state when completed. */
@@ -91,7 +92,14 @@ export class ModelHost {
 
   writeQuotaStatus(who: string, quota: KarmadaQuota): Promise<KarmadaQuota> {
     const name = quota.metadata!.name!;
-    return this.operation(`${who} writes quota ${name}`, () => {
+    const reserving = (quota.status?.reservations ?? []).map(
+      (r) =>
+        `${r.reservedBy.name}${r.operation ? ` (${r.operation})` : ''} ` +
+          Object.entries(r.reserved)
+            .map(([key, amount]) => `${key}=${amount}`)
+            .join(',') || 'nothing',
+    );
+    return this.operation(`${who} writes quota ${name} reserving [${reserving.join('; ')}]`, () => {
       const current = this.quotas.get(name)!;
       if (current.metadata?.resourceVersion !== quota.metadata?.resourceVersion) {
         this.conflicts++;

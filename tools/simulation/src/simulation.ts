@@ -144,6 +144,10 @@ export class Simulation {
   /** Pods running per binding name (uid they belong to, replicas). */
   private readonly pods = new Map<string, { uid: string; replicas: number }>();
   private published: ObservedCluster[] | undefined;
+  /**
+   * The bindings whose deletion the reconciler has recorded: as in production, only those its binding
+   * watch (the cache below) has delivered, so a deletion is known later than the host shows it.
+   */
   private readonly deletedUids = new Set<string>();
   /**
    * The reconciler's informer cache: off (every reconcile reads the host) until the first 'sync'
@@ -275,7 +279,6 @@ export class Simulation {
         const stored = this.versionOf(action.b);
         if (stored === undefined) return;
         this.host.deleteBinding(stored.metadata!.name!);
-        this.deletedUids.add(stored.metadata!.uid!);
         this.pods.delete(stored.metadata!.name!);
         this.log(`DELETE ${stored.metadata!.name} (${stored.metadata!.uid})`);
         break;
@@ -363,7 +366,10 @@ export class Simulation {
     for (const change of this.host.changes.slice(this.reconcilerCacheAt, this.reconcilerCacheAt + n)) {
       if (change.kind === 'quota') cache.quotas.set(change.object.metadata!.name!, change.object);
       else if (change.kind === 'binding') cache.bindings.set(change.object.metadata!.name!, change.object);
-      else cache.bindings.delete(change.name);
+      else {
+        cache.bindings.delete(change.name);
+        this.deletedUids.add(change.uid);
+      }
       this.reconcilerCacheAt++;
     }
     this.log(`reconciler cache at change ${this.reconcilerCacheAt} of ${this.host.changes.length}`);
