@@ -326,6 +326,49 @@ describe('the quota webhook, through the host API server', () => {
     expect(status.message).toContain(field);
     expect(status.message).toContain(why);
   });
+
+  // The webhook charges an object for what the reconciler counts it for (holdsChargeOn): a finished
+  // Job holds nothing, so running it again, on a cluster it had not finished in, is charged in full.
+  test('a finished Job scheduled to a new cluster is charged in full; a finished one changed in place asks nothing', async () => {
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '1' }));
+    const job = (clusters: string[]): ResourceBinding => {
+      const rb = binding(namespace, 'batch', {
+        replicas: 2,
+        clusters: clusters.map((name) => ({ name, replicas: 2 / clusters.length })),
+      });
+      rb.metadata!.uid = 'u-batch';
+      rb.spec!.resource = { apiVersion: 'batch/v1', kind: 'Job', name: 'batch', namespace };
+      (rb as { status?: unknown }).status = {
+        aggregatedStatus: [
+          { clusterName: 'member1', status: { conditions: [{ type: 'Complete', status: 'True' }] } },
+        ],
+      };
+      return rb;
+    };
+    const update = (object: ResourceBinding, uid: string) =>
+      postReview('/validate/resourcebindings', {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid,
+          operation: 'UPDATE',
+          kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+          namespace,
+          name: 'batch',
+          object,
+          oldObject: job(['member1']),
+          dryRun: false,
+        },
+      });
+    const rescheduled = await update(job(['member1', 'member2']), 'u4');
+    expect(rescheduled.response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(rescheduled.response.status.message).toBe(
+      'exceeded quota: team-a, requested: cpu=2, used: cpu=0, limited: cpu=1',
+    );
+    const relabelled = job(['member1']);
+    relabelled.metadata!.labels = { edited: 'yes' };
+    expect((await update(relabelled, 'u5')).response.allowed).toBe(true);
+  });
 });
 
 describe('the webhook metrics', () => {

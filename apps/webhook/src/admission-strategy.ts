@@ -1,5 +1,12 @@
 import type { ResourceBinding } from '#api';
-import { bindingCharge, increasesNothing, sameScopeInputs, type AdmissionItem, type Decision } from '#quota';
+import {
+  bindingCharge,
+  holdsCharge,
+  increasesNothing,
+  sameScopeInputs,
+  type AdmissionItem,
+  type Decision,
+} from '#quota';
 import type { ResourceList } from '#quantity';
 
 /** A quota decision, or a refusal because the quota could not be checked (fail closed). */
@@ -41,11 +48,20 @@ function uidOf(object: ResourceBinding): string | undefined {
   return typeof uid === 'string' && uid !== '' ? uid : undefined;
 }
 
-/** A change that asks nothing of any quota (a scale-down): answered at once, never waiting for quotas. */
+/**
+ * A change that asks nothing of any quota: answered at once, never waiting for quotas. Its object holds
+ * nothing anywhere (being deleted, or its workload finished), or it is a scale-down on the quotas the
+ * stored object held its charge on.
+ */
 export function asksNothing(change: BindingChange): boolean {
+  if (!holdsCharge(change.object)) return true;
   return (
     change.old !== undefined &&
-    increasesNothing(change.item.charge, change.old.charge, sameScopeInputs(change.object, change.old.object))
+    increasesNothing(
+      change.item.charge,
+      change.old.charge,
+      holdsCharge(change.old.object) && sameScopeInputs(change.object, change.old.object),
+    )
   );
 }
 

@@ -1,7 +1,7 @@
 import { describeError, type KarmadaQuota } from '#api';
 import {
   admitBatch,
-  bindingMatchesScopes,
+  holdsChargeOn,
   missingRequestErrors,
   parseQuotaState,
   sumReserved,
@@ -67,7 +67,7 @@ function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): Admiss
       ? {
           old: {
             charge: old.charge,
-            quotas: names.filter((_, i) => bindingMatchesScopes(quotas[i]!, old.object)),
+            quotas: names.filter((_, i) => holdsChargeOn(quotas[i]!, old.object)),
           },
         }
       : {}),
@@ -114,7 +114,7 @@ function decide(
   return admitBatch(
     states,
     changes.map((change) => itemFor(change, quotas)),
-    (quotaName, index) => bindingMatchesScopes(byName.get(quotaName)!, changes[index]!.object),
+    (quotaName, index) => holdsChargeOn(byName.get(quotaName)!, changes[index]!.object),
     {
       now: new Date(now),
       ttlSeconds: options.ttlSeconds,

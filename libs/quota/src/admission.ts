@@ -4,9 +4,10 @@
  * quota. The accounting model it implements is docs/concepts/accounting.md; in short:
  *
  * What a change already holds on a quota, per key (absent = 0):
- * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas whose scopes
- *   matched the OLD object: a change that moves a binding into a quota (a new priority class) is
- *   charged in full there, as a CREATE would be;
+ * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas the OLD object
+ *   held its charge on (holdsChargeOn, the reconciler's rule: in scope, not being deleted, not
+ *   finished): a change that moves a binding into a quota (a new priority class), or runs a finished
+ *   workload again (scheduled to a new cluster), is charged in full there, as a CREATE would be;
  * - `claimed`: the charge of the binding's pending reservation (same object: the uids agree or one is
  *   unknown) while it still has at least `landingWindowSeconds` to live. Nobody shrinks or drops a
  *   pending reservation before its expirationTime (the reconciler settles it only after, judged by
@@ -294,15 +295,11 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
 
 /**
  * Does an UPDATE ask nothing of any quota? True when its new charge exceeds the stored one on no key
- * and the old and new objects fall in the same scopes (`sameScopes`): every quota would admit it
- * without a check or a write, so it can be answered without reading the quotas.
+ * and every quota finds the old and new objects both holding their charge or neither (`holdAlike`):
+ * every quota would admit it without a check or a write, so it can be answered without reading them.
  */
-export function increasesNothing(
-  charge: ResourceList,
-  oldCharge: ResourceList,
-  sameScopes: boolean,
-): boolean {
-  return sameScopes && Object.keys(excess(charge, oldCharge)).length === 0;
+export function increasesNothing(charge: ResourceList, oldCharge: ResourceList, holdAlike: boolean): boolean {
+  return holdAlike && Object.keys(excess(charge, oldCharge)).length === 0;
 }
 
 /** A CREATE with replicas, or an UPDATE raising them: what the "must specify" rule applies to. */
@@ -313,7 +310,8 @@ function addsPods(item: AdmissionItem): boolean {
 
 /**
  * Decides a batch of admissions against the quotas' states (see the file comment). `matches(quota, i)`
- * tells whether the quota's scopes select item i's new object; `quotas` are evaluated in the given order.
+ * tells whether item i's new object holds its charge on the quota (holdsChargeOn: the quota's scopes
+ * select it, and it is neither being deleted nor finished); `quotas` are evaluated in the given order.
  */
 export function admitBatch(
   quotas: readonly QuotaState[],

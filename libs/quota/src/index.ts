@@ -28,7 +28,13 @@ export { computeQuotaStatus, QuotaConditionReason, QuotaEventReason, clipMessage
 export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
 export { observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
-export { settleReservations, storedCharge, workloadFinished } from './reservations.js';
+export {
+  holdsCharge,
+  holdsChargeOn,
+  settleReservations,
+  storedCharge,
+  workloadFinished,
+} from './reservations.js';
 export type { ClaimTiming } from './reservations.js';
 export { addDenial, denialEvent } from './denial-events.js';
 export type { DenialTally } from './denial-events.js';

@@ -108,12 +108,25 @@ export function workloadFinished(rb: ResourceBinding): boolean {
   );
 }
 
+/**
+ * Does the binding hold its charge on any quota: not being deleted, its workload not finished? The one
+ * rule for both sides: the webhook charges an object for what the reconciler will count it for.
+ */
+export function holdsCharge(rb: ResourceBinding): boolean {
+  return !terminating(rb) && !workloadFinished(rb);
+}
+
+/** Does the binding hold its charge on this quota: it holds one, and the quota's scopes select it? */
+export function holdsChargeOn(quota: KarmadaQuota, rb: ResourceBinding): boolean {
+  return holdsCharge(rb) && bindingMatchesScopes(quota, rb);
+}
+
 /** What a stored binding holds on the quota (see the file comment); its problems go to `errors`. */
 export function storedCharge(
   rb: ResourceBinding,
   input: Pick<SettleInput, 'quota' | 'hardKeys' | 'errors'>,
 ): ResourceList {
-  if (terminating(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
+  if (!holdsChargeOn(input.quota, rb)) return {};
   const charged = bindingCharge(rb);
   for (const error of charged.errors) {
     input.errors.push(`ResourceBinding ${rb.metadata?.namespace}/${rb.metadata?.name}: ${error}`);

@@ -1,7 +1,7 @@
 import { formatList, parseResourceList, Quantity } from '#quantity';
 import type { Condition, KarmadaQuota, KarmadaQuotaStatus, Reservation, ResourceBinding } from '#api';
 import { observedUsageOf, type ObservedCluster } from './cluster-usage.js';
-import { workloadFinished } from './reservations.js';
+import { holdsCharge, holdsChargeOn, workloadFinished } from './reservations.js';
 import { computeQuotaStatus, type QuotaEvent, type QuotaStatusResult } from './status.js';
 
 const NS = 'team-a';
@@ -1137,6 +1137,19 @@ describe('workloadFinished', () => {
     ],
   ])('%s', (_name, binding, finished) => {
     expect(workloadFinished(binding)).toBe(finished);
+  });
+
+  // The one rule the webhook charges by and the reconciler counts by.
+  it.each<[string, ResourceBinding, string[] | undefined, boolean]>([
+    ['a running binding, no scopes', rb('web'), undefined, true],
+    ['a running binding in scope', rb('web', { priorityClassName: 'high' }), ['high'], true],
+    ['a running binding out of scope', rb('web'), ['high'], false],
+    ['a binding being deleted', rb('web', { deleting: true }), undefined, false],
+    ['a finished Job', job([complete('m1'), complete('m2')]), undefined, false],
+    ['a Job finished in one of its two clusters', job([complete('m1')]), undefined, true],
+  ])('holdsChargeOn: %s', (_name, binding, scope, holds) => {
+    expect(holdsChargeOn(kq({ scope }), binding)).toBe(holds);
+    if (scope === undefined) expect(holdsCharge(binding)).toBe(holds);
   });
 
   it('F5: a finished Job holds nothing; a running one reserves what is not observed', () => {
