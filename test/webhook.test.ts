@@ -69,6 +69,17 @@ const reservationOf = (q: KarmadaQuota, name: string) =>
   q.status?.reservations?.find((r) => r.reservedBy.name === name);
 const q = (s: string) => Quantity.parse(s);
 
+/** An AdmissionReview of a ResourceBinding, as the host API server sends it. */
+const bindingReview = (request: Record<string, unknown>) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+    dryRun: false,
+    ...request,
+  },
+});
+
 describe('the quota webhook, through the host API server', () => {
   let namespace: string;
   beforeEach(async () => {
@@ -119,20 +130,14 @@ describe('the quota webhook, through the host API server', () => {
 
     // The same change applied again, and the same AdmissionReview delivered five times.
     await replaceBinding(scaledUp);
-    const review = {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'retry-1',
-        operation: 'UPDATE',
-        kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
-        namespace,
-        name: 'web',
-        object: { ...scaledUp, spec: { ...scaledUp.spec, replicas: 6 } },
-        oldObject: scaledUp,
-        dryRun: false,
-      },
-    };
+    const review = bindingReview({
+      uid: 'retry-1',
+      operation: 'UPDATE',
+      namespace,
+      name: 'web',
+      object: { ...scaledUp, spec: { ...scaledUp.spec, replicas: 6 } },
+      oldObject: scaledUp,
+    });
     for (let i = 0; i < 5; i++)
       expect((await postReview('/validate/resourcebindings', review)).response.allowed).toBe(true);
     expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('6'))).toBe(0);
@@ -346,20 +351,17 @@ describe('the quota webhook, through the host API server', () => {
       return rb;
     };
     const update = (object: ResourceBinding, uid: string) =>
-      postReview('/validate/resourcebindings', {
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        request: {
+      postReview(
+        '/validate/resourcebindings',
+        bindingReview({
           uid,
           operation: 'UPDATE',
-          kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
           namespace,
           name: 'batch',
           object,
           oldObject: job(['member1']),
-          dryRun: false,
-        },
-      });
+        }),
+      );
     const rescheduled = await update(job(['member1', 'member2']), 'u4');
     expect(rescheduled.response).toMatchObject({ allowed: false, status: { code: 403 } });
     expect(rescheduled.response.status.message).toBe(
@@ -460,14 +462,7 @@ describe('the webhook endpoint with bad input', () => {
       if (storedUid) stored.metadata!.uid = storedUid;
       const res = await postReview(
         '/validate/resourcebindings',
-        review({
-          uid: 'u3',
-          operation: 'UPDATE',
-          kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
-          namespace: 'x',
-          object,
-          oldObject: stored,
-        }),
+        bindingReview({ uid: 'u3', operation: 'UPDATE', namespace: 'x', object, oldObject: stored }),
       );
       expect(res.response).toMatchObject({ uid: 'u3', allowed: false, status: { code: 422 } });
       expect(res.response.status.message).toContain(message);
@@ -478,13 +473,7 @@ describe('the webhook endpoint with bad input', () => {
     const rb = binding('x', 'bad', { cpu: 'lots' });
     const res = await postReview(
       '/validate/resourcebindings',
-      review({
-        uid: 'u2',
-        operation: 'CREATE',
-        kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
-        namespace: 'x',
-        object: rb,
-      }),
+      bindingReview({ uid: 'u2', operation: 'CREATE', namespace: 'x', object: rb }),
     );
     expect(res.response).toMatchObject({ uid: 'u2', allowed: false, status: { code: 422 } });
     expect(res.response.status.message).toContain('resourceRequest[cpu]');
