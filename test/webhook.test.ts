@@ -332,8 +332,8 @@ describe('the quota webhook, through the host API server', () => {
     expect(status.message).toContain(why);
   });
 
-  // The webhook charges an object for what the reconciler counts it for (holdsChargeOn): a finished
-  // Job holds nothing, so running it again, on a cluster it had not finished in, is charged in full.
+  // The reconciler counts nothing for a finished Job, so its stored charge is not held (oldChargeHeld):
+  // running it again, on a cluster it had not finished in, is charged in full.
   test('a finished Job scheduled to a new cluster is charged in full; a finished one changed in place asks nothing', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '1' }));
     const job = (clusters: string[]): ResourceBinding => {

@@ -1,16 +1,25 @@
-import type { ResourceBinding } from '#api';
-import { bindingCharge } from '#quota';
-import { asksNothing, bindingChange } from './admission-strategy.js';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { bindingCharge, parseQuotaState } from '#quota';
+import { asksNothing, bindingChange, uidProblem } from './admission-strategy.js';
+import { decide } from './cas-round.js';
 
 interface Shape {
   replicas?: number;
   priorityClassName?: string;
   deleting?: boolean;
-  /** Clusters the Job has completed in (it is scheduled to member1). */
+  /** Clusters the Job is scheduled to (member1 unless told). */
+  clusters?: string[];
+  /** Clusters the Job has completed in. */
   completedIn?: string[];
 }
 
-const job = ({ replicas = 2, priorityClassName, deleting, completedIn }: Shape = {}): ResourceBinding =>
+const job = ({
+  replicas = 2,
+  priorityClassName,
+  deleting,
+  clusters = ['member1'],
+  completedIn,
+}: Shape = {}): ResourceBinding =>
   ({
     metadata: {
       name: 'batch',
@@ -25,7 +34,7 @@ const job = ({ replicas = 2, priorityClassName, deleting, completedIn }: Shape =
         resourceRequest: { cpu: '1' },
         ...(priorityClassName ? { priorityClassName } : {}),
       },
-      clusters: [{ name: 'member1', replicas }],
+      clusters: clusters.map((name) => ({ name, replicas: replicas / clusters.length })),
     },
     ...(completedIn
       ? {
@@ -54,22 +63,112 @@ describe('asksNothing: what is answered without reading the quotas', () => {
       job(),
       false,
     ],
-    // The reconciler counts nothing for these (holdsCharge): nothing to check.
+    // Being deleted is final: it holds nothing ever again.
     [
       'a scale-up of a binding being deleted',
       job({ replicas: 3, deleting: true }),
       job({ deleting: true }),
       true,
     ],
+    // Finished is not: it may run again, with no change the webhook sees, and is then counted in full.
     [
       'a scale-up of a finished Job',
       job({ replicas: 3, completedIn: ['member1'] }),
       job({ completedIn: ['member1'] }),
+      false,
+    ],
+    [
+      'a finished Job changed in place',
+      job({ completedIn: ['member1'] }),
+      job({ completedIn: ['member1'] }),
       true,
     ],
     // Its stored object held nothing, so the new one is charged in full.
-    ['a finished Job that is no longer finished', job(), job({ completedIn: ['member1'] }), false],
+    [
+      'a finished Job scheduled to a cluster it has not finished in',
+      job({ clusters: ['member1', 'member2'], completedIn: ['member1'] }),
+      job({ completedIn: ['member1'] }),
+      false,
+    ],
   ])('%s', (_name, object, old, expected) => {
     expect(asksNothing(change(object, old))).toBe(expected);
+  });
+});
+
+describe('uidProblem: an UPDATE the API server cannot send', () => {
+  const withUid = (uid: unknown): ResourceBinding => {
+    const rb = job();
+    (rb.metadata as { uid?: unknown }).uid = uid;
+    return rb;
+  };
+  const noStoredUid =
+    'oldObject.metadata.uid: Required value: an UPDATE names the stored object, which has a uid';
+  it.each<[string, unknown, unknown, string | undefined]>([
+    ['the same uid', 'u1', 'u1', undefined],
+    ['no uid on the object (the API server fills it in)', undefined, 'u1', undefined],
+    ['an empty uid on the object', '', 'u1', undefined],
+    ['another uid', 'u2', 'u1', 'metadata.uid: Invalid value: "u2": field is immutable (stored: "u1")'],
+    [
+      'a uid that is not a string',
+      7,
+      'u1',
+      'metadata.uid: Invalid value: 7: field is immutable (stored: "u1")',
+    ],
+    ['no uid on the stored object', 'u1', undefined, noStoredUid],
+    ['an empty uid on the stored object', 'u1', '', noStoredUid],
+  ])('%s', (_name, uid, storedUid, problem) => {
+    expect(uidProblem(withUid(uid), withUid(storedUid))).toBe(problem);
+  });
+
+  it("an UPDATE whose object has no uid is keyed by the stored object's", () => {
+    expect(change(withUid(undefined), withUid('u1')).item.binding.uid).toBe('u1');
+    expect(change(withUid(''), withUid('u1')).item.binding.uid).toBe('u1');
+  });
+});
+
+describe("decide (cas-round): the quotas that check a change and hold its stored object's charge", () => {
+  const quota = (hard: Record<string, string>, used: Record<string, string>): KarmadaQuota => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: 'team-a', namespace: 'team-a' },
+    spec: { hard },
+    status: { used },
+  });
+  const decideOne = (object: ResourceBinding, old: ResourceBinding) => {
+    const quotas = [quota({ cpu: '4' }, { cpu: '3' })];
+    const result = decide(
+      { quotas, states: quotas.map((q) => parseQuotaState(q).state) },
+      [change(object, old)],
+      Date.parse('2026-11-22T10:00:00Z'),
+      { ttlSeconds: 120, landingWindowSeconds: 60 },
+    );
+    return { decision: result.decisions[0], written: result.changed };
+  };
+
+  it.each<[string, ResourceBinding, ResourceBinding, boolean]>([
+    ['a running Job scaled up by 1 cpu: fits', job({ replicas: 3 }), job(), true],
+    ['a running Job scaled up by 2 cpu: refused', job({ replicas: 4 }), job(), false],
+    [
+      'a finished Job scaled up by 1 cpu: only the increase is checked',
+      job({ replicas: 3, completedIn: ['member1'] }),
+      job({ completedIn: ['member1'] }),
+      true,
+    ],
+    [
+      'a finished Job scheduled to a cluster it has not finished in: charged in full (2 cpu)',
+      job({ clusters: ['member1', 'member2'], completedIn: ['member1'] }),
+      job({ completedIn: ['member1'] }),
+      false,
+    ],
+    [
+      'a binding being deleted, scaled up: not checked',
+      job({ replicas: 10, deleting: true }),
+      job({ deleting: true }),
+      true,
+    ],
+  ])('%s', (_name, object, old, allowed) => {
+    const { decision, written } = decideOne(object, old);
+    expect(decision?.allowed).toBe(allowed);
+    if (!allowed) expect(written).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 import type { ResourceBinding } from '#api';
 import {
+  beingDeleted,
   bindingCharge,
-  holdsCharge,
   increasesNothing,
+  oldChargeHeld,
   sameScopeInputs,
   type AdmissionItem,
   type Decision,
@@ -49,18 +50,33 @@ function uidOf(object: ResourceBinding): string | undefined {
 }
 
 /**
- * A change that asks nothing of any quota: answered at once, never waiting for quotas. Its object holds
- * nothing anywhere (being deleted, or its workload finished), or it is a scale-down on the quotas the
- * stored object held its charge on.
+ * Why an UPDATE's objects cannot come from the API server, or undefined: it sends the stored object,
+ * which always has a uid, and refuses a change of it before admission. The accounting relies on it: an
+ * update's claim is held only while the object of that uid is stored (docs/concepts/accounting.md).
+ */
+export function uidProblem(object: ResourceBinding, stored: ResourceBinding): string | undefined {
+  const storedUid = uidOf(stored);
+  if (storedUid === undefined)
+    return 'oldObject.metadata.uid: Required value: an UPDATE names the stored object, which has a uid';
+  const uid: unknown = object.metadata?.uid;
+  if (uid !== undefined && uid !== '' && uid !== storedUid)
+    return `metadata.uid: Invalid value: ${JSON.stringify(uid)}: field is immutable (stored: "${storedUid}")`;
+  return undefined;
+}
+
+/**
+ * A change that asks nothing of any quota: answered at once, never waiting for quotas. Its object is
+ * being deleted (it holds nothing ever again), or it is an update that raises no key and whose old
+ * charge counts as held on every quota that checks the new object (libs/quota oldChargeHeld).
  */
 export function asksNothing(change: BindingChange): boolean {
-  if (!holdsCharge(change.object)) return true;
+  if (beingDeleted(change.object)) return true;
   return (
     change.old !== undefined &&
     increasesNothing(
       change.item.charge,
       change.old.charge,
-      holdsCharge(change.old.object) && sameScopeInputs(change.object, change.old.object),
+      oldChargeHeld(change.old.object, change.object) && sameScopeInputs(change.object, change.old.object),
     )
   );
 }

@@ -6,6 +6,7 @@ import {
   asksNothing,
   bindingChange,
   failClosed,
+  uidProblem,
   type AdmissionOutcome,
   type AdmissionStrategy,
 } from './admission-strategy.js';
@@ -208,21 +209,6 @@ export class AdmissionController {
     });
     return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
   }
-}
-
-/**
- * Why an UPDATE's objects cannot come from the API server, or undefined: it sends the stored object,
- * which always has a uid, and refuses a change of it before admission. The accounting relies on it: an
- * update's claim is held only while the object of that uid is stored (docs/concepts/accounting.md).
- */
-function uidProblem(object: ResourceBinding, stored: ResourceBinding): string | undefined {
-  const storedUid: unknown = stored.metadata?.uid;
-  if (typeof storedUid !== 'string' || storedUid === '')
-    return 'oldObject.metadata.uid: Required value: an UPDATE names the stored object, which has a uid';
-  const uid: unknown = object.metadata?.uid;
-  if (uid !== undefined && uid !== storedUid)
-    return `metadata.uid: Invalid value: ${JSON.stringify(uid)}: field is immutable (stored: "${storedUid}")`;
-  return undefined;
 }
 
 /** What a log line says of an AdmissionReview: its uid and the object it is about. */

@@ -1,8 +1,10 @@
 import { describeError, type KarmadaQuota } from '#api';
 import {
   admitBatch,
-  holdsChargeOn,
+  bindingMatchesScopes,
+  checksChangeOn,
   missingRequestErrors,
+  oldChargeHeld,
   parseQuotaState,
   sumReserved,
   toWireReservations,
@@ -67,7 +69,9 @@ function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): Admiss
       ? {
           old: {
             charge: old.charge,
-            quotas: names.filter((_, i) => holdsChargeOn(quotas[i]!, old.object)),
+            quotas: oldChargeHeld(old.object, object)
+              ? names.filter((_, i) => bindingMatchesScopes(quotas[i]!, old.object))
+              : [],
           },
         }
       : {}),
@@ -104,7 +108,7 @@ function projectionOf(quotas: readonly KarmadaQuota[]): Projection | { unreadabl
 }
 
 /** The changes decided in order against the projection (libs/quota admitBatch). */
-function decide(
+export function decide(
   { quotas, states }: Projection,
   changes: readonly BindingChange[],
   now: number,
@@ -114,7 +118,7 @@ function decide(
   return admitBatch(
     states,
     changes.map((change) => itemFor(change, quotas)),
-    (quotaName, index) => holdsChargeOn(byName.get(quotaName)!, changes[index]!.object),
+    (quotaName, index) => checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
     {
       now: new Date(now),
       ttlSeconds: options.ttlSeconds,

@@ -696,6 +696,19 @@ describe('admitBatch: expiration and uid', () => {
       item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } }),
       undefined,
     ],
+    [
+      "an UPDATE over another object's claim lapsed by this clock (the reconciler's may lag)",
+      [
+        reservation(
+          'web',
+          { cpu: '1' },
+          { cpu: '1' },
+          { uid: 'u0', expirationTime: '2026-11-22T09:59:00.000Z' },
+        ),
+      ],
+      item('web', { cpu: '2' }, { uid: 'u1', old: { cpu: '1' } }),
+      undefined,
+    ],
     ['a CREATE', [], item('web', { cpu: '2' }, { uid: 'u1' }), undefined],
     [
       "a CREATE over an update's pending claim of the same uid",
@@ -712,6 +725,21 @@ describe('admitBatch: expiration and uid', () => {
     const result = admit([quota('team-a', { cpu: '10' }, {}, reservations)], [change]);
     expect(result.decisions).toEqual([ALLOWED]);
     expect(result.quotas[0]?.reservations[0]?.operation).toBe(operation);
+  });
+
+  // The reconciler drops an update's claim once its object is gone: only that object may rely on it.
+  it.each<[string, string | undefined, Decision['allowed']]>([
+    ['a CREATE of unknown uid does not rely on an update claim', undefined, false],
+    ['a CREATE of another uid does not rely on it', 'u2', false],
+    ['the same object relies on it', 'u1', true],
+  ])('%s', (_what, uid, allowed) => {
+    const state = quota('team-a', { cpu: '3' }, {}, [
+      {
+        ...reservation('web', { cpu: '2' }, { cpu: '2' }, { uid: 'u1', expirationTime: EXPIRES }),
+        operation: 'Update',
+      },
+    ]);
+    expect(admit([state], [item('web', { cpu: '2' }, { uid })]).decisions[0]?.allowed).toBe(allowed);
   });
 
   it('a reused name charging nothing leaves the stale reservation to the reconciler', () => {

@@ -4,10 +4,11 @@
  * quota. The accounting model it implements is docs/concepts/accounting.md; in short:
  *
  * What a change already holds on a quota, per key (absent = 0):
- * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas the OLD object
- *   held its charge on (holdsChargeOn, the reconciler's rule: in scope, not being deleted, not
- *   finished): a change that moves a binding into a quota (a new priority class), or runs a finished
- *   workload again (scheduled to a new cluster), is charged in full there, as a CREATE would be;
+ * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas whose scopes
+ *   matched the OLD object, and only if that charge counts as held (oldChargeHeld: not being deleted,
+ *   and not finished unless the new object is finished too): a change that moves a binding into a
+ *   quota (a new priority class), or runs a finished workload again (scheduled to a new cluster), is
+ *   charged in full there, as a CREATE would be;
  * - `claimed`: the charge of the binding's pending reservation (same object: the uids agree or one is
  *   unknown) while it still has at least `landingWindowSeconds` to live. Nobody shrinks or drops a
  *   pending reservation before its expirationTime (the reconciler settles it only after, judged by
@@ -69,8 +70,8 @@ export interface AdmissionItem {
   /** The binding's new charge (bindingCharge). */
   charge: ResourceList;
   /**
-   * For an UPDATE: the persisted old object's charge, and the names of the quotas whose scopes the
-   * old object matched (it holds its charge only there).
+   * For an UPDATE: the persisted old object's charge, and the names of the quotas it counts as held on
+   * (those whose scopes the old object matched, when oldChargeHeld; none otherwise).
    */
   old?: { charge: ResourceList; quotas: readonly string[] };
   dryRun: boolean;
@@ -199,8 +200,14 @@ interface Plan {
   increase: ResourceList;
 }
 
+/**
+ * May this entry's claim be the binding's own? An unknown uid on either side matches by name, except
+ * for an update's claim: the reconciler drops it once that uid is gone, so only that uid may rely on it.
+ */
 const sameObject = (entry: ReservationEntry, binding: BindingKey): boolean =>
-  entry.binding.uid === undefined || binding.uid === undefined || entry.binding.uid === binding.uid;
+  entry.operation === 'Update'
+    ? entry.binding.uid === binding.uid
+    : entry.binding.uid === undefined || binding.uid === undefined || entry.binding.uid === binding.uid;
 
 function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): Plan | undefined {
   const keys = quota.hardKeys;
@@ -277,8 +284,12 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   const uid = item.binding.uid ?? p.existing?.binding.uid;
   if (uid !== undefined && !carriesOtherClaim) next.binding.uid = uid;
   // An UPDATE's object was stored when it was admitted: the claim can land only while it stays stored,
-  // and so can a pending claim of the same object this entry carries (its create has landed).
-  if (item.old !== undefined && item.binding.uid !== undefined && !carriesOtherClaim)
+  // and so can a pending claim of the same object this entry carries (its create has landed). Not
+  // when the entry has a claim of another or no uid, even one lapsed by this clock: the reconciler's
+  // clock may still hold it for a create not stored yet.
+  const otherClaimMayLive =
+    p.existing?.expirationTime !== undefined && p.existing.binding.uid !== item.binding.uid;
+  if (item.old !== undefined && item.binding.uid !== undefined && !otherClaimMayLive)
     next.operation = 'Update';
 
   quota.total = addLists(quota.total, p.increase);
@@ -295,7 +306,7 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
 
 /**
  * Does an UPDATE ask nothing of any quota? True when its new charge exceeds the stored one on no key
- * and every quota finds the old and new objects both holding their charge or neither (`holdAlike`):
+ * and its old charge counts as held on exactly the quotas that check the new object (`holdAlike`):
  * every quota would admit it without a check or a write, so it can be answered without reading them.
  */
 export function increasesNothing(charge: ResourceList, oldCharge: ResourceList, holdAlike: boolean): boolean {
@@ -310,8 +321,8 @@ function addsPods(item: AdmissionItem): boolean {
 
 /**
  * Decides a batch of admissions against the quotas' states (see the file comment). `matches(quota, i)`
- * tells whether item i's new object holds its charge on the quota (holdsChargeOn: the quota's scopes
- * select it, and it is neither being deleted nor finished); `quotas` are evaluated in the given order.
+ * tells whether the quota checks item i (checksChangeOn: its scopes select the new object, which is not
+ * being deleted); `quotas` are evaluated in the given order.
  */
 export function admitBatch(
   quotas: readonly QuotaState[],

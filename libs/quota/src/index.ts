@@ -29,8 +29,9 @@ export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.j
 export { observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
 export {
-  holdsCharge,
-  holdsChargeOn,
+  beingDeleted,
+  checksChangeOn,
+  oldChargeHeld,
   settleReservations,
   storedCharge,
   workloadFinished,

@@ -108,30 +108,43 @@ export function workloadFinished(rb: ResourceBinding): boolean {
   );
 }
 
-/**
- * Does the binding hold its charge on any quota: not being deleted, its workload not finished? The one
- * rule for both sides: the webhook charges an object for what the reconciler will count it for.
- */
-export function holdsCharge(rb: ResourceBinding): boolean {
-  return !terminating(rb) && !workloadFinished(rb);
-}
-
-/** Does the binding hold its charge on this quota: it holds one, and the quota's scopes select it? */
-export function holdsChargeOn(quota: KarmadaQuota, rb: ResourceBinding): boolean {
-  return holdsCharge(rb) && bindingMatchesScopes(quota, rb);
-}
-
 /** What a stored binding holds on the quota (see the file comment); its problems go to `errors`. */
 export function storedCharge(
   rb: ResourceBinding,
   input: Pick<SettleInput, 'quota' | 'hardKeys' | 'errors'>,
 ): ResourceList {
-  if (!holdsChargeOn(input.quota, rb)) return {};
+  if (terminating(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
   const charged = bindingCharge(rb);
   for (const error of charged.errors) {
     input.errors.push(`ResourceBinding ${rb.metadata?.namespace}/${rb.metadata?.name}: ${error}`);
   }
   return removeZeros(maskList(charged.charge, input.hardKeys));
+}
+
+/*
+ * How the webhook charges a change by the rule above. A deletion is final, so a binding being deleted
+ * never holds again; a finished workload is not: its aggregated status can turn back to running (a
+ * member's Job re-created) with no change the webhook sees, and it is then counted in full.
+ */
+
+/** Is the binding being deleted? It holds nothing from now on, so a change to it asks nothing. */
+export function beingDeleted(rb: ResourceBinding): boolean {
+  return terminating(rb);
+}
+
+/** Does the quota check a change of this object: it selects it, and it is not being deleted? */
+export function checksChangeOn(quota: KarmadaQuota, object: ResourceBinding): boolean {
+  return !terminating(object) && bindingMatchesScopes(quota, object);
+}
+
+/**
+ * Does the stored object's charge count as held for an update to `object` (on the quotas whose scopes
+ * select `old`)? When the reconciler counts it now, or when the new object is finished too: then, as
+ * for any update, only the increase is new. A finished workload made to run again (scheduled to a
+ * cluster it has not finished in) held nothing, so it is charged in full.
+ */
+export function oldChargeHeld(old: ResourceBinding, object: ResourceBinding): boolean {
+  return !terminating(old) && (!workloadFinished(old) || workloadFinished(object));
 }
 
 /** The usage observed for the binding that the quota's `used` counts. */

@@ -1,7 +1,7 @@
 import { formatList, parseResourceList, Quantity } from '#quantity';
 import type { Condition, KarmadaQuota, KarmadaQuotaStatus, Reservation, ResourceBinding } from '#api';
 import { observedUsageOf, type ObservedCluster } from './cluster-usage.js';
-import { holdsCharge, holdsChargeOn, workloadFinished } from './reservations.js';
+import { beingDeleted, checksChangeOn, oldChargeHeld, workloadFinished } from './reservations.js';
 import { computeQuotaStatus, type QuotaEvent, type QuotaStatusResult } from './status.js';
 
 const NS = 'team-a';
@@ -1139,17 +1139,29 @@ describe('workloadFinished', () => {
     expect(workloadFinished(binding)).toBe(finished);
   });
 
-  // The one rule the webhook charges by and the reconciler counts by.
+  // How the webhook charges a change, by the reconciler's rule: only a deletion is final.
   it.each<[string, ResourceBinding, string[] | undefined, boolean]>([
     ['a running binding, no scopes', rb('web'), undefined, true],
     ['a running binding in scope', rb('web', { priorityClassName: 'high' }), ['high'], true],
     ['a running binding out of scope', rb('web'), ['high'], false],
     ['a binding being deleted', rb('web', { deleting: true }), undefined, false],
-    ['a finished Job', job([complete('m1'), complete('m2')]), undefined, false],
-    ['a Job finished in one of its two clusters', job([complete('m1')]), undefined, true],
-  ])('holdsChargeOn: %s', (_name, binding, scope, holds) => {
-    expect(holdsChargeOn(kq({ scope }), binding)).toBe(holds);
-    if (scope === undefined) expect(holdsCharge(binding)).toBe(holds);
+    // Its status can turn back to running with no change the webhook sees.
+    ['a finished Job', job([complete('m1'), complete('m2')]), undefined, true],
+  ])('checksChangeOn: %s', (_name, binding, scope, checked) => {
+    expect(checksChangeOn(kq({ scope }), binding)).toBe(checked);
+    expect(beingDeleted(binding)).toBe(binding.metadata?.deletionTimestamp !== undefined);
+  });
+
+  const finished = job([complete('m1'), complete('m2')]);
+  const running = job([complete('m1')]);
+  it.each<[string, ResourceBinding, ResourceBinding, boolean]>([
+    ['running, still running', running, running, true],
+    ['running, now finished', running, finished, true],
+    ['finished, still finished (a change in place)', finished, finished, true],
+    ['finished, running again (a new cluster): charged in full', finished, running, false],
+    ['being deleted', rb('web', { deleting: true }), rb('web', { deleting: true }), false],
+  ])('oldChargeHeld: %s', (_name, old, object, held) => {
+    expect(oldChargeHeld(old, object)).toBe(held);
   });
 
   it('F5: a finished Job holds nothing; a running one reserves what is not observed', () => {
