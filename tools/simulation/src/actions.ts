@@ -30,7 +30,11 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       replica: fc.nat({ max: 1 }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('delete' as const), b: binding }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('delete' as const), b: binding, graceful: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('finalize' as const), b: binding }) },
   { weight: 20, arbitrary: fc.record({ t: fc.constant('complete' as const), i: fc.nat({ max: 7 }) }) },
   { weight: 5, arbitrary: fc.record({ t: fc.constant('land' as const), i: fc.nat({ max: 7 }) }) },
   { weight: 3, arbitrary: fc.constant({ t: 'reconcile' as const }) },

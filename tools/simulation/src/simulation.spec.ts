@@ -30,6 +30,8 @@ describe('accounting simulation', () => {
     // The reconciler both trusted its lagging cache and was sent to the host by it.
     expect(exercised.reconcilesSkipped).toBeGreaterThan(RUNS / 2);
     expect(exercised.reconcilesFromCacheToHost).toBeGreaterThan(RUNS);
+    // Bindings held by a finalizer were changed, and those changes stored, while being deleted.
+    expect(exercised.storedWhileDeleting).toBeGreaterThan(0);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

@@ -42,7 +42,9 @@ export const MAX_REPLICAS = 6;
 export type Action =
   | { t: 'create'; b: number; replicas: number; high: boolean; replica: number; dryRun: boolean }
   | { t: 'update'; b: number; replicas: number; high: boolean; replica: number }
-  | { t: 'delete'; b: number }
+  /** With `graceful`, a finalizer holds the binding: it is only marked deleting until 'finalize'. */
+  | { t: 'delete'; b: number; graceful?: boolean }
+  | { t: 'finalize'; b: number }
   | { t: 'complete'; i: number }
   | { t: 'land'; i: number }
   | { t: 'reconcile' }
@@ -73,7 +75,9 @@ export interface Violation {
   trace: string[];
 }
 
+/** What a stored binding must be counted for: nothing once it is being deleted. */
 const charge = (rb: ResourceBinding): { cpu: number; pods: number } => {
+  if (rb.metadata?.deletionTimestamp) return { cpu: 0, pods: 0 };
   const replicas = rb.spec?.replicas ?? 0;
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
   return { cpu: cpu * replicas, pods: replicas };
@@ -92,12 +96,19 @@ function bindingObject(
   replicas: number,
   high: boolean,
   version: string,
+  deletionTimestamp?: Date,
 ): ResourceBinding {
   const { name, cpuMilli } = BINDINGS[b]!;
   return {
     apiVersion: 'work.karmada.io/v1alpha2',
     kind: 'ResourceBinding',
-    metadata: { name, namespace: NAMESPACE, uid, resourceVersion: version },
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      uid,
+      resourceVersion: version,
+      ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    },
     spec: {
       resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NAMESPACE },
       replicas,
@@ -129,6 +140,8 @@ export const exercised = {
   /** Reconciles the reconciler's cache let it skip, and ones its cache sent to the host. */
   reconcilesSkipped: 0,
   reconcilesFromCacheToHost: 0,
+  /** Changes of a binding being deleted that were stored (answered at once: it holds nothing). */
+  storedWhileDeleting: 0,
   violationsChecked: 0,
 };
 
@@ -243,6 +256,13 @@ export class Simulation {
     return this.host.bindings.get(BINDINGS[b]!.name);
   }
 
+  /** The binding is gone from the host, and its pods from the member. */
+  private remove(stored: ResourceBinding): void {
+    this.host.deleteBinding(stored.metadata!.name!);
+    this.pods.delete(stored.metadata!.name!);
+    this.log(`DELETE ${stored.metadata!.name} (${stored.metadata!.uid})`);
+  }
+
   private async apply(action: Action): Promise<void> {
     switch (action.t) {
       case 'create': {
@@ -258,13 +278,15 @@ export class Simulation {
       }
       case 'update': {
         const old = this.versionOf(action.b);
-        if (old === undefined || old.metadata?.deletionTimestamp) return;
+        if (old === undefined) return;
+        // A binding being deleted can still be updated; the API server keeps its deletionTimestamp.
         const rb = bindingObject(
           action.b,
           old.metadata!.uid!,
           action.replicas,
           action.high,
           old.metadata!.resourceVersion!,
+          old.metadata?.deletionTimestamp,
         );
         this.request(
           `UPDATE ${old.metadata!.name} ${old.spec!.replicas}->${action.replicas}${action.high ? ' high' : ''}`,
@@ -277,10 +299,27 @@ export class Simulation {
       }
       case 'delete': {
         const stored = this.versionOf(action.b);
-        if (stored === undefined) return;
-        this.host.deleteBinding(stored.metadata!.name!);
-        this.pods.delete(stored.metadata!.name!);
-        this.log(`DELETE ${stored.metadata!.name} (${stored.metadata!.uid})`);
+        if (stored === undefined || stored.metadata?.deletionTimestamp) return;
+        if (action.graceful) {
+          // Its pods run on until the finalizer is done; the binding holds nothing from now on.
+          this.host.storeBinding({
+            ...stored,
+            metadata: {
+              ...stored.metadata,
+              resourceVersion: this.host.nextVersion(),
+              deletionTimestamp: new Date(this.now),
+            },
+          });
+          this.log(`DELETE ${stored.metadata!.name} (${stored.metadata!.uid}): being deleted (finalizer)`);
+          break;
+        }
+        this.remove(stored);
+        break;
+      }
+      case 'finalize': {
+        const stored = this.versionOf(action.b);
+        if (stored === undefined || !stored.metadata?.deletionTimestamp) return;
+        this.remove(stored);
         break;
       }
       case 'complete': {
@@ -318,7 +357,7 @@ export class Simulation {
       case 'pods':
       case 'evict': {
         const stored = this.versionOf(action.b);
-        if (stored === undefined) return;
+        if (stored === undefined || (action.t === 'pods' && stored.metadata?.deletionTimestamp)) return;
         const name = stored.metadata!.name!;
         const current = this.pods.get(name);
         const running = current !== undefined && current.uid === stored.metadata!.uid ? current.replicas : 0;
@@ -404,6 +443,7 @@ export class Simulation {
         replicas: pods.uid === object.metadata!.uid ? (object.spec!.replicas ?? 0) : 0,
       });
     exercised.stored++;
+    if (object.metadata?.deletionTimestamp) exercised.storedWhileDeleting++;
     this.log(`request ${req.id} stored: ${req.label}`);
   }
 
