@@ -19,8 +19,10 @@
  * expired before the list began, so that the list shows every change that relied on it.
  *
  * Entries whose binding is missing: a pending one is kept, reserving its whole charge (a create admitted,
- * not stored yet), another one is dropped; one whose uid is among `deletedBindingUids` is dropped at once, like one whose
- * binding is being deleted (a stored binding of that name with another uid is then derived). An entry
+ * not stored yet), another one is dropped; one whose uid is among `deletedBindingUids` is dropped at once, like one of
+ * the uid of a binding being deleted (a stored binding of that name with another uid is then derived);
+ * another object's claim on the name of a binding being deleted stays, as its create may be stored
+ * once that binding is gone (a create it races until then fails AlreadyExists). An entry
  * without a uid (one that merged two objects' claims) is settled against whichever object is stored.
  * An entry of another uid than the stored binding of its name belongs to an object that was admitted
  * but not stored (a create retried under a new uid while the first one was stored, which then fails
@@ -191,7 +193,9 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   if (rb === undefined)
     return pending && !updateOfGone ? { ...masked(), reserved: masked().charge } : undefined;
   if (otherObject && (!pending || updateOfGone || provenUnstored(entry, input))) return 'derive';
-  if (entry.binding.uid !== undefined && terminating(rb)) return undefined;
+  // Being deleted, the binding holds nothing: its own claims go. Another object's claim stays: its
+  // create may still be stored once this one is gone.
+  if (entry.binding.uid !== undefined && !otherObject && terminating(rb)) return undefined;
   if (!pending) return 'derive';
   // A claim, of this object or of another one of its name that may still be stored: it holds the
   // stored binding's charge too, since the name has one entry.

@@ -495,6 +495,12 @@ describe('computeQuotaStatus: missing bindings', () => {
       [res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'u1' })],
     ],
     [
+      "another object's claim outlives the binding of its name being deleted (its create may land)",
+      res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED }),
+      [rb('web', { cpu: '4', uid: 'old', deleting: true })],
+      [res('web', { cpu: '1' }, { cpu: '1' }, { uid: 'new', expirationTime: UNEXPIRED })],
+    ],
+    [
       'a claim of no uid (two objects merged) outlives a binding being deleted until it lapses',
       res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
       [rb('web', { cpu: '1', uid: 'u1', deleting: true })],

@@ -278,6 +278,32 @@ const REGRESSIONS: Record<string, Regression> = {
     // Held at its whole charge (the bug), it would read "b0 (Update) cpu=2,pods=4".
     hides: ['(Update) cpu=2,pods=4'],
   },
+  // Found by the search once bindings could be held by a finalizer: a create admitted while the old
+  // object of its name was being deleted lost its claim (the reconciler dropped every claim of a name
+  // whose stored object was being deleted), and was stored uncounted once that object was gone.
+  "another object's create outlives the deletion of the binding of its name": {
+    actions: [
+      create(4, 0),
+      complete(),
+      land(),
+      { t: 'delete', b: 4, graceful: true },
+      create(4, 1),
+      { t: 'reconcile' },
+      complete(),
+      complete(3),
+      complete(),
+      complete(),
+      { t: 'finalize', b: 4 },
+      land(),
+      complete(),
+      tick(1),
+    ],
+    shows: [
+      'DELETE b4 (uid-0): being deleted (finalizer)',
+      'webhook-0 writes quota all reserving [b4 cpu=300m,pods=1]',
+      'request 1 stored: CREATE b4 (uid-1)',
+    ],
+  },
   // Review F8: a decrease waited for its batch's write and could fail closed.
   'F8: a decrease is answered at once': {
     actions: [create(1, 4), complete(), complete(), land(), update(1, 2)],
