@@ -67,8 +67,10 @@ export interface SettleInput {
   errors: string[];
 }
 
-const terminating = (rb: ResourceBinding): boolean =>
-  rb.metadata?.deletionTimestamp !== undefined && rb.metadata.deletionTimestamp !== null;
+/** Is the binding being deleted? A deletion is final: it holds nothing from now on. */
+export function beingDeleted(rb: ResourceBinding): boolean {
+  return rb.metadata?.deletionTimestamp !== undefined && rb.metadata.deletionTimestamp !== null;
+}
 
 const FINISHED_JOB_CONDITIONS = ['Complete', 'Failed'];
 const FINISHED_POD_PHASES = ['Succeeded', 'Failed'];
@@ -115,7 +117,7 @@ export function storedCharge(
   rb: ResourceBinding,
   input: Pick<SettleInput, 'quota' | 'hardKeys' | 'errors'>,
 ): ResourceList {
-  if (terminating(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
+  if (beingDeleted(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
   const charged = bindingCharge(rb);
   for (const error of charged.errors) {
     input.errors.push(`ResourceBinding ${rb.metadata?.namespace}/${rb.metadata?.name}: ${error}`);
@@ -129,14 +131,9 @@ export function storedCharge(
  * member's Job re-created) with no change the webhook sees, and it is then counted in full.
  */
 
-/** Is the binding being deleted? It holds nothing from now on, so a change to it asks nothing. */
-export function beingDeleted(rb: ResourceBinding): boolean {
-  return terminating(rb);
-}
-
 /** Does the quota check a change of this object: it selects it, and it is not being deleted? */
 export function checksChangeOn(quota: KarmadaQuota, object: ResourceBinding): boolean {
-  return !terminating(object) && bindingMatchesScopes(quota, object);
+  return !beingDeleted(object) && bindingMatchesScopes(quota, object);
 }
 
 /**
@@ -146,7 +143,7 @@ export function checksChangeOn(quota: KarmadaQuota, object: ResourceBinding): bo
  * cluster it has not finished in) held nothing, so it is charged in full.
  */
 export function oldChargeHeld(old: ResourceBinding, object: ResourceBinding): boolean {
-  return !terminating(old) && (!workloadFinished(old) || workloadFinished(object));
+  return !beingDeleted(old) && (!workloadFinished(old) || workloadFinished(object));
 }
 
 /** The usage observed for the binding that the quota's `used` counts. */
@@ -195,7 +192,7 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   if (otherObject && (!pending || updateOfGone || provenUnstored(entry, input))) return 'derive';
   // Being deleted, the binding holds nothing: its own claims go. Another object's claim stays: its
   // create may still be stored once this one is gone.
-  if (entry.binding.uid !== undefined && !otherObject && terminating(rb)) return undefined;
+  if (entry.binding.uid !== undefined && !otherObject && beingDeleted(rb)) return undefined;
   if (!pending) return 'derive';
   // A claim, of this object or of another one of its name that may still be stored: it holds the
   // stored binding's charge too, since the name has one entry.
