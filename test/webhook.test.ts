@@ -4,6 +4,7 @@ import { request } from 'node:https';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
 import { client, countNoUsage, createNamespace, federation, uniqueName } from './support/federation.js';
+import { bindingReview } from './chaos/support/admission.js';
 import { binding, karmadaQuota } from './support/fixtures.js';
 
 const fed = federation();
@@ -69,17 +70,6 @@ const reservationOf = (q: KarmadaQuota, name: string) =>
   q.status?.reservations?.find((r) => r.reservedBy.name === name);
 const q = (s: string) => Quantity.parse(s);
 
-/** An AdmissionReview of a ResourceBinding, as the host API server sends it. */
-const bindingReview = (request: Record<string, unknown>) => ({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
-    dryRun: false,
-    ...request,
-  },
-});
-
 describe('the quota webhook, through the host API server', () => {
   let namespace: string;
   beforeEach(async () => {
@@ -130,14 +120,11 @@ describe('the quota webhook, through the host API server', () => {
 
     // The same change applied again, and the same AdmissionReview delivered five times.
     await replaceBinding(scaledUp);
-    const review = bindingReview({
-      uid: 'retry-1',
-      operation: 'UPDATE',
-      namespace,
-      name: 'web',
-      object: { ...scaledUp, spec: { ...scaledUp.spec, replicas: 6 } },
-      oldObject: scaledUp,
-    });
+    const review = bindingReview(
+      'UPDATE',
+      { ...scaledUp, spec: { ...scaledUp.spec, replicas: 6 } },
+      { uid: 'retry-1', oldObject: scaledUp },
+    );
     for (let i = 0; i < 5; i++)
       expect((await postReview('/validate/resourcebindings', review)).response.allowed).toBe(true);
     expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('6'))).toBe(0);
@@ -353,14 +340,7 @@ describe('the quota webhook, through the host API server', () => {
     const update = (object: ResourceBinding, uid: string) =>
       postReview(
         '/validate/resourcebindings',
-        bindingReview({
-          uid,
-          operation: 'UPDATE',
-          namespace,
-          name: 'batch',
-          object,
-          oldObject: job(['member1']),
-        }),
+        bindingReview('UPDATE', object, { uid, oldObject: job(['member1']) }),
       );
     const rescheduled = await update(job(['member1', 'member2']), 'u4');
     expect(rescheduled.response).toMatchObject({ allowed: false, status: { code: 403 } });
@@ -462,7 +442,7 @@ describe('the webhook endpoint with bad input', () => {
       if (storedUid) stored.metadata!.uid = storedUid;
       const res = await postReview(
         '/validate/resourcebindings',
-        bindingReview({ uid: 'u3', operation: 'UPDATE', namespace: 'x', object, oldObject: stored }),
+        bindingReview('UPDATE', object, { uid: 'u3', oldObject: stored }),
       );
       expect(res.response).toMatchObject({ uid: 'u3', allowed: false, status: { code: 422 } });
       expect(res.response.status.message).toContain(message);
@@ -471,10 +451,7 @@ describe('the webhook endpoint with bad input', () => {
 
   test('an invalid quantity inside a binding is denied with a message naming the field', async () => {
     const rb = binding('x', 'bad', { cpu: 'lots' });
-    const res = await postReview(
-      '/validate/resourcebindings',
-      bindingReview({ uid: 'u2', operation: 'CREATE', namespace: 'x', object: rb }),
-    );
+    const res = await postReview('/validate/resourcebindings', bindingReview('CREATE', rb, { uid: 'u2' }));
     expect(res.response).toMatchObject({ uid: 'u2', allowed: false, status: { code: 422 } });
     expect(res.response.status.message).toContain('resourceRequest[cpu]');
     expect(res.response.status.message).toContain('"lots"');
