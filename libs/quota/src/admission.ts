@@ -277,18 +277,17 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   // claims) is merged, not taken over: the entry then names no uid, which the reconciler settles
   // against whichever object of the name is stored. Naming this object's uid again would let the
   // deletion of this object release the other object's claim while its create may still land.
-  const carriesOtherClaim =
+  const notKnownOurs =
     p.existing !== undefined &&
-    Object.keys(p.pending).length > 0 &&
     (p.existing.binding.uid === undefined || p.existing.binding.uid !== item.binding.uid);
+  const carriesOtherClaim = notKnownOurs && Object.keys(p.pending).length > 0;
   const uid = item.binding.uid ?? p.existing?.binding.uid;
   if (uid !== undefined && !carriesOtherClaim) next.binding.uid = uid;
   // An UPDATE's object was stored when it was admitted: the claim can land only while it stays stored,
   // and so can a pending claim of the same object this entry carries (its create has landed). Not
-  // when the entry has a claim of another or no uid, even one lapsed by this clock: the reconciler's
-  // clock may still hold it for a create not stored yet.
-  const otherClaimMayLive =
-    p.existing?.expirationTime !== undefined && p.existing.binding.uid !== item.binding.uid;
+  // when the entry has a claim not known to be this object's, even one lapsed by this clock: the
+  // reconciler's clock may still hold it for a create not stored yet.
+  const otherClaimMayLive = notKnownOurs && p.existing?.expirationTime !== undefined;
   if (item.old !== undefined && item.binding.uid !== undefined && !otherClaimMayLive)
     next.operation = 'Update';
 
