@@ -95,9 +95,9 @@ export class ModelHost {
     const reserving = (quota.status?.reservations ?? []).map(
       (r) =>
         `${r.reservedBy.name}${r.operation ? ` (${r.operation})` : ''} ` +
-          Object.entries(r.reserved)
-            .map(([key, amount]) => `${key}=${amount}`)
-            .join(',') || 'nothing',
+        (Object.entries(r.reserved)
+          .map(([key, amount]) => `${key}=${amount}`)
+          .join(',') || 'nothing'),
     );
     return this.operation(`${who} writes quota ${name} reserving [${reserving.join('; ')}]`, () => {
       const current = this.quotas.get(name)!;
