@@ -15,6 +15,8 @@ class HostQuotas implements QuotaStore {
   private version = 100;
   /** Resolves the next list() only when released, to interleave events with a read in flight. */
   hold?: Promise<void>;
+  /** The options each write was given. */
+  writeOptions: ({ deadline?: number } | undefined)[] = [];
   constructor(public quotas: KarmadaQuota[]) {}
 
   async list(namespace: string): Promise<KarmadaQuota[]> {
@@ -24,7 +26,8 @@ class HostQuotas implements QuotaStore {
     return snapshot;
   }
 
-  async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
+  async writeStatus(q: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota> {
+    this.writeOptions.push(options);
     const i = this.quotas.findIndex((c) => c.metadata?.name === q.metadata?.name);
     if (this.quotas[i]!.metadata?.resourceVersion !== q.metadata?.resourceVersion)
       throw new ConflictError('changed meanwhile');
@@ -57,6 +60,13 @@ describe('CachedQuotaStore', () => {
     store.observed(written, false); // the watch echoes our own write
     expect(await store.list('team-a')).toEqual([written]);
     expect(host.reads).toBe(1);
+  });
+
+  test("passes a write's deadline on, so no retry of it starts after the admission is answered", async () => {
+    const { host, store } = setUp();
+    const [read] = await store.list('team-a');
+    await store.writeStatus(read!, { deadline: 1234 });
+    expect(host.writeOptions).toEqual([{ deadline: 1234 }]);
   });
 
   test.each([

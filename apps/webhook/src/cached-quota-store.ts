@@ -73,10 +73,10 @@ export class CachedQuotaStore implements QuotaStore {
     return quotas;
   }
 
-  async writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota> {
+  async writeStatus(quota: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota> {
     const namespace = quota.metadata!.namespace!;
     try {
-      const written = await this.inner.writeStatus(quota);
+      const written = await this.inner.writeStatus(quota, options);
       const list = this.lists.get(namespace);
       if (list)
         this.lists.set(
