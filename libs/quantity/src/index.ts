@@ -3,6 +3,7 @@ export type { Format, QuantityErrorReason } from './quantity.js';
 export {
   addLists,
   describeFieldError,
+  excessOf,
   formatList,
   formatListInline,
   isZeroList,
@@ -12,7 +13,6 @@ export {
   maxLists,
   negativeKeys,
   parseResourceList,
-  positivePart,
   removeZeros,
   subtractLists,
 } from './resource-list.js';

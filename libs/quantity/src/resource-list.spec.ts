@@ -1,4 +1,5 @@
 import {
+  excessOf,
   Quantity,
   addLists,
   formatList,
@@ -10,7 +11,6 @@ import {
   maxLists,
   negativeKeys,
   parseResourceList,
-  positivePart,
   removeZeros,
   subtractLists,
   type Format,
@@ -406,20 +406,31 @@ describe('key order and odd resource names through every operation', () => {
   });
 });
 
-describe('positivePart', () => {
+describe('excessOf', () => {
   test.each([
-    ['empty', {}, {}],
-    ['zeros and negatives dropped', { cpu: '-1', memory: '0', pods: '2' }, { pods: '2' }],
-    ['formats kept', { memory: '1Gi', cpu: '500m' }, { cpu: '500m', memory: '1Gi' }],
-    ['nothing positive', { cpu: '-1m' }, {}],
-  ] as [string, Wire, Wire][])('%s', (_name, input, expected) => {
-    const result = positivePart(rl(input));
+    ['empty', {}, {}, {}],
+    [
+      'zeros and negatives dropped',
+      { cpu: '1', memory: '1Gi', pods: '3' },
+      { cpu: '2', memory: '1Gi', pods: '1' },
+      { pods: '2' },
+    ],
+    ['a key only in a kept', { cpu: '500m', memory: '1Gi' }, { cpu: '500m' }, { memory: '1Gi' }],
+    ['a key only in b dropped', {}, { cpu: '1m' }, {}],
+    [
+      'formats of the difference',
+      { memory: '2Gi', cpu: '1500m' },
+      { memory: '1Gi', cpu: '1' },
+      { cpu: '500m', memory: '1Gi' },
+    ],
+  ] as [string, Wire, Wire, Wire][])('%s', (_name, a, b, expected) => {
+    const result = excessOf(rl(a), rl(b));
     expect(formatList(result)).toEqual(expected);
     expect(Object.keys(result)).toEqual(Object.keys(expected).sort());
   });
 
   test('a "__proto__" resource stays data', () => {
-    const result = positivePart(parseResourceList(JSON.parse('{"__proto__": "3", "cpu": "-1"}'), 'x').list);
+    const result = excessOf(parseResourceList(JSON.parse('{"__proto__": "3", "cpu": "-1"}'), 'x').list, {});
     expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
     expect(formatListInline(result)).toBe('__proto__=3');
   });

@@ -202,12 +202,13 @@ export function removeZeros(list: ResourceList): ResourceList {
   );
 }
 
-/** The entries above zero: what is left of a difference once nothing is owed back. */
-export function positivePart(list: ResourceList): ResourceList {
+/** What `a` holds beyond `b`: the entries of a - b above zero (nothing is owed back for the rest). */
+export function excessOf(a: ResourceList, b: ResourceList): ResourceList {
+  const difference = subtractLists(a, b);
   return build(
-    sortedKeys(list)
-      .filter((key) => (list[key] as Quantity).sign() > 0)
-      .map((key) => [key, list[key] as Quantity]),
+    sortedKeys(difference)
+      .filter((key) => (difference[key] as Quantity).sign() > 0)
+      .map((key) => [key, difference[key] as Quantity]),
   );
 }
 

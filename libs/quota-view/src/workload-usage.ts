@@ -1,13 +1,12 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import {
   addLists,
+  excessOf,
   maskList,
   maxLists,
   parseResourceList,
-  positivePart,
   Quantity,
   removeZeros,
-  subtractLists,
   type ResourceList,
 } from '#quantity';
 import { storedCharge } from '#quota';
@@ -63,7 +62,7 @@ export function workloadUsage(quota: KarmadaQuota, bindings: readonly ResourceBi
     const charged = maxLists(stored, maskList(read(reservation?.charge ?? reservation?.reserved), hardKeys));
     if (Object.keys(removeZeros(charged)).length === 0) continue;
     const reserved = maskList(read(reservation?.reserved), hardKeys);
-    const observed = positivePart(subtractLists(charged, reserved));
+    const observed = excessOf(charged, reserved);
     accounted = addLists(accounted, observed);
     measured.push({
       size: charged,
@@ -78,7 +77,7 @@ export function workloadUsage(quota: KarmadaQuota, bindings: readonly ResourceBi
       },
     });
   }
-  const other = positivePart(subtractLists(maskList(read(status.used), hardKeys), accounted));
+  const other = excessOf(maskList(read(status.used), hardKeys), accounted);
   if (Object.keys(other).length > 0) {
     measured.push({
       size: other,

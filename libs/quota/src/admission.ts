@@ -46,14 +46,13 @@
  */
 import {
   addLists,
+  excessOf,
   formatList,
   formatListInline,
   maskList,
   maxLists,
-  positivePart,
   Quantity,
   removeZeros,
-  subtractLists,
   type ResourceList,
 } from '#quantity';
 import {
@@ -122,9 +121,6 @@ const ZERO = Quantity.zero();
 
 const get = (list: ResourceList, key: string): Quantity =>
   Object.hasOwn(list, key) ? (list[key] as Quantity) : ZERO;
-
-/** The strictly positive part of `a - b`, zeros removed. */
-const excess = (a: ResourceList, b: ResourceList): ResourceList => positivePart(subtractLists(a, b));
 
 /** What `hard` leaves free after `taken`, on each of `keys`, never below 0. */
 export function freeUnder(hard: ResourceList, taken: ResourceList, keys: readonly string[]): ResourceList {
@@ -226,7 +222,7 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
     existing !== undefined && sameObject(existing, item.binding)
       ? claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000))
       : {};
-  const increase = excess(charge, maxLists(stored, claimed));
+  const increase = excessOf(charge, maxLists(stored, claimed));
   if (Object.keys(increase).length === 0) return undefined;
   return { quota, existing, pending: claimUntil(options.now), charge, increase };
 }
@@ -309,7 +305,7 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
  * every quota would admit it without a check or a write, so it can be answered without reading them.
  */
 export function increasesNothing(charge: ResourceList, oldCharge: ResourceList, holdAlike: boolean): boolean {
-  return holdAlike && Object.keys(excess(charge, oldCharge)).length === 0;
+  return holdAlike && Object.keys(excessOf(charge, oldCharge)).length === 0;
 }
 
 /** A CREATE with replicas, or an UPDATE raising them: what the "must specify" rule applies to. */

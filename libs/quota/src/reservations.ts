@@ -37,7 +37,7 @@
  * A second entry for one binding is reported and dropped. Entries keep their order; entries derived for
  * bindings that had none follow, by name.
  */
-import { maskList, maxLists, positivePart, removeZeros, subtractLists, type ResourceList } from '#quantity';
+import { excessOf, maskList, maxLists, removeZeros, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingCharge } from './charge.js';
 import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
@@ -153,7 +153,7 @@ const countedUsage = (rb: ResourceBinding, input: SettleInput): ResourceList =>
 /** The entry a stored binding gets from its own charge alone, or undefined when it reserves nothing. */
 function derived(rb: ResourceBinding, input: SettleInput): ReservationEntry | undefined {
   const charge = storedCharge(rb, input);
-  const reserved = positivePart(subtractLists(charge, countedUsage(rb, input)));
+  const reserved = excessOf(charge, countedUsage(rb, input));
   if (Object.keys(reserved).length === 0) return undefined;
   const binding = {
     namespace: rb.metadata?.namespace ?? input.quota.metadata?.namespace ?? '',
@@ -200,7 +200,7 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   const next: ReservationEntry = {
     // Kept under its own uid, or none: a claim of no uid may be for either object of the name.
     binding: { ...entry.binding },
-    reserved: positivePart(subtractLists(effective, countedUsage(rb, input))),
+    reserved: excessOf(effective, countedUsage(rb, input)),
     charge: effective,
   };
   next.expirationTime = entry.expirationTime;
