@@ -61,11 +61,11 @@ export class CachedQuotaStore implements QuotaStore {
     return this.lists.get(namespace) ?? (reported?.size ? [...reported.values()] : undefined);
   }
 
-  async list(namespace: string): Promise<KarmadaQuota[]> {
+  async list(namespace: string, options?: { deadline?: number }): Promise<KarmadaQuota[]> {
     const cached = this.lists.get(namespace);
     if (cached) return cached;
     const [epoch, generation] = [this.epoch, this.generations.get(namespace)];
-    const quotas = await this.inner.list(namespace);
+    const quotas = await this.inner.list(namespace, options);
     // An empty list is not kept: a quota just created must count from its first admission on, not
     // from when the watch reports it (Kubernetes' quota admission does a live lookup for the same).
     const unchanged = epoch === this.epoch && generation === this.generations.get(namespace);

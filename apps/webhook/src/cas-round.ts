@@ -163,7 +163,7 @@ async function decideAndWrite(
 ): Promise<void> {
   let live = batch;
   for (let round = 0; round <= options.maxConflictRetries; round++) {
-    const quotas = await store.list(namespace);
+    const quotas = await store.list(namespace, { deadline: Math.min(...live.map((p) => p.answerBy)) });
     const now = options.clock();
     // Checked after the read, right before deciding: a request answered already (the controller's
     // deadline) must not have a write started for it.

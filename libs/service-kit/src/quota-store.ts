@@ -4,10 +4,11 @@ import { describeError } from '#api';
 
 /** Reads and compare-and-swap writes KarmadaQuotas on the host (the webhook and the reconciler). */
 export interface QuotaStore {
-  list(namespace: string): Promise<KarmadaQuota[]>;
+  /** No attempt is started after `deadline` (epoch ms), when given, and one in flight then is given up. */
+  list(namespace: string, options?: { deadline?: number }): Promise<KarmadaQuota[]>;
   /**
    * Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError.
-   * No attempt is started after `deadline` (epoch ms), when given.
+   * No attempt is started after `deadline` (epoch ms), when given, and one in flight then is given up.
    */
   writeStatus(quota: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota>;
   /** The namespace's quotas as a cache holds them now, without a read; undefined when it holds none. */
@@ -27,6 +28,28 @@ const RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1_000];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * A call's options that abort its request at `deadline` (epoch ms): without them a request on a
+ * connection that went silent (the API server's machine gone, a network partition) waits for TCP to
+ * give up, many minutes, and holds up every admission of its namespace meanwhile. A write given up
+ * may still land: its claims then lapse at their expiration, as those of any answer that came late.
+ */
+function abortAt(deadline: number | undefined): k8s.ConfigurationOptions | undefined {
+  if (deadline === undefined) return undefined;
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(AbortSignal.timeout(Math.max(1, deadline - Date.now())));
+          return new k8s.Observable(Promise.resolve(context));
+        },
+        post: (response) => new k8s.Observable(Promise.resolve(response)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}
+
+/**
  * KarmadaQuotas on the host API server; status writes are compare-and-swap on resourceVersion.
  * Transient failures are retried a few times (about 2.5 s in all, inside the admission deadline).
  */
@@ -44,24 +67,28 @@ export class KubeQuotaStore implements QuotaStore {
     );
   }
 
-  list(namespace: string): Promise<KarmadaQuota[]> {
+  list(namespace: string, options: { deadline?: number } = {}): Promise<KarmadaQuota[]> {
     return withRetries(async () => {
-      const list = (await this.api.listNamespacedCustomObject({ ...resource, namespace })) as {
-        items: KarmadaQuota[];
-      };
+      const list = (await this.api.listNamespacedCustomObject(
+        { ...resource, namespace },
+        abortAt(options.deadline),
+      )) as { items: KarmadaQuota[] };
       return list.items;
-    });
+    }, options.deadline);
   }
 
   writeStatus(quota: KarmadaQuota, options: { deadline?: number } = {}): Promise<KarmadaQuota> {
     return withRetries(async () => {
       try {
-        return (await this.api.replaceNamespacedCustomObjectStatus({
-          ...resource,
-          namespace: quota.metadata!.namespace!,
-          name: quota.metadata!.name!,
-          body: quota,
-        })) as KarmadaQuota;
+        return (await this.api.replaceNamespacedCustomObjectStatus(
+          {
+            ...resource,
+            namespace: quota.metadata!.namespace!,
+            name: quota.metadata!.name!,
+            body: quota,
+          },
+          abortAt(options.deadline),
+        )) as KarmadaQuota;
       } catch (err) {
         if (err instanceof k8s.ApiException && err.code === 409) {
           throw new ConflictError(
@@ -84,9 +111,12 @@ async function withRetries<T>(call: () => Promise<T>, deadline = Infinity): Prom
         err instanceof k8s.ApiException ? TRANSIENT.has(err.code) : !(err instanceof ConflictError);
       const tooLate = Date.now() + (RETRY_DELAYS_MS[attempt] ?? 0) >= deadline;
       if (!transient || attempt >= RETRY_DELAYS_MS.length || tooLate) {
-        throw err instanceof k8s.ApiException
-          ? new Error(`host API server answered ${describeError(err)}`)
-          : err;
+        if (err instanceof k8s.ApiException)
+          throw new Error(`host API server answered ${describeError(err)}`, { cause: err });
+        if (err instanceof Error && err.name === 'AbortError')
+          // abortAt's deadline came
+          throw new Error('the host API server had not answered by the admission deadline', { cause: err });
+        throw err;
       }
       await sleep(RETRY_DELAYS_MS[attempt]!);
     }

@@ -1,0 +1,107 @@
+import * as k8s from '@kubernetes/client-node';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { KARMADA_QUOTA } from '#api';
+import { KubeQuotaStore, reuseConnections } from '#service-kit';
+import { client, createNamespace, federation, uniqueName } from './support/federation.js';
+import { karmadaQuota } from './support/fixtures.js';
+
+/**
+ * The store the webhook reads and writes quotas with, against the real host API server behind a TCP
+ * proxy that can go silent: a connection that stops answering without being closed (the API
+ * server's machine gone, a partition) must not hold an admission past its deadline.
+ */
+const fed = federation();
+
+/** A TCP proxy to `port`. `silence()` stops every open connection for good, and new ones until `restore()`. */
+async function silenceableProxy(port: number) {
+  const open = new Set<{ silent: boolean }>();
+  let silent = false;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((downstream) => {
+    const link = { silent };
+    open.add(link);
+    const upstream = connect(port, '127.0.0.1');
+    for (const socket of [downstream, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    downstream.on('data', (chunk) => link.silent || upstream.write(chunk));
+    upstream.on('data', (chunk) => link.silent || downstream.write(chunk));
+    downstream.on('close', () => upstream.destroy());
+    upstream.on('close', () => downstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    silence: () => {
+      silent = true;
+      for (const link of open) link.silent = true;
+    },
+    restore: () => {
+      silent = false;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The host's kubeconfig, but reaching it through the proxy on `port`, with the webhook's keep-alive agent. */
+function throughProxy(port: number): k8s.KubeConfig {
+  const direct = client(fed.host);
+  const cluster = direct.getCurrentCluster()!;
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ ...cluster, server: `https://127.0.0.1:${port}` }],
+    users: direct.users,
+    contexts: direct.contexts,
+    currentContext: direct.currentContext,
+  });
+  return reuseConnections(kc);
+}
+
+const settledWithin = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([
+    promise.then(
+      () => 'resolved' as const,
+      (err: Error) => err,
+    ),
+    new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms).unref()),
+  ]);
+
+test('a read or status write on a connection gone silent is given up at its deadline, and the next one works', async () => {
+  const namespace = uniqueName('silent-host');
+  await createNamespace(fed.host, namespace);
+  await client(fed.host)
+    .makeApiClient(k8s.CustomObjectsApi)
+    .createNamespacedCustomObject({
+      group: KARMADA_QUOTA.group,
+      version: KARMADA_QUOTA.version,
+      plural: KARMADA_QUOTA.plural,
+      namespace,
+      body: karmadaQuota(namespace, 'team', { cpu: '10' }),
+    });
+  const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
+  try {
+    const store = new KubeQuotaStore(throughProxy(proxy.port));
+    const [quota] = await store.list(namespace); // opens the keep-alive connection that goes silent
+    expect(quota?.metadata?.name).toBe('team');
+
+    proxy.silence();
+    const write = await settledWithin(store.writeStatus(quota!, { deadline: Date.now() + 1_000 }), 8_000);
+    expect(write).toBeInstanceOf(Error);
+    expect((write as Error).message).toMatch(/had not answered by the admission deadline/);
+    const read = await settledWithin(store.list(namespace, { deadline: Date.now() + 1_000 }), 8_000);
+    expect((read as Error).message).toMatch(/had not answered by the admission deadline/);
+
+    // The silent connections stay silent: the next calls must not be queued on them.
+    proxy.restore();
+    const [fresh] = await store.list(namespace, { deadline: Date.now() + 5_000 });
+    const written = await store.writeStatus(fresh!, { deadline: Date.now() + 5_000 });
+    expect(written.metadata?.uid).toBe(quota!.metadata?.uid);
+  } finally {
+    await proxy.close();
+  }
+}, 60_000);
