@@ -1,5 +1,5 @@
 import type { KarmadaQuota } from '#api';
-import { ConflictError, type QuotaStore } from '#service-kit';
+import { ConflictError, type QuotaStore, type StoreCallOptions } from '#service-kit';
 import { CachedQuotaStore } from './cached-quota-store.js';
 
 const quota = (name: string, resourceVersion: string, namespace = 'team-a'): KarmadaQuota => ({
@@ -16,7 +16,7 @@ class HostQuotas implements QuotaStore {
   /** Resolves the next list() only when released, to interleave events with a read in flight. */
   hold?: Promise<void>;
   /** The options each write was given. */
-  writeOptions: ({ deadline?: number } | undefined)[] = [];
+  writeOptions: (StoreCallOptions | undefined)[] = [];
   constructor(public quotas: KarmadaQuota[]) {}
 
   async list(namespace: string): Promise<KarmadaQuota[]> {
@@ -26,7 +26,7 @@ class HostQuotas implements QuotaStore {
     return snapshot;
   }
 
-  async writeStatus(q: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota> {
+  async writeStatus(q: KarmadaQuota, options?: StoreCallOptions): Promise<KarmadaQuota> {
     this.writeOptions.push(options);
     const i = this.quotas.findIndex((c) => c.metadata?.name === q.metadata?.name);
     if (this.quotas[i]!.metadata?.resourceVersion !== q.metadata?.resourceVersion)

@@ -1,7 +1,12 @@
 import type * as k8s from '@kubernetes/client-node';
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { customObjectInformer, ResilientInformer, type QuotaStore } from '#service-kit';
+import {
+  customObjectInformer,
+  ResilientInformer,
+  type QuotaStore,
+  type StoreCallOptions,
+} from '#service-kit';
 
 /**
  * A namespace's KarmadaQuotas without a read per batch: the list last read or written is reused
@@ -61,7 +66,7 @@ export class CachedQuotaStore implements QuotaStore {
     return this.lists.get(namespace) ?? (reported?.size ? [...reported.values()] : undefined);
   }
 
-  async list(namespace: string, options?: { deadline?: number }): Promise<KarmadaQuota[]> {
+  async list(namespace: string, options?: StoreCallOptions): Promise<KarmadaQuota[]> {
     const cached = this.lists.get(namespace);
     if (cached) return cached;
     const [epoch, generation] = [this.epoch, this.generations.get(namespace)];
@@ -73,7 +78,7 @@ export class CachedQuotaStore implements QuotaStore {
     return quotas;
   }
 
-  async writeStatus(quota: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota> {
+  async writeStatus(quota: KarmadaQuota, options?: StoreCallOptions): Promise<KarmadaQuota> {
     const namespace = quota.metadata!.namespace!;
     try {
       const written = await this.inner.writeStatus(quota, options);

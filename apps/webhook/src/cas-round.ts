@@ -153,6 +153,9 @@ export function refuseOrProject(
   return undefined;
 }
 
+/** When the first of these requests is answered anyway: no host call for them may outlast it. */
+const earliestAnswerBy = (pending: readonly Pending[]) => Math.min(...pending.map((p) => p.answerBy));
+
 async function decideAndWrite(
   store: QuotaStore,
   namespace: string,
@@ -163,7 +166,7 @@ async function decideAndWrite(
 ): Promise<void> {
   let live = batch;
   for (let round = 0; round <= options.maxConflictRetries; round++) {
-    const quotas = await store.list(namespace, { deadline: Math.min(...live.map((p) => p.answerBy)) });
+    const quotas = await store.list(namespace, { deadline: earliestAnswerBy(live) });
     const now = options.clock();
     // Checked after the read, right before deciding: a request answered already (the controller's
     // deadline) must not have a write started for it.
@@ -191,7 +194,7 @@ async function decideAndWrite(
       else p.resolve(result.decisions[i]!); // a denial is final; an admission needing nothing is too
     });
     if (waiting.length === 0) return;
-    const deadline = Math.min(...waiting.map((p) => p.answerBy));
+    const deadline = earliestAnswerBy(waiting);
     const written = await writeChanged(store, quotas, result, deadline, options.clock);
     if (written === 'written') {
       for (const p of waiting) p.resolve({ allowed: true });

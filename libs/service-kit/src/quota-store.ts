@@ -2,15 +2,17 @@ import * as k8s from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { describeError } from '#api';
 
+/** How long a store call may take. */
+export interface StoreCallOptions {
+  /** Epoch ms: no attempt is started after it, and one in flight then is given up. */
+  deadline?: number;
+}
+
 /** Reads and compare-and-swap writes KarmadaQuotas on the host (the webhook and the reconciler). */
 export interface QuotaStore {
-  /** No attempt is started after `deadline` (epoch ms), when given, and one in flight then is given up. */
-  list(namespace: string, options?: { deadline?: number }): Promise<KarmadaQuota[]>;
-  /**
-   * Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError.
-   * No attempt is started after `deadline` (epoch ms), when given, and one in flight then is given up.
-   */
-  writeStatus(quota: KarmadaQuota, options?: { deadline?: number }): Promise<KarmadaQuota>;
+  list(namespace: string, options?: StoreCallOptions): Promise<KarmadaQuota[]>;
+  /** Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError. */
+  writeStatus(quota: KarmadaQuota, options?: StoreCallOptions): Promise<KarmadaQuota>;
   /** The namespace's quotas as a cache holds them now, without a read; undefined when it holds none. */
   cached?(namespace: string): readonly KarmadaQuota[] | undefined;
 }
@@ -67,7 +69,7 @@ export class KubeQuotaStore implements QuotaStore {
     );
   }
 
-  list(namespace: string, options: { deadline?: number } = {}): Promise<KarmadaQuota[]> {
+  list(namespace: string, options: StoreCallOptions = {}): Promise<KarmadaQuota[]> {
     return withRetries(async () => {
       const list = (await this.api.listNamespacedCustomObject(
         { ...resource, namespace },
@@ -77,7 +79,7 @@ export class KubeQuotaStore implements QuotaStore {
     }, options.deadline);
   }
 
-  writeStatus(quota: KarmadaQuota, options: { deadline?: number } = {}): Promise<KarmadaQuota> {
+  writeStatus(quota: KarmadaQuota, options: StoreCallOptions = {}): Promise<KarmadaQuota> {
     return withRetries(async () => {
       try {
         return (await this.api.replaceNamespacedCustomObjectStatus(
