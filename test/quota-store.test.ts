@@ -49,7 +49,7 @@ async function silenceableProxy(port: number) {
 }
 
 /** The host's kubeconfig, but reaching it through the proxy on `port`, with the webhook's keep-alive agent. */
-function throughProxy(port: number): k8s.KubeConfig {
+function throughProxy(port: number, requestTimeoutMs?: number): k8s.KubeConfig {
   const direct = client(fed.host);
   const cluster = direct.getCurrentCluster()!;
   const kc = new k8s.KubeConfig();
@@ -59,7 +59,7 @@ function throughProxy(port: number): k8s.KubeConfig {
     contexts: direct.contexts,
     currentContext: direct.currentContext,
   });
-  return reuseConnections(kc);
+  return reuseConnections(kc, { requestTimeoutMs });
 }
 
 const settledWithin = <T>(promise: Promise<T>, ms: number) =>
@@ -71,7 +71,8 @@ const settledWithin = <T>(promise: Promise<T>, ms: number) =>
     new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms).unref()),
   ]);
 
-test('a read or status write on a connection gone silent is given up at its deadline, and the next one works', async () => {
+/** A namespace on the host with one KarmadaQuota, `team`. */
+async function namespaceWithQuota(): Promise<string> {
   const namespace = uniqueName('silent-host');
   await createNamespace(fed.host, namespace);
   await client(fed.host)
@@ -83,6 +84,11 @@ test('a read or status write on a connection gone silent is given up at its dead
       namespace,
       body: karmadaQuota(namespace, 'team', { cpu: '10' }),
     });
+  return namespace;
+}
+
+test('a read or status write on a connection gone silent is given up at its deadline, and the next one works', async () => {
+  const namespace = await namespaceWithQuota();
   const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
   try {
     const store = new KubeQuotaStore(throughProxy(proxy.port));
@@ -101,6 +107,24 @@ test('a read or status write on a connection gone silent is given up at its dead
     const [fresh] = await store.list(namespace, { deadline: Date.now() + 5_000 });
     const written = await store.writeStatus(fresh!, { deadline: Date.now() + 5_000 });
     expect(written.metadata?.uid).toBe(quota!.metadata?.uid);
+  } finally {
+    await proxy.close();
+  }
+}, 60_000);
+
+test("a call without a deadline (the reconciler's) is given up at the client's request timeout", async () => {
+  const namespace = await namespaceWithQuota();
+  const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
+  try {
+    const store = new KubeQuotaStore(throughProxy(proxy.port, 1_000));
+    const [quota] = await store.list(namespace);
+    proxy.silence();
+    const write = await settledWithin(store.writeStatus(quota!), 8_000);
+    expect(write).toBeInstanceOf(Error);
+    expect((write as Error).message).toMatch(/had not answered within the request timeout/);
+    proxy.restore();
+    const [fresh] = await store.list(namespace);
+    expect(fresh?.metadata?.uid).toBe(quota!.metadata?.uid);
   } finally {
     await proxy.close();
   }

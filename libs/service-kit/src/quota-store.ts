@@ -109,15 +109,21 @@ async function withRetries<T>(call: () => Promise<T>, deadline = Infinity): Prom
     try {
       return await call();
     } catch (err) {
+      // Given up by abortAt's deadline or by the client's request timeout: waited long enough already.
+      const givenUp = err instanceof Error && err.name === 'AbortError';
       const transient =
         err instanceof k8s.ApiException ? TRANSIENT.has(err.code) : !(err instanceof ConflictError);
       const tooLate = Date.now() + (RETRY_DELAYS_MS[attempt] ?? 0) >= deadline;
-      if (!transient || attempt >= RETRY_DELAYS_MS.length || tooLate) {
+      if (givenUp || !transient || attempt >= RETRY_DELAYS_MS.length || tooLate) {
         if (err instanceof k8s.ApiException)
           throw new Error(`host API server answered ${describeError(err)}`, { cause: err });
-        if (err instanceof Error && err.name === 'AbortError')
-          // abortAt's deadline came
-          throw new Error('the host API server had not answered by the admission deadline', { cause: err });
+        if (givenUp)
+          throw new Error(
+            deadline === Infinity
+              ? 'the host API server had not answered within the request timeout; is it up and reachable?'
+              : 'the host API server had not answered by the admission deadline',
+            { cause: err },
+          );
         throw err;
       }
       await sleep(RETRY_DELAYS_MS[attempt]!);

@@ -12,6 +12,7 @@ describe('reuseConnections', () => {
   let url: string;
   let caPem: string;
   let connections = 0;
+  let silent = false;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'reuse-connections-'));
@@ -20,6 +21,7 @@ describe('reuseConnections', () => {
     server = createServer(
       { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) },
       (req, res) => {
+        if (silent) return; // as a server whose machine is gone: the request is never answered
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ major: '1', minor: '34', gitVersion: req.headers.authorization ?? '' }));
       },
@@ -57,6 +59,22 @@ describe('reuseConnections', () => {
       expect((await api.getCode()).gitVersion).toBe('Bearer secret-token');
     }
     expect(connections).toBe(expected);
+  });
+
+  test('a call left unanswered is given up after the request timeout, and the next one opens a new connection', async () => {
+    connections = 0;
+    const api = reuseConnections(kubeConfig(), { requestTimeoutMs: 300 }).makeApiClient(k8s.VersionApi);
+    await api.getCode();
+    silent = true;
+    try {
+      const started = Date.now();
+      await expect(api.getCode()).rejects.toMatchObject({ name: 'AbortError' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    } finally {
+      silent = false;
+    }
+    expect((await api.getCode()).gitVersion).toBe('Bearer secret-token');
+    expect(connections).toBe(2);
   });
 
   test('a new connection when the TLS settings change, none when only the token does', async () => {
