@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 
 export interface Machine {
@@ -23,4 +24,10 @@ export function describeMachine(versions: { kubernetes: string; etcd: string }):
     platform: `${process.platform}/${process.arch}`,
     loadAverage: Math.round(loadavg()[0]! * 100) / 100,
   };
+}
+
+/** The code being measured, as `git describe --always --dirty` names it ('unknown' outside a clone). */
+export function describeCommit(): string {
+  const git = spawnSync('git', ['describe', '--always', '--dirty', '--abbrev=7'], { encoding: 'utf8' });
+  return git.status === 0 ? git.stdout.trim() : 'unknown';
 }

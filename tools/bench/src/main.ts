@@ -14,7 +14,7 @@ import { runConvergence } from './convergence.js';
 import { runEndToEnd, type AdmittedBindings } from './end-to-end.js';
 import { deleteEveryQuota } from './host.js';
 import { runHotQuota } from './hot-quota.js';
-import { describeMachine } from './machine.js';
+import { describeCommit, describeMachine } from './machine.js';
 import { renderMarkdown, renderTable, reportRows, targetChecks, type BenchReport } from './report.js';
 import { runReplicas } from './replicas.js';
 import { runResync } from './resync.js';
@@ -115,6 +115,7 @@ async function main(): Promise<number> {
   const binaries = await ensureBinaries();
   const report: BenchReport = {
     machine: describeMachine({ kubernetes: binaries.kubernetesVersion, etcd: binaries.etcdVersion }),
+    commit: describeCommit(),
     mode: values.quick ? 'quick' : 'full',
     startedAt: new Date(started).toISOString(),
     durationSeconds: 0,
@@ -123,7 +124,7 @@ async function main(): Promise<number> {
     failures: [],
   };
   log(
-    `${report.mode} run on ${report.machine.cpus} CPUs, load average ${report.machine.loadAverage}; ` +
+    `${report.mode} run of ${report.commit} on ${report.machine.cpus} CPUs, load average ${report.machine.loadAverage}; ` +
       `state in ${stateDir}, Redis ${redisUrl}`,
   );
   const scenario = async <K extends ScenarioKey>(

@@ -65,6 +65,7 @@ function report(): BenchReport {
       platform: 'linux/x64',
       loadAverage: 1.5,
     },
+    commit: 'abc1234',
     mode: 'quick',
     startedAt: '2026-05-01T10:00:00.000Z',
     durationSeconds: 300,

@@ -17,6 +17,8 @@ export type Outcome<T> = T | { error: string } | (T & { error: string });
 
 export interface BenchReport {
   machine: Machine;
+  /** The code measured: `git describe --always --dirty` where the bench started. */
+  commit: string;
   mode: 'quick' | 'full';
   startedAt: string;
   durationSeconds: number;
@@ -456,5 +458,80 @@ export function renderMarkdown(report: BenchReport, rows: readonly Row[]): strin
     '| scenario | figure | value | target | |',
     '| --- | --- | --- | --- | --- |',
     ...rows.map((r) => `| ${[r.scenario, r.figure, r.value, r.target, r.verdict].map(escape).join(' | ')} |`),
+  ].join('\n');
+}
+
+/**
+ * README's Performance summary: the headline figures of a full run beside Karmada's and their
+ * targets, as a Markdown table (`npm run bench:publish` writes it; docs.spec checks README shows it).
+ */
+export function renderReadmeSummary(report: BenchReport): string {
+  const hot = figuresOf(report.hotQuota, 'batched');
+  const alone = figuresOf(report.webhookAlone, 'oneQuota');
+  const e2e = figuresOf(report.endToEnd, 'withWebhook');
+  const convergence = figuresOf(report.convergence, 'p99Ms');
+  const resync = figuresOf(report.resync, 'seconds');
+  const user = figuresOf(report.userLatency, 'burst');
+  const perSec = (f: { admissionsPerSec: number; p99Ms: number }) =>
+    `${count(f.admissionsPerSec)}, ${Math.round(f.p99Ms)} ms`;
+  const oneDigit = (n: number) => `${n.toFixed(1)}x`;
+  const missing = 'not measured';
+  const sizes = report.sizes;
+  const rows: [string, string, string, string][] = [
+    [
+      `${sizes.hotQuotaClients} clients, one quota: requests/s, p99`,
+      hot ? perSec(hot.batched) : missing,
+      hot ? perSec(hot.karmadaFrq) : '',
+      '10x FRQ',
+    ],
+    [
+      'same load: admitted / failed closed / status exact',
+      hot ? `${count(hot.batched.allowed)} / ${count(hot.batched.errors)} / yes` : missing,
+      hot
+        ? `${count(hot.karmadaFrq.allowed)} / ${count(hot.karmadaFrq.errors)} / ${hot.karmadaFrq.statusDrift.length ? 'no' : 'yes'}`
+        : '',
+      '0',
+    ],
+    [
+      `webhook alone, ${sizes.webhookAloneClients} clients: requests/s, p99`,
+      alone ? perSec(alone) : missing,
+      '',
+      '2,000, 25 ms',
+    ],
+    [
+      `binding create, ${sizes.endToEndConcurrency} at once: p99 with / without us`,
+      e2e ? oneDigit(e2e.p99Ratio) : missing,
+      '',
+      '1.5x',
+    ],
+    [
+      'member change to `status.used`: p99',
+      convergence ? `${Math.round(convergence.p99Ms)} ms` : missing,
+      '',
+      '500 ms',
+    ],
+    [
+      `full resync, ${count(sizes.resyncQuotas * sizes.resyncBindingsPerQuota)} bindings`,
+      resync ? `${resync.seconds.toFixed(2)} s` : missing,
+      '',
+      '1 s',
+    ],
+    [
+      'Deployment to pods, one at a time: p99 vs no quota',
+      user ? times(user.p99RatioOurs) : missing,
+      user ? times(user.p99RatioKarmadaFrq) : '',
+      '1.1x, below FRQ',
+    ],
+    [
+      `${sizes.userLatencyBurst} Deployments at once: p99 vs no quota`,
+      user ? times(user.burst.p99RatioOurs) : missing,
+      user ? times(user.burst.p99RatioKarmadaFrq) : '',
+      '1.1x',
+    ],
+  ];
+  return [
+    '| figure | KarmadaQuota | Karmada FRQ | target |',
+    '| --- | --- | --- | --- |',
+    ...rows.map((cells) => `| ${cells.join(' | ')} |`),
   ].join('\n');
 }
