@@ -36,6 +36,14 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('finalize' as const), b: binding }) },
   { weight: 20, arbitrary: fc.record({ t: fc.constant('complete' as const), i: fc.nat({ max: 7 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('fault' as const),
+      i: fc.nat({ max: 7 }),
+      fault: fc.constantFrom('answer lost' as const, 'retry conflicts' as const, 'not applied' as const),
+    }),
+  },
   { weight: 5, arbitrary: fc.record({ t: fc.constant('land' as const), i: fc.nat({ max: 7 }) }) },
   { weight: 3, arbitrary: fc.constant({ t: 'reconcile' as const }) },
   { weight: 3, arbitrary: fc.constant({ t: 'publish' as const }) },

@@ -13,11 +13,20 @@ export type HostChange =
   | { kind: 'binding'; object: ResourceBinding }
   | { kind: 'binding-deleted'; name: string; uid: string };
 
+/**
+ * A fault of one host operation. 'answer lost': the host applied it but the caller saw an error (a 5xx
+ * after the write reached etcd, a cut connection, an abort at the deadline: its store gave up).
+ * 'retry conflicts': the host applied a status write whose answer was lost, and the store's retry met
+ * the write's own new resourceVersion (409), as KubeQuotaStore's retries do; a read's retry just reads
+ * again. 'not applied': the host refused it (a 5xx before etcd), the caller saw an error.
+ */
+export type HostFault = 'answer lost' | 'retry conflicts' | 'not applied';
+
 /** A host operation waiting for the simulation to complete it. */
 export interface PendingOperation {
   /** Who asked and what, for traces. */
   label: string;
-  complete: () => void;
+  complete: (fault?: HostFault) => void;
 }
 
 export class ModelHost {
@@ -56,14 +65,21 @@ export class ModelHost {
     this.changes.push({ kind: 'binding-deleted', name, uid });
   }
 
-  /** An operation that runs against the host state when completed. */
-  operation<T>(label: string, run: () => T): Promise<T> {
+  /** An operation that runs against the host state when completed; a write can conflict on a retry. */
+  operation<T>(label: string, run: () => T, write = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({
         label,
-        complete: () => {
+        complete: (fault) => {
           try {
-            resolve(run());
+            if (fault === 'not applied') throw new Error(`the host refused "${label}"`);
+            const result = run();
+            if (fault === 'answer lost') throw new Error(`the host's answer to "${label}" was lost`);
+            if (fault === 'retry conflicts' && write)
+              throw new ConflictError(
+                `"${label}" was retried after its answer was lost: it met its own write`,
+              );
+            resolve(result);
           } catch (err) {
             reject(err as Error);
           }
@@ -72,11 +88,14 @@ export class ModelHost {
     });
   }
 
-  /** Completes the pending operation at `index` (modulo the number pending); false if none. */
-  completeOne(index: number): string | undefined {
+  /**
+   * Completes the pending operation at `index` (modulo the number pending), with `fault` if given;
+   * its label, or undefined if none is pending.
+   */
+  completeOne(index: number, fault?: HostFault): string | undefined {
     if (this.pending.length === 0) return undefined;
     const [op] = this.pending.splice(index % this.pending.length, 1);
-    op!.complete();
+    op!.complete(fault);
     return op!.label;
   }
 
@@ -99,16 +118,20 @@ export class ModelHost {
           .map(([key, amount]) => `${key}=${amount}`)
           .join(',') || 'nothing'),
     );
-    return this.operation(`${who} writes quota ${name} reserving [${reserving.join('; ')}]`, () => {
-      const current = this.quotas.get(name)!;
-      if (current.metadata?.resourceVersion !== quota.metadata?.resourceVersion) {
-        this.conflicts++;
-        throw new ConflictError(`KarmadaQuota ${name} changed meanwhile`);
-      }
-      this.writes++;
-      this.putQuota({ ...current, status: structuredClone(quota.status) });
-      return structuredClone(this.quotas.get(name)!);
-    });
+    return this.operation(
+      `${who} writes quota ${name} reserving [${reserving.join('; ')}]`,
+      () => {
+        const current = this.quotas.get(name)!;
+        if (current.metadata?.resourceVersion !== quota.metadata?.resourceVersion) {
+          this.conflicts++;
+          throw new ConflictError(`KarmadaQuota ${name} changed meanwhile`);
+        }
+        this.writes++;
+        this.putQuota({ ...current, status: structuredClone(quota.status) });
+        return structuredClone(this.quotas.get(name)!);
+      },
+      true,
+    );
   }
 
   listBindings(who: string): Promise<ResourceBinding[]> {

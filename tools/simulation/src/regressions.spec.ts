@@ -304,6 +304,39 @@ const REGRESSIONS: Record<string, Regression> = {
       'request 1 stored: CREATE b4 (uid-1)',
     ],
   },
+  // Found by the search with a mutation (a status write that failed counted as written): the host
+  // refused the claim's write, so the request must fail closed, not be admitted without its claim.
+  'a claim the host refused to write admits nothing': {
+    actions: [create(0, 1), complete(), { t: 'fault', i: 0, fault: 'not applied' }, land(), { t: 'publish' }],
+    shows: [
+      'reserving [b0 cpu=500m,pods=1]; not applied',
+      'request 0 answered refused: karmada-quota could not',
+    ],
+    hides: ['request 0 stored'],
+  },
+  // A claim's write landed but its answer was lost; the store's retry met the write itself (409). The
+  // round reads again, finds its own claim and admits on it, without charging the binding twice.
+  'a claim written but unanswered is found on the re-read and charged once': {
+    actions: [
+      create(0, 1),
+      complete(),
+      { t: 'fault', i: 0, fault: 'retry conflicts' },
+      complete(),
+      complete(),
+      land(),
+      { t: 'publish' },
+      { t: 'reconcile' },
+      complete(),
+      complete(),
+      complete(),
+    ],
+    shows: [
+      'reserving [b0 cpu=500m,pods=1]; retry conflicts',
+      'request 0 answered allowed',
+      'request 0 stored',
+    ],
+    hides: ['b0 cpu=1000m', 'pods=1; b0'],
+  },
   // Review F8: a decrease waited for its batch's write and could fail closed.
   'F8: a decrease is answered at once': {
     actions: [create(1, 4), complete(), complete(), land(), update(1, 2)],

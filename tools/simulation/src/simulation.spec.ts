@@ -27,6 +27,7 @@ describe('accounting simulation', () => {
     expect(exercised.conflicts).toBeGreaterThan(0);
     expect(exercised.refusedOnArrival).toBeGreaterThan(0);
     expect(exercised.failedClosed).toBeGreaterThan(0);
+    expect(exercised.hostFaults).toBeGreaterThan(RUNS / 2);
     // The reconciler both trusted its lagging cache and was sent to the host by it.
     expect(exercised.reconcilesSkipped).toBeGreaterThan(RUNS / 2);
     expect(exercised.reconcilesFromCacheToHost).toBeGreaterThan(RUNS);

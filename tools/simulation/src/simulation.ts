@@ -18,7 +18,7 @@ import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js
 import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/src/admission-strategy.js';
 import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
 import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
-import { ModelHost, NAMESPACE } from './model-host.js';
+import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
 
 /** Binding names the clients use, each with its cpu request per replica (millicores). */
 export const BINDINGS = [
@@ -46,6 +46,8 @@ export type Action =
   | { t: 'delete'; b: number; graceful?: boolean }
   | { t: 'finalize'; b: number }
   | { t: 'complete'; i: number }
+  /** Pending host operation `i` completes with a fault (model-host.ts says what each means). */
+  | { t: 'fault'; i: number; fault: HostFault }
   | { t: 'land'; i: number }
   | { t: 'reconcile' }
   | { t: 'publish' }
@@ -135,6 +137,8 @@ export const exercised = {
   notStored: 0,
   quotaWrites: 0,
   conflicts: 0,
+  /** Host operations completed with a fault: not applied, or applied with the answer lost. */
+  hostFaults: 0,
   /** Requests a replica refused as they arrived, from the projection of the batch in flight. */
   refusedOnArrival: 0,
   /** Reconciles the reconciler's cache let it skip, and ones its cache sent to the host. */
@@ -325,6 +329,13 @@ export class Simulation {
       case 'complete': {
         const label = this.host.completeOne(action.i);
         if (label) this.log(`host: ${label}`);
+        break;
+      }
+      case 'fault': {
+        const label = this.host.completeOne(action.i, action.fault);
+        if (label === undefined) return;
+        exercised.hostFaults++;
+        this.log(`host: ${label}; ${action.fault}`);
         break;
       }
       case 'land': {
