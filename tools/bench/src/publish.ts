@@ -1,17 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../../federation/src/paths.js';
 import { renderMarkdown, renderReadmeSummary, reportRows, type BenchReport } from './report.js';
 
 /**
  * `npm run bench:publish -- FILE`: makes a full run's figures (`npm run bench -- --json FILE`) the
- * ones the docs show. It copies FILE to LATEST_RUN and rewrites, from it, the
+ * ones the docs show. It copies FILE to docs/development/bench-latest.json and rewrites, from it, the
  * generated parts of README's Performance section and of bench.md's latest figures; publish.spec
  * checks on every `npm test` that the three still agree.
  */
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const ROOT = repoRoot();
 export const LATEST_RUN = 'docs/development/bench-latest.json';
 /** Each file's generated part lies between these two lines. */
 export const GENERATED_START = '<!-- written by npm run bench:publish -->';
