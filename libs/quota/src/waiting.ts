@@ -55,22 +55,33 @@ export const ABANDONED_AFTER_MS = 1_200_000;
 export function refusedWriter(object: ResourceBinding, old: ResourceBinding | undefined): RetryVia {
   if (old === undefined) return 'template';
   const withoutPlacement = (spec: ResourceBinding['spec'] | undefined) => ({ ...spec, clusters: undefined });
-  return canonicalJson(withoutPlacement(object.spec)) === canonicalJson(withoutPlacement(old.spec))
-    ? 'scheduler'
-    : 'template';
+  return sameJson(withoutPlacement(object.spec), withoutPlacement(old.spec)) ? 'scheduler' : 'template';
 }
 
 /** Whether a write changes the binding's spec (a create does): admitted, such a write ends a wait. */
 export function specChanged(object: ResourceBinding, old: ResourceBinding | undefined): boolean {
-  return old === undefined || canonicalJson(object.spec) !== canonicalJson(old.spec);
+  return old === undefined || !sameJson(object.spec, old.spec);
 }
 
-const canonicalJson = (value: unknown): string =>
-  JSON.stringify(value, (_, v: unknown) =>
-    isJsonObject(v) && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
+/**
+ * Whether `a` and `b` are the same JSON whatever their keys' order, keys holding undefined counting as
+ * absent (as JSON.stringify drops them). Compared in place: sorting and serialising both, per request,
+ * was 6 % of the webhook's time in the bench's profiles.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b))
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, i) => sameJson(item, b[i]))
+    );
+  if (!isJsonObject(a) || !isJsonObject(b)) return false;
+  const definedKeys = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const keys = definedKeys(a);
+  return keys.length === definedKeys(b).length && keys.every((k) => sameJson(a[k], b[k]));
+}
 
 /**
  * A repeated refusal is written again only once the stored `lastRefusedAt` is this old: a binding
@@ -89,7 +100,7 @@ export function refusalNeedsWrite(previous: WaitingChange | undefined, next: Wai
   const lastRefused = Date.parse(previous.lastRefusedAt);
   if (previous.requeuedAt !== undefined && Date.parse(previous.requeuedAt) >= lastRefused) return true;
   if (Date.parse(next.lastRefusedAt) - lastRefused >= REFUSAL_REWRITE_AFTER_MS) return true;
-  return canonicalJson({ ...previous, lastRefusedAt: '' }) !== canonicalJson({ ...next, lastRefusedAt: '' });
+  return !sameJson({ ...previous, lastRefusedAt: '' }, { ...next, lastRefusedAt: '' });
 }
 
 /** The record after one more refusal of the binding: `since` stays while it is the same object. */
