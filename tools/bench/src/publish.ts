@@ -45,20 +45,25 @@ export function readmePart(report: BenchReport): string {
 /** bench.md's generated part: the machine and every figure of the run. */
 export const benchPart = (report: BenchReport): string => renderMarkdown(report, reportRows(report));
 
-/** `text` with its generated part replaced by `part`; throws when `file` lacks the marker lines. */
-export function replaceGenerated(text: string, part: string, file: string): string {
+/** Where `text`'s generated part lies: from the end of its start line to its end line; undefined without both. */
+function generatedSpan(text: string): { from: number; to: number } | undefined {
   const start = text.indexOf(GENERATED_START);
   const end = text.indexOf(GENERATED_END);
-  if (start < 0 || end < start)
+  return start < 0 || end < start ? undefined : { from: start + GENERATED_START.length, to: end };
+}
+
+/** `text` with its generated part replaced by `part`; throws when `file` lacks the marker lines. */
+export function replaceGenerated(text: string, part: string, file: string): string {
+  const span = generatedSpan(text);
+  if (!span)
     throw new Error(`${file} has no generated part: add the lines ${GENERATED_START} and ${GENERATED_END}`);
-  return `${text.slice(0, start + GENERATED_START.length)}\n\n${part}\n\n${text.slice(end)}`;
+  return `${text.slice(0, span.from)}\n\n${part}\n\n${text.slice(span.to)}`;
 }
 
 /** The generated part of `text`, or undefined when it has none. */
 export function generatedPart(text: string): string | undefined {
-  const start = text.indexOf(GENERATED_START);
-  const end = text.indexOf(GENERATED_END);
-  return start < 0 || end < start ? undefined : text.slice(start + GENERATED_START.length, end).trim();
+  const span = generatedSpan(text);
+  return span && text.slice(span.from, span.to).trim();
 }
 
 /**
