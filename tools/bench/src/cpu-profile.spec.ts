@@ -1,4 +1,10 @@
-import { renderCpuProfileSummary, summarizeCpuProfile, type CpuProfile } from './cpu-profile.js';
+import {
+  parseGoPprofTop,
+  renderCpuProfileSummary,
+  renderGoProfileSummary,
+  summarizeCpuProfile,
+  type CpuProfile,
+} from './cpu-profile.js';
 
 const frame = (id: number, functionName: string, url: string, hitCount: number, lineNumber = 9) => ({
   id,
@@ -95,4 +101,70 @@ test('renderCpuProfileSummary prints busy time, then packages and functions with
     ' by function (self time):',
     '  100.0%     1000 ms  admit apps/webhook/src/a.js:10',
   ]);
+});
+
+/** `go tool pprof -top` of a kube-apiserver CPU profile, as Go 1.26 prints it. */
+const PPROF_TOP = `File: kube-apiserver
+Build ID: 5b0e
+Type: cpu
+Time: 2026-11-26 20:10:03 UTC
+Duration: 15.01s, Total samples = 16.80s (111.93%)
+Showing nodes accounting for 9.42s, 56.07% of 16.80s total
+Dropped 1024 nodes (cum <= 0.08s)
+Showing top 25 nodes out of 412
+      flat  flat%   sum%        cum   cum%
+     1.23s  7.32%  7.32%      2.80s 16.67%  runtime.mallocgc
+     950ms  5.65% 12.98%      950ms  5.65%  runtime.memmove
+     0.40s  2.38% 15.36%      1.10s  6.55%  encoding/json.(*decodeState).object
+`;
+
+describe('parseGoPprofTop', () => {
+  it('reads the profiled duration, the CPU its samples add up to, and the flat shares', () => {
+    expect(parseGoPprofTop(PPROF_TOP)).toEqual({
+      durationSeconds: 15.01,
+      cpuSeconds: 16.8,
+      topFunctions: [
+        { name: 'runtime.mallocgc', percent: 7.32 },
+        { name: 'runtime.memmove', percent: 5.65 },
+        { name: 'encoding/json.(*decodeState).object', percent: 2.38 },
+      ],
+    });
+  });
+
+  it.each([
+    ['980ms', 0.98],
+    ['1.50mins', 90],
+    ['2hrs', 7200],
+  ])('reads pprof durations like %s', (total, seconds) => {
+    expect(parseGoPprofTop(PPROF_TOP.replace('16.80s (', `${total} (`)).cpuSeconds).toBeCloseTo(seconds);
+  });
+
+  it('keeps only the top functions asked for', () => {
+    expect(parseGoPprofTop(PPROF_TOP, 1).topFunctions).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      'no Duration line',
+      PPROF_TOP.replace(/^Duration.*$/m, ''),
+      /no "Duration: \.\.\., Total samples = \.\.\." line/,
+    ],
+    [
+      'an unreadable duration',
+      PPROF_TOP.replace('15.01s', '15.01sec'),
+      /cannot read the duration "15.01sec"/,
+    ],
+  ])('says what it could not read: %s', (_what, text, message) => {
+    expect(() => parseGoPprofTop(text)).toThrow(message);
+  });
+
+  it("renders like the services' summaries", () => {
+    expect(
+      renderGoProfileSummary('end-to-end/host-apiserver-with-webhook', parseGoPprofTop(PPROF_TOP, 1)),
+    ).toBe(
+      'end-to-end/host-apiserver-with-webhook (Go): 16.80 s of CPU in 15.0 s profiled\n' +
+        ' by function (self time):\n' +
+        '    7.3%  runtime.mallocgc',
+    );
+  });
 });

@@ -100,3 +100,55 @@ function packageOf(url: string, functionName: string): string {
   const own = /^((?:apps|libs|tools)\/[^/]+)/.exec(path);
   return own ? own[1]! : path;
 }
+
+/** What `go tool pprof -top` says of a Go CPU profile (the host API server's). */
+export interface GoCpuProfileSummary {
+  /** How long the profile sampled, and the CPU time its samples add up to. */
+  durationSeconds: number;
+  cpuSeconds: number;
+  /** Functions by self (flat) time, largest first, as shares of the samples. */
+  topFunctions: { name: string; percent: number }[];
+}
+
+/** A Go duration as pprof prints it (`980ms`, `16.80s`, `1.50mins`, `2hrs`), in seconds. */
+function goSeconds(text: string): number {
+  const match = /^([\d.]+)(us|ms|s|mins|hrs)$/.exec(text);
+  if (!match) throw new Error(`go tool pprof: cannot read the duration "${text}"`);
+  const unit = { us: 1e-6, ms: 1e-3, s: 1, mins: 60, hrs: 3600 }[
+    match[2] as 'us' | 'ms' | 's' | 'mins' | 'hrs'
+  ];
+  return Number(match[1]) * unit;
+}
+
+/** Reads `go tool pprof -top`'s text: its Duration line and its table of flat times. */
+export function parseGoPprofTop(text: string, top = 15): GoCpuProfileSummary {
+  const totals = /^Duration: (\S+), Total samples = (\S+)/m.exec(text);
+  if (!totals) throw new Error('go tool pprof -top: no "Duration: ..., Total samples = ..." line');
+  const rows = [...text.matchAll(/^\s*\S+\s+([\d.]+)%\s+[\d.]+%\s+\S+\s+[\d.]+%\s+(.+)$/gm)];
+  return {
+    durationSeconds: goSeconds(totals[1]!),
+    cpuSeconds: goSeconds(totals[2]!),
+    topFunctions: rows
+      .slice(0, top)
+      .map(([, percent, name]) => ({ name: name!.trim(), percent: Number(percent) })),
+  };
+}
+
+/** A Go profile's summary as text, like the services'. */
+export function renderGoProfileSummary(name: string, summary: GoCpuProfileSummary): string {
+  return [
+    `${name} (Go): ${summary.cpuSeconds.toFixed(2)} s of CPU in ${summary.durationSeconds.toFixed(1)} s profiled`,
+    ' by function (self time):',
+    ...summary.topFunctions.map((f) => `  ${f.percent.toFixed(1).padStart(5)}%  ${f.name}`),
+  ].join('\n');
+}
+
+/** A `--profile` run's summaries, kept in its report (`--json`) so they can be published. */
+export interface BenchProfile {
+  /** Where the profiles themselves are: bench-profiles/<start time>. */
+  dir: string;
+  /** Each service's V8 profile, by `<scenario>/<service>`. */
+  services: Record<string, CpuProfileSummary>;
+  /** The host API server's Go profiles, by `<scenario>/<name>`. */
+  apiServer: Record<string, GoCpuProfileSummary>;
+}

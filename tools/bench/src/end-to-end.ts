@@ -4,7 +4,14 @@ import { performance } from 'node:perf_hooks';
 import { BINDING_WEBHOOK_NAME } from '../../federation/src/index.js';
 import { bindingsPath, realisticBinding } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
-import { createNamespaces, createQuota, inParallel, withdrawWebhook } from './host.js';
+import {
+  apiServerCpuSeconds,
+  apiServerMetrics,
+  createNamespaces,
+  createQuota,
+  inParallel,
+  withdrawWebhook,
+} from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { histogramMeanMs, metricValue, ratio, summarizeLatencies } from './stats.js';
 
@@ -17,6 +24,8 @@ export interface CreateFigures {
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
+  /** The host API server's own CPU (process_cpu_seconds_total) while the creates ran, per create. */
+  apiServerCpuMsPerCreate: number;
 }
 
 export interface EndToEndFigures {
@@ -102,7 +111,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
     await withoutProfile;
     await restore();
     ctx.log(`end-to-end: ${creates} creates with the webhook, ${sizes.endToEndConcurrency} at once`);
-    const metricsBefore = await hostMetrics(client);
+    const metricsBefore = await apiServerMetrics(client);
     const admitted: AdmittedBindings = { replicas: new Map() };
     const withProfile = profileHost(ctx, client, 'host-apiserver-with-webhook');
     const withWebhook = await createBindings(
@@ -115,7 +124,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
         admitted.replicas.set(namespace, [...(admitted.replicas.get(namespace) ?? []), replicas]),
     );
     await withProfile;
-    const inWebhook = webhookTime(metricsBefore, await hostMetrics(client), withWebhook.meanMs);
+    const inWebhook = webhookTime(metricsBefore, await apiServerMetrics(client), withWebhook.meanMs);
     ctx.log(
       `end-to-end: p99 ${withWebhook.p99Ms} ms with the webhook, ${withoutWebhook.p99Ms} ms without; ` +
         `${inWebhook.meanMs} ms of the mean ${withWebhook.meanMs} ms per create spent in the webhook`,
@@ -153,6 +162,7 @@ async function createBindings(
   const latencies: number[] = [];
   const errorSamples: string[] = [];
   let errors = 0;
+  const cpuBefore = await apiServerCpuSeconds(client);
   const start = performance.now();
   await inParallel(
     Array.from({ length: creates }, (_, k) => k),
@@ -179,6 +189,7 @@ async function createBindings(
     },
   );
   const seconds = (performance.now() - start) / 1000;
+  const cpuMs = ((await apiServerCpuSeconds(client)) - cpuBefore) * 1000;
   const summary = summarizeLatencies(latencies);
   return {
     creates,
@@ -189,6 +200,7 @@ async function createBindings(
     p50Ms: summary.p50Ms,
     p95Ms: summary.p95Ms,
     p99Ms: summary.p99Ms,
+    apiServerCpuMsPerCreate: Math.round((cpuMs / creates) * 10) / 10,
   };
 }
 
@@ -212,13 +224,6 @@ async function profileHost(ctx: BenchContext, client: HttpsJsonClient, name: str
   } catch (err) {
     ctx.log(`end-to-end: no CPU profile of the host API server (${name}): ${(err as Error).message}`);
   }
-}
-
-async function hostMetrics(client: HttpsJsonClient): Promise<string> {
-  const res = await client.get('/metrics');
-  if (res.status !== 200 || typeof res.body !== 'string')
-    throw new Error(`the host API server's /metrics answered HTTP ${res.status}`);
-  return res.body;
 }
 
 const WEBHOOK_DURATION = 'apiserver_admission_webhook_admission_duration_seconds';

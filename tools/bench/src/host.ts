@@ -6,6 +6,20 @@ import {
   WEBHOOK_CONFIGURATION_NAME as WEBHOOK_CONFIGURATION,
   type ApiEndpoint,
 } from '../../federation/src/index.js';
+import type { HttpsJsonClient } from './https-client.js';
+import { metricValue } from './stats.js';
+
+/** The API server's own Prometheus metrics, as text. */
+export async function apiServerMetrics(client: HttpsJsonClient): Promise<string> {
+  const res = await client.get('/metrics');
+  if (res.status !== 200 || typeof res.body !== 'string')
+    throw new Error(`the API server's /metrics answered HTTP ${res.status}`);
+  return res.body;
+}
+
+/** The CPU the API server process has used so far (its process_cpu_seconds_total). */
+export const apiServerCpuSeconds = async (client: HttpsJsonClient): Promise<number> =>
+  metricValue(await apiServerMetrics(client), 'process_cpu_seconds_total');
 
 export async function createNamespaces(endpoint: ApiEndpoint, names: readonly string[]): Promise<void> {
   const core = kubeConfigFor(endpoint).makeApiClient(k8s.CoreV1Api);

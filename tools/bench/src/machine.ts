@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 
 export interface Machine {
@@ -30,4 +33,34 @@ export function describeMachine(versions: { kubernetes: string; etcd: string }):
 export function describeCommit(): string {
   const git = spawnSync('git', ['describe', '--always', '--dirty', '--abbrev=7'], { encoding: 'utf8' });
   return git.status === 0 ? git.stdout.trim() : 'unknown';
+}
+
+/** The files whose code a run measures: what runs (tests and docs do not), as git lists them. */
+const MEASURED_PATHS = ['apps', 'libs', 'tools', 'package.json'];
+const NOT_MEASURED = /(\.spec\.ts|\.test\.ts|\.md)$/;
+
+/**
+ * A digest of the code a run measures (the services, libs and tools, without tests or docs), as this
+ * checkout holds it, committed or not; 'unknown' outside a clone. Two runs with the same digest
+ * measured the same code, whatever commits lie between them.
+ */
+export function describeCode(root: string): string {
+  const git = spawnSync(
+    'git',
+    ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...MEASURED_PATHS],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
+  if (git.status !== 0) return 'unknown';
+  const files = [...new Set(git.stdout.split('\0'))].filter((f) => f && !NOT_MEASURED.test(f)).sort();
+  const digest = createHash('sha256');
+  for (const file of files) {
+    const path = join(root, file);
+    // A file deleted but not yet committed is not part of the code.
+    if (!existsSync(path)) continue;
+    digest.update(`${file}\0`).update(readFileSync(path)).update('\0');
+  }
+  return digest.digest('hex').slice(0, 16);
 }

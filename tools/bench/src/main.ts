@@ -2,19 +2,26 @@ import { spawnSync } from 'node:child_process';
 import { describeError } from '#api';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { ensureBinaries, Federation, startServices } from '../../federation/src/index.js';
+import { ensureBinaries, Federation, repoRoot, startServices } from '../../federation/src/index.js';
 import { runAggregatorMembers } from './aggregator-members.js';
 import { runAggregatorScale, stopAggregatorScale } from './aggregator-scale.js';
 import { CorrectnessError, FULL, profiling, QUICK, type BenchContext } from './context.js';
-import { renderCpuProfileSummary, summarizeCpuProfile, type CpuProfile } from './cpu-profile.js';
+import {
+  parseGoPprofTop,
+  renderCpuProfileSummary,
+  renderGoProfileSummary,
+  summarizeCpuProfile,
+  type BenchProfile,
+  type CpuProfile,
+} from './cpu-profile.js';
 import { runConvergence } from './convergence.js';
 import { runEndToEnd, type AdmittedBindings } from './end-to-end.js';
 import { deleteEveryQuota } from './host.js';
 import { runHotQuota } from './hot-quota.js';
-import { describeCommit, describeMachine } from './machine.js';
+import { describeCode, describeCommit, describeMachine } from './machine.js';
 import { renderMarkdown, renderTable, reportRows, targetChecks, type BenchReport } from './report.js';
 import { runReplicas } from './replicas.js';
 import { runResync } from './resync.js';
@@ -116,7 +123,9 @@ async function main(): Promise<number> {
   const report: BenchReport = {
     machine: describeMachine({ kubernetes: binaries.kubernetesVersion, etcd: binaries.etcdVersion }),
     commit: describeCommit(),
+    code: describeCode(repoRoot()),
     mode: values.quick ? 'quick' : 'full',
+    ...(values.only ? { only: [...selected] } : {}),
     startedAt: new Date(started).toISOString(),
     durationSeconds: 0,
     sizes,
@@ -237,7 +246,11 @@ async function main(): Promise<number> {
   }
 
   // The services wrote their profiles as they exited, when the federation stopped.
-  if (profileDir) console.log(`\n${summarizeCpuProfiles(profileDir)}\n`);
+  if (profileDir) {
+    const { text, profile } = summarizeCpuProfiles(profileDir);
+    report.profile = profile;
+    console.log(`\n${text}\n`);
+  }
   report.durationSeconds = Math.round((Date.now() - started) / 1000);
   report.targets = targetChecks(report);
   const rows = reportRows(report);
@@ -261,31 +274,40 @@ async function main(): Promise<number> {
 }
 
 /**
- * Summarises every profile under `dir` into `dir/summary.txt`, and returns that text: the services'
- * V8 profiles here, the host API server's Go profiles by `go tool pprof -top`.
+ * Summarises every profile under `dir` into `dir/summary.txt` and the report's `profile`; returns
+ * the text: the services' V8 profiles here, the host API server's Go profiles by `go tool pprof -top`.
  */
-function summarizeCpuProfiles(dir: string): string {
+function summarizeCpuProfiles(dir: string): { text: string; profile: BenchProfile } {
+  const profile: BenchProfile = { dir: relative(process.cwd(), dir), services: {}, apiServer: {} };
   const files = existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }) : [];
-  const profiles = files.filter((f) => f.endsWith('.cpuprofile') || f.endsWith('.pprof'));
-  if (profiles.length === 0) return `--profile: no CPU profile was written under ${dir}`;
+  const profiles = files.filter((f) => f.endsWith('.cpuprofile') || f.endsWith('.pprof')).sort();
+  if (profiles.length === 0) return { text: `--profile: no CPU profile was written under ${dir}`, profile };
   const text = profiles
-    .sort()
     .map((file) => {
-      if (file.endsWith('.pprof')) return goProfileSummary(join(dir, file), file);
-      const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-      return renderCpuProfileSummary(file.replace(/\.cpuprofile$/, ''), summarizeCpuProfile(profile));
+      const name = file.replace(/\.(cpuprofile|pprof)$/, '');
+      if (file.endsWith('.pprof')) {
+        const top = spawnSync('go', ['tool', 'pprof', '-top', '-nodecount=25', join(dir, file)], {
+          encoding: 'utf8',
+        });
+        if (top.status !== 0)
+          return `${name}: go tool pprof failed: ${(top.stderr || top.error?.message || '').trim()}`;
+        try {
+          profile.apiServer[name] = parseGoPprofTop(top.stdout);
+          return renderGoProfileSummary(name, profile.apiServer[name]);
+        } catch (err) {
+          return `${name}: ${describeError(err)}:\n${top.stdout.trimEnd()}`;
+        }
+      }
+      const summary = summarizeCpuProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);
+      profile.services[name] = summary;
+      return renderCpuProfileSummary(name, summary);
     })
     .join('\n\n');
   writeFileSync(join(dir, 'summary.txt'), `${text}\n`);
-  return `CPU profiles in ${dir} (open one in Chrome DevTools or speedscope):\n\n${text}`;
-}
-
-/** The top functions of a Go CPU profile by `go tool pprof` (Go builds the binaries, so it is here). */
-function goProfileSummary(path: string, name: string): string {
-  const top = spawnSync('go', ['tool', 'pprof', '-top', '-nodecount=25', path], { encoding: 'utf8' });
-  if (top.status !== 0)
-    return `${name}: go tool pprof failed: ${(top.stderr || top.error?.message || '').trim()}`;
-  return `${name.replace(/\.pprof$/, '')} (Go, go tool pprof -top):\n${top.stdout.trimEnd()}`;
+  return {
+    text: `CPU profiles in ${dir} (open one in Chrome DevTools or speedscope, a .pprof with go tool pprof -http=: FILE):\n\n${text}`,
+    profile,
+  };
 }
 
 async function flushBenchDatabase(url: string): Promise<void> {

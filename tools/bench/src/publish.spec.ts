@@ -1,21 +1,35 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { describeCode } from './machine.js';
 import type { BenchReport } from './report.js';
 import {
   benchPart,
+  checkoutRefusals,
   GENERATED_END,
   GENERATED_START,
   generatedPart,
+  LATEST_PROFILE,
   LATEST_RUN,
   PUBLISHED,
+  profileRefusals,
   publishRefusals,
   readmePart,
+  readmeProfile,
+  renderProfile,
   replaceGenerated,
   ROOT,
   unaligned,
 } from './publish.js';
 
-const latest = JSON.parse(readFileSync(join(ROOT, LATEST_RUN), 'utf8')) as BenchReport;
+function readJson(path: string): BenchReport {
+  if (!existsSync(join(ROOT, path)))
+    throw new Error(
+      `${path} is missing: publish a run and its profile (npm run bench:publish -- RUN PROFILED)`,
+    );
+  return JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as BenchReport;
+}
+const latest = readJson(LATEST_RUN);
+const latestProfile = readJson(LATEST_PROFILE);
 
 describe('the published run', () => {
   it(`${LATEST_RUN} is a full run of committed code that passed every correctness audit`, () => {
@@ -25,30 +39,57 @@ describe('the published run', () => {
     });
   });
 
+  it(`${LATEST_PROFILE} profiles the same code, the webhook alone included`, () => {
+    expect({ commit: latestProfile.commit, refusals: profileRefusals(latestProfile, latest) }).toEqual({
+      commit: latestProfile.commit,
+      refusals: [],
+    });
+  });
+
+  it('they measured the code in this checkout (change the code, then run the bench and publish again)', () => {
+    expect(checkoutRefusals(latest, describeCode(ROOT))).toEqual([]);
+  });
+
   it.each([
-    ['README.md shows its headline figures and targets', PUBLISHED.readme, readmePart],
-    ['bench.md shows every figure of it', PUBLISHED.bench, benchPart],
+    ['README.md shows its headline figures, targets and profile', PUBLISHED.readme, readmePart],
+    ['bench.md shows every figure of it and what the profile said', PUBLISHED.bench, benchPart],
   ])('%s (npm run bench:publish rewrites them)', (_what, path, render) => {
     const shown = generatedPart(readFileSync(join(ROOT, path), 'utf8'));
-    expect(shown && unaligned(shown)).toBe(unaligned(render(latest)));
+    expect(shown && unaligned(shown)).toBe(unaligned(render(latest, latestProfile)));
   });
 
   it('the README row of a scenario that did not run says so', () => {
-    expect(readmePart({ ...latest, userLatency: undefined })).toMatch(
+    expect(readmePart({ ...latest, userLatency: undefined }, latestProfile)).toMatch(
       /\| Deployment to pods, one at a time: p99 vs no quota \| not measured \|/,
     );
   });
 });
 
+type Publishable = Pick<BenchReport, 'mode' | 'commit' | 'code' | 'failures' | 'only' | 'profile'>;
+const passing: Publishable = { mode: 'full', commit: 'abc1234', code: '0123456789abcdef', failures: [] };
+const webhookProfile = { durationMs: 60_000, busyMs: 40_000, topFunctions: [], topPackages: [] };
+const profiled: Publishable = {
+  ...passing,
+  mode: 'quick',
+  only: ['webhookAlone'],
+  profile: {
+    dir: 'bench-profiles/x',
+    services: { 'webhook-alone/webhook-alone': webhookProfile },
+    apiServer: {},
+  },
+};
+
 describe('publishRefusals', () => {
-  const passing: Pick<BenchReport, 'mode' | 'commit' | 'failures'> = {
-    mode: 'full',
-    commit: 'abc1234',
-    failures: [],
-  };
-  it.each<[string, Pick<BenchReport, 'mode' | 'commit' | 'failures'>, RegExp | undefined]>([
+  it.each<[string, Publishable, RegExp | undefined]>([
     ['a full passing run of a commit', passing, undefined],
     ['a quick run', { ...passing, mode: 'quick' }, /quick run: publish a full one/],
+    [
+      'a run of some scenarios',
+      { ...passing, only: ['hotQuota'] },
+      /ran only hotQuota: publish a run of every/,
+    ],
+    ['a profiled run', { ...passing, profile: profiled.profile }, /was profiled.*without --profile/],
+    ['no code digest', { ...passing, code: 'unknown' }, /does not say which commit and code/],
     [
       'a failed audit',
       { ...passing, failures: ['hot-quota: over-admitted'] },
@@ -60,6 +101,47 @@ describe('publishRefusals', () => {
     const refusals = publishRefusals(report);
     if (refusal) expect(refusals.join('\n')).toMatch(refusal);
     else expect(refusals).toEqual([]);
+  });
+});
+
+describe('profileRefusals', () => {
+  it.each<[string, Publishable, RegExp | undefined]>([
+    ['a profile of the same code, any scenarios and size', profiled, undefined],
+    ['a run without --profile', { ...profiled, profile: undefined }, /not a --profile run/],
+    [
+      'a profile without the webhook alone',
+      { ...profiled, profile: { ...profiled.profile!, services: {} } },
+      /no profile webhook-alone\/webhook-alone: include webhook-alone/,
+    ],
+    [
+      'a profile of other code',
+      { ...profiled, commit: 'def5678', code: 'fedcba9876543210' },
+      /other code \(def5678, digest fedcba9876543210\) than the run \(digest 0123456789abcdef\)/,
+    ],
+    [
+      'a failed audit',
+      { ...profiled, failures: ['endToEnd: 3 creates failed'] },
+      /failed 1 correctness audit/,
+    ],
+    ['uncommitted changes', { ...profiled, commit: 'abc1234-dirty' }, /uncommitted changes/],
+  ])('%s', (_what, report, refusal) => {
+    const refusals = profileRefusals(report, passing);
+    if (refusal) expect(refusals.join('\n')).toMatch(refusal);
+    else expect(refusals).toEqual([]);
+  });
+});
+
+describe('checkoutRefusals', () => {
+  it('accepts a run of the code in the checkout', () => {
+    expect(checkoutRefusals(passing, passing.code)).toEqual([]);
+  });
+
+  it('names both digests and how to see what changed', () => {
+    expect(checkoutRefusals(passing, 'ffffffffffffffff')).toEqual([
+      expect.stringMatching(
+        /digest ffffffffffffffff\) is not the code abc1234 measured \(digest 0123456789abcdef\).*git diff --stat abc1234 -- apps/,
+      ),
+    ]);
   });
 });
 
@@ -93,5 +175,83 @@ describe('unaligned', () => {
     ['  prose  ', 'prose'],
   ])('%j reads as %j', (markdown, expected) => {
     expect(unaligned(markdown)).toBe(expected);
+  });
+});
+
+describe('what the profile said', () => {
+  const run = {
+    endToEnd: {
+      withWebhook: { apiServerCpuMsPerCreate: 16.24 },
+      withoutWebhook: { apiServerCpuMsPerCreate: 4.1 },
+    },
+    statusWrites: {
+      writers: 4,
+      runs: [
+        { entries: 10, apiServerCpuMsPerWrite: 5.2 },
+        { entries: 100, apiServerCpuMsPerWrite: 18.46 },
+      ],
+    },
+  } as unknown as BenchReport;
+  const share = (name: string, percent: number, selfMs: number) => ({ name, percent, selfMs });
+  const profiledRun = {
+    commit: 'abc1234',
+    startedAt: '2026-11-26T20:00:00.000Z',
+    only: ['webhookAlone', 'endToEnd'],
+    profile: {
+      dir: 'bench-profiles/x',
+      services: {
+        'webhook-alone/webhook-alone': {
+          durationMs: 64_000,
+          busyMs: 40_500,
+          topFunctions: [
+            share('writeUtf8String', 10, 4_050),
+            share('parse', 5.5, 2_228),
+            share('sameJson libs/api/src/json.ts:12', 3, 1_215),
+            share('(garbage collector)', 2.9, 1_175),
+          ],
+          topPackages: [share('node:internal', 30.2, 12_231), share('libs/quota', 12, 4_860)],
+        },
+      },
+      apiServer: {
+        'end-to-end/host-apiserver-with-webhook': {
+          durationSeconds: 15,
+          cpuSeconds: 16.8,
+          topFunctions: [{ name: 'runtime.mallocgc', percent: 7.32 }],
+        },
+      },
+    },
+  } as unknown as BenchReport;
+
+  it("README's sentence: the host's CPU per create and per claim, then the webhook's busy time and top three functions", () => {
+    expect(readmeProfile(run, profiledRun)).toBe(
+      'Where the CPU went ([profiles](docs/development/bench.md#what-the-profile-said)): a binding create cost ' +
+        'the host API server 16.2 ms of CPU with us, 4.1 ms without; each claim is a status write (5.2 ms with 10 ' +
+        'entries, 18.5 ms with 100 entries); the webhook alone was busy 40.5 s of 64.0 s, most in ' +
+        '`writeUtf8String` 10.0 %, `parse` 5.5 %, `sameJson` 3.0 %.',
+    );
+  });
+
+  it('leaves out what a failed scenario did not measure', () => {
+    expect(readmeProfile({ ...run, endToEnd: { error: 'no binaries' } }, profiledRun)).toMatch(
+      /^Where the CPU went \(\[profiles\]\([^)]*\)\): each claim is a status write/,
+    );
+  });
+
+  it("bench.md's section: how it was run, then each profile's busy time, packages and top functions", () => {
+    const section = renderProfile(profiledRun).split('\n');
+    expect(section[0]).toBe('### What the profile said');
+    expect(section[2]).toMatch(
+      /^`npm run bench -- --profile --only webhookAlone,endToEnd` \(2026-11-26, abc1234, the same code as the figures above\)/,
+    );
+    expect(section).toEqual(
+      expect.arrayContaining([
+        '#### webhook-alone/webhook-alone: busy 40.5 s of 64.0 s',
+        'By package: node:internal 30.2 %, libs/quota 12.0 %.',
+        '| 10.0 % | 4,050 ms | `writeUtf8String` |',
+        '| 3.0 % | 1,215 ms | `sameJson libs/api/src/json.ts:12` |',
+        '#### end-to-end/host-apiserver-with-webhook (Go): 16.8 s of CPU in 15.0 s',
+        '| 7.3 % | 1,230 ms | `runtime.mallocgc` |',
+      ]),
+    );
   });
 });

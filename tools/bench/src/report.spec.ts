@@ -42,7 +42,7 @@ const userRun = (deployments: number, noQuota: number, ours: number, karmadaFrq:
   p99RatioKarmadaFrq: karmadaFrq / noQuota,
 });
 
-const creates = (meanMs: number, p99Ms: number) => ({
+const creates = (meanMs: number, p99Ms: number, apiServerCpuMsPerCreate: number) => ({
   creates: 1000,
   createsPerSec: 250,
   errors: 0,
@@ -51,6 +51,7 @@ const creates = (meanMs: number, p99Ms: number) => ({
   p50Ms: meanMs,
   p95Ms: p99Ms,
   p99Ms,
+  apiServerCpuMsPerCreate,
 });
 
 function report(): BenchReport {
@@ -66,6 +67,7 @@ function report(): BenchReport {
       loadAverage: 1.5,
     },
     commit: 'abc1234',
+    code: '0123456789abcdef',
     mode: 'quick',
     startedAt: '2026-05-01T10:00:00.000Z',
     durationSeconds: 300,
@@ -123,8 +125,8 @@ function report(): BenchReport {
     },
     endToEnd: {
       concurrency: 32,
-      withWebhook: creates(120, 400),
-      withoutWebhook: creates(40, 100),
+      withWebhook: creates(120, 400, 16.2),
+      withoutWebhook: creates(40, 100, 4.1),
       p99Ratio: 4,
       p50Ratio: 3,
       inWebhook: { calls: 1000, meanMs: 60, shareOfCreate: 0.5 },
@@ -252,6 +254,13 @@ describe('reportRows and renderTable', () => {
         scenario: 'end-to-end',
         figure: 'time in the webhook per create (API server metrics)',
         value: '60.0 ms of 120.0 ms mean (50 %)',
+      }),
+    );
+    expect(rows).toContainEqual(
+      expect.objectContaining({
+        scenario: 'end-to-end',
+        figure: 'host API server CPU per create (with / without)',
+        value: '16.2 ms / 4.1 ms',
       }),
     );
     expect(rows).toContainEqual({

@@ -2,6 +2,7 @@ import type { AggregatorMembersFigures } from './aggregator-members.js';
 import type { AggregatorScaleFigures } from './aggregator-scale-child.js';
 import type { BenchSizes } from './context.js';
 import type { ConvergenceFigures } from './convergence.js';
+import type { BenchProfile } from './cpu-profile.js';
 import type { EndToEndFigures } from './end-to-end.js';
 import type { HotQuotaFigures, HotQuotaModeFigures } from './hot-quota.js';
 import type { Machine } from './machine.js';
@@ -19,7 +20,11 @@ export interface BenchReport {
   machine: Machine;
   /** The code measured: `git describe --always --dirty` where the bench started. */
   commit: string;
+  /** A digest of the code measured (describeCode): equal for two runs of the same code. */
+  code: string;
   mode: 'quick' | 'full';
+  /** With `--only`: the scenarios it ran; absent when every scenario ran. */
+  only?: string[];
   startedAt: string;
   durationSeconds: number;
   sizes: BenchSizes;
@@ -33,6 +38,8 @@ export interface BenchReport {
   resync?: Outcome<ResyncFigures>;
   aggregatorMembers?: Outcome<AggregatorMembersFigures>;
   userLatency?: Outcome<UserLatencyFigures>;
+  /** With `--profile`: where the services' and the host API server's CPU went. */
+  profile?: BenchProfile;
   /** Each figure docs/development/bench.md#targets sets a target for, against it (reported, never asserted). */
   targets: TargetCheck[];
   /** Correctness conditions that failed and scenarios that could not run: the exit code is 1. */
@@ -76,8 +83,10 @@ const latencies = (f: { p50Ms: number; p95Ms?: number; p99Ms: number }) =>
     .join(' / ') + (f.p95Ms === undefined ? ' ms (p50 / p99)' : ' ms (p50 / p95 / p99)');
 
 /** The figures of an outcome (`probe`: a field every set of figures has), if it has them. */
-const figuresOf = <T extends object>(outcome: Outcome<T> | undefined, probe: keyof T): T | undefined =>
-  outcome !== undefined && probe in outcome ? (outcome as T) : undefined;
+export const figuresOf = <T extends object>(
+  outcome: Outcome<T> | undefined,
+  probe: keyof T,
+): T | undefined => (outcome !== undefined && probe in outcome ? (outcome as T) : undefined);
 const errorOf = (outcome: object | undefined): string | undefined =>
   outcome !== undefined && 'error' in outcome ? String(outcome.error) : undefined;
 
@@ -315,6 +324,11 @@ export function reportRows(report: BenchReport): Row[] {
     row('end-to-end', 'create latency with the webhook', latencies(e2e.withWebhook));
     row('end-to-end', 'create latency without the webhook', latencies(e2e.withoutWebhook));
     row('end-to-end', 'p99 ratio (with / without)', times(e2e.p99Ratio), 'p99 ratio');
+    row(
+      'end-to-end',
+      'host API server CPU per create (with / without)',
+      `${ms(e2e.withWebhook.apiServerCpuMsPerCreate)} / ${ms(e2e.withoutWebhook.apiServerCpuMsPerCreate)}`,
+    );
     if (e2e.inWebhook)
       row(
         'end-to-end',

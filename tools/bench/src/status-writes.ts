@@ -1,9 +1,8 @@
 import { RESOURCE_BINDING, type KarmadaQuota, type Reservation } from '#api';
 import { quotasPath } from './bodies.js';
 import { CorrectnessError, type BenchContext } from './context.js';
-import { createNamespaces, createQuota, inParallel } from './host.js';
+import { apiServerCpuSeconds, createNamespaces, createQuota, inParallel } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
-import { metricValue } from './stats.js';
 
 /**
  * status-writes: what one KarmadaQuota status write costs the host API server, by how many reservation
@@ -100,13 +99,11 @@ export async function runStatusWrites(ctx: BenchContext): Promise<StatusWriteFig
           }),
         );
       await rewrite(WARM_UP_WRITES, 0);
-      const cpuSeconds = async () =>
-        metricValue(String((await client.get('/metrics')).body), 'process_cpu_seconds_total');
-      const cpuBefore = await cpuSeconds();
+      const cpuBefore = await apiServerCpuSeconds(client);
       const started = performance.now();
       await rewrite(writesPerWriter, WARM_UP_WRITES);
       const seconds = (performance.now() - started) / 1000;
-      const cpuMs = ((await cpuSeconds()) - cpuBefore) * 1000;
+      const cpuMs = ((await apiServerCpuSeconds(client)) - cpuBefore) * 1000;
       for (const quota of quotas) {
         const { namespace, name } = quota.metadata as { namespace: string; name: string };
         const stored = (await client.get(quotaPath(namespace, name))).body as KarmadaQuota;
