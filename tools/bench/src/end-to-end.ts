@@ -37,6 +37,15 @@ export interface EndToEndFigures {
   p50Ratio: number;
   /** Per create with the webhook, the time the host API server spent calling it, by its own metrics. */
   inWebhook: WebhookTime;
+  /** KarmadaQuota status writes the host API server answered while the creates with the webhook ran. */
+  quotaStatusWrites: QuotaStatusWrites;
+}
+
+export interface QuotaStatusWrites {
+  /** Every status write (the webhook's claims, the reconciler's recounts), per create. */
+  perCreate: number;
+  /** Of those, the ones refused with a conflict (409): retried on a fresher read. */
+  conflictsPerCreate: number;
 }
 
 export interface WebhookTime {
@@ -124,7 +133,8 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
         admitted.replicas.set(namespace, [...(admitted.replicas.get(namespace) ?? []), replicas]),
     );
     await withProfile;
-    const inWebhook = webhookTime(metricsBefore, await apiServerMetrics(client), withWebhook.meanMs);
+    const metricsAfter = await apiServerMetrics(client);
+    const inWebhook = webhookTime(metricsBefore, metricsAfter, withWebhook.meanMs);
     ctx.log(
       `end-to-end: p99 ${withWebhook.p99Ms} ms with the webhook, ${withoutWebhook.p99Ms} ms without; ` +
         `${inWebhook.meanMs} ms of the mean ${withWebhook.meanMs} ms per create spent in the webhook`,
@@ -136,6 +146,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<{
       p99Ratio: ratio(withWebhook.p99Ms, withoutWebhook.p99Ms),
       p50Ratio: ratio(withWebhook.p50Ms, withoutWebhook.p50Ms),
       inWebhook,
+      quotaStatusWrites: quotaStatusWrites(metricsBefore, metricsAfter, creates),
     };
     // The quotas are far above what the creates ask: every create must be admitted and stored.
     const failed = [withWebhook, withoutWebhook].flatMap((f) => f.errorSamples);
@@ -227,6 +238,18 @@ async function profileHost(ctx: BenchContext, client: HttpsJsonClient, name: str
 }
 
 const WEBHOOK_DURATION = 'apiserver_admission_webhook_admission_duration_seconds';
+
+/** The API server's count of KarmadaQuota status writes between two scrapes, per create. */
+export function quotaStatusWrites(before: string, after: string, creates: number): QuotaStatusWrites {
+  const writes = (labels: Record<string, string>) => {
+    const all = { resource: 'karmadaquotas', subresource: 'status', verb: 'PUT', ...labels };
+    return (
+      metricValue(after, 'apiserver_request_total', all) - metricValue(before, 'apiserver_request_total', all)
+    );
+  };
+  const perCreate = (n: number) => Math.round((n / creates) * 100) / 100;
+  return { perCreate: perCreate(writes({})), conflictsPerCreate: perCreate(writes({ code: '409' })) };
+}
 
 /** What the API server's admission histogram says our webhook took per binding create between two scrapes. */
 function webhookTime(before: string, after: string, meanCreateMs: number): WebhookTime {

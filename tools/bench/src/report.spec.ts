@@ -130,6 +130,7 @@ function report(): BenchReport {
       p99Ratio: 4,
       p50Ratio: 3,
       inWebhook: { calls: 1000, meanMs: 60, shareOfCreate: 0.5 },
+      quotaStatusWrites: { perCreate: 1.234, conflictsPerCreate: 0.2 },
     },
     convergence: {
       pods: 1000,
@@ -261,6 +262,13 @@ describe('reportRows and renderTable', () => {
         scenario: 'end-to-end',
         figure: 'host API server CPU per create (with / without)',
         value: '16.2 ms / 4.1 ms',
+      }),
+    );
+    expect(rows).toContainEqual(
+      expect.objectContaining({
+        scenario: 'end-to-end',
+        figure: 'KarmadaQuota status writes per create (conflicts)',
+        value: '1.23 (0.20)',
       }),
     );
     expect(rows).toContainEqual({

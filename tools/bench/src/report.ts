@@ -335,6 +335,11 @@ export function reportRows(report: BenchReport): Row[] {
         'time in the webhook per create (API server metrics)',
         `${ms(e2e.inWebhook.meanMs)} of ${ms(e2e.withWebhook.meanMs)} mean (${Math.round(e2e.inWebhook.shareOfCreate * 100)} %)`,
       );
+    row(
+      'end-to-end',
+      'KarmadaQuota status writes per create (conflicts)',
+      `${e2e.quotaStatusWrites.perCreate.toFixed(2)} (${e2e.quotaStatusWrites.conflictsPerCreate.toFixed(2)})`,
+    );
     row('end-to-end', 'errors (with / without)', `${e2e.withWebhook.errors} / ${e2e.withoutWebhook.errors}`);
   }
   error('convergence', report.convergence);
