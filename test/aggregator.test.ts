@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
@@ -591,7 +592,7 @@ describe('the aggregator', () => {
       caPem: readFileSync(endpoint.caFile, 'utf8'),
       insecureSkipTLSVerify: false,
     };
-    const options = { unreachableAfterMs: 60_000, maxRetryBackoffMs: 1_000 };
+    const options = { unreachableAfterMs: 60_000, maxRetryBackoffMs: 1_000, requestTimeoutMs: 500 };
     const quiet = { log: () => undefined, warn: () => undefined } as unknown as Logger;
 
     const watcher = new MemberWatcher(credentials, options, quiet);
@@ -615,6 +616,35 @@ describe('the aggregator', () => {
     expect(down.hasNews()).toBe(false);
     expect(down.hasNews(Date.now() + options.unreachableAfterMs)).toBe(true);
   });
+
+  test("a member that accepts connections but never answers is given up after the watcher's request timeout", async () => {
+    // A partition or a machine gone without a reset: without the timeout (API_REQUEST_TIMEOUT_SECONDS)
+    // the first list would wait for TCP to give up, many minutes, and start() with it.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const quiet = { log: () => undefined, warn: () => undefined } as unknown as Logger;
+    const watcher = new MemberWatcher(
+      {
+        name: 'silent',
+        server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        token: 'never-sent',
+        insecureSkipTLSVerify: true,
+      },
+      { unreachableAfterMs: 60_000, maxRetryBackoffMs: 1_000, requestTimeoutMs: 500 },
+      quiet,
+    );
+    try {
+      const started = Date.now();
+      await watcher.start(['services']);
+      // Each of its watches gives up its first list (about 20 s in all here); with the default 60 s
+      // timeout the first list alone would take longer than this.
+      expect(Date.now() - started).toBeLessThan(50_000);
+      expect(watcher.hasNews(Date.now() + 60_000)).toBe(true);
+    } finally {
+      await watcher.stop();
+      silent.close();
+    }
+  }, 120_000);
 
   test('the credential Secret token never appears in any log line', () => {
     const tokens = federation.info.members.map((m) => m.token);

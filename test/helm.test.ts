@@ -245,6 +245,7 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook.replicsa=3', "at '/webhook': additional properties 'replicsa' not allowed"],
       ['webhook.admissionMode=fast', "at '/webhook/admissionMode': value must be one of 'batched'"],
       ['logLevel=loud', "at '/logLevel': value must be one of"],
+      ['apiRequestTimeoutSeconds=0', "at '/apiRequestTimeoutSeconds': minimum"],
       ['console.service.port=70000', "at '/console/service/port': maximum"],
       ['image.repository=', "at '/image/repository': minLength"],
       ['redis.url=http://redis:6379', "at '/redis/url': 'http://redis:6379' does not match pattern"],

@@ -257,6 +257,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         {
           unreachableAfterMs: this.config.UNREACHABLE_AFTER_MS,
           maxRetryBackoffMs: this.config.MAX_RETRY_BACKOFF_MS,
+          requestTimeoutMs: this.config.API_REQUEST_TIMEOUT_SECONDS * 1000,
           onEvent: (resource) => this.events.inc({ cluster: name, resource }),
         },
         this.logger,

@@ -23,12 +23,12 @@ export class AggregatorModule {
       module: AggregatorModule,
       imports: [
         RedisModule.forRoot(config),
-        HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
+        HealthModule.forRoot({ host: config, redis: true }),
         MetricsModule.forRoot('aggregator'),
       ],
       providers: [
         { provide: AGGREGATOR_CONFIG, useValue: config },
-        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config.KUBECONFIG) },
+        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config) },
         {
           provide: RECONCILE_QUEUE_TOKEN,
           inject: [REDIS],

@@ -44,6 +44,8 @@ export interface MemberHealth {
 export interface WatcherOptions {
   unreachableAfterMs: number;
   maxRetryBackoffMs: number;
+  /** How long a call to the member (a list included) may wait for its whole answer. */
+  requestTimeoutMs: number;
   /** Called for every watch event, by resource (`pods`, `services`, ...): for metrics. */
   onEvent?: (resource: string) => void;
 }
@@ -55,7 +57,7 @@ export const sameCredentials = (a: MemberCredentials, b: MemberCredentials): boo
   a.caPem === b.caPem &&
   a.insecureSkipTLSVerify === b.insecureSkipTLSVerify;
 
-function kubeConfigFor(member: MemberCredentials): k8s.KubeConfig {
+function kubeConfigFor(member: MemberCredentials, requestTimeoutMs: number): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
     clusters: [
@@ -70,7 +72,7 @@ function kubeConfigFor(member: MemberCredentials): k8s.KubeConfig {
     contexts: [{ name: member.name, cluster: member.name, user: member.name }],
     currentContext: member.name,
   });
-  return reuseConnections(kc);
+  return reuseConnections(kc, { requestTimeoutMs });
 }
 
 /**
@@ -133,7 +135,7 @@ export class MemberWatcher {
     private readonly logger: Logger,
     private inherited: string[] = [],
   ) {
-    this.kc = kubeConfigFor(credentials);
+    this.kc = kubeConfigFor(credentials, options.requestTimeoutMs);
     this.core = this.kc.makeApiClient(k8s.CoreV1Api);
   }
 

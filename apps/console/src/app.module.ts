@@ -13,10 +13,10 @@ import { UsageHistory } from './usage-history.js';
 @Module({})
 export class ConsoleModule {
   static forRoot(config: ConsoleConfig): DynamicModule {
-    const host = hostKubeConfig(config.KUBECONFIG);
+    const host = hostKubeConfig(config);
     return {
       module: ConsoleModule,
-      imports: [HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }), MetricsModule.forRoot('console')],
+      imports: [HealthModule.forRoot({ host: config }), MetricsModule.forRoot('console')],
       controllers: [ConsoleController],
       providers: [
         { provide: QuotaCache, useValue: new QuotaCache(host) },

@@ -14,13 +14,13 @@ export class ReconcilerModule {
       module: ReconcilerModule,
       imports: [
         RedisModule.forRoot(config),
-        HealthModule.forRoot({ kubeconfig: config.KUBECONFIG, redis: true }),
+        HealthModule.forRoot({ host: config, redis: true }),
         MetricsModule.forRoot('reconciler'),
         ScheduleModule.forRoot(),
       ],
       providers: [
         { provide: RECONCILER_CONFIG, useValue: config },
-        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config.KUBECONFIG) },
+        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config) },
         HostCache,
         ReconcileService,
         ReconcileWorker,

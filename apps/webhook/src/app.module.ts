@@ -28,7 +28,7 @@ import { WebhookMetrics } from './webhook-metrics.js';
 @Module({})
 export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
-    const host = hostKubeConfig(config.KUBECONFIG);
+    const host = hostKubeConfig(config);
     // One clock for deadlines and claim expirations.
     const claimTiming = {
       ttlSeconds: config.RESERVATION_TTL_SECONDS,
@@ -38,7 +38,7 @@ export class WebhookModule {
     return {
       module: WebhookModule,
       imports: [
-        HealthModule.forRoot({ kubeconfig: config.KUBECONFIG }),
+        HealthModule.forRoot({ host: config }),
         MetricsModule.forRoot('webhook'),
         RedisModule.forRoot(config),
       ],

@@ -88,10 +88,12 @@ gives JSON: { ca, cert, key, annotations }.
 {{- printf "%s.%s.svc" (include "karmada-quota.serviceName" (dict "root" . "service" "webhook")) .Release.Namespace -}}
 {{- end -}}
 
-{{/* Environment every service reads: LOG_LEVEL and, when set, KUBECONFIG. */}}
+{{/* Environment every service reads: LOG_LEVEL, API_REQUEST_TIMEOUT_SECONDS and, when set, KUBECONFIG. */}}
 {{- define "karmada-quota.commonEnv" -}}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
+- name: API_REQUEST_TIMEOUT_SECONDS
+  value: {{ .Values.apiRequestTimeoutSeconds | quote }}
 {{- if .Values.hostKubeconfig.existingSecret }}
 - name: KUBECONFIG
   value: /etc/karmada-quota/kubeconfig/{{ .Values.hostKubeconfig.key }}

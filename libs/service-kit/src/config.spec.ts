@@ -21,3 +21,30 @@ describe('LOG_LEVEL', () => {
     );
   });
 });
+
+describe('API_REQUEST_TIMEOUT_SECONDS', () => {
+  const { API_REQUEST_TIMEOUT_SECONDS } = serviceEnv(8080);
+  const load = (given?: string) =>
+    loadConfig(
+      { API_REQUEST_TIMEOUT_SECONDS },
+      given === undefined ? {} : { API_REQUEST_TIMEOUT_SECONDS: given },
+    );
+
+  test.each([
+    { given: undefined, seconds: 60 },
+    { given: '1', seconds: 1 },
+    { given: '600', seconds: 600 },
+    { given: '3600', seconds: 3600 },
+  ])('$given is $seconds s', ({ given, seconds }) => {
+    expect(load(given)).toEqual({ API_REQUEST_TIMEOUT_SECONDS: seconds });
+  });
+
+  test.each([
+    ['0', 'must be between 1 and 3600'],
+    ['3601', 'must be between 1 and 3600'],
+    ['1.5', 'must be a whole number of seconds'],
+    ['a minute', 'must be a number of seconds'],
+  ])('%j is refused: %s', (given, message) => {
+    expect(() => load(given)).toThrow(`API_REQUEST_TIMEOUT_SECONDS="${given}": ${message}`);
+  });
+});

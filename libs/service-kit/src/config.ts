@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { API_REQUEST_TIMEOUT_MS } from './reuse-connections.js';
 
 /** Start-up configuration that cannot be used; the message lists every bad variable. */
 export class ConfigError extends Error {
@@ -30,7 +31,20 @@ export function serviceEnv(defaultPort: number) {
       .string()
       .optional()
       .refine((path) => path === undefined || path === '' || existsSync(path), 'no such file'),
+    /** How long a call to an API server (host or member) may wait for its whole answer; watches excepted. */
+    API_REQUEST_TIMEOUT_SECONDS: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(1, 'must be between 1 and 3600')
+      .max(3600, 'must be between 1 and 3600')
+      .default(API_REQUEST_TIMEOUT_MS / 1000),
   };
+}
+
+/** What every service's API clients for the host are built from. */
+export interface HostApiConfig {
+  KUBECONFIG?: string;
+  API_REQUEST_TIMEOUT_SECONDS: number;
 }
 
 /** One `host:port` of REDIS_CLUSTER_NODES. */

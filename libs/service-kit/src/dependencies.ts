@@ -1,17 +1,18 @@
 import * as k8s from '@kubernetes/client-node';
+import type { HostApiConfig } from './config.js';
 import type { ReadinessCheck } from './health.js';
 import type { RedisClient } from './redis.module.js';
 import { reuseConnections } from './reuse-connections.js';
 
 /**
  * The host (Karmada control plane) cluster: KUBECONFIG when set, else in-cluster credentials; its
- * API clients keep their connections open between calls.
+ * API clients keep their connections open between calls, each given up after API_REQUEST_TIMEOUT_SECONDS.
  */
-export function hostKubeConfig(kubeconfigPath: string | undefined): k8s.KubeConfig {
+export function hostKubeConfig(config: HostApiConfig): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
   else kc.loadFromDefault();
-  return reuseConnections(kc);
+  return reuseConnections(kc, { requestTimeoutMs: config.API_REQUEST_TIMEOUT_SECONDS * 1000 });
 }
 
 export function hostApiReadiness(kc: k8s.KubeConfig): ReadinessCheck {

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import type { HostApiConfig } from './config.js';
 import { hostApiReadiness, hostKubeConfig, redisReadiness } from './dependencies.js';
 import { HealthController, READINESS_CHECKS } from './health.js';
 import { REDIS, type RedisClient } from './redis.module.js';
@@ -10,8 +11,8 @@ import { REDIS, type RedisClient } from './redis.module.js';
  */
 @Module({})
 export class HealthModule {
-  static forRoot(options: { kubeconfig: string | undefined; redis?: boolean }): DynamicModule {
-    const host = hostKubeConfig(options.kubeconfig);
+  static forRoot(options: { host: HostApiConfig; redis?: boolean }): DynamicModule {
+    const host = hostKubeConfig(options.host);
     return {
       module: HealthModule,
       imports: [TerminusModule],

@@ -8,11 +8,12 @@ const sameTls = (a: AgentOptions, b: AgentOptions) =>
   TLS_SETTINGS.every((setting) => String(a[setting]) === String(b[setting]));
 
 /**
- * How long an API call through these clients may wait for its answer. Node gives a request on a
- * connection that went silent (the API server's machine gone, a partition) no timeout: it would wait
- * for TCP to give up, many minutes, holding a reconcile job or a Lease renewal meanwhile. Long enough
- * for a list of a large member cluster's pods; calls with a deadline of their own (the webhook's)
- * replace it with theirs.
+ * How long an API call through these clients may wait for its whole answer, by default (the services'
+ * API_REQUEST_TIMEOUT_SECONDS). Node gives a request on a connection that went silent (the API
+ * server's machine gone, a partition) no timeout: it would wait for TCP to give up, many minutes,
+ * holding a reconcile job or a Lease renewal meanwhile. It also bounds an informer's full list, so an
+ * operator with a member whose pod list takes longer raises the setting; calls with a deadline of
+ * their own (the webhook's) replace it with theirs.
  */
 export const API_REQUEST_TIMEOUT_MS = 60_000;
 

@@ -205,6 +205,7 @@ describe('what the profile said', () => {
           busyMs: 40_500,
           topFunctions: [
             share('writeUtf8String', 10, 4_050),
+            share('(program)', 6, 2_430),
             share('parse', 5.5, 2_228),
             share('sameJson libs/api/src/json.ts:12', 3, 1_215),
             share('(garbage collector)', 2.9, 1_175),

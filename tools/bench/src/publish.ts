@@ -97,6 +97,8 @@ export function readmeProfile(run: BenchReport, profiled: BenchReport): string {
     parts.push(
       `the webhook alone was busy ${seconds(webhook.busyMs)} of ${seconds(webhook.durationMs)}, most in ` +
         webhook.topFunctions
+          // V8's pseudo-frames ((program), (garbage collector)) name no code to look at.
+          .filter((f) => !f.name.startsWith('('))
           .slice(0, 3)
           .map((f) => `\`${functionName(f)}\` ${percent(f.percent)}`)
           .join(', '),
