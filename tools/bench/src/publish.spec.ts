@@ -58,6 +58,23 @@ describe('the published run', () => {
     expect(shown && unaligned(shown)).toBe(unaligned(render(latest, latestProfile)));
   });
 
+  it('its --json has the keys scripts read: webhookAlone.{admissionsPerSec,p99Ms}, resync.seconds, endToEnd.p99Ratio', () => {
+    // Read from the file a real run wrote, not through the BenchReport type, which a rename would carry along.
+    const json = readJson(LATEST_RUN) as unknown as Record<string, Record<string, unknown>>;
+    expect({
+      webhookAlone: {
+        admissionsPerSec: typeof json.webhookAlone?.admissionsPerSec,
+        p99Ms: typeof json.webhookAlone?.p99Ms,
+      },
+      resync: { seconds: typeof json.resync?.seconds },
+      endToEnd: { p99Ratio: typeof json.endToEnd?.p99Ratio },
+    }).toEqual({
+      webhookAlone: { admissionsPerSec: 'number', p99Ms: 'number' },
+      resync: { seconds: 'number' },
+      endToEnd: { p99Ratio: 'number' },
+    });
+  });
+
   it('the README row of a scenario that did not run says so', () => {
     expect(readmePart({ ...latest, userLatency: undefined }, latestProfile)).toMatch(
       /\| Deployment to pods, one at a time: p99 vs no quota \| not measured \|/,
