@@ -172,3 +172,71 @@ describe("decide (cas-round): the quotas that check a change and hold its stored
     if (!allowed) expect(written).toEqual([]);
   });
 });
+
+describe('decide (cas-round) after a quota spec edit: N1 of the second accounting review', () => {
+  // gold limits the high priority class to 10 cpu; `batch` (low) runs 8 cpu that gold does not count.
+  const gold = (classes: string[], generation: number, observedGeneration: number): KarmadaQuota => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: 'gold', namespace: 'team-a', generation },
+    spec: {
+      hard: { cpu: '10' },
+      scopeSelector: {
+        matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: classes }],
+      },
+    },
+    status: { used: { cpu: '2' }, observedGeneration },
+  });
+  const decideOne = (quota: KarmadaQuota, object: ResourceBinding, old?: ResourceBinding) => {
+    const result = decide(
+      { quotas: [quota], states: [parseQuotaState(quota).state] },
+      [change(object, old)],
+      Date.parse('2026-11-22T10:00:00Z'),
+      { ttlSeconds: 120, landingWindowSeconds: 60 },
+    );
+    return result.decisions[0];
+  };
+  const low = (replicas: number) => job({ replicas, priorityClassName: 'low' });
+
+  it.each<[string, KarmadaQuota, ResourceBinding, ResourceBinding | undefined, RegExp | undefined]>([
+    [
+      'scope widened, not recounted: a low scale-up 8 -> 12 cpu is refused as status unknown (it was admitted: 18 of 10)',
+      gold(['high', 'low'], 2, 1),
+      low(12),
+      low(8),
+      /^status unknown for quota: gold, resources: cpu: .*edited spec/,
+    ],
+    [
+      'scope widened, not recounted: a low create of 4 cpu is refused as status unknown',
+      gold(['high', 'low'], 2, 1),
+      low(4),
+      undefined,
+      /^status unknown for quota: gold/,
+    ],
+    [
+      'scope widened and recounted (used 10 counts batch): the same scale-up exceeds the quota',
+      { ...gold(['high', 'low'], 2, 2), status: { used: { cpu: '10' }, observedGeneration: 2 } },
+      low(12),
+      low(8),
+      /^exceeded quota: gold/,
+    ],
+    [
+      "before the edit: the low scale-up is not gold's to check",
+      gold(['high'], 1, 1),
+      low(12),
+      low(8),
+      undefined,
+    ],
+    [
+      'hard edited, not recounted: a decrease still passes (it asks nothing)',
+      gold(['high', 'low'], 3, 2),
+      low(4),
+      low(8),
+      undefined,
+    ],
+  ])('%s', (_name, quota, object, old, refusal) => {
+    const decision = decideOne(quota, object, old);
+    if (refusal === undefined) expect(decision).toEqual({ allowed: true });
+    else expect(decision).toMatchObject({ allowed: false, message: expect.stringMatching(refusal) });
+  });
+});

@@ -20,8 +20,9 @@
  *   of keys this quota does not limit);
  * - a positive increase must fit: `used + reserved + increase <= hard` on each of its keys,
  *   `reserved` being the running total of reservations (earlier items of the batch included), and
- *   `used` must be known on each of its keys (a new quota or a new key is refused until the
- *   reconciler has counted its usage, as ResourceQuota refuses with "status unknown");
+ *   `used` must be known on each of its keys (a new quota, a new key, or any key after a spec edit
+ *   is refused until the reconciler has counted its usage for that spec, as ResourceQuota refuses a
+ *   new key with "status unknown"; parseQuotaState);
  * - once admitted (unless dryRun) it is written as a claim: `reserved += increase`,
  *   `charge = max(pending claim, charge)`, `expirationTime = now + ttl`. The compare-and-swap write orders
  *   it against every other writer; a claim relied on with less than the landing window left is not
@@ -150,7 +151,8 @@ export function exceededMessage(
 export function usageUnknownMessage(quota: string, keys: readonly string[]): string {
   return (
     `status unknown for quota: ${quota}, resources: ${keys.join(',')}: karmada-quota has not counted ` +
-    `the usage of these resources yet (a new quota or a new limit); retry in a few seconds, and if it ` +
+    `the usage of these resources for the quota's current spec yet (a new quota, a new limit, or an ` +
+    `edited spec: status.observedGeneration is behind metadata.generation); retry in a few seconds, and if it ` +
     `persists check that the karmada-quota reconciler is running`
   );
 }

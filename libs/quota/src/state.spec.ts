@@ -41,6 +41,22 @@ const quota: KarmadaQuota = {
 };
 
 describe('parseQuotaState', () => {
+  it.each<[string, number | undefined, number | undefined, boolean]>([
+    ['counted for the current spec', 3, 3, true],
+    ['counted for an older spec (edited since)', 3, 2, false],
+    ['never counted (a new quota)', 1, undefined, false],
+    ['counted for a newer generation than read (a stale read of the spec): not trusted', 2, 3, false],
+    ['neither set (an object not from an API server): as counted', undefined, undefined, true],
+  ])('status.used is known only when %s', (_name, generation, observedGeneration, known) => {
+    const { state } = parseQuotaState({
+      ...quota,
+      metadata: { ...quota.metadata, ...(generation === undefined ? {} : { generation }) },
+      status: { ...quota.status, ...(observedGeneration === undefined ? {} : { observedGeneration }) },
+    });
+    expect(formatList(state.used)).toEqual(known ? { cpu: '20' } : {});
+    expect(state.reservations).toHaveLength(2);
+  });
+
   it('decodes hard (from spec), used and reservations', () => {
     const { state, errors } = parseQuotaState(quota);
     expect(errors).toEqual([]);

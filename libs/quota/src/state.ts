@@ -73,7 +73,11 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
 
 /**
  * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` (the limits the admin asked for
- * take effect at once, a lowered limit included), `used` is `status.used`. Reservations are those of
+ * take effect at once, a lowered limit included), `used` is `status.used` when the reconciler counted it
+ * for the current spec (`status.observedGeneration == metadata.generation`), else `{}`: after a spec
+ * edit (a scope widened, a key removed and added again) the old count may leave out workloads the quota
+ * now selects, so no key's usage is known until it is counted again (docs/concepts/accounting.md,
+ * "Quota edits"). Reservations are those of
  * `status.reservations[]` reserved by a ResourceBinding, in the quota's namespace. Never throws: entries
  * or quantities that cannot be read are reported in `errors` (and left out).
  */
@@ -84,6 +88,7 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
   const hard = parseResourceList(quota?.spec?.hard, 'spec.hard');
   const used = parseResourceList(quota?.status?.used, 'status.used');
   errors.push(...hard.errors, ...used.errors);
+  const countedForSpec = quota?.status?.observedGeneration === quota?.metadata?.generation;
 
   const reservations: ReservationEntry[] = [];
   const raw: unknown = quota?.status?.reservations;
@@ -136,7 +141,7 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
     reservations.push(entry);
   });
 
-  return { state: { name, hard: hard.list, used: used.list, reservations }, errors };
+  return { state: { name, hard: hard.list, used: countedForSpec ? used.list : {}, reservations }, errors };
 }
 
 /** The wire form of reservations (`status.reservations[]`), in the given order. */
