@@ -2,6 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { KARMADA_QUOTA } from '#api';
 import { KubeQuotaStore, reuseConnections } from '#service-kit';
+import { StoredBindings } from '../apps/webhook/src/stored-bindings.js';
 import { client, createNamespace, federation, uniqueName } from './support/federation.js';
 import { karmadaQuota } from './support/fixtures.js';
 
@@ -125,6 +126,25 @@ test("a call without a deadline (the reconciler's) is given up at the client's r
     proxy.restore();
     const [fresh] = await store.list(namespace);
     expect(fresh?.metadata?.uid).toBe(quota!.metadata?.uid);
+  } finally {
+    await proxy.close();
+  }
+}, 60_000);
+
+test("a CREATE's existence check on a connection gone silent is given up at the review's deadline", async () => {
+  const namespace = await namespaceWithQuota();
+  const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
+  try {
+    const stored = new StoredBindings(throughProxy(proxy.port));
+    expect(await stored.exists(namespace, 'web')).toBe(false); // opens the connection that goes silent
+    proxy.silence();
+    // Without the deadline it waits for the 60 s request timeout, past the API server's own webhook
+    // timeout, which would then answer instead of the webhook's fail-closed message.
+    const check = await settledWithin(
+      stored.exists(namespace, 'web', { deadline: Date.now() + 1_000 }),
+      8_000,
+    );
+    expect(check).toBe('resolved');
   } finally {
     await proxy.close();
   }

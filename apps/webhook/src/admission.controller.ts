@@ -24,6 +24,8 @@ import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
+/** What a CREATE of a name already stored is answered with (409), instead of an admission. */
+const ALREADY_STORED = Symbol('ALREADY_STORED');
 /** The AdmissionStrategy that ADMISSION_MODE selects. */
 export const ADMISSION_STRATEGY = Symbol('ADMISSION_STRATEGY');
 
@@ -107,15 +109,19 @@ export class AdmissionController {
     const key = { namespace, name };
     if (asksNothing(change)) return this.answered(request, key, rb, oldObject, { allowed: true });
     // A create of a stored name fails with AlreadyExists after admission: refused here, it claims
-    // nothing (Karmada's detector retries its creates; a claim for one would hold quota until it expires).
-    if (request.operation === 'CREATE' && (await this.stored.exists(namespace, name))) {
+    // nothing (Karmada's detector retries its creates; a claim for one would hold quota until it
+    // expires). Its read is a host call of the review like the others: inside the review's deadline.
+    const outcome = await this.withDeadline(async (answerBy) =>
+      request.operation === 'CREATE' && (await this.stored.exists(namespace, name, { deadline: answerBy }))
+        ? ALREADY_STORED
+        : this.admission.admit(change, answerBy),
+    );
+    if (outcome === ALREADY_STORED)
       return admissionResponse(request.uid, false, {
         code: 409,
         reason: 'AlreadyExists',
         message: `resourcebindings.${RESOURCE_BINDING.group} "${name}" already exists`,
       });
-    }
-    const outcome = await this.withDeadline((answerBy) => this.admission.admit(change, answerBy));
     return this.answered(request, key, rb, oldObject, outcome);
   }
 
@@ -199,8 +205,13 @@ export class AdmissionController {
     return admissionResponse(request.uid, false, { code: 403, reason, message: outcome.message });
   }
 
-  /** The API server waits at most timeoutSeconds: answer first, failing closed with our own message. */
-  private withDeadline(admit: (answerBy: number) => Promise<AdmissionOutcome>): Promise<AdmissionOutcome> {
+  /**
+   * The API server waits at most timeoutSeconds: answer first, failing closed with our own message.
+   * Every host call of the review is given `answerBy`.
+   */
+  private withDeadline<T>(
+    admit: (answerBy: number) => Promise<T | AdmissionOutcome>,
+  ): Promise<T | AdmissionOutcome> {
     const ms = this.config.ADMISSION_DEADLINE_MS;
     const outcome = admit(Date.now() + ms);
     let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import * as k8s from '@kubernetes/client-node';
 import { describeError, isApiStatus, RESOURCE_BINDING } from '#api';
+import { abortAt, type StoreCallOptions } from '#service-kit';
 
 /**
  * Whether a ResourceBinding of a name is stored on the host, read from the API server itself (not a
@@ -17,17 +18,21 @@ export class StoredBindings {
   /**
    * True when stored; false when not, or when the host could not say: the create is then admitted as
    * usual, and a claim for a create that fails AlreadyExists only holds quota until it expires
-   * (conservative), so the failure is logged, not answered.
+   * (conservative), so the failure is logged, not answered. Given up at `options.deadline`: the
+   * review's own deadline, whose fail-closed answer then goes out (no host call outlasts it).
    */
-  async exists(namespace: string, name: string): Promise<boolean> {
+  async exists(namespace: string, name: string, options: StoreCallOptions = {}): Promise<boolean> {
     try {
-      await this.objects.getNamespacedCustomObject({
-        group: RESOURCE_BINDING.group,
-        version: RESOURCE_BINDING.version,
-        plural: RESOURCE_BINDING.plural,
-        namespace,
-        name,
-      });
+      await this.objects.getNamespacedCustomObject(
+        {
+          group: RESOURCE_BINDING.group,
+          version: RESOURCE_BINDING.version,
+          plural: RESOURCE_BINDING.plural,
+          namespace,
+          name,
+        },
+        abortAt(options.deadline),
+      );
       return true;
     } catch (err) {
       if (!isApiStatus(err, 404))

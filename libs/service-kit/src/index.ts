@@ -16,5 +16,11 @@ export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
 export { quotaResourceSamples, registerQuotaMetrics, type QuotaResourceSample } from './quota-metrics.js';
 export { ResilientInformer } from './resilient-informer.js';
-export { ConflictError, KubeQuotaStore, type QuotaStore, type StoreCallOptions } from './quota-store.js';
+export {
+  abortAt,
+  ConflictError,
+  KubeQuotaStore,
+  type QuotaStore,
+  type StoreCallOptions,
+} from './quota-store.js';
 export { QuotaEventWriter, type QuotaRef } from './quota-events.js';

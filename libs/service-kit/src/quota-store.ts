@@ -35,7 +35,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * give up, many minutes, and holds up every admission of its namespace meanwhile. A write given up
  * may still land: its claims then lapse at their expiration, as those of any answer that came late.
  */
-function abortAt(deadline: number | undefined): k8s.ConfigurationOptions | undefined {
+export function abortAt(deadline: number | undefined): k8s.ConfigurationOptions | undefined {
   if (deadline === undefined) return undefined;
   return {
     middleware: [
