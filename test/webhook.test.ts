@@ -268,6 +268,30 @@ describe('the quota webhook, through the host API server', () => {
     await createBinding(binding(namespace, 'early'));
   });
 
+  test('after a scope is widened, increases are refused as status unknown until the usage is counted again', async () => {
+    const scope = (values: string[]) => ({
+      scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values }] },
+    });
+    await createQuota(karmadaQuota(namespace, 'gold', { cpu: '10' }, scope(['high'])));
+    const low = binding(namespace, 'batch', { replicas: 8 });
+    low.spec.replicaRequirements!.priorityClassName = 'low';
+    const stored = await createBinding(low); // not gold's: admitted beside it
+    const gold = await readQuota(namespace, 'gold');
+    await objects().replaceNamespacedCustomObject({
+      ...KARMADA_QUOTA,
+      namespace,
+      name: 'gold',
+      body: { ...gold, spec: { ...gold.spec, ...scope(['high', 'low']) } },
+    });
+    const scaledUp = structuredClone(stored);
+    scaledUp.spec.replicas = 12;
+    const status = await refusal(replaceBinding(scaledUp));
+    expect(status.code).toBe(403);
+    expect(status.message).toContain('status unknown for quota: gold, resources: cpu');
+    await countNoUsage(client(fed.host), namespace, 'gold'); // what a recount of the new spec writes
+    await replaceBinding(scaledUp);
+  });
+
   test('a reservation entry the webhook cannot read fails increases closed, naming it; a scale-down is still answered at once', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '10' }));
     const stored = await createBinding(binding(namespace, 'web', { replicas: 4 }));

@@ -67,18 +67,22 @@ export const testRedisUrl = (db: number): string =>
 const QUOTA_API = { group: 'quota.karmada.io', version: 'v1alpha1', plural: 'karmadaquotas' };
 
 /**
- * Waits until the reconciler has counted the quota's usage on every key of `spec.hard`: until then
- * the webhook refuses increases ("status unknown for quota"), as ResourceQuota does.
+ * Waits until the reconciler has counted the quota's usage on every key of `spec.hard`, for its
+ * current spec: until then the webhook refuses increases ("status unknown for quota"), as
+ * ResourceQuota does.
  */
 export async function usageCounted(kc: k8s.KubeConfig, namespace: string, name: string): Promise<void> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   await eventually(
     () =>
       api.getNamespacedCustomObject({ ...QUOTA_API, namespace, name }) as Promise<{
+        metadata?: { generation?: number };
         spec?: { hard?: Record<string, string> };
-        status?: { used?: Record<string, string> };
+        status?: { used?: Record<string, string>; observedGeneration?: number };
       }>,
-    (q) => Object.keys(q.spec?.hard ?? {}).every((key) => q.status?.used?.[key] !== undefined),
+    (q) =>
+      q.status?.observedGeneration === q.metadata?.generation &&
+      Object.keys(q.spec?.hard ?? {}).every((key) => q.status?.used?.[key] !== undefined),
   );
 }
 
@@ -89,14 +93,17 @@ export async function usageCounted(kc: k8s.KubeConfig, namespace: string, name: 
 export async function countNoUsage(kc: k8s.KubeConfig, namespace: string, name: string): Promise<void> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   const quota = (await api.getNamespacedCustomObject({ ...QUOTA_API, namespace, name })) as {
+    metadata?: { generation?: number };
     spec?: { hard?: Record<string, string> };
     status?: Record<string, unknown>;
   };
   const used = Object.fromEntries(Object.keys(quota.spec?.hard ?? {}).map((key) => [key, '0']));
+  // Counted for the spec as read: the webhook trusts a status only for the generation it counted.
+  const observedGeneration = quota.metadata?.generation;
   await api.replaceNamespacedCustomObjectStatus({
     ...QUOTA_API,
     namespace,
     name,
-    body: { ...quota, status: { ...quota.status, used } },
+    body: { ...quota, status: { ...quota.status, used, observedGeneration } },
   });
 }

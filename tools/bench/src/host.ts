@@ -53,14 +53,18 @@ export async function createQuota(
       namespace,
       name,
     })) as KarmadaQuota;
-    if (Object.keys(hard).every((key) => quota.status?.used?.[key] !== undefined)) return;
+    const counted =
+      quota.status?.observedGeneration === quota.metadata?.generation &&
+      Object.keys(hard).every((key) => quota.status?.used?.[key] !== undefined);
+    if (counted) return;
     const used = Object.fromEntries(Object.keys(hard).map((key) => [key, '0']));
+    const observedGeneration = quota.metadata?.generation;
     try {
       await api.replaceNamespacedCustomObjectStatus({
         ...KARMADA_QUOTA,
         namespace,
         name,
-        body: { ...quota, status: { ...quota.status, used } },
+        body: { ...quota, status: { ...quota.status, used, observedGeneration } },
       });
       return;
     } catch (err) {
