@@ -198,6 +198,7 @@ export const KarmadaQuotaConditionType = {
   Ready: 'Ready',
   ClustersSynced: 'ClustersSynced',
   OverQuota: 'OverQuota',
+  RunningBeyondCharge: 'RunningBeyondCharge',
 } as const;
 export type KarmadaQuotaConditionType =
   (typeof KarmadaQuotaConditionType)[keyof typeof KarmadaQuotaConditionType];

@@ -553,6 +553,14 @@ describe('computeQuotaStatus: conditions', () => {
         reason: 'WithinQuota',
         message: 'used+reserved is within hard for every resource',
       },
+      {
+        type: 'RunningBeyondCharge',
+        status: 'False',
+        observedGeneration: 4,
+        lastTransitionTime: NOW_META,
+        reason: 'WithinCharge',
+        message: 'every workload runs within what its binding was charged',
+      },
     ]);
   });
 
@@ -682,6 +690,7 @@ describe('computeQuotaStatus: conditions', () => {
       ['Ready', 'True', EARLIER_TRANSITION],
       ['ClustersSynced', 'False', NOW_META],
       ['OverQuota', 'False', EARLIER_TRANSITION],
+      ['RunningBeyondCharge', 'False', NOW_META],
       ['example.com/Audited', 'True', EARLIER_TRANSITION],
     ]);
     expect(conditionOf(result, 'Ready')?.message).toBe('usage and reservations are reconciled');
@@ -1185,5 +1194,106 @@ describe('workloadFinished', () => {
       }) as ResourceBinding;
     expect(run(kq(), [withCharge(finished)]).status.reservations).toEqual([]);
     expect(run(kq(), [withCharge(running)]).status.reserved).toEqual({ cpu: '2', pods: '2' });
+  });
+});
+
+describe('computeQuotaStatus: running beyond the charge (usage no admission saw)', () => {
+  const job = (name: string, o: RbOptions & { finishedIn?: string } = {}): ResourceBinding => {
+    const binding = rb(name, { ...o, kind: 'Job' });
+    binding.spec!.resource.apiVersion = 'batch/v1';
+    binding.spec!.clusters = [{ name: 'member1', replicas: o.replicas ?? 1 }];
+    if (o.finishedIn)
+      (binding as { status?: unknown }).status = {
+        aggregatedStatus: [
+          { clusterName: o.finishedIn, status: { conditions: [{ type: 'Complete', status: 'True' }] } },
+        ],
+      };
+    return binding;
+  };
+  it.each<[string, KarmadaQuota, ResourceBinding[], ObservedCluster[], string | undefined]>([
+    [
+      'an OverridePolicy raised requests in a member: web (2 x 200m charged) runs 2 x 800m',
+      kq(),
+      [rb('web', { replicas: 2 })],
+      [cl('member1', { cpu: '1600m', pods: '2' }, { 'Deployment/web': { cpu: '1600m', pods: '2' } })],
+      'web runs cpu=1600m against a charge of cpu=400m',
+    ],
+    [
+      "a rolling update's surge: 3 pods of a 2-replica binding",
+      kq(),
+      [rb('web', { replicas: 2 })],
+      [cl('member1', { cpu: '600m', pods: '3' }, { 'Deployment/web': { cpu: '600m', pods: '3' } })],
+      'web runs cpu=600m,pods=3 against a charge of cpu=400m,pods=2',
+    ],
+    [
+      'a finished Job re-created in a member: charged nothing, runs 1 pod',
+      kq(),
+      [job('etl', { finishedIn: 'member1' })],
+      [cl('member1', { cpu: '200m', pods: '1' }, { 'Job/etl': { cpu: '200m', pods: '1' } })],
+      'etl runs cpu=200m,pods=1 against a charge of cpu=0,pods=0',
+    ],
+    [
+      'within the charge: nothing',
+      kq(),
+      [rb('web', { replicas: 2 })],
+      [cl('member1', { cpu: '400m', pods: '2' }, { 'Deployment/web': { cpu: '400m', pods: '2' } })],
+      undefined,
+    ],
+    [
+      'a pending claim covers what it was admitted for (a scale-up not stored yet)',
+      kq({
+        reservations: [
+          res('web', { cpu: '200m' }, { cpu: '600m', pods: '3' }, { expirationTime: UNEXPIRED }),
+        ],
+      }),
+      [rb('web', { replicas: 2 })],
+      [cl('member1', { cpu: '600m', pods: '3' }, { 'Deployment/web': { cpu: '600m', pods: '3' } })],
+      undefined,
+    ],
+    [
+      'a binding being deleted holds nothing while its pods wind down: not flagged',
+      kq(),
+      [rb('web', { replicas: 2, deleting: true })],
+      [cl('member1', { cpu: '400m', pods: '2' }, { 'Deployment/web': { cpu: '400m', pods: '2' } })],
+      undefined,
+    ],
+    [
+      'a scoped quota: only the bindings it selects',
+      kq({ scope: ['high'] }),
+      [rb('web', { replicas: 1 })],
+      [cl('member1', { cpu: '1', pods: '5' }, { 'Deployment/web': { cpu: '1', pods: '5' } })],
+      undefined,
+    ],
+  ])('%s', (_name, quota, bindings, clusters, named) => {
+    const result = run(quota, bindings, clusters);
+    const condition = conditionOf(result, 'RunningBeyondCharge');
+    const event = result.events.find((e) => e.reason === 'RunningBeyondCharge');
+    if (named === undefined) {
+      expect(condition).toMatchObject({ status: 'False', reason: 'WithinCharge' });
+      expect(event).toBeUndefined();
+    } else {
+      expect(condition).toMatchObject({ status: 'True', reason: 'UsageExceedsCharge' });
+      expect(condition?.message).toContain(named);
+      expect(event).toEqual({ type: 'Warning', reason: 'RunningBeyondCharge', message: condition?.message });
+    }
+  });
+
+  it('records the Event when another binding starts running beyond, not again for the same ones', () => {
+    const clusters = (pods: Record<string, string>) => [
+      cl(
+        'member1',
+        {},
+        Object.fromEntries(Object.entries(pods).map(([name, n]) => [`Deployment/${name}`, { pods: n }])),
+      ),
+    ];
+    const bindings = [rb('api'), rb('web')];
+    const first = run(kq(), bindings, clusters({ web: '2' }));
+    const again = run(kq({ status: first.status }), bindings, clusters({ web: '3' }));
+    const another = run(kq({ status: again.status }), bindings, clusters({ web: '3', api: '2' }));
+    const beyondEvents = (r: QuotaStatusResult) => r.events.filter((e) => e.reason === 'RunningBeyondCharge');
+    expect(beyondEvents(first)).toHaveLength(1);
+    expect(beyondEvents(again)).toEqual([]);
+    expect(beyondEvents(another)).toHaveLength(1);
+    expect(beyondEvents(another)[0]?.message).toMatch(/^api runs pods=2 .*; web runs pods=3 /);
   });
 });

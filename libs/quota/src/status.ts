@@ -30,9 +30,12 @@
  *   snapshot or reservation could not be read) with the problems in the message;
  * - ClustersSynced: True/AllClustersReady when every cluster is Ready (also when none has published
  *   usage), else False/ClustersNotReady naming each other cluster, its state and since when;
- * - OverQuota: True/UsageExceedsHard when used + reserved > hard on some key, else False/WithinQuota.
+ * - OverQuota: True/UsageExceedsHard when used + reserved > hard on some key, else False/WithinQuota;
+ * - RunningBeyondCharge: True/UsageExceedsCharge naming each binding whose workload runs beyond what
+ *   it holds (beyond-charge.ts), else False/WithinCharge.
  *
- * Events: Warning OverQuota when OverQuota turns True; per cluster, compared with the current
+ * Events: Warning OverQuota when OverQuota turns True, Warning RunningBeyondCharge when
+ * RunningBeyondCharge turns True or names another set of bindings; per cluster, compared with the current
  * `status.clusters`, Warning ClusterStale when it turns non-Ready (or first appears non-Ready) and Normal
  * ClusterRecovered when it turns Ready again. Cluster events come first, in name order. Record them only
  * once the status write succeeded: a retry after a conflict computes them again.
@@ -41,7 +44,14 @@
  * times as strings, a cluster's lastSyncTime moved forward by less than LAST_SYNC_TIME_SLACK_MS), so the
  * reconciler can skip the write.
  */
-import { addLists, describeFieldError, formatList, Quantity, type ResourceList } from '#quantity';
+import {
+  addLists,
+  describeFieldError,
+  formatList,
+  formatListInline,
+  Quantity,
+  type ResourceList,
+} from '#quantity';
 import {
   type ClusterUsage,
   type Condition,
@@ -53,6 +63,7 @@ import {
   type ResourceBinding,
   type WaitingChangeStatus,
 } from '#api';
+import { runningBeyondCharge, type BeyondCharge } from './beyond-charge.js';
 import { bindingMatchesScopes } from './scopes.js';
 import { parseQuotaState, sumReserved, toWireReservations } from './state.js';
 import {
@@ -111,11 +122,14 @@ export const QuotaConditionReason = {
   ClustersNotReady: 'ClustersNotReady',
   UsageExceedsHard: 'UsageExceedsHard',
   WithinQuota: 'WithinQuota',
+  UsageExceedsCharge: 'UsageExceedsCharge',
+  WithinCharge: 'WithinCharge',
 } as const;
 
 /** Event reasons this computation emits. */
 export const QuotaEventReason = {
   OverQuota: 'OverQuota',
+  RunningBeyondCharge: 'RunningBeyondCharge',
   ClusterStale: 'ClusterStale',
   ClusterRecovered: 'ClusterRecovered',
   /** Recorded by the webhook, aggregated per quota (denial-events.ts). */
@@ -225,21 +239,31 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   const used = withAllKeys(usedTotal, hardKeys);
 
   // Reservations.
+  const countsUsageOf = (rb: ResourceBinding) => {
+    const key = bindingWorkloadKey(rb);
+    return !scoped || (key !== undefined && inScope.has(key));
+  };
   const reservations = settleReservations(parsed.state.reservations, {
     quota,
     hardKeys,
     views,
     bindings: bindingsByName,
-    countsUsageOf: (rb) => {
-      const key = bindingWorkloadKey(rb);
-      return !scoped || (key !== undefined && inScope.has(key));
-    },
+    countsUsageOf,
     now,
     deletedBindingUids: input.deletedBindingUids,
     timing: input.timing,
     errors,
   });
   const reserved = sumReserved(reservations);
+  const beyondCharge = runningBeyondCharge({
+    quota,
+    hardKeys,
+    views,
+    bindings: bindingsByName,
+    countsUsageOf,
+    reservations,
+    now,
+  });
 
   // Conditions.
   const previousConditions = Array.isArray(current.conditions) ? current.conditions.filter(isJsonObject) : [];
@@ -304,6 +328,21 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
           'used+reserved is within hard for every resource',
         );
 
+  const runningBeyond =
+    beyondCharge.length > 0
+      ? condition(
+          KarmadaQuotaConditionType.RunningBeyondCharge,
+          'True',
+          QuotaConditionReason.UsageExceedsCharge,
+          describeBeyondCharge(beyondCharge),
+        )
+      : condition(
+          KarmadaQuotaConditionType.RunningBeyondCharge,
+          'False',
+          QuotaConditionReason.WithinCharge,
+          'every workload runs within what its binding was charged',
+        );
+
   const ready =
     errors.length === 0
       ? condition(
@@ -324,6 +363,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     ready,
     clustersSynced,
     overQuota,
+    runningBeyond,
     ...previousConditions.filter((c) => !ours.has(c.type)),
   ];
 
@@ -361,5 +401,37 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     events.push({ type: 'Warning', reason: QuotaEventReason.OverQuota, message: overQuota.message });
   }
 
+  const beyondBefore = previousConditions.find(
+    (c) => c.type === KarmadaQuotaConditionType.RunningBeyondCharge,
+  );
+  const namedBefore = beyondBefore?.status === 'True' ? String(beyondBefore.message) : '';
+  if (
+    runningBeyond.status === 'True' &&
+    bindingsNamed(namedBefore) !== bindingsNamed(runningBeyond.message)
+  ) {
+    events.push({
+      type: 'Warning',
+      reason: QuotaEventReason.RunningBeyondCharge,
+      message: runningBeyond.message,
+    });
+  }
+
   return { status, changed: !statusEquals(current, status), events, errors };
 }
+
+/** The RunningBeyondCharge message: each binding, what it runs and what it was charged. */
+function describeBeyondCharge(found: readonly BeyondCharge[]): string {
+  const each = found.map(
+    ({ binding, running, charged, beyond }) =>
+      `${binding} runs ${formatListInline(running, Object.keys(beyond))} against a charge of ` +
+      `${formatListInline(charged, Object.keys(beyond))}`,
+  );
+  return (
+    `${each.join('; ')}: no admission saw this usage (an OverridePolicy, a rolling update's surge, a ` +
+    `member HPA, or a finished workload re-created; see docs/concepts/binding-cost.md)`
+  );
+}
+
+/** The binding names a RunningBeyondCharge message starts its entries with, to tell a new set. */
+const bindingsNamed = (message: string): string =>
+  [...message.matchAll(/(?:^|; )(\S+) runs /g)].map((m) => m[1]).join(',');

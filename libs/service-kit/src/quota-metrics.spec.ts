@@ -72,6 +72,15 @@ describe('registerQuotaMetrics', () => {
           waiting: [
             { binding: 'b', requested: { pods: '2' }, free: { pods: '1' }, since: '2026-01-01T00:00:00Z' },
           ],
+          conditions: [
+            {
+              type: 'RunningBeyondCharge',
+              status: 'True',
+              reason: 'UsageExceedsCharge',
+              message: 'web runs pods=3 against a charge of pods=2',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
+          ],
         },
       ),
       quota('b', { pods: '1' }),
@@ -81,6 +90,8 @@ describe('registerQuotaMetrics', () => {
     expect(first).toContain('karmada_quota_usage_ratio{namespace="team-a",quota="a",resource="pods"} 0.75');
     expect(first).toContain('karmada_quota_hard{namespace="team-a",quota="b",resource="pods"} 1');
     expect(first).toContain('karmada_quota_waiting_changes{namespace="team-a",quota="a"} 1');
+    expect(first).toContain('karmada_quota_running_beyond_charge{namespace="team-a",quota="a"} 1');
+    expect(first).toContain('karmada_quota_running_beyond_charge{namespace="team-a",quota="b"} 0');
     quotas = quotas.slice(0, 1);
     const second = await registry.metrics();
     expect(second).toContain('quota="a"');

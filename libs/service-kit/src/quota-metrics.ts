@@ -1,4 +1,4 @@
-import type { KarmadaQuota } from '#api';
+import { KarmadaQuotaConditionType, type KarmadaQuota } from '#api';
 import { Quantity } from '#quantity';
 import { quotaView } from '#quota-view';
 import { Gauge, type Registry } from 'prom-client';
@@ -71,7 +71,22 @@ export function registerQuotaMetrics(registry: Registry, quotas: () => readonly 
       for (const quota of quotas()) this.set(idOf(quota), quota.status?.waiting?.length ?? 0);
     },
   });
+  new Gauge({
+    name: 'karmada_quota_running_beyond_charge',
+    help: 'Whether some workload runs beyond what its binding was charged, usage no admission saw (condition RunningBeyondCharge): 1 or 0',
+    labelNames: ['namespace', 'quota'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const quota of quotas()) this.set(idOf(quota), runningBeyondCharge(quota) ? 1 : 0);
+    },
+  });
 }
+
+const runningBeyondCharge = (quota: KarmadaQuota): boolean =>
+  quota.status?.conditions?.some(
+    (c) => c.type === KarmadaQuotaConditionType.RunningBeyondCharge && c.status === 'True',
+  ) ?? false;
 
 function idOf(quota: KarmadaQuota): { namespace: string; quota: string } {
   return { namespace: quota.metadata?.namespace ?? '', quota: quota.metadata?.name ?? '' };

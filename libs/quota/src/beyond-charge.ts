@@ -1,0 +1,55 @@
+/**
+ * Usage no admission saw: per stored binding a quota counts, what its workload runs in the members
+ * beyond what the binding holds on the quota (docs/concepts/accounting.md, "Running beyond the charge").
+ * The webhook charges what a ResourceBinding says; Karmada may make the members run more (an
+ * OverridePolicy raising replicas or requests, a rolling update's surge, a member HPA, a finished Job
+ * re-created in a member), and only the usage the aggregator observes can show it. Pure.
+ */
+import { excessOf, maskList, maxLists, type ResourceList } from '#quantity';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
+import { beingDeleted, storedCharge } from './reservations.js';
+import { isExpired, type ReservationEntry } from './state.js';
+
+export interface BeyondCharge {
+  /** The binding's name. */
+  binding: string;
+  /** Its workload's usage the quota counts, on the quota's keys. */
+  running: ResourceList;
+  /** What it holds: its stored charge, or its pending claim's charge while larger. */
+  charged: ResourceList;
+  /** `running` beyond `charged`, the keys where it is beyond only. */
+  beyond: ResourceList;
+}
+
+export interface BeyondChargeInput {
+  quota: KarmadaQuota;
+  hardKeys: readonly string[];
+  views: readonly ClusterView[];
+  /** The namespace's stored bindings by name. */
+  bindings: ReadonlyMap<string, ResourceBinding>;
+  /** Whether the quota's `used` counts this binding's workload (its scopes select it). */
+  countsUsageOf: (rb: ResourceBinding) => boolean;
+  /** The quota's reservations as settled now: a pending claim covers what it was admitted for. */
+  reservations: readonly ReservationEntry[];
+  now: Date;
+}
+
+/** The bindings running beyond their charge, by name; none when every one runs within it. */
+export function runningBeyondCharge(input: BeyondChargeInput): BeyondCharge[] {
+  const pending = new Map(
+    input.reservations
+      .filter((entry) => entry.expirationTime !== undefined && !isExpired(entry, input.now))
+      .map((entry) => [entry.binding.name, entry.charge]),
+  );
+  const found: BeyondCharge[] = [];
+  for (const [name, rb] of input.bindings) {
+    // A binding being deleted holds nothing while its pods wind down: not an excess of its charge.
+    if (beingDeleted(rb) || !input.countsUsageOf(rb)) continue;
+    const running = maskList(observedIn(rb, input.views), input.hardKeys);
+    const charged = maxLists(storedCharge(rb, { ...input, errors: [] }), pending.get(name) ?? {});
+    const beyond = excessOf(running, charged);
+    if (Object.keys(beyond).length > 0) found.push({ binding: name, running, charged, beyond });
+  }
+  return found.sort((a, b) => compareNames(a.binding, b.binding));
+}
