@@ -177,6 +177,33 @@ describe('the reconciler, end to end', () => {
     expect(synced?.status).toBe('True');
   });
 
+  test('a workload running beyond its charge (an override raised its replicas) is named by RunningBeyondCharge, an Event and a gauge', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10', pods: '20' });
+    await createBinding(binding(namespace, 'web', 1, '200m', [{ name: 'member1', replicas: 1 }]));
+    // What an OverridePolicy setting /spec/replicas to 3 in member1 makes it run: no binding change.
+    await propagate('member1', namespace, 'web', 3, '200m');
+    const beyond = await eventually(
+      () => readQuota(namespace),
+      (k) => k.status?.conditions?.find((c) => c.type === 'RunningBeyondCharge')?.status === 'True',
+      30_000,
+    );
+    expect(beyond.status!.conditions!.find((c) => c.type === 'RunningBeyondCharge')!.message).toMatch(
+      /^web runs cpu=600m,pods=3 against a charge of cpu=200m,pods=1/,
+    );
+    await eventually(
+      () => eventReasons(namespace),
+      (reasons) => reasons.includes('Warning/RunningBeyondCharge'),
+    );
+    const gauge = new RegExp(
+      `karmada_quota_running_beyond_charge\\{(?=[^}]*namespace="${namespace}")(?=[^}]*quota="team")[^}]*\\} 1`,
+    );
+    await eventually(
+      () => Promise.all(reconcilers.map(scrape)),
+      (pages) => pages.some((page) => gauge.test(page)),
+    );
+  });
+
   test('a pod created directly in a member raises used, and the webhook admits correspondingly less', async () => {
     const namespace = await namespaceEverywhere();
     await createQuota(namespace, { cpu: '1' });
