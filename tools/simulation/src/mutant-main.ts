@@ -1,0 +1,30 @@
+/**
+ * The entry point of a mutant (mutant.ts bundles it with the code under test, mutated or not); prints
+ * JSON on stdout.
+ *   regressions NAME...  each named trace's failures ([] when it passes), by name
+ *   trace NAME           one named trace's run: its violation, if any, and its trace lines
+ *   hunt RUNS [SEED]     the seeded hunt (hunt.ts) stopped at the first violation
+ */
+import { hunt } from './hunt.js';
+import { REGRESSIONS, replay } from './regressions.js';
+import { simulate } from './simulation.js';
+
+const [command, ...args] = process.argv.slice(2);
+if (command === 'regressions') {
+  const failures: Record<string, string[]> = {};
+  for (const name of args) {
+    const regression = REGRESSIONS[name];
+    failures[name] = regression ? await replay(regression) : [`no regression trace named "${name}"`];
+  }
+  process.stdout.write(JSON.stringify(failures));
+} else if (command === 'trace' && REGRESSIONS[args[0] ?? ''] !== undefined) {
+  const { actions, countedAtStart } = REGRESSIONS[args[0]!]!;
+  const trace: string[] = [];
+  const violation = await simulate(actions, { countedAtStart, trace });
+  process.stdout.write(JSON.stringify({ violation: violation && { ...violation, trace: undefined }, trace }));
+} else if (command === 'hunt') {
+  process.stdout.write(JSON.stringify(await hunt(Number(args[0]), args[1] ? Number(args[1]) : undefined)));
+} else {
+  process.stderr.write('usage: mutant regressions NAME... | mutant trace NAME | mutant hunt RUNS [SEED]\n');
+  process.exit(2);
+}

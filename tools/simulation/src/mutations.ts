@@ -1,0 +1,97 @@
+/**
+ * Planted bugs (mutations) for the simulation, checked by mutations.spec.ts: each named regression
+ * trace (regressions.ts) carries the mutation that undoes its fix and must fail under it, and each
+ * PLANTED bug must be found by the seeded hunt `npm test` runs within a stated number of runs.
+ *
+ * A mutation is a list of exact text edits of product sources. It is applied to a copy in memory while
+ * esbuild bundles the simulation (plus mutant-main.ts, which replays traces or hunts) into a temporary
+ * directory; the sources in the checkout are never touched. Each edit's `from` must occur exactly once
+ * in its file, or the bundle fails saying the patch no longer applies: a change to the code under test
+ * that moves a fix must move its mutation too.
+ */
+import type { Violation } from './simulation.js';
+
+export interface Edit {
+  /** Path from the repository root. */
+  file: string;
+  /** Exact source text, found exactly once in the file. */
+  from: string;
+  to: string;
+}
+
+export interface Mutation {
+  /** The bug the edits put back, in a few words. */
+  bug: string;
+  edits: Edit[];
+}
+
+/** A bug the seeded hunt must find: the invariant it breaks, within `runs` runs of `npm test`'s seed. */
+export interface PlantedBug extends Mutation {
+  invariant: Violation['invariant'];
+  runs: number;
+}
+
+/** `source` with the edit applied; throws when its text does not occur exactly once. */
+export function applyEdit(source: string, edit: Edit, bug: string): string {
+  const at = source.indexOf(edit.from);
+  const again = at < 0 ? -1 : source.indexOf(edit.from, at + 1);
+  if (at < 0 || again >= 0) {
+    throw new Error(
+      `the patch for "${bug}" no longer applies: ${edit.file} contains its text ` +
+        `${at < 0 ? 'nowhere' : 'more than once'}; update the mutation to the code as it is now:\n${edit.from}`,
+    );
+  }
+  return source.slice(0, at) + edit.to + source.slice(at + edit.from.length);
+}
+
+/**
+ * One planted bug per invariant the simulation checks (simulation.ts), each of which the seeded hunt
+ * `npm test` runs must find, breaking that invariant, within `runs` runs (measured, with room for
+ * changes of the model: the hunt stops at the first violation, so a bound costs nothing while met).
+ */
+export const PLANTED: readonly PlantedBug[] = [
+  {
+    bug: 'admission forgets the running total of reservations (only used + increase must fit)',
+    invariant: 'LIMIT',
+    runs: 100,
+    edits: [
+      { file: 'libs/quota/src/admission.ts', from: '          .add(get(p.quota.total, key))\n', to: '' },
+    ],
+  },
+  {
+    bug: 'a claim whose status write failed is answered as written',
+    invariant: 'ACCOUNTED',
+    runs: 300,
+    edits: [
+      {
+        file: 'apps/webhook/src/cas-round.ts',
+        from: "      if (err instanceof ConflictError) return 'conflict';\n      throw err;\n",
+        to: "      if (err instanceof ConflictError) return 'conflict';\n",
+      },
+    ],
+  },
+  {
+    bug: 'the reconciler skips whenever it has a cache, never writing',
+    invariant: 'EXACT',
+    runs: 50,
+    edits: [
+      {
+        file: 'apps/reconciler/src/reconcile-loop.ts',
+        from: 'return view.quotas.every((quota) => !statusOf(quota, view.bindings, input, now, []).changed);',
+        to: 'return view.quotas.length >= 0;',
+      },
+    ],
+  },
+  {
+    bug: 'a change the batch in flight leaves no room for is rejected with an error instead of refused',
+    invariant: 'ERROR',
+    runs: 50,
+    edits: [
+      {
+        file: 'apps/webhook/src/admission-batcher.ts',
+        from: 'return Promise.resolve(refusal);',
+        to: 'return Promise.reject(new Error(refusal.message));',
+      },
+    ],
+  },
+];
