@@ -2,15 +2,24 @@
  * Builds and runs mutants: the simulation bundled with a mutation (mutations.ts) applied to a copy of
  * the sources in memory, never to the checkout.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
 import { applyEdit, type Mutation } from './mutations.js';
 
-export const REPO_ROOT = resolve(import.meta.dirname, '..', '..', '..');
+/** The checkout, found from here whether this runs from its source (jest) or from dist/. */
+function repoRoot(): string {
+  for (let dir = import.meta.dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'tools', 'simulation', 'src', 'mutant-main.ts'))) return dir;
+  }
+  throw new Error(`no checkout with tools/simulation/src/mutant-main.ts above ${import.meta.dirname}`);
+}
+
+export const REPO_ROOT = repoRoot();
 
 /** Every edit of `mutation` applied to the sources it names, by path from the repository root. */
 export async function patchedSources(mutation: Mutation): Promise<Map<string, string>> {
@@ -36,47 +45,58 @@ function patching(sources: ReadonlyMap<string, string>): Plugin {
   };
 }
 
-/** A bundle of the simulation, with a mutation or without; `run` executes mutant-main.ts in it. */
+/** A bundle of the simulation, with a mutation or without. */
 export interface Mutant {
+  /** Runs the bundle with `args` and parses what it prints (mutant-main.ts prints JSON). */
   run(args: string[]): Promise<unknown>;
+  /** Runs the bundle with `args` on this process's terminal; its exit code. */
+  exec(args: string[]): Promise<number>;
   dispose(): Promise<void>;
 }
 
 const execFileAsync = promisify(execFile);
 
 /**
- * Bundles mutant-main.ts and the code under test, with `mutation` applied, into a temporary directory
- * beside a link to the checkout's node_modules (the packages stay external); fails when an edit no
- * longer applies or an edited file is not part of the simulation.
+ * Bundles `entry` (mutant-main.ts, or main.ts: the hunt `npm run sim` runs) and the code under test,
+ * with `mutation` applied, into a temporary directory beside a link to the checkout's node_modules
+ * (the packages stay external); fails when an edit no longer applies or an edited file is not part of
+ * the simulation.
  */
-export async function buildMutant(mutation?: Mutation): Promise<Mutant> {
+export async function buildMutant(
+  mutation?: Mutation,
+  entry: 'mutant-main.ts' | 'main.ts' = 'mutant-main.ts',
+): Promise<Mutant> {
   const sources = mutation ? await patchedSources(mutation) : new Map<string, string>();
   const dir = await mkdtemp(join(tmpdir(), 'karmada-quota-mutant-'));
-  await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  const dispose = () => rm(dir, { recursive: true, force: true });
   const outfile = join(dir, 'mutant.mjs');
-  const result = await build({
-    entryPoints: [join(REPO_ROOT, 'tools', 'simulation', 'src', 'mutant-main.ts')],
-    absWorkingDir: REPO_ROOT,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node24',
-    conditions: ['source'],
-    packages: 'external',
-    outfile,
-    metafile: true,
-    logLevel: 'silent',
-    plugins: [patching(sources)],
-  });
-  const bundled = new Set(Object.keys(result.metafile.inputs).map((p) => resolve(REPO_ROOT, p)));
-  const outside = [...sources.keys()].filter((path) => !bundled.has(path));
-  if (outside.length > 0) {
-    await rm(dir, { recursive: true, force: true });
-    throw new Error(
-      `the patch for "${mutation!.bug}" edits ${outside.map((p) => relative(REPO_ROOT, p)).join(', ')}, which the simulation does not run`,
-    );
+  try {
+    await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    const result = await build({
+      entryPoints: [join(REPO_ROOT, 'tools', 'simulation', 'src', entry)],
+      absWorkingDir: REPO_ROOT,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node24',
+      conditions: ['source'],
+      packages: 'external',
+      outfile,
+      metafile: true,
+      logLevel: 'silent',
+      plugins: [patching(sources)],
+    });
+    const bundled = new Set(Object.keys(result.metafile.inputs).map((p) => resolve(REPO_ROOT, p)));
+    const outside = [...sources.keys()].filter((path) => !bundled.has(path));
+    if (outside.length > 0) {
+      throw new Error(
+        `the patch for "${mutation!.bug}" edits ${outside.map((p) => relative(REPO_ROOT, p)).join(', ')}, which the simulation does not run`,
+      );
+    }
+  } catch (err) {
+    await dispose();
+    throw err;
   }
-  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n');
   return {
     async run(args) {
       const { stdout } = await execFileAsync(process.execPath, [outfile, ...args], {
@@ -85,6 +105,12 @@ export async function buildMutant(mutation?: Mutation): Promise<Mutant> {
       });
       return JSON.parse(stdout) as unknown;
     },
-    dispose: () => rm(dir, { recursive: true, force: true }),
+    exec: (args) =>
+      new Promise((done, fail) =>
+        spawn(process.execPath, [outfile, ...args], { cwd: dir, stdio: 'inherit' })
+          .on('error', fail)
+          .on('exit', (code) => done(code ?? 1)),
+      ),
+    dispose,
   };
 }
