@@ -1,9 +1,9 @@
 /**
  * Named regression traces: each an interleaving that once broke the accounting (the search's shrunk
  * counterexamples, and the accounting review's cases), replayed through the simulation, which checks
- * every invariant after every step (regressions.spec.ts). `shows`/`hides` prove a case still reaches
- * its race; `undone` is the bug it is named for, as a patch of the code under test: mutations.spec.ts
- * checks that the trace fails with it applied.
+ * every invariant after every step (regressions.spec.ts). `shows`, `hides` and `once` prove a case
+ * still reaches its race; `undone` is the bug it is named for, as patches of the code under test that
+ * undo its fix: mutations.spec.ts checks that the trace fails with each applied.
  * The review's other cases are not interleavings: F3's rollback no longer exists (nothing is ever
  * restored from an older copy; multi-quota conflicts are in every random run, `high` and `all` both
  * charging high-priority bindings), F7 is the aggregator's attribution
@@ -615,7 +615,10 @@ export const REGRESSIONS: Record<string, Regression> = {
   },
 };
 
-/** Why the trace fails: its violation, fragments it does not show, and ones it shows but must hide; [] if it passes. */
+/**
+ * Why the trace fails: its violation, fragments it does not show, shows but must hide, or shows other
+ * than once; [] when it passes.
+ */
 export async function replay(regression: Regression): Promise<string[]> {
   const trace: string[] = [];
   const violation = await simulate(regression.actions, { countedAtStart: regression.countedAtStart, trace });
