@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BINDINGS, MAX_REPLICAS, type Action } from './simulation.js';
+import { BINDINGS, CPU_LIMITS, MAX_REPLICAS, QUOTAS, type Action } from './simulation.js';
 
 const binding = fc.nat({ max: BINDINGS.length - 1 });
 const replicas = fc.nat({ max: MAX_REPLICAS });
@@ -56,6 +56,15 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({ t: fc.constant('evict' as const), b: binding, n: fc.integer({ min: 1, max: 6 }) }),
   },
   { weight: 3, arbitrary: fc.constant({ t: 'deliver' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('edit' as const),
+      q: fc.nat({ max: QUOTAS.length - 1 }),
+      edit: fc.constantFrom('scope' as const, 'cpu' as const, 'pods' as const),
+      cpu: fc.constantFrom(...CPU_LIMITS),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({ t: fc.constant('sync' as const), n: fc.integer({ min: 1, max: 4 }) }),

@@ -33,6 +33,9 @@ describe('accounting simulation', () => {
     expect(exercised.reconcilesFromCacheToHost).toBeGreaterThan(RUNS);
     // Bindings held by a finalizer were changed, and those changes stored, while being deleted.
     expect(exercised.storedWhileDeleting).toBeGreaterThan(0);
+    // Admins edited quotas, and changes were refused until the edited spec was counted.
+    expect(exercised.actions.edit).toBeGreaterThan(RUNS);
+    expect(exercised.statusUnknown).toBeGreaterThan(RUNS / 10);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

@@ -4,10 +4,19 @@
  * at its own informer cache, which lags the host as the actions choose), Karmada-like
  * clients and a member cluster, all against a model host (model-host.ts). A run is a list of actions;
  * every host operation completes only when an action says so, so the actions choose the interleaving.
+ * An admin may edit a quota's spec at any step ('edit': its scope widened or narrowed, its cpu limit
+ * raised or lowered, its pods key removed or added again).
  * After every action the invariants are checked against an independent recount:
- * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted);
- * - ACCOUNTED: once a quota's usage is known, used + reserved covers every stored binding's charge
- *   (the accounting never under-counts, which is what makes the next admission safe).
+ * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted).
+ *   An edit may leave a quota over (docs/concepts/accounting.md, "Quota edits"): from then on its
+ *   charges may not grow while over (the ceiling follows them down to hard), except by a change
+ *   admitted from a view older than the edit (started before it, or sent to the cached replica before
+ *   its watch delivered the edit), which the docs name: when one is stored, the ceiling rises by
+ *   what it adds to the quota, and until a recount that listed the bindings after it, admissions
+ *   may rely on a count without it, as Kubernetes' quota admission may until its controller recounts;
+ * - ACCOUNTED: once a quota's usage is counted for its current spec, used + reserved covers every
+ *   stored binding's charge (the accounting never under-counts, which is what makes the next
+ *   admission safe); not checked while such a stored change awaits its recount.
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
  * used + reserved must EQUAL the recount, and each reservation max(0, charge - observed) (EXACT).
  */
@@ -29,11 +38,23 @@ export const BINDINGS = [
   { name: 'b4', cpuMilli: 300 },
 ] as const;
 
-/** The quotas: one for the namespace, one scoped to the `high` priority class. */
-export const QUOTAS = [
+/** A quota's spec as the simulation edits it: cpu in millicores; no pods limit when `pods` is absent. */
+export interface QuotaSpec {
+  name: string;
+  hard: { cpu: number; pods?: number };
+  highOnly: boolean;
+}
+
+/** The quotas at the start: one for the namespace, one scoped to the `high` priority class. */
+export const QUOTAS: readonly QuotaSpec[] = [
   { name: 'all', hard: { cpu: 10_000, pods: 12 }, highOnly: false },
   { name: 'high', hard: { cpu: 4_000 }, highOnly: true },
-] as const;
+];
+
+/** The cpu limits an edit may set (millicores). */
+export const CPU_LIMITS = [2_000, 4_000, 7_000, 10_000] as const;
+
+type Key = 'cpu' | 'pods';
 
 export const TIMING = { ttlSeconds: 120, landingWindowSeconds: 60 };
 const DEADLINE_MS = 5_000;
@@ -55,7 +76,12 @@ export type Action =
   | { t: 'evict'; b: number; n: number }
   | { t: 'deliver' }
   | { t: 'sync'; n: number }
-  | { t: 'tick'; ms: number };
+  | { t: 'tick'; ms: number }
+  /**
+   * An admin edits quota `q`: 'scope' widens a scoped quota to every binding or narrows an unscoped
+   * one to `high`; 'cpu' sets its cpu limit to `cpu`; 'pods' removes its pods key, or adds it back.
+   */
+  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number };
 
 interface Request {
   id: number;
@@ -68,6 +94,8 @@ interface Request {
   dryRun: boolean;
   answer?: 'allowed' | 'refused';
   done: boolean;
+  /** Per quota, whether it was decided from a view older than the quota's last edit (see LIMIT). */
+  beforeEdit: Set<string>;
 }
 
 export interface Violation {
@@ -78,7 +106,7 @@ export interface Violation {
 }
 
 /** What a stored binding must be counted for: nothing once it is being deleted. */
-const charge = (rb: ResourceBinding): { cpu: number; pods: number } => {
+const charge = (rb: ResourceBinding): Record<Key, number> => {
   if (rb.metadata?.deletionTimestamp) return { cpu: 0, pods: 0 };
   const replicas = rb.spec?.replicas ?? 0;
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
@@ -91,6 +119,23 @@ const milli = (value: unknown, key: string): number => {
   const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
   return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
 };
+
+/** The KarmadaQuota spec of a simulated quota. */
+const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
+  hard: {
+    cpu: `${q.hard.cpu}m`,
+    ...(q.hard.pods === undefined ? {} : { pods: String(q.hard.pods) }),
+  },
+  ...(q.highOnly
+    ? {
+        scopeSelector: {
+          matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+        },
+      }
+    : {}),
+});
+
+const limitedKeys = (q: QuotaSpec): Key[] => (q.hard.pods === undefined ? ['cpu'] : ['cpu', 'pods']);
 
 function bindingObject(
   b: number,
@@ -146,7 +191,11 @@ export const exercised = {
   reconcilesFromCacheToHost: 0,
   /** Changes of a binding being deleted that were stored (answered at once: it holds nothing). */
   storedWhileDeleting: 0,
+  /** Refusals while a quota's usage was not counted for its spec (a new quota, or after an edit). */
+  statusUnknown: 0,
   violationsChecked: 0,
+  /** Actions applied, by kind (one that found nothing to act on included). */
+  actions: {} as Partial<Record<Action['t'], number>>,
 };
 
 export class Simulation {
@@ -175,27 +224,29 @@ export class Simulation {
   private reconciles = 0;
   readonly trace: string[] = [];
   private failure?: Error;
+  /** The quotas' specs as edited so far. */
+  private readonly specs: QuotaSpec[] = QUOTAS.map((q) => ({ ...q, hard: { ...q.hard } }));
+  /** Per quota and key, what its stored charges may reach (LIMIT): hard, or more while an edit left it over. */
+  private readonly ceilings = new Map<string, Record<Key, number>>();
+  /** Per quota, the index in host.quotaEvents of its last edit (-1: never edited). */
+  private readonly lastEdit = new Map<string, number>();
+  /**
+   * Per quota, the latest change stored from a view older than its edit, by a number that grows with
+   * each one (`staleLandings`), until a reconcile started after it has written the quota's count.
+   */
+  private readonly awaitingRecount = new Map<string, number>();
+  private staleLandings = 0;
 
   constructor() {
-    for (const q of QUOTAS) {
-      const hard = Object.fromEntries(
-        Object.entries(q.hard).map(([k, v]) => [k, k === 'cpu' ? `${v}m` : String(v)]),
-      );
+    for (const q of this.specs) {
       this.host.putQuota({
         apiVersion: 'quota.karmada.io/v1alpha1',
         kind: 'KarmadaQuota',
         metadata: { name: q.name, namespace: NAMESPACE, uid: `quota-${q.name}`, generation: 1 },
-        spec: {
-          hard,
-          ...(q.highOnly
-            ? {
-                scopeSelector: {
-                  matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
-                },
-              }
-            : {}),
-        },
+        spec: specOf(q),
       } as KarmadaQuota);
+      this.ceilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
+      this.lastEdit.set(q.name, -1);
     }
     const options = { ...TIMING, maxConflictRetries: 10, clock: this.clock };
     this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1'));
@@ -228,6 +279,12 @@ export class Simulation {
       answerBy: this.now + DEADLINE_MS,
       dryRun,
       done: false,
+      // The cached replica decides from its list until its watch delivers an edit.
+      beforeEdit: new Set(
+        replica === 1
+          ? this.specs.filter((q) => this.lastEdit.get(q.name)! >= this.delivered).map((q) => q.name)
+          : [],
+      ),
     };
     this.requests.push(req);
     const change = bindingChange(
@@ -250,6 +307,7 @@ export class Simulation {
         if (req.answer === 'allowed') exercised.allowed++;
         else if ('unavailable' in outcome) exercised.failedClosed++;
         else exercised.denied++;
+        if (!outcome.allowed && outcome.message.startsWith('status unknown')) exercised.statusUnknown++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
       },
       (err: unknown) => (this.failure = err as Error),
@@ -268,6 +326,7 @@ export class Simulation {
   }
 
   private async apply(action: Action): Promise<void> {
+    exercised.actions[action.t] = (exercised.actions[action.t] ?? 0) + 1;
     switch (action.t) {
       case 'create': {
         const uid = `uid-${this.nextId}`;
@@ -389,6 +448,9 @@ export class Simulation {
       case 'sync':
         this.syncReconcilerCache(action.n);
         break;
+      case 'edit':
+        this.edit(action);
+        break;
       case 'tick':
         this.now += action.ms;
         for (const req of this.requests) {
@@ -400,6 +462,28 @@ export class Simulation {
         }
         break;
     }
+  }
+
+  /** An admin's edit of a quota's spec: a new generation, stored at once (see LIMIT). */
+  private edit(action: Extract<Action, { t: 'edit' }>): void {
+    const q = this.specs[action.q % this.specs.length]!;
+    if (action.edit === 'scope') q.highOnly = !q.highOnly;
+    else if (action.edit === 'cpu') q.hard.cpu = action.cpu;
+    else if (q.hard.pods === undefined) q.hard.pods = 12;
+    else delete q.hard.pods;
+    const current = this.host.quotas.get(q.name)!;
+    this.host.putQuota({
+      ...current,
+      metadata: { ...current.metadata, generation: (current.metadata?.generation ?? 1) + 1 },
+      spec: specOf(q),
+    });
+    this.lastEdit.set(q.name, this.host.quotaEvents.length - 1);
+    // Every request not yet stored was decided, or may be, from the spec before this edit.
+    for (const req of this.requests) if (!req.done) req.beforeEdit.add(q.name);
+    const ceiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
+    for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.charged(q, key));
+    this.ceilings.set(q.name, ceiling);
+    this.log(`EDIT quota ${q.name}: ${JSON.stringify(specOf(q))}`);
   }
 
   private syncReconcilerCache(n: number): void {
@@ -444,6 +528,9 @@ export class Simulation {
       );
       return;
     }
+    const chargedBefore = Object.fromEntries(
+      this.specs.map((q) => [q.name, { cpu: this.charged(q, 'cpu'), pods: this.charged(q, 'pods') }]),
+    );
     const object = structuredClone(req.object);
     object.metadata!.resourceVersion = this.host.nextVersion();
     this.host.storeBinding(object);
@@ -453,6 +540,13 @@ export class Simulation {
         uid: object.metadata!.uid!,
         replicas: pods.uid === object.metadata!.uid ? (object.spec!.replicas ?? 0) : 0,
       });
+    for (const q of this.specs) {
+      if (!req.beforeEdit.has(q.name)) continue;
+      const ceiling = this.ceilings.get(q.name)!;
+      for (const key of limitedKeys(q))
+        ceiling[key] += Math.max(0, this.charged(q, key) - chargedBefore[q.name]![key]);
+      this.awaitingRecount.set(q.name, ++this.staleLandings);
+    }
     exercised.stored++;
     if (object.metadata?.deletionTimestamp) exercised.storedWhileDeleting++;
     this.log(`request ${req.id} stored: ${req.label}`);
@@ -478,6 +572,7 @@ export class Simulation {
   }
 
   private async reconcile(): Promise<void> {
+    const landingsSeen = this.staleLandings;
     const clusters = this.published!.map((c) => ({
       ...c,
       used: Object.fromEntries(
@@ -509,7 +604,7 @@ export class Simulation {
     }
     if (cache) exercised.reconcilesFromCacheToHost++;
     const quotas = await this.host.listQuotas('reconciler');
-    await reconcileQuotas(
+    const outcome = await reconcileQuotas(
       {
         getQuota: (_ns, name) => this.host.getQuota('reconciler', name),
         listBindings: () => this.host.listBindings('reconciler'),
@@ -522,34 +617,52 @@ export class Simulation {
       async () => {},
       () => {},
     );
+    // Its binding list started after these landings: the statuses it wrote or found current count them.
+    for (const name of outcome.statuses.keys())
+      if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
   }
 
   /** The stored bindings a quota selects, by an independent recount. */
-  private inScope(quota: (typeof QUOTAS)[number]): ResourceBinding[] {
+  private inScope(quota: QuotaSpec): ResourceBinding[] {
     return [...this.host.bindings.values()].filter((b) => !quota.highOnly || isHigh(b));
+  }
+
+  /** What the stored bindings a quota selects are charged on `key`. */
+  private charged(quota: QuotaSpec, key: Key): number {
+    return this.inScope(quota).reduce((sum, b) => sum + charge(b)[key], 0);
   }
 
   private check(step: number): Violation | undefined {
     exercised.violationsChecked++;
-    for (const q of QUOTAS) {
-      const bindings = this.inScope(q);
-      const status = this.host.quotas.get(q.name)!.status;
-      for (const [key, hard] of Object.entries(q.hard)) {
-        const stored = bindings.reduce((sum, b) => sum + charge(b)[key as 'cpu' | 'pods'], 0);
-        if (stored > hard) {
+    for (const q of this.specs) {
+      const stored = this.host.quotas.get(q.name)!;
+      const status = stored.status;
+      const ceiling = this.ceilings.get(q.name)!;
+      for (const key of limitedKeys(q)) {
+        const charged = this.charged(q, key);
+        if (charged > ceiling[key]) {
+          const hard = q.hard[key]!;
           return this.violation(
             'LIMIT',
             step,
-            `quota ${q.name}: stored bindings charge ${key}=${stored} > hard ${hard}`,
+            `quota ${q.name}: stored bindings charge ${key}=${charged} > ${
+              ceiling[key] === hard
+                ? `hard ${hard}`
+                : `${ceiling[key]}, what they were when an edit left it over hard ${hard}`
+            }`,
           );
         }
-        if (status?.used === undefined || !(key in status.used)) continue;
+        if (this.awaitingRecount.has(q.name)) continue;
+        // While over after an edit, the ceiling follows the charges down, never below hard.
+        ceiling[key] = Math.max(q.hard[key]!, Math.min(ceiling[key], charged));
+        const counted = status?.observedGeneration === stored.metadata?.generation;
+        if (!counted || status?.used === undefined || !(key in status.used)) continue;
         const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
-        if (accounted < stored) {
+        if (accounted < charged) {
           return this.violation(
             'ACCOUNTED',
             step,
-            `quota ${q.name}: used+reserved ${key}=${accounted} < stored charges ${stored} (${JSON.stringify(status.reservations)})`,
+            `quota ${q.name}: used+reserved ${key}=${accounted} < stored charges ${charged} (${JSON.stringify(status.reservations)})`,
           );
         }
       }
@@ -621,9 +734,9 @@ export class Simulation {
     }
     const found = this.check(step);
     if (found) return found;
-    for (const q of QUOTAS) {
+    for (const q of this.specs) {
       const status = this.host.quotas.get(q.name)!.status;
-      for (const key of Object.keys(q.hard)) {
+      for (const key of limitedKeys(q)) {
         let expectedUsed = 0;
         let expectedReserved = 0;
         for (const b of this.inScope(q)) {
@@ -631,7 +744,7 @@ export class Simulation {
           const running = pods !== undefined && pods.uid === b.metadata!.uid ? pods.replicas : 0;
           const perReplica = key === 'cpu' ? BINDINGS.find((x) => x.name === b.metadata!.name)!.cpuMilli : 1;
           expectedUsed += running * perReplica;
-          expectedReserved += Math.max(0, charge(b)[key as 'cpu' | 'pods'] - running * perReplica);
+          expectedReserved += Math.max(0, charge(b)[key] - running * perReplica);
         }
         const used = milli(status?.used?.[key], key);
         const reserved = milli(status?.reserved?.[key], key);
