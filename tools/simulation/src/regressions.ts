@@ -595,6 +595,35 @@ export const REGRESSIONS: Record<string, Regression> = {
     once: ['webhook-0 writes quota'],
     hides: ['reserving [b0 cpu=1,pods=2]'],
   },
+  // Second review N1, found by the search once admins could edit quotas: `high` was widened to every
+  // binding; before the reconciler had counted the new spec, a scale-up 1 -> 3 of b1 (not high, so
+  // not in the old count) and a create of b0 were admitted against the old count of 0.
+  'N1: after a quota spec edit, increases wait for the count of the new spec': {
+    undone: [
+      {
+        bug: "admission trusts status.used counted for the quota's old spec",
+        edits: [
+          {
+            file: 'libs/quota/src/state.ts',
+            from: 'used: countedForSpec ? used.list : {}',
+            to: 'used: countedForSpec || used.list ? used.list : {}',
+          },
+        ],
+        fails: 'LIMIT',
+      },
+    ],
+    actions: [
+      create(1, 1),
+      complete(),
+      complete(),
+      land(),
+      { t: 'edit', q: 1, edit: 'scope', cpu: 2000 },
+      update(1, 3),
+      create(0, 3),
+      { t: 'evict', b: 0, n: 1 },
+    ],
+    shows: ['EDIT quota high', 'status unknown for quota: high'],
+  },
   // Review F8: a decrease waited for its batch's write and could fail closed.
   'F8: a decrease is answered at once': {
     undone: [
