@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BINDINGS, CPU_LIMITS, MAX_REPLICAS, QUOTAS, type Action } from './simulation.js';
+import { BINDINGS, CPU_LIMITS, MAX_CLOCK_SKEW_MS, MAX_REPLICAS, QUOTAS, type Action } from './simulation.js';
 
 const binding = fc.nat({ max: BINDINGS.length - 1 });
 const replicas = fc.nat({ max: MAX_REPLICAS });
@@ -56,6 +56,14 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({ t: fc.constant('evict' as const), b: binding, n: fc.integer({ min: 1, max: 6 }) }),
   },
   { weight: 3, arbitrary: fc.constant({ t: 'deliver' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('skew' as const),
+      who: fc.nat({ max: 2 }),
+      ms: fc.integer({ min: -MAX_CLOCK_SKEW_MS / 2, max: MAX_CLOCK_SKEW_MS / 2 }),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({

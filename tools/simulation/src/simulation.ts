@@ -4,6 +4,9 @@
  * at its own informer cache, which lags the host as the actions choose), Karmada-like
  * clients and a member cluster, all against a model host (model-host.ts). A run is a list of actions;
  * every host operation completes only when an action says so, so the actions choose the interleaving.
+ * Each process (the two webhook replicas, the reconciler) has a clock of its own ('skew'), the
+ * pairwise difference within the bound the docs state; the API server stores an admitted change
+ * within LANDING_LIMIT_MS of receiving it, or never.
  * An admin may edit a quota's spec at any step ('edit': its scope widened or narrowed, its cpu limit
  * raised or lowered, its pods key removed or added again).
  * After every action the invariants are checked against an independent recount:
@@ -57,6 +60,13 @@ export const CPU_LIMITS = [2_000, 4_000, 7_000, 10_000] as const;
 type Key = 'cpu' | 'pods';
 
 export const TIMING = { ttlSeconds: 120, landingWindowSeconds: 60 };
+/** The longest an admitted change takes to be stored: kube-apiserver caps a write's context at 34 s. */
+export const LANDING_LIMIT_MS = 34_000;
+/**
+ * How far apart the processes' clocks may be (docs/concepts/accounting.md, "Clocks"): the landing
+ * window less the landing limit. Each process's clock is off real time by at most half of it.
+ */
+export const MAX_CLOCK_SKEW_MS = TIMING.landingWindowSeconds * 1000 - LANDING_LIMIT_MS;
 const DEADLINE_MS = 5_000;
 export const MAX_REPLICAS = 6;
 
@@ -81,7 +91,9 @@ export type Action =
    * An admin edits quota `q`: 'scope' widens a scoped quota to every binding or narrows an unscoped
    * one to `high`; 'cpu' sets its cpu limit to `cpu`; 'pods' removes its pods key, or adds it back.
    */
-  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number };
+  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number }
+  /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
+  | { t: 'skew'; who: number; ms: number };
 
 interface Request {
   id: number;
@@ -200,8 +212,11 @@ export const exercised = {
 
 export class Simulation {
   readonly host = new ModelHost();
+  /** Real time. */
   now = Date.parse('2026-11-23T00:00:00Z');
-  private readonly clock = () => this.now;
+  /** How far each process's clock is off real time: webhook-0, webhook-1, the reconciler. */
+  private readonly offsets = [0, 0, 0];
+  private readonly clockOf = (process: number) => () => this.now + this.offsets[process]!;
   private readonly cache: CachedQuotaStore;
   private readonly replicas: AdmissionBatcher[];
   private readonly requests: Request[] = [];
@@ -248,14 +263,18 @@ export class Simulation {
       this.ceilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
       this.lastEdit.set(q.name, -1);
     }
-    const options = { ...TIMING, maxConflictRetries: 10, clock: this.clock };
+    const options = (replica: number) => ({
+      ...TIMING,
+      maxConflictRetries: 10,
+      clock: this.clockOf(replica),
+    });
     this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1'));
     this.cache.setWatching(true);
     this.delivered = this.host.quotaEvents.length;
     const observer = { ...NO_OBSERVER, refusedOnArrival: () => void exercised.refusedOnArrival++ };
     this.replicas = [
-      new AdmissionBatcher(this.host.quotaStore('webhook-0'), options, observer),
-      new AdmissionBatcher(this.cache, options, observer),
+      new AdmissionBatcher(this.host.quotaStore('webhook-0'), options(0), observer),
+      new AdmissionBatcher(this.cache, options(1), observer),
     ];
   }
 
@@ -300,7 +319,8 @@ export class Simulation {
       return;
     }
     this.log(`request ${req.id} ${label} sent to webhook-${replica}`);
-    this.replicas[replica]!.admit(change, req.answerBy).then(
+    // The replica's own deadline, on its own clock.
+    this.replicas[replica]!.admit(change, req.answerBy + this.offsets[replica]!).then(
       (outcome) => {
         if (req.answer !== undefined) return;
         req.answer = outcome.allowed && this.now < req.answerBy ? 'allowed' : 'refused';
@@ -451,6 +471,12 @@ export class Simulation {
       case 'edit':
         this.edit(action);
         break;
+      case 'skew':
+        this.offsets[action.who % this.offsets.length] = action.ms;
+        this.log(
+          `clock of ${['webhook-0', 'webhook-1', 'the reconciler'][action.who % 3]} set ${action.ms} ms off`,
+        );
+        break;
       case 'tick':
         this.now += action.ms;
         for (const req of this.requests) {
@@ -513,7 +539,7 @@ export class Simulation {
   private land(req: Request): void {
     const name = req.object.metadata!.name!;
     const stored = this.host.bindings.get(name);
-    if (this.now > req.startedAt + TIMING.landingWindowSeconds * 1000) {
+    if (this.now > req.startedAt + LANDING_LIMIT_MS) {
       this.log(`request ${req.id} abandoned: the API server's request timeout passed`);
       return;
     }
@@ -595,7 +621,7 @@ export class Simulation {
       statusesCurrentIn(
         { quotas: [...cache.quotas.values()], bindings: [...cache.bindings.values()] },
         input,
-        this.now,
+        this.clockOf(2)(),
       )
     ) {
       exercised.reconcilesSkipped++;
@@ -609,7 +635,7 @@ export class Simulation {
         getQuota: (_ns, name) => this.host.getQuota('reconciler', name),
         listBindings: () => this.host.listBindings('reconciler'),
         writeStatus: (quota) => this.host.writeQuotaStatus('reconciler', quota),
-        clock: this.clock,
+        clock: this.clockOf(2),
       },
       NAMESPACE,
       quotas,
@@ -725,7 +751,9 @@ export class Simulation {
         this.land(req);
       }
     }
-    this.now += (TIMING.ttlSeconds + 1) * 1000;
+    // Claims were written on clocks up to the skew ahead: past every expiration on every clock.
+    this.offsets.fill(0);
+    this.now += (TIMING.ttlSeconds + 1) * 1000 + MAX_CLOCK_SKEW_MS;
     this.published = [this.observed()];
     for (let round = 0; round < 3; round++) {
       // The reconciler's watches catch up in the end: then a skip must be right, not merely safe.
