@@ -5,7 +5,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { clusterStateKey, decodeHealth, usageIndexKey, type ClusterHealth } from '#usage';
+import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { CLUSTERS_KEY, clusterStateKey, decodeHealth, usageIndexKey, type ClusterHealth } from '#usage';
 import {
   clusterLeaseHolders,
   Federation,
@@ -21,7 +22,7 @@ import {
 import { MemberWatcher } from '../apps/aggregator/src/member-watcher.js';
 import { publishedUsage } from './support/usage.js';
 import { eventually, testRedisUrl, uniqueName } from './support/federation.js';
-import { deployment, pod } from './support/fixtures.js';
+import { deployment, karmadaQuota, pod } from './support/fixtures.js';
 import { logRecords } from './support/logs.js';
 
 /**
@@ -655,4 +656,92 @@ describe('the aggregator', () => {
       for (const token of tokens) expect(log).not.toContain(token);
     }
   });
+});
+
+/**
+ * Review 2, N6: a member removed from the host while no replica watches it (every replica stopped
+ * cleanly, so none holds its Lease) has nobody whose watcher withdraws it. These run last: they stop
+ * every replica and remove members for good.
+ */
+describe('a cluster removed while no replica watches it', () => {
+  const hostKc = () => kubeConfigFor(federation.info.host);
+  let reconciler: RunningService;
+
+  beforeAll(async () => {
+    [reconciler] = (await startServices(federation, {
+      redisUrl: REDIS_URL,
+      services: ['reconciler'],
+    })) as [RunningService];
+  }, 120_000);
+
+  /** A namespace in `cluster` and on the host, a KarmadaQuota `team` there, and a 300m pod counted in it. */
+  async function countedIn(cluster: string): Promise<string> {
+    const { namespace, kc } = await memberNamespace(cluster);
+    await hostKc()
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    await hostKc()
+      .makeApiClient(k8s.CustomObjectsApi)
+      .createNamespacedCustomObject({
+        ...KARMADA_QUOTA,
+        namespace,
+        body: karmadaQuota(namespace, 'team', { cpu: '10' }),
+      });
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace, body: pod('p', '300m') });
+    await eventually(
+      () => readQuota(namespace),
+      (k) => k.status?.clusters?.find((c) => c.name === cluster)?.used.cpu === '300m',
+      30_000,
+    );
+    return namespace;
+  }
+
+  const readQuota = (namespace: string) =>
+    hostKc()
+      .makeApiClient(k8s.CustomObjectsApi)
+      .getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' }) as Promise<KarmadaQuota>;
+
+  /** Stops every replica cleanly (each hands its clusters over and releases their Leases). */
+  const stopEveryReplica = () =>
+    Promise.all(replicas.filter((r) => r.process.running).map((r) => r.process.stop()));
+
+  test('its usage is withdrawn by the next replica to start, and the statuses stop counting it', async () => {
+    const namespace = await countedIn('member3');
+    await stopEveryReplica();
+    await unregisterMember(federation.info.host, 'member3');
+    expect((await health('member3'))?.state).toBe('Ready'); // what it last published stays
+
+    await startAggregator('after-removal');
+    await eventually(
+      () => snapshot(namespace, 'member3'),
+      (s) => s === undefined,
+      15_000,
+    );
+    expect(await health('member3')).toBeUndefined();
+    expect(await redis.sismember(CLUSTERS_KEY, 'member3')).toBe(0);
+    expect(await redis.sismember(usageIndexKey(namespace), 'member3')).toBe(0);
+    const settled = await eventually(
+      () => readQuota(namespace),
+      (k) => k.status?.clusters?.every((c) => c.name !== 'member3') === true,
+      15_000,
+    );
+    expect(settled.status?.used).toEqual({ cpu: '0' });
+  }, 120_000);
+
+  test('after Redis lost its usage, the statuses still counting it are reconciled without it', async () => {
+    const namespace = await countedIn('member2');
+    await stopEveryReplica();
+    await unregisterMember(federation.info.host, 'member2');
+    await redis.flushdb(); // the reconciler now reads member2 as counted and unknown: it keeps the status
+    expect(reconciler.process.running).toBe(true);
+
+    await startAggregator('after-flush');
+    const settled = await eventually(
+      () => readQuota(namespace),
+      (k) => k.status?.clusters?.every((c) => c.name !== 'member2') === true,
+      30_000,
+    );
+    expect(settled.status?.used).toEqual({ cpu: '0' });
+    expect(settled.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+  }, 120_000);
 });

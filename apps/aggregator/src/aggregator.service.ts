@@ -7,8 +7,9 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota, describeError } from '#api';
+import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota, describeError, isJsonObject } from '#api';
 import { customObjectInformer, METRICS, ResilientInformer } from '#service-kit';
+import { isClusterName } from '#usage';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
 import { MemberWatcher, sameCredentials, type MemberCredentials } from './member-watcher.js';
@@ -17,6 +18,14 @@ import { UsagePublisher } from './usage-publisher.js';
 
 export const AGGREGATOR_CONFIG = Symbol('AGGREGATOR_CONFIG');
 export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
+
+/** The clusters a quota's status has a slice for, by name (only names a cluster can have). */
+function statusClusters(quota: KarmadaQuota): string[] {
+  const slices: unknown = quota.status?.clusters;
+  return (Array.isArray(slices) ? slices : [])
+    .map((slice: unknown) => (isJsonObject(slice) ? slice['name'] : undefined))
+    .filter((name): name is string => typeof name === 'string' && isClusterName(name));
+}
 
 /**
  * Keeps one MemberWatcher per member cluster this replica holds the Lease of, following the
@@ -33,6 +42,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly quotaInformer: ResilientInformer<KarmadaQuota>;
   /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
   private readonly quotaKeys = new Map<string, string[]>();
+  /** By quota: its namespace and the clusters its status counts (to withdraw one the host no longer has). */
+  private readonly quotaClusters = new Map<string, { namespace: string; clusters: string[] }>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly events: Counter<'cluster' | 'resource'>;
   private syncing?: Promise<void>;
@@ -107,9 +118,16 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       {
         upsert: (q) => {
           this.quotaKeys.set(quotaId(q), Object.keys(q.spec?.hard ?? {}));
+          this.quotaClusters.set(quotaId(q), {
+            namespace: q.metadata!.namespace!,
+            clusters: statusClusters(q),
+          });
           void this.countObjects();
         },
-        remove: (q) => this.quotaKeys.delete(quotaId(q)),
+        remove: (q) => {
+          this.quotaKeys.delete(quotaId(q));
+          this.quotaClusters.delete(quotaId(q));
+        },
         synced: () => this.logger.log({ quotas: this.quotaKeys.size }, 'watching KarmadaQuotas on the host'),
         failed: (err) =>
           this.logger.warn(
@@ -244,6 +262,12 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         this.logger.log({ cluster: name }, 'the cluster is now watched by another replica');
       }
     }
+    await this.withdrawUnwatched().catch((err: unknown) =>
+      this.logger.warn(
+        { error: describeError(err) },
+        'cannot check for clusters removed from the host while no replica watched them, will retry',
+      ),
+    );
     for (const name of held) {
       const credentials = await this.credentials(this.clusters.get(name)!);
       if (!credentials) continue;
@@ -278,6 +302,44 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
           ),
         );
     }
+  }
+
+  /**
+   * Withdraws the usage of every cluster that Redis or a quota's status still has, but that the host
+   * no longer has and no replica watches: one removed while its watcher was handing it over, crashed
+   * or never started (bad credentials). Its watcher would have withdrawn it; nobody else would, and
+   * its last usage would count forever (or, once Redis lost it, leave its namespaces "unknown").
+   * The host is listed afresh before, so a lagging Cluster watch cannot withdraw a live cluster, and
+   * a live Lease means its holder is still publishing it and withdraws it itself.
+   */
+  private async withdrawUnwatched(): Promise<void> {
+    const countedIn = new Map<string, Set<string>>();
+    for (const { namespace, clusters } of this.quotaClusters.values()) {
+      for (const cluster of clusters)
+        countedIn.set(cluster, (countedIn.get(cluster) ?? new Set()).add(namespace));
+    }
+    const known = [...new Set([...(await this.publisher.publishedClusters()), ...countedIn.keys()])];
+    const candidates = known.filter((name) => !this.clusters.has(name) && !this.watchers.has(name));
+    if (candidates.length === 0) return;
+    const onHost = await this.hostClusterNames();
+    const gone = await this.leases.unheld(candidates.filter((name) => !onHost.has(name)));
+    for (const cluster of gone) {
+      const namespaces = [...(countedIn.get(cluster) ?? [])];
+      if (await this.publisher.withdrawUnwatched(cluster, namespaces))
+        this.logger.log(
+          { cluster, namespaces },
+          'the cluster is no longer on the host and no replica watches it: withdrew its usage',
+        );
+    }
+  }
+
+  /** The names of the Cluster objects on the host, listed now (not from the watch's cache). */
+  private async hostClusterNames(): Promise<Set<string | undefined>> {
+    const { group, version, plural } = CLUSTER;
+    const list = (await this.host
+      .makeApiClient(k8s.CustomObjectsApi)
+      .listClusterCustomObject({ group, version, plural })) as { items: Cluster[] };
+    return new Set(list.items.map((c) => c.metadata?.name));
   }
 
   /** Reads a Cluster's credential Secret (Karmada's `token` and `caBundle`); never logs them. */

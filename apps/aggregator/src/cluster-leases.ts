@@ -179,6 +179,24 @@ export class ClusterLeases {
     };
   }
 
+  /**
+   * Of `clusters`, those no replica watches: this replica does not hold them and their Lease is gone
+   * or was let expire (as observed here, like a takeover: its holder has stopped publishing). Lists
+   * the Leases afresh; throws when they cannot be listed.
+   */
+  async unheld(clusters: readonly string[]): Promise<string[]> {
+    if (clusters.length === 0) return [];
+    const { namespace } = this.options;
+    const list = await this.api.listNamespacedLease({ namespace, labelSelector: `${NAME_LABEL}=${NAME}` });
+    const now = Date.now();
+    this.observe(list.items, now);
+    const byName = new Map(list.items.map((lease) => [lease.metadata!.name!, lease]));
+    return clusters.filter((cluster) => {
+      const lease = byName.get(ClusterLeases.leaseName(cluster));
+      return !this.holds(cluster, now) && (lease === undefined || !this.alive(lease, now));
+    });
+  }
+
   /** Gives a cluster's Lease up (handed over, shutdown, or the cluster left the federation). */
   async release(cluster: string): Promise<void> {
     this.renewedAt.delete(cluster);

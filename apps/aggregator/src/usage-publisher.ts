@@ -184,7 +184,37 @@ export class UsagePublisher {
     await this.queue.close();
   }
 
-  /** A cluster left the federation: withdraw its usage and have its namespaces reconciled. */
+  /** Every cluster some writer published and nobody withdrew (CLUSTERS_KEY). */
+  async publishedClusters(): Promise<string[]> {
+    return this.redis.smembers(CLUSTERS_KEY);
+  }
+
+  /**
+   * Withdraws a cluster no writer watches any more (see withdraw) from the namespaces its state lists
+   * and `counted` (those whose statuses still count it), unless it is withdrawn already (removed
+   * marker, no state key, not in CLUSTERS_KEY: readers count it nowhere, and its reconciles were
+   * queued). Returns whether it withdrew it now.
+   */
+  async withdrawUnwatched(cluster: string, counted: readonly string[]): Promise<boolean> {
+    const [state, removed, listed] = (await this.redis
+      .multi()
+      .exists(clusterStateKey(cluster))
+      .exists(clusterRemovedKey(cluster))
+      .smembers(clusterNamespacesKey(cluster))
+      .exec())!.map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    }) as [number, number, string[]];
+    const published = (await this.redis.sismember(CLUSTERS_KEY, cluster)) === 1;
+    if (state === 0 && removed === 1 && !published) return false;
+    await this.withdraw(cluster, [...new Set([...listed, ...counted])]);
+    return true;
+  }
+
+  /**
+   * A cluster left the federation: withdraw its usage and have its namespaces reconciled. Idempotent:
+   * withdrawing it again changes nothing but queues the reconciles again.
+   */
   async withdraw(cluster: string, namespaces: string[]): Promise<void> {
     // Its slot first: from then on readers take its missing snapshots as withdrawn, not lost.
     await this.redis

@@ -8,6 +8,7 @@ import {
   clusterRepublishKey,
   clusterStateKey,
   clusterUsageVerdict,
+  isClusterName,
   usageIndexKey,
   usageKey,
   type ClusterRead,
@@ -26,14 +27,7 @@ export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
       if (Object.values(used).some((amount) => !amount.isZero())) counted.add(slice.name);
     }
   }
-  return [...counted].filter((name) => {
-    try {
-      clusterStateKey(name);
-      return true;
-    } catch {
-      return false; // not a cluster name the aggregator could have published
-    }
-  });
+  return [...counted].filter(isClusterName); // else not a cluster the aggregator could have published
 }
 
 /**

@@ -183,20 +183,43 @@ export function readClusters(
   return [...views.values()].sort((a, b) => compareNames(a.name, b.name));
 }
 
+/**
+ * The clusters Karmada scheduled the binding to (`spec.clusters[].name`). A cluster it is leaving
+ * (`spec.gracefulEvictionTasks[].fromCluster`) is not among them: its copy runs on until the new one
+ * is healthy, beside it, so its usage counts in `used` without covering the charge.
+ */
+export function targetClusterNames(rb: ResourceBinding): ReadonlySet<string> {
+  const clusters: unknown = rb?.spec?.clusters;
+  const names = new Set<string>();
+  if (!Array.isArray(clusters)) return names;
+  for (const target of clusters) {
+    if (isJsonObject(target) && typeof target['name'] === 'string' && target['name'] !== '')
+      names.add(target['name']);
+  }
+  return names;
+}
+
+/**
+ * The usage observed for the binding: its workload's (`spec.resource` kind/name) in the clusters it is
+ * scheduled to. A workload of that kind and name in any other cluster was not put there by Karmada for
+ * this binding (one made in a member by hand, or a copy being evicted): it counts in `used`, but never
+ * as this binding's.
+ */
 export function observedIn(rb: ResourceBinding, views: readonly ClusterView[]): ResourceList {
   const key = bindingWorkloadKey(rb);
   if (key === undefined) return {};
+  const targets = targetClusterNames(rb);
   let total: ResourceList = {};
   for (const view of views) {
-    const used = view.workloads.get(key);
+    const used = targets.has(view.name) ? view.workloads.get(key) : undefined;
     if (used !== undefined) total = addLists(total, used);
   }
   return total;
 }
 
 /**
- * The usage of a binding's workload (the `spec.resource` kind/name) summed over the clusters, masked to
- * `hardKeys` (only keys some cluster reports). Unreadable quantities are appended to `errors` and left out.
+ * The usage of a binding's workload (the `spec.resource` kind/name) summed over the clusters it is
+ * scheduled to (observedIn), masked to `hardKeys` (only keys some cluster reports). Unreadable quantities are appended to `errors` and left out.
  */
 export function observedUsageOf(
   binding: ResourceBinding,

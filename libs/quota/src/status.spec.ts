@@ -21,6 +21,8 @@ interface RbOptions {
   workload?: string;
   priorityClassName?: string;
   deleting?: boolean;
+  /** Its replicas per cluster it is scheduled to (spec.clusters), Divided; all on member1 unless told. */
+  clusters?: Record<string, number>;
 }
 
 const rb = (name: string, o: RbOptions = {}): ResourceBinding => ({
@@ -35,6 +37,11 @@ const rb = (name: string, o: RbOptions = {}): ResourceBinding => ({
   spec: {
     resource: { apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', name: o.workload ?? name },
     replicas: o.replicas ?? 1,
+    clusters: Object.entries(o.clusters ?? { member1: o.replicas ?? 1 }).map(([cluster, replicas]) => ({
+      name: cluster,
+      replicas,
+    })),
+    ...(o.clusters ? { placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } } } : {}),
     replicaRequirements: {
       resourceRequest: { cpu: o.cpu ?? '200m' },
       ...(o.priorityClassName ? { priorityClassName: o.priorityClassName } : {}),
@@ -333,10 +340,10 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
     ]);
   });
 
-  it('usage is matched by the workload kind and name, summed over clusters', () => {
+  it('usage is matched by the workload kind and name, summed over the clusters it is scheduled to', () => {
     const result = run(
       quota(),
-      [binding],
+      [rb('web', { replicas: 3, cpu: '200m', clusters: { member1: 1, member2: 2 } })],
       [
         cl(
           'member1',
@@ -348,6 +355,7 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
           {},
           { 'Deployment/web': { cpu: '200m', pods: '1' }, 'Deployment/other': { cpu: '1', pods: '1' } },
         ),
+        cl('member3', {}, { 'Deployment/web': { cpu: '1', pods: '5' } }),
       ],
     );
     expect(result.status.reservations).toEqual([
@@ -776,7 +784,7 @@ describe('computeQuotaStatus: events', () => {
 });
 
 describe('computeQuotaStatus: changed', () => {
-  const bindings = [rb('web', { replicas: 3, uid: 'u1' })];
+  const bindings = [rb('web', { replicas: 3, uid: 'u1', clusters: { member1: 1, member2: 2 } })];
   const clusters = [
     cl(
       'member2',
@@ -1002,8 +1010,20 @@ describe('observedUsageOf', () => {
   ];
 
   it.each<[string, ResourceBinding, string[], Record<string, string>]>([
-    ['sums the workload over clusters, masked', rb('web'), ['cpu', 'pods'], { cpu: '600m', pods: '3' }],
-    ['matches the kind too', rb('web-sts', { kind: 'StatefulSet', workload: 'web' }), ['cpu'], { cpu: '9' }],
+    [
+      'sums the workload over the clusters it is scheduled to, masked',
+      rb('web', { clusters: { member1: 1, member2: 2 } }),
+      ['cpu', 'pods'],
+      { cpu: '600m', pods: '3' },
+    ],
+    ['not in a cluster it is not scheduled to', rb('web'), ['cpu', 'pods'], { cpu: '200m', pods: '1' }],
+    ['nothing while it is scheduled nowhere', rb('web', { clusters: {} }), ['cpu'], {}],
+    [
+      'matches the kind too',
+      rb('web-sts', { kind: 'StatefulSet', workload: 'web', clusters: { member1: 1, member2: 1 } }),
+      ['cpu'],
+      { cpu: '9' },
+    ],
     ['a workload nobody reports', rb('other'), ['cpu'], {}],
     ['no hard keys', rb('web'), [], {}],
   ])('%s', (_name, binding, keys, expected) => {
@@ -1013,7 +1033,7 @@ describe('observedUsageOf', () => {
   it('reports unreadable quantities when asked', () => {
     const errors: string[] = [];
     const usage = observedUsageOf(
-      rb('web'),
+      rb('web', { clusters: { m: 1 } }),
       [cl('m', {}, { 'Deployment/web': { cpu: 'x', pods: '1' } })],
       ['cpu', 'pods'],
       errors,

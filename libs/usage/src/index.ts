@@ -18,6 +18,7 @@ export {
   decodeSnapshot,
   encodeHealth,
   encodeSnapshot,
+  isClusterName,
   KEY_PREFIX,
   nextGeneration,
   parseUsageKey,

@@ -53,7 +53,8 @@
  * aggregator restarts; `observedAt` is when the ledger state was taken. An unreachable cluster keeps
  * its last snapshots (never counted as zero) and its health says Stale/Unreachable (refreshed every
  * 5 s even when nothing changed, which is also when a republish request is seen).
- * A cluster removed from the federation: in its slot, DEL the state key, its namespaces and any
+ * A cluster removed from the federation (by its writer, or by any writer once the host no longer
+ * has it and nobody holds its Lease, see AggregatorService.withdrawUnwatched): in its slot, DEL the state key, its namespaces and any
  * republish request and SET the removed marker (one MULTI); then per namespace DEL its usage key and
  * SREM it from the index; SREM it from CLUSTERS_KEY; enqueue a reconcile for each namespace it had.
  * Publishing it anew starts a new epoch and DELs the removed marker.
@@ -97,6 +98,9 @@ function checkName(what: string, name: string): string {
   }
   return name;
 }
+
+/** Whether `name` can name a cluster (or namespace) in a key: a DNS-1123 name. */
+export const isClusterName = (name: string): boolean => name.length <= 253 && NAME.test(name);
 
 export const KEY_PREFIX = 'kq';
 /** Set of every cluster the aggregator tracks (for operators; the reader does not need it). */

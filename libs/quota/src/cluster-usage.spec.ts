@@ -1,0 +1,152 @@
+import { formatList } from '#quantity';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { admitBatch } from './admission.js';
+import { bindingCharge } from './charge.js';
+import { observedUsageOf, targetClusterNames, type ObservedCluster } from './cluster-usage.js';
+import { parseQuotaState } from './state.js';
+import { computeQuotaStatus } from './status.js';
+
+const NS = 'team-a';
+const NOW = new Date('2026-11-22T10:00:00Z');
+const EXPIRED = '2026-11-22T09:58:00.000Z';
+const SYNC = '2026-11-22T09:59:58Z';
+
+/** Binding `web` for Deployment `web`, 1 cpu a replica, Divided over `clusters` (name -> replicas). */
+const web = (clusters: Record<string, number>, evictedFrom: string[] = []): ResourceBinding => {
+  const replicas = Object.values(clusters).reduce((a, b) => a + b, 0);
+  return {
+    apiVersion: 'work.karmada.io/v1alpha2',
+    kind: 'ResourceBinding',
+    metadata: { name: 'web', namespace: NS, uid: 'uid-web' },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: NS },
+      replicas,
+      replicaRequirements: { resourceRequest: { cpu: '1' } },
+      placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
+      clusters: Object.entries(clusters).map(([name, n]) => ({ name, replicas: n })),
+      ...(evictedFrom.length > 0
+        ? {
+            gracefulEvictionTasks: evictedFrom.map((fromCluster) => ({
+              fromCluster,
+              producer: 'TaintManager',
+              reason: 'TaintUntolerated',
+            })),
+          }
+        : {}),
+    },
+  } as ResourceBinding;
+};
+
+/** A Ready member running Deployment `web` with `cpu` cpu (nothing when 0). */
+const member = (name: string, cpu: number): ObservedCluster => ({
+  name,
+  state: 'Ready',
+  lastSyncTime: SYNC,
+  used: { cpu: `${cpu}` },
+  workloads: cpu > 0 ? [{ kind: 'Deployment', name: 'web', used: { cpu: `${cpu}` } }] : [],
+});
+
+describe('targetClusterNames', () => {
+  it.each<[string, unknown, string[]]>([
+    [
+      'the scheduled clusters',
+      [{ name: 'member1', replicas: 1 }, { name: 'member2' }],
+      ['member1', 'member2'],
+    ],
+    ['none while unscheduled', undefined, []],
+    ['entries without a name are skipped', [null, {}, { name: '' }, { name: 'member3' }], ['member3']],
+    ['not a list', 'member1', []],
+  ])('%s', (_name, clusters, expected) => {
+    const rb = { metadata: { name: 'web' }, spec: { clusters } } as unknown as ResourceBinding;
+    expect([...targetClusterNames(rb)]).toEqual(expected);
+  });
+
+  it('leaves out a cluster the binding is being evicted from', () => {
+    expect([...targetClusterNames(web({ member1: 4 }, ['member2']))]).toEqual(['member1']);
+  });
+});
+
+describe("N4: a binding's observed usage is counted only in the clusters it is scheduled to", () => {
+  it.each<[string, ResourceBinding, ObservedCluster[], string]>([
+    ['its own copy in its cluster', web({ member1: 4 }), [member('member1', 4)], '4'],
+    ['a same-name workload in another member is not its', web({ member1: 4 }), [member('member2', 6)], '0'],
+    [
+      'split over two members: both',
+      web({ member1: 2, member2: 2 }),
+      [member('member1', 2), member('member2', 2), member('member3', 5)],
+      '4',
+    ],
+    [
+      'a cluster it is being evicted from is not',
+      web({ member1: 4 }, ['member2']),
+      [member('member2', 4)],
+      '0',
+    ],
+  ])('%s', (_name, binding, clusters, cpu) => {
+    expect(formatList(observedUsageOf(binding, clusters, ['cpu']))).toEqual(cpu === '0' ? {} : { cpu });
+  });
+
+  // The review's example: hard cpu=10; member2 runs a hand-made Deployment `web` (6 cpu); Karmada's
+  // binding `web` (4 cpu) was admitted for member1 only, which does not run it yet, and its claim expired.
+  const quota: KarmadaQuota = {
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: 'team-a', namespace: NS, generation: 1 },
+    spec: { hard: { cpu: '10' } },
+    status: {
+      used: { cpu: '6' },
+      reservations: [
+        {
+          reservedBy: {
+            apiVersion: 'work.karmada.io/v1alpha2',
+            kind: 'ResourceBinding',
+            name: 'web',
+            uid: 'uid-web',
+          },
+          reserved: { cpu: '4' },
+          charge: { cpu: '4' },
+          expirationTime: EXPIRED,
+        },
+      ],
+    },
+  };
+
+  it.each<
+    [string, ResourceBinding, ObservedCluster[], { used: string; reserved?: string; admits4: boolean }]
+  >([
+    [
+      'foreign web in member2, web scheduled to member1 and not running: its 4 cpu stay reserved',
+      web({ member1: 4 }),
+      [member('member1', 0), member('member2', 6)],
+      { used: '6', reserved: '4', admits4: false },
+    ],
+    [
+      'the same once member1 runs it: used, nothing reserved',
+      web({ member1: 4 }),
+      [member('member1', 4), member('member2', 6)],
+      { used: '10', admits4: false },
+    ],
+    [
+      'leaving member2 for member1 (graceful eviction): the old copy does not cover the new one',
+      web({ member1: 4 }, ['member2']),
+      [member('member1', 0), member('member2', 4)],
+      { used: '4', reserved: '4', admits4: false },
+    ],
+  ])('%s', (_name, binding, clusters, expected) => {
+    const result = computeQuotaStatus({ quota, bindings: [binding], clusters, now: NOW });
+    expect(result.errors).toEqual([]);
+    expect(result.status.used).toEqual({ cpu: expected.used });
+    expect(result.status.reserved).toEqual(expected.reserved === undefined ? {} : { cpu: expected.reserved });
+
+    // A further 4-cpu create against the status just written.
+    const written = parseQuotaState({ ...quota, status: result.status });
+    const create = bindingCharge(web({ member1: 4 })).charge;
+    const decision = admitBatch(
+      [written.state],
+      [{ binding: { namespace: NS, name: 'x', uid: 'uid-x' }, charge: create, dryRun: false }],
+      () => true,
+      { now: NOW, ttlSeconds: 120, landingWindowSeconds: 60 },
+    ).decisions[0];
+    expect(decision?.allowed).toBe(expected.admits4);
+  });
+});
