@@ -3,13 +3,13 @@ import { Logger } from '@nestjs/common';
 import type { RedisClient } from '#service-kit';
 import { Counter, type Registry } from 'prom-client';
 import { describeError, RESOURCE_BINDING, type KarmadaQuotaStatus } from '#api';
-import { decodeWaiting, freeOf, REQUEUED_AT_ANNOTATION, requeueOrder, type WaitingChange } from '#quota';
+import { decodeWaiting, REQUEUED_AT_ANNOTATION, requeueOrder, roomOf, type WaitingChange } from '#quota';
 import { waitingKey } from '#usage';
 
 /**
  * The reconciler's side of waiting changes (libs/quota waiting.ts): reads what the webhook recorded,
- * forgets what is withdrawn or settled, and requeues the oldest changes that fit once a reconcile has
- * computed what is free, through Karmada's own reactions.
+ * forgets what is withdrawn or settled, and requeues the changes that fit once a reconcile has
+ * computed what is free, higher priority first then oldest, through Karmada's own reactions.
  */
 export class WaitingChanges {
   private readonly logger = new Logger('waiting');
@@ -59,8 +59,8 @@ export class WaitingChanges {
     now: Date,
   ): Promise<void> {
     if (waiting.forget.length > 0) await this.redis.hdel(waitingKey(namespace), ...waiting.forget);
-    const free = new Map([...statuses].map(([quota, status]) => [quota, freeOf(status)]));
-    for (const record of requeueOrder(waiting.live, free, now, this.minRequeueIntervalMs)) {
+    const rooms = new Map([...statuses].map(([quota, status]) => [quota, roomOf(status)]));
+    for (const record of requeueOrder(waiting.live, rooms, now, this.minRequeueIntervalMs)) {
       await this.requeue(namespace, record, now);
     }
   }
@@ -111,7 +111,9 @@ export class WaitingChanges {
       this.requeues.inc({ via, result: 'requeued' });
       this.logger.log(
         { namespace, binding: record.binding, quota: record.quota, poked: what },
-        'requeued a waiting change: its quota has room now',
+        Object.keys(record.requested).length === 0
+          ? "requeued a waiting change: its quota's usage is counted now"
+          : 'requeued a waiting change: its quota has room now',
       );
     } catch (err) {
       this.requeues.inc({ via, result: 'failed' });
