@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ResourceBinding } from '#api';
-import { decodeWaiting, usageUnknownMessage } from '#quota';
+import { decodeWaiting, usageUnknownMessage, type WaitingChange } from '#quota';
 import { RECONCILE_QUEUE, waitingKey, type ReconcileJob } from '#usage';
 import { testRedisUrl } from '../../../test/support/federation.js';
 import { WaitingRecorder } from './waiting-recorder.js';
@@ -46,6 +46,19 @@ const binding = (name: string, spec: Partial<ResourceBinding['spec']> = {}): Res
   },
 });
 
+const waiting = (name: string, overrides: Partial<WaitingChange> = {}): WaitingChange => ({
+  binding: name,
+  uid: `uid-${name}`,
+  quota: 'compute',
+  requested: { cpu: '2' },
+  free: { cpu: '1' },
+  needs: { cpu: '4' },
+  since: '2026-11-24T12:00:00.000Z',
+  lastRefusedAt: '2026-11-24T12:00:05.000Z',
+  retryVia: 'scheduler',
+  ...overrides,
+});
+
 const stored = async (): Promise<Record<string, string>> => redis.hgetall(waitingKey(namespace));
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -57,6 +70,22 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test('the admission of a requeue’s own poke (spec.rescheduleTriggeredAt) keeps the record it marked', async () => {
+  // The reconciler marked web requeued, then patched its rescheduleTriggeredAt: the webhook admits
+  // that patch. Another binding's admitted spec change is sent after it, on the same connection.
+  const marked = JSON.stringify(waiting('web', { requeuedAt: '2026-11-24T12:00:10.000Z' }));
+  await redis.hset(waitingKey(namespace), 'web', marked, 'api', JSON.stringify(waiting('api')));
+  recorder.admitted(
+    namespace,
+    binding('web', { rescheduleTriggeredAt: '2026-11-24T12:00:11Z' }),
+    binding('web'),
+  );
+  recorder.admitted(namespace, binding('api', { replicas: 3 }), binding('api'));
+  // Redis runs one connection's commands in order: once api's delete is done, so is any for web.
+  const left = await until('api is forgotten', stored, (records) => !('api' in records));
+  expect(left).toEqual({ web: marked });
+});
 
 test('a "status unknown" refusal is recorded, nothing requested, and queues a reconcile to count it', async () => {
   const refusal = {

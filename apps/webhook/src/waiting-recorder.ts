@@ -30,8 +30,9 @@ function keyOf(namespace: string): string | undefined {
 
 /**
  * Keeps the namespace's waiting changes in Redis (libs/quota waiting.ts): a refusal over a limit or
- * for usage not counted yet is recorded, an admitted write that changes the binding's spec ends the
- * wait, and either queues a reconcile of the namespace when it changes what `status.waiting` shows. Off the admission path: Redis being down costs the record,
+ * for usage not counted yet is recorded, an admitted write that changes the binding's spec (other
+ * than a requeue's poke) ends the wait, and either queues a reconcile of the namespace when it
+ * changes what `status.waiting` shows. Off the admission path: Redis being down costs the record,
  * never an admission.
  */
 export class WaitingRecorder implements OnApplicationShutdown {
@@ -67,7 +68,7 @@ export class WaitingRecorder implements OnApplicationShutdown {
   }
 
   admitted(namespace: string, object: ResourceBinding, old: ResourceBinding | undefined): void {
-    if (!specChanged(object, old)) return; // metadata or status only: the refused change still waits
+    if (!specChanged(object, old)) return; // metadata, status or a requeue's poke: the change still waits
     const key = keyOf(namespace);
     if (key === undefined) return;
     const name = object.metadata!.name!;

@@ -14,6 +14,7 @@ import {
   REQUEUE_SETTLE_MS,
   roomOf,
   schedulePriority,
+  specChanged,
   STARVING_AFTER_MS,
   waitingRefusal,
   waitingStatus,
@@ -437,6 +438,30 @@ describe('requeueOrder', () => {
     ];
     expect(names(requeueOrder(records, free('8'), NOW, 10_000))).toEqual(['big']);
     expect(names(requeueOrder(records, free('9'), NOW, 10_000))).toEqual(['big', 'small']);
+  });
+});
+
+describe('specChanged', () => {
+  const poke = { rescheduleTriggeredAt: '2026-11-24T12:00:01Z' };
+  it.each<[string, ResourceBinding, ResourceBinding | undefined, boolean]>([
+    ['a create', rb('web', {}), undefined, true],
+    ['a replicas change', rb('web', { replicas: 4 }), rb('web', {}), true],
+    [
+      'metadata only',
+      { ...rb('web', {}), metadata: { name: 'web', labels: { a: 'b' } } },
+      rb('web', {}),
+      false,
+    ],
+    ['a requeue’s poke (rescheduleTriggeredAt only)', rb('web', poke), rb('web', {}), false],
+    ['a later poke', rb('web', { rescheduleTriggeredAt: '2026-11-24T12:00:09Z' }), rb('web', poke), false],
+    [
+      'a poke with a placement change',
+      rb('web', { ...poke, clusters: [{ name: 'm1' }] }),
+      rb('web', {}),
+      true,
+    ],
+  ])('%s', (_, object, old, expected) => {
+    expect(specChanged(object, old)).toBe(expected);
   });
 });
 

@@ -86,9 +86,18 @@ export function refusedWriter(object: ResourceBinding, old: ResourceBinding | un
   return sameJson(withoutPlacement(object.spec), withoutPlacement(old.spec)) ? 'scheduler' : 'template';
 }
 
-/** Whether a write changes the binding's spec (a create does): admitted, such a write ends a wait. */
+/**
+ * Whether a write changes the binding's spec (a create does): admitted, such a write ends a wait.
+ * `spec.rescheduleTriggeredAt` alone does not: it is how a requeue pokes the scheduler, and the
+ * admission of that poke must not erase the record the requeue has just marked (the refused change
+ * is the scheduler's next write, not the poke).
+ */
 export function specChanged(object: ResourceBinding, old: ResourceBinding | undefined): boolean {
-  return old === undefined || !sameJson(object.spec, old.spec);
+  const withoutPoke = (spec: ResourceBinding['spec'] | undefined) => ({
+    ...spec,
+    rescheduleTriggeredAt: undefined,
+  });
+  return old === undefined || !sameJson(withoutPoke(object.spec), withoutPoke(old.spec));
 }
 
 type Refusal = Extract<Decision, { allowed: false }>;
