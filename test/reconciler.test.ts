@@ -388,6 +388,43 @@ describe('the reconciler, end to end', () => {
     await createBinding(binding(namespace, 'next', 3, '1'));
   });
 
+  test('a waiting change that can never fit does not hold up a younger one that fits: that one is requeued', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10' });
+    await createBinding(binding(namespace, 'filler', 5, '1'));
+    await createBinding(binding(namespace, 'other', 5, '1'));
+    // The templates a requeue annotates (Karmada's detector would retry on the change).
+    const apps = host().makeApiClient(k8s.AppsV1Api);
+    for (const name of ['big', 'small'])
+      await apps.createNamespacedDeployment({ namespace, body: deployment(name, 1, '1') });
+    // big asks more than hard (+20 of 10), then small asks +1: both refused, big the older.
+    for (const [name, replicas] of [
+      ['big', 20],
+      ['small', 1],
+    ] as const) {
+      const refused = await createBinding(binding(namespace, name, replicas, '1')).then(
+        () => undefined,
+        (err: k8s.ApiException<string>) => err,
+      );
+      expect(refused?.code).toBe(403);
+    }
+    await eventually(
+      () => readQuota(namespace),
+      (k) => (k.status?.waiting ?? []).length === 2,
+    );
+    await objects().deleteNamespacedCustomObject({ ...RESOURCE_BINDING, namespace, name: 'filler' });
+    const requeuedAt = async (name: string) =>
+      (await apps.readNamespacedDeployment({ namespace, name })).metadata?.annotations?.[
+        'karmada-quota/requeued-at'
+      ];
+    await eventually(
+      () => requeuedAt('small'),
+      (at) => at !== undefined,
+      30_000,
+    );
+    expect(await requeuedAt('big')).toBeUndefined();
+  });
+
   test('an orphan reservation (an admitted create that never persisted) is removed after its TTL', async () => {
     const namespace = await namespaceEverywhere();
     await createQuota(namespace, { cpu: '10' });

@@ -3,13 +3,52 @@ import { Logger } from '@nestjs/common';
 import type { RedisClient } from '#service-kit';
 import { Counter, type Registry } from 'prom-client';
 import { describeError, RESOURCE_BINDING, type KarmadaQuotaStatus } from '#api';
-import { decodeWaiting, freeOf, REQUEUED_AT_ANNOTATION, requeueOrder, type WaitingChange } from '#quota';
+import { decodeWaiting, REQUEUED_AT_ANNOTATION, requeueOrder, roomOf, type WaitingChange } from '#quota';
 import { waitingKey } from '#usage';
 
 /**
+ * Replaces a waiting record (ARGV[1] in hash KEYS[1]) with ARGV[4] only while it is still the refusal
+ * the reconciler read: the same `lastRefusedAt` (ARGV[2]) and `requeuedAt` (ARGV[3], '' for none).
+ * The webhook writes the hash concurrently: a record it deleted meanwhile (the change admitted) is not
+ * written back, and one it refused again is not overwritten with the older figures.
+ */
+const REPLACE_IF_UNCHANGED = `
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return 0 end
+local ok, stored = pcall(cjson.decode, raw)
+if not ok or type(stored) ~= 'table' then return 0 end
+local requeuedAt = stored.requeuedAt
+if type(requeuedAt) ~= 'string' then requeuedAt = '' end
+if stored.lastRefusedAt ~= ARGV[2] or requeuedAt ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+return 1`;
+
+/**
+ * Stores `next` over the namespace's record of `read.binding` if it is still `read` as far as the
+ * webhook's writes go (REPLACE_IF_UNCHANGED); whether it did.
+ */
+export async function replaceIfUnchanged(
+  redis: RedisClient,
+  namespace: string,
+  read: WaitingChange,
+  next: WaitingChange,
+): Promise<boolean> {
+  const replaced = await redis.eval(
+    REPLACE_IF_UNCHANGED,
+    1,
+    waitingKey(namespace),
+    read.binding,
+    read.lastRefusedAt,
+    read.requeuedAt ?? '',
+    JSON.stringify(next),
+  );
+  return replaced === 1;
+}
+
+/**
  * The reconciler's side of waiting changes (libs/quota waiting.ts): reads what the webhook recorded,
- * forgets what is withdrawn or settled, and requeues the oldest changes that fit once a reconcile has
- * computed what is free, through Karmada's own reactions.
+ * forgets what is withdrawn or settled, and requeues the changes that fit once a reconcile has
+ * computed what is free, higher priority first then oldest, through Karmada's own reactions.
  */
 export class WaitingChanges {
   private readonly logger = new Logger('waiting');
@@ -59,8 +98,8 @@ export class WaitingChanges {
     now: Date,
   ): Promise<void> {
     if (waiting.forget.length > 0) await this.redis.hdel(waitingKey(namespace), ...waiting.forget);
-    const free = new Map([...statuses].map(([quota, status]) => [quota, freeOf(status)]));
-    for (const record of requeueOrder(waiting.live, free, now, this.minRequeueIntervalMs)) {
+    const rooms = new Map([...statuses].map(([quota, status]) => [quota, roomOf(status)]));
+    for (const record of requeueOrder(waiting.live, rooms, now, this.minRequeueIntervalMs)) {
       await this.requeue(namespace, record, now);
     }
   }
@@ -70,6 +109,11 @@ export class WaitingChanges {
    * reconciles on any annotation change), `spec.rescheduleTriggeredAt` on the binding re-runs its
    * scheduler (it reschedules on a spec change; the time must be after its last scheduling, which
    * metav1.Time keeps to the second). Neither changes what the workload runs.
+   *
+   * The record is marked requeued before the poke, and only if the webhook has not written it since
+   * it was read: the retry the poke causes may be admitted (the record deleted) or refused (rewritten)
+   * within milliseconds, and a mark written after that would resurrect or overwrite it. A poke that
+   * fails takes the mark back, if nothing was written since.
    */
   private async requeue(namespace: string, record: WaitingChange, now: Date): Promise<void> {
     const via = record.retryVia === 'template' && record.template ? 'template' : 'binding';
@@ -94,6 +138,8 @@ export class WaitingChanges {
             spec: { rescheduleTriggeredAt: nextSecond },
           };
     const what = `${via === 'template' ? `${record.template!.kind} ${namespace}/${record.template!.name}` : `ResourceBinding ${namespace}/${record.binding}`}`;
+    const marked = { ...record, requeuedAt: now.toISOString() };
+    if (!(await replaceIfUnchanged(this.redis, namespace, record, marked))) return; // refused or admitted since
     try {
       await this.objects.patch(
         patch,
@@ -103,17 +149,15 @@ export class WaitingChanges {
         undefined,
         k8s.PatchStrategy.MergePatch,
       );
-      await this.redis.hset(
-        waitingKey(namespace),
-        record.binding,
-        JSON.stringify({ ...record, requeuedAt: now.toISOString() }),
-      );
       this.requeues.inc({ via, result: 'requeued' });
       this.logger.log(
         { namespace, binding: record.binding, quota: record.quota, poked: what },
-        'requeued a waiting change: its quota has room now',
+        Object.keys(record.requested).length === 0
+          ? "requeued a waiting change: its quota's usage is counted now"
+          : 'requeued a waiting change: its quota has room now',
       );
     } catch (err) {
+      await replaceIfUnchanged(this.redis, namespace, marked, record);
       this.requeues.inc({ via, result: 'failed' });
       this.logger.warn(
         { namespace, binding: record.binding, quota: record.quota, poked: what, error: describeError(err) },

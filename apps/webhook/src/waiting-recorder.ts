@@ -6,8 +6,8 @@ import {
   decodeWaiting,
   recordRefusal,
   refusalNeedsWrite,
-  refusedWriter,
   specChanged,
+  waitingRefusal,
   type Decision,
   type WaitingChange,
 } from '#quota';
@@ -29,10 +29,11 @@ function keyOf(namespace: string): string | undefined {
 }
 
 /**
- * Keeps the namespace's waiting changes in Redis (libs/quota waiting.ts): a refusal over a limit is
- * recorded, an admitted write that changes the binding's spec ends the wait, and either queues a
- * reconcile of the namespace when it changes what `status.waiting` shows. Off the admission path:
- * Redis being down costs the record, never an admission.
+ * Keeps the namespace's waiting changes in Redis (libs/quota waiting.ts): a refusal over a limit or
+ * for usage not counted yet is recorded, an admitted write that changes the binding's spec (other
+ * than a requeue's poke) ends the wait, and either queues a reconcile of the namespace when it
+ * changes what `status.waiting` shows. Off the admission path: Redis being down costs the record,
+ * never an admission.
  */
 export class WaitingRecorder implements OnApplicationShutdown {
   private readonly logger = new Logger('waiting');
@@ -50,39 +51,24 @@ export class WaitingRecorder implements OnApplicationShutdown {
     old: ResourceBinding | undefined,
     refusal: Refusal,
   ): void {
-    if (!refusal.shortfall) return; // not a limit: usage unknown or requests missing, nothing frees it
+    const change = waitingRefusal(object, old, refusal);
+    if (change === undefined) return; // requests missing: only a change of the binding cures it
     const key = keyOf(namespace);
     if (key === undefined) return;
-    const name = object.metadata!.name!;
-    const resource = object.spec?.resource;
     void this.guard(async () => {
-      const raw = await this.redis.hget(key, name);
+      const raw = await this.redis.hget(key, change.binding);
       const decoded = raw === null ? undefined : decodeWaiting(raw);
       const previous = decoded && !('error' in decoded) ? decoded : undefined;
-      const record = recordRefusal(
-        previous,
-        {
-          binding: name,
-          // The stored binding's: a create's uid is new on each attempt.
-          ...(old?.metadata?.uid ? { uid: old.metadata.uid } : {}),
-          quota: refusal.quota,
-          ...refusal.shortfall!,
-          retryVia: refusedWriter(object, old),
-          ...(resource?.apiVersion && resource.kind && resource.name
-            ? { template: { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name } }
-            : {}),
-        },
-        new Date(this.clock()),
-      );
+      const record = recordRefusal(previous, change, new Date(this.clock()));
       if (!refusalNeedsWrite(previous, record)) return;
-      await this.redis.hset(key, name, JSON.stringify(record));
+      await this.redis.hset(key, change.binding, JSON.stringify(record));
       if (shown(record) !== shown(previous))
-        await this.reconcile(namespace, `ResourceBinding ${name} refused`);
+        await this.reconcile(namespace, `ResourceBinding ${change.binding} refused`);
     });
   }
 
   admitted(namespace: string, object: ResourceBinding, old: ResourceBinding | undefined): void {
-    if (!specChanged(object, old)) return; // metadata or status only: the refused change still waits
+    if (!specChanged(object, old)) return; // metadata, status or a requeue's poke: the change still waits
     const key = keyOf(namespace);
     if (key === undefined) return;
     const name = object.metadata!.name!;

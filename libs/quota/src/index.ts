@@ -42,15 +42,16 @@ export type { DenialTally } from './denial-events.js';
 export {
   ABANDONED_AFTER_MS,
   decodeWaiting,
-  freeOf,
   liveWaiting,
   recordRefusal,
   refusalNeedsWrite,
   refusedWriter,
   requeueOrder,
   REQUEUE_SETTLE_MS,
+  roomOf,
   specChanged,
   REQUEUED_AT_ANNOTATION,
+  waitingRefusal,
   waitingStatus,
 } from './waiting.js';
-export type { RetryVia, WaitingChange } from './waiting.js';
+export type { QuotaRoom, RetryVia, WaitingChange } from './waiting.js';

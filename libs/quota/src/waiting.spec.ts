@@ -1,9 +1,10 @@
 import type { ResourceBinding } from '#api';
 import { parseResourceList, type ResourceList } from '#quantity';
+import { admitBatch, usageUnknownMessage, type Decision } from './admission.js';
+import { bindingCharge } from './charge.js';
 import {
   ABANDONED_AFTER_MS,
   decodeWaiting,
-  freeOf,
   liveWaiting,
   recordRefusal,
   REFUSAL_REWRITE_AFTER_MS,
@@ -11,7 +12,13 @@ import {
   refusedWriter,
   requeueOrder,
   REQUEUE_SETTLE_MS,
+  roomOf,
+  schedulePriority,
+  specChanged,
+  STARVING_AFTER_MS,
+  waitingRefusal,
   waitingStatus,
+  type QuotaRoom,
   type WaitingChange,
 } from './waiting.js';
 
@@ -229,7 +236,7 @@ describe('waitingStatus', () => {
   });
 });
 
-describe('freeOf', () => {
+describe('roomOf', () => {
   it.each<[string, Record<string, Record<string, string>>, Record<string, string>]>([
     [
       'hard - used - reserved',
@@ -243,7 +250,8 @@ describe('freeOf', () => {
     ],
     ['only the keys of hard', { hard: { cpu: '1' }, used: { memory: '1Gi' } }, { cpu: '1' }],
   ])('%s', (_, status, expected) => {
-    const free = freeOf(status);
+    const { hard, free } = roomOf(status);
+    expect(hard).toEqual(list(status['hard']!));
     expect(Object.keys(free)).toEqual(Object.keys(expected));
     for (const [key, value] of Object.entries(expected))
       expect(free[key]!.cmp(list({ x: value })['x']!)).toBe(0);
@@ -251,9 +259,15 @@ describe('freeOf', () => {
 });
 
 describe('requeueOrder', () => {
-  const free = (cpu: string) => new Map([['compute', list({ cpu })]]);
+  const room = (hard: Record<string, string>, free: Record<string, string>): QuotaRoom => ({
+    hard: list(hard),
+    free: list(free),
+  });
+  const free = (cpu: string) => new Map([['compute', room({ cpu: '10' }, { cpu })]]);
   const names = (chosen: WaitingChange[]) => chosen.map((r) => r.binding);
-  it.each<[string, WaitingChange[], Map<string, ResourceList>, string[]]>([
+  const starved = ago(STARVING_AFTER_MS);
+  const waitedLess = ago(STARVING_AFTER_MS - 1);
+  it.each<[string, WaitingChange[], Map<string, QuotaRoom>, string[]]>([
     ['nothing waiting', [], free('10'), []],
     [
       'the oldest that fit',
@@ -268,12 +282,111 @@ describe('requeueOrder', () => {
       ['a', 'b'],
     ],
     [
-      'a younger, smaller change never overtakes the oldest',
+      'N7: an older change that cannot fit now (+20 over hard 10) does not block a younger one that does',
       [
-        record('big', { since: ago(30), requested: { cpu: '8' } }),
+        record('big', { since: ago(60_000), requested: { cpu: '20' }, needs: { cpu: '20' } }),
+        record('small', { since: ago(30_000), requested: { cpu: '1' }, needs: { cpu: '1' } }),
+      ],
+      free('5'),
+      ['small'],
+    ],
+    [
+      'an older change that does not fit now, not yet starving, does not block either',
+      [
+        record('big', { since: waitedLess, requested: { cpu: '8' }, needs: { cpu: '8' } }),
         record('small', { since: ago(20), requested: { cpu: '1' } }),
       ],
+      free('5'),
+      ['small'],
+    ],
+    [
+      'a starving change that could fit once enough frees holds the room it asks',
+      [
+        record('big', { since: starved, requested: { cpu: '8' }, needs: { cpu: '8' } }),
+        record('small', { since: ago(20), requested: { cpu: '1' } }),
+      ],
+      free('5'),
+      [],
+    ],
+    [
+      'a starving change holds only its own keys',
+      [
+        record('big', { since: starved, requested: { cpu: '8' }, needs: { cpu: '8' } }),
+        record('pods', { since: ago(20), requested: { pods: '1' } }),
+      ],
+      new Map([['compute', room({ cpu: '10', pods: '10' }, { cpu: '5', pods: '3' })]]),
+      ['pods'],
+    ],
+    [
+      'a starving change whose binding would exceed hard in all (a scale-up past the limit) never blocks',
+      [
+        record('grow', { since: starved, requested: { cpu: '4' }, needs: { cpu: '12' } }),
+        record('small', { since: ago(20), requested: { cpu: '1' } }),
+      ],
+      free('3'),
+      ['small'],
+    ],
+    [
+      'a starving change asking more than hard never blocks',
+      [
+        record('big', { since: starved, requested: { cpu: '20' }, needs: { cpu: '20' } }),
+        record('small', { since: ago(20), requested: { cpu: '1' } }),
+      ],
+      free('5'),
+      ['small'],
+    ],
+    [
+      'a record without needs (an older version’s) is judged by what it asked',
+      [
+        record('big', { since: starved, requested: { cpu: '8' } }),
+        record('small', { since: ago(20), requested: { cpu: '1' } }),
+      ],
+      free('5'),
+      [],
+    ],
+    [
+      'higher priority first, whatever its age',
+      [
+        record('old-low', { since: ago(60_000), requested: { cpu: '3' } }),
+        record('young-high', { since: ago(10), requested: { cpu: '3' }, priority: 1000 }),
+      ],
       free('4'),
+      ['young-high'],
+    ],
+    [
+      'a negative priority after none',
+      [
+        record('negative', { since: ago(60_000), requested: { cpu: '3' }, priority: -5 }),
+        record('none', { since: ago(10), requested: { cpu: '3' } }),
+      ],
+      free('4'),
+      ['none'],
+    ],
+    [
+      'same priority: oldest first',
+      [
+        record('young', { since: ago(10), requested: { cpu: '3' }, priority: 7 }),
+        record('old', { since: ago(20), requested: { cpu: '3' }, priority: 7 }),
+      ],
+      free('4'),
+      ['old'],
+    ],
+    [
+      'a starving lower-priority change does not hold room against a higher one',
+      [
+        record('low', { since: starved, requested: { cpu: '8' }, needs: { cpu: '8' } }),
+        record('high', { since: ago(10), requested: { cpu: '1' }, priority: 10 }),
+      ],
+      free('5'),
+      ['high'],
+    ],
+    [
+      'a starving higher-priority change holds room against an older lower one',
+      [
+        record('low', { since: ago(STARVING_AFTER_MS * 2), requested: { cpu: '1' } }),
+        record('high', { since: starved, requested: { cpu: '8' }, needs: { cpu: '8' }, priority: 10 }),
+      ],
+      free('5'),
       [],
     ],
     [
@@ -288,21 +401,159 @@ describe('requeueOrder', () => {
       free('2'),
       ['a'],
     ],
+    [
+      'a "status unknown" refusal (nothing requested) is requeued once its quota is counted',
+      [record('unknown', { requested: {}, free: {} })],
+      free('0'),
+      ['unknown'],
+    ],
+    [
+      'a "status unknown" refusal of a quota this reconcile did not count waits',
+      [record('unknown', { quota: 'other', requested: {}, free: {} })],
+      free('0'),
+      [],
+    ],
     ['a key the quota has no room on', [record('a', { requested: { pods: '1' } })], free('10'), []],
     ['a quota that is gone', [record('a', { quota: 'deleted' })], free('10'), []],
     [
       'quotas are independent',
       [
-        record('a', { since: ago(30), requested: { cpu: '9' } }),
+        record('a', { since: starved, requested: { cpu: '9' } }),
         record('g', { quota: 'gpu', since: ago(20), requested: { gpu: '1' } }),
       ],
       new Map([
-        ['compute', list({ cpu: '1' })],
-        ['gpu', list({ gpu: '1' })],
+        ['compute', room({ cpu: '10' }, { cpu: '1' })],
+        ['gpu', room({ gpu: '1' }, { gpu: '1' })],
       ]),
       ['g'],
     ],
   ])('%s', (_, records, available, expected) => {
     expect(names(requeueOrder(records, available, NOW, 10_000))).toEqual(expected);
+  });
+
+  it('a starving change is requeued as soon as enough frees, ahead of younger ones', () => {
+    const records = [
+      record('big', { since: starved, requested: { cpu: '8' }, needs: { cpu: '8' } }),
+      record('small', { since: ago(20), requested: { cpu: '1' } }),
+    ];
+    expect(names(requeueOrder(records, free('8'), NOW, 10_000))).toEqual(['big']);
+    expect(names(requeueOrder(records, free('9'), NOW, 10_000))).toEqual(['big', 'small']);
+  });
+});
+
+describe('specChanged', () => {
+  const poke = { rescheduleTriggeredAt: '2026-11-24T12:00:01Z' };
+  it.each<[string, ResourceBinding, ResourceBinding | undefined, boolean]>([
+    ['a create', rb('web', {}), undefined, true],
+    ['a replicas change', rb('web', { replicas: 4 }), rb('web', {}), true],
+    [
+      'metadata only',
+      { ...rb('web', {}), metadata: { name: 'web', labels: { a: 'b' } } },
+      rb('web', {}),
+      false,
+    ],
+    ['a requeue’s poke (rescheduleTriggeredAt only)', rb('web', poke), rb('web', {}), false],
+    ['a later poke', rb('web', { rescheduleTriggeredAt: '2026-11-24T12:00:09Z' }), rb('web', poke), false],
+    [
+      'a poke with a placement change',
+      rb('web', { ...poke, clusters: [{ name: 'm1' }] }),
+      rb('web', {}),
+      true,
+    ],
+  ])('%s', (_, object, old, expected) => {
+    expect(specChanged(object, old)).toBe(expected);
+  });
+});
+
+describe('schedulePriority', () => {
+  const withPriority = (schedulePriority: unknown) =>
+    rb('web', { schedulePriority } as Partial<ResourceBinding['spec']>);
+  it.each<[string, ResourceBinding, number]>([
+    ['none', rb('web', {}), 0],
+    ['Karmada’s resolved value', withPriority({ priority: 1000 }), 1000],
+    ['a negative value', withPriority({ priority: -10 }), -10],
+    ['not a number', withPriority({ priority: 'high' }), 0],
+    ['not an integer', withPriority({ priority: 1.5 }), 0],
+    [
+      'a priorityClassName alone is not resolved',
+      rb('web', { replicaRequirements: { priorityClassName: 'high' } }),
+      0,
+    ],
+  ])('%s', (_, binding, expected) => {
+    expect(schedulePriority(binding)).toBe(expected);
+  });
+});
+
+describe('waitingRefusal', () => {
+  const stored = rb('web', {
+    replicas: 2,
+    replicaRequirements: { resourceRequest: { cpu: '1' } },
+    clusters: [{ name: 'm1', replicas: 2 }],
+  });
+  const scaled = rb('web', {
+    replicas: 12,
+    replicaRequirements: { resourceRequest: { cpu: '1' } },
+    clusters: [{ name: 'm1', replicas: 12 }],
+    schedulePriority: { priority: 100 },
+  } as Partial<ResourceBinding['spec']>);
+  /** What admission decides for `scaled` over `stored` against quota compute (hard cpu=10, `used`). */
+  const decide = (used: Record<string, string>): Extract<Decision, { allowed: false }> => {
+    const [decision] = admitBatch(
+      [{ name: 'compute', hard: list({ cpu: '10' }), used: list(used), reservations: [] }],
+      [
+        {
+          binding: { namespace: 'team-a', name: 'web', uid: 'uid-web' },
+          charge: bindingCharge(scaled).charge,
+          old: { charge: bindingCharge(stored).charge, quotas: ['compute'] },
+          dryRun: false,
+        },
+      ],
+      () => true,
+      { now: NOW, ttlSeconds: 300, landingWindowSeconds: 60 },
+    ).decisions;
+    if (decision === undefined || decision.allowed) throw new Error('expected a refusal');
+    return decision;
+  };
+
+  it('records a limit refusal with its shortfall, what the binding would hold in all, and its priority', () => {
+    expect(waitingRefusal(scaled, stored, decide({ cpu: '2' }))).toEqual({
+      binding: 'web',
+      uid: 'uid-web',
+      quota: 'compute',
+      requested: { cpu: '10' },
+      free: { cpu: '8' },
+      needs: { cpu: '12' },
+      retryVia: 'template',
+      template: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      priority: 100,
+    });
+  });
+
+  it('records a "status unknown" refusal with nothing requested: the count cures it, not room', () => {
+    const refusal = decide({});
+    expect(refusal.message).toMatch(/^status unknown for quota: compute,/);
+    expect(waitingRefusal(scaled, stored, refusal)).toEqual({
+      binding: 'web',
+      uid: 'uid-web',
+      quota: 'compute',
+      requested: {},
+      free: {},
+      retryVia: 'template',
+      template: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      priority: 100,
+    });
+  });
+
+  it.each<[string, Extract<Decision, { allowed: false }>]>([
+    [
+      'requests missing',
+      { allowed: false, quota: 'compute', exceeded: [], message: 'spec.replicaRequirements: no cpu request' },
+    ],
+    [
+      'another quota’s "status unknown" message',
+      { allowed: false, quota: 'compute', exceeded: [], message: usageUnknownMessage('compute-2', ['cpu']) },
+    ],
+  ])('records nothing for %s', (_, refusal) => {
+    expect(waitingRefusal(scaled, stored, refusal)).toBeUndefined();
   });
 });

@@ -2,12 +2,13 @@
  * Changes a quota refused, waiting for quota to free (docs/concepts/waiting-changes.md). Karmada retries a
  * refused binding write with a back-off that grows to 1000 s and nothing in Karmada retries it when
  * quota frees, so:
- * - the webhook records each refusal (recordRefusal) and forgets the binding once a write of it is
- *   admitted;
+ * - the webhook records each refusal over a limit or for usage not counted yet (waitingRefusal,
+ *   recordRefusal) and forgets the binding once a write that changes its spec is admitted;
  * - the reconciler shows the ones still wanted in the quota's `status.waiting` (waitingStatus),
- *   forgets the ones withdrawn or settled (liveWaiting), and requeues, oldest first, the ones that fit
- *   in what is free now (requeueOrder) through Karmada's own reactions: an annotation on the template
- *   re-runs the detector, `spec.rescheduleTriggeredAt` on the binding re-runs the scheduler.
+ *   forgets the ones withdrawn or settled (liveWaiting), and requeues, higher priority first then
+ *   oldest first, the ones that fit in what is free now (requeueOrder) through Karmada's own
+ *   reactions: an annotation on the template re-runs the detector, `spec.rescheduleTriggeredAt` on the
+ *   binding re-runs the scheduler.
  */
 import {
   isJsonObject,
@@ -16,8 +17,17 @@ import {
   type ResourceBinding,
   type WaitingChangeStatus,
 } from '#api';
-import { addLists, parseResourceList, Quantity, subtractLists, type ResourceList } from '#quantity';
-import { freeUnder } from './admission.js';
+import {
+  addLists,
+  formatList,
+  maskList,
+  parseResourceList,
+  Quantity,
+  subtractLists,
+  type ResourceList,
+} from '#quantity';
+import { freeUnder, type Decision } from './admission.js';
+import { bindingCharge } from './charge.js';
 
 /** Whose write was refused, so whose reaction retries it. */
 export type RetryVia = 'template' | 'scheduler';
@@ -29,9 +39,21 @@ export interface WaitingChange {
   uid?: string;
   /** The quota that refused it. */
   quota: string;
-  /** The increase asked and what was free, on the exceeded keys, at the latest refusal. */
+  /**
+   * The increase asked and what was free, on the exceeded keys, at the latest refusal. Both are empty
+   * for a refusal because the quota's usage was not counted yet ("status unknown"): such a change
+   * waits for the reconciler's count, not for room.
+   */
   requested: Record<string, string>;
   free: Record<string, string>;
+  /**
+   * What the binding would hold in the quota in all once the change is admitted, on the exceeded
+   * keys. More than `hard` on any key and the change can never fit. Absent in records written before
+   * it existed: `requested` stands in.
+   */
+  needs?: Record<string, string>;
+  /** Karmada's scheduling priority of the binding (`spec.schedulePriority.priority`); absent is 0. */
+  priority?: number;
   /** RFC 3339: the first refusal since the binding last had a write admitted. */
   since: string;
   /** RFC 3339: the latest refusal. */
@@ -64,9 +86,75 @@ export function refusedWriter(object: ResourceBinding, old: ResourceBinding | un
   return sameJson(withoutPlacement(object.spec), withoutPlacement(old.spec)) ? 'scheduler' : 'template';
 }
 
-/** Whether a write changes the binding's spec (a create does): admitted, such a write ends a wait. */
+/**
+ * Whether a write changes the binding's spec (a create does): admitted, such a write ends a wait.
+ * `spec.rescheduleTriggeredAt` alone does not: it is how a requeue pokes the scheduler, and the
+ * admission of that poke must not erase the record the requeue has just marked (the refused change
+ * is the scheduler's next write, not the poke).
+ */
 export function specChanged(object: ResourceBinding, old: ResourceBinding | undefined): boolean {
-  return old === undefined || !sameJson(object.spec, old.spec);
+  const withoutPoke = (spec: ResourceBinding['spec'] | undefined) => ({
+    ...spec,
+    rescheduleTriggeredAt: undefined,
+  });
+  return old === undefined || !sameJson(withoutPoke(object.spec), withoutPoke(old.spec));
+}
+
+type Refusal = Extract<Decision, { allowed: false }>;
+
+/** A waiting change as one refusal describes it, before recordRefusal dates it. */
+export type RefusedChange = Omit<WaitingChange, 'since' | 'lastRefusedAt' | 'requeuedAt'>;
+
+/**
+ * Karmada's scheduling priority of a binding: `spec.schedulePriority.priority`, the value of the
+ * PriorityClass its PropagationPolicy names (Karmada's PriorityBasedScheduling); 0 without one, as
+ * Karmada's scheduling queue takes it. A workload's own `priorityClassName` is only a name: reading
+ * the PriorityClass objects for it would be a second, different ordering from Karmada's.
+ */
+export function schedulePriority(object: ResourceBinding): number {
+  const spec: unknown = object.spec;
+  const field = isJsonObject(spec) ? spec['schedulePriority'] : undefined;
+  const priority = isJsonObject(field) ? field['priority'] : undefined;
+  return typeof priority === 'number' && Number.isInteger(priority) ? priority : 0;
+}
+
+/**
+ * Whether a refusal says the quota's usage is not counted for its current spec yet. admission.ts
+ * words it as ResourceQuota does (usageUnknownMessage): `status unknown for quota: <name>, ...`.
+ */
+const usageUnknown = (refusal: Refusal): boolean =>
+  refusal.shortfall === undefined &&
+  refusal.exceeded.length === 0 &&
+  refusal.message.startsWith(`status unknown for quota: ${refusal.quota},`);
+
+/**
+ * What a refusal records as a waiting change (recordRefusal adds the times), or undefined for a
+ * refusal nothing but a change of the binding can cure (requests missing). A limit refusal records
+ * its shortfall; a "status unknown" one records nothing requested: the reconciler's next count of
+ * the quota cures it.
+ */
+export function waitingRefusal(
+  object: ResourceBinding,
+  old: ResourceBinding | undefined,
+  refusal: Refusal,
+): RefusedChange | undefined {
+  if (refusal.shortfall === undefined && !usageUnknown(refusal)) return undefined;
+  const resource = object.spec?.resource;
+  const priority = schedulePriority(object);
+  const change = {
+    binding: object.metadata!.name!,
+    // The stored binding's: a create's uid is new on each attempt.
+    ...(old?.metadata?.uid ? { uid: old.metadata.uid } : {}),
+    quota: refusal.quota,
+    retryVia: refusedWriter(object, old),
+    ...(resource?.apiVersion && resource.kind && resource.name
+      ? { template: { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name } }
+      : {}),
+    ...(priority !== 0 ? { priority } : {}),
+  };
+  if (refusal.shortfall === undefined) return { ...change, requested: {}, free: {} };
+  const needs = maskList(bindingCharge(object).charge, Object.keys(refusal.shortfall.requested));
+  return { ...change, ...refusal.shortfall, needs: formatList(needs) };
 }
 
 /**
@@ -92,7 +180,7 @@ export function refusalNeedsWrite(previous: WaitingChange | undefined, next: Wai
 /** The record after one more refusal of the binding: `since` stays while it is the same object. */
 export function recordRefusal(
   previous: WaitingChange | undefined,
-  refusal: Omit<WaitingChange, 'since' | 'lastRefusedAt' | 'requeuedAt'>,
+  refusal: RefusedChange,
   now: Date,
 ): WaitingChange {
   const at = now.toISOString();
@@ -128,7 +216,9 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
     !isTime(value.since) ||
     !isTime(value.lastRefusedAt) ||
     (value.retryVia !== 'template' && value.retryVia !== 'scheduler') ||
-    (value.requeuedAt !== undefined && !isTime(value.requeuedAt))
+    (value.requeuedAt !== undefined && !isTime(value.requeuedAt)) ||
+    (value.needs !== undefined && !wireList(value.needs)) ||
+    (value.priority !== undefined && !Number.isInteger(value.priority))
   ) {
     return { error: 'not a waiting change record' };
   }
@@ -175,11 +265,21 @@ export function waitingStatus(quota: string, live: readonly WaitingChange[]): Wa
     .map(({ binding, requested, free, since }) => ({ binding, requested, free, since }));
 }
 
-/** What a quota has free now, per key of hard: hard - used - reserved, never below 0. */
-export function freeOf(status: KarmadaQuotaStatus): ResourceList {
+/** What a requeue weighs a change against: the quota's limits and what it has free now. */
+export interface QuotaRoom {
+  hard: ResourceList;
+  /** hard - used - reserved, per key of hard, never below 0. */
+  free: ResourceList;
+}
+
+/** A quota's room, from the status a reconcile just computed. */
+export function roomOf(status: KarmadaQuotaStatus): QuotaRoom {
   const list = (value: unknown) => parseResourceList(value ?? {}, 'status').list;
   const hard = list(status.hard);
-  return freeUnder(hard, addLists(list(status.used), list(status.reserved)), Object.keys(hard));
+  return {
+    hard,
+    free: freeUnder(hard, addLists(list(status.used), list(status.reserved)), Object.keys(hard)),
+  };
 }
 
 /** Every key of `requested` within `available`, a key `available` lacks being 0. */
@@ -187,32 +287,46 @@ const fits = (requested: ResourceList, available: ResourceList): boolean =>
   Object.entries(requested).every(([key, q]) => q.cmp(available[key] ?? Quantity.zero()) <= 0);
 
 /**
- * The waiting changes to requeue now: per quota, oldest first, as long as each fits in what is still
- * free after the ones before it; the first that does not fit stops its quota (no younger, smaller
- * change overtakes it). A change requeued less than `minIntervalMs` ago is in flight: it is not
- * requeued again, and what it asked is counted as taken.
+ * A change that does not fit but could once enough frees, waiting this long, holds the room it asks:
+ * nothing after it in requeue order that needs that room is requeued ahead of it. Long against the
+ * requeue interval (10 s) and Karmada's first retries, short against its 1000 s back-off.
+ */
+export const STARVING_AFTER_MS = 300_000;
+
+/** Requeue order: higher priority first, then oldest first, then by name. */
+const requeueFirst = (a: WaitingChange, b: WaitingChange): number =>
+  (b.priority ?? 0) - (a.priority ?? 0) || bySince(a, b);
+
+/**
+ * The waiting changes to requeue now, per quota in requeue order (requeueFirst), each if it fits in
+ * what is still free after the ones chosen before it. One that does not fit is skipped and blocks
+ * nothing, unless it has waited STARVING_AFTER_MS and could fit once enough frees (what it `needs`
+ * is within hard): then what it asks is counted as taken, so no change after it takes that room
+ * first. A change that can never fit never holds room. A change requeued less than `minIntervalMs`
+ * ago is in flight: it is not requeued again, and what it asked is counted as taken. A quota absent
+ * from `rooms` (gone, or not counted by this reconcile) requeues nothing.
  */
 export function requeueOrder(
   live: readonly WaitingChange[],
-  free: ReadonlyMap<string, ResourceList>,
+  rooms: ReadonlyMap<string, QuotaRoom>,
   now: Date,
   minIntervalMs: number,
 ): WaitingChange[] {
-  const left = new Map(free);
-  const blocked = new Set<string>();
+  const left = new Map([...rooms].map(([quota, room]) => [quota, room.free]));
   const chosen: WaitingChange[] = [];
-  for (const record of [...live].sort(bySince)) {
+  for (const record of [...live].sort(requeueFirst)) {
+    const room = rooms.get(record.quota);
     const available = left.get(record.quota);
-    if (available === undefined || blocked.has(record.quota)) continue;
+    if (room === undefined || available === undefined) continue; // gone, or not counted now
     const requested = parseResourceList(record.requested, 'requested').list;
     const inFlight =
       record.requeuedAt !== undefined && now.getTime() - Date.parse(record.requeuedAt) < minIntervalMs;
-    if (!inFlight && !fits(requested, available)) {
-      blocked.add(record.quota);
-      continue;
-    }
-    left.set(record.quota, subtractLists(available, requested));
-    if (!inFlight) chosen.push(record);
+    const fitsNow = fits(requested, available);
+    const starving =
+      now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS &&
+      fits(parseResourceList(record.needs ?? record.requested, 'needs').list, room.hard);
+    if (inFlight || fitsNow || starving) left.set(record.quota, subtractLists(available, requested));
+    if (fitsNow && !inFlight) chosen.push(record);
   }
   return chosen;
 }

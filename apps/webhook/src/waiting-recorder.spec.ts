@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { ResourceBinding } from '#api';
+import { decodeWaiting, usageUnknownMessage, type WaitingChange } from '#quota';
+import { RECONCILE_QUEUE, waitingKey, type ReconcileJob } from '#usage';
+import { testRedisUrl } from '../../../test/support/federation.js';
+import { WaitingRecorder } from './waiting-recorder.js';
+
+// Real Redis: the recorder's writes race the reconciler's on the same hash. Each test has its own
+// namespace (so its own key) and queue prefix: nothing is flushed, nothing reaches a reconciler.
+const REDIS_URL = testRedisUrl(15);
+
+let redis: Redis;
+let queueConnection: Redis;
+let queue: Queue<ReconcileJob>;
+let recorder: WaitingRecorder;
+let namespace: string;
+
+beforeEach(() => {
+  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  namespace = `waiting-${randomUUID().slice(0, 8)}`;
+  queue = new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+    connection: (queueConnection = redis.duplicate()),
+    prefix: `test-${namespace}`,
+  });
+  recorder = new WaitingRecorder(redis, queue);
+});
+
+afterEach(async () => {
+  await redis.del(waitingKey(namespace));
+  await queue.obliterate({ force: true });
+  await recorder.onApplicationShutdown();
+  queueConnection.disconnect(); // BullMQ leaves a connection it was given open
+  redis.disconnect();
+});
+
+const binding = (name: string, spec: Partial<ResourceBinding['spec']> = {}): ResourceBinding => ({
+  metadata: { name, namespace: 'ignored', uid: `uid-${name}` },
+  spec: {
+    resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+    replicas: 2,
+    replicaRequirements: { resourceRequest: { cpu: '1' } },
+    clusters: [{ name: 'member1', replicas: 2 }],
+    ...spec,
+  },
+});
+
+const waiting = (name: string, overrides: Partial<WaitingChange> = {}): WaitingChange => ({
+  binding: name,
+  uid: `uid-${name}`,
+  quota: 'compute',
+  requested: { cpu: '2' },
+  free: { cpu: '1' },
+  needs: { cpu: '4' },
+  since: '2026-11-24T12:00:00.000Z',
+  lastRefusedAt: '2026-11-24T12:00:05.000Z',
+  retryVia: 'scheduler',
+  ...overrides,
+});
+
+const stored = async (): Promise<Record<string, string>> => redis.hgetall(waitingKey(namespace));
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('the admission of a requeue’s own poke (spec.rescheduleTriggeredAt) keeps the record it marked', async () => {
+  // The reconciler marked web requeued, then patched its rescheduleTriggeredAt: the webhook admits
+  // that patch. Another binding's admitted spec change is sent after it, on the same connection.
+  const marked = JSON.stringify(waiting('web', { requeuedAt: '2026-11-24T12:00:10.000Z' }));
+  await redis.hset(waitingKey(namespace), 'web', marked, 'api', JSON.stringify(waiting('api')));
+  recorder.admitted(
+    namespace,
+    binding('web', { rescheduleTriggeredAt: '2026-11-24T12:00:11Z' }),
+    binding('web'),
+  );
+  recorder.admitted(namespace, binding('api', { replicas: 3 }), binding('api'));
+  // Redis runs one connection's commands in order: once api's delete is done, so is any for web.
+  const left = await until('api is forgotten', stored, (records) => !('api' in records));
+  expect(left).toEqual({ web: marked });
+});
+
+test('a "status unknown" refusal is recorded, nothing requested, and queues a reconcile to count it', async () => {
+  const refusal = {
+    allowed: false as const,
+    quota: 'compute',
+    exceeded: [],
+    message: usageUnknownMessage('compute', ['cpu']),
+  };
+  recorder.refused(namespace, binding('web', { replicas: 4 }), binding('web'), refusal);
+  const records = await until('web is recorded', stored, (r) => 'web' in r);
+  expect(decodeWaiting(records['web']!)).toMatchObject({
+    binding: 'web',
+    uid: 'uid-web',
+    quota: 'compute',
+    requested: {},
+    free: {},
+    retryVia: 'template',
+  });
+  const jobs = await until(
+    'a reconcile is queued',
+    () => queue.getJobs(),
+    (j) => j.length > 0,
+  );
+  expect(jobs.map((job) => job.data)).toEqual([{ namespace, reason: 'ResourceBinding web refused' }]);
+});
