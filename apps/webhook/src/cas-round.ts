@@ -8,6 +8,7 @@ import {
   parseQuotaState,
   sumReserved,
   toWireReservations,
+  unboundedPodsRefusal,
   type AdmissionItem,
   type BatchResult,
   type Decision,
@@ -115,16 +116,24 @@ export function decide(
   options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
 ): BatchResult {
   const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
-  return admitBatch(
+  // Pods no charge bounds (libs/quota unboundedPodsRefusal): every quota is asked, scoped or not.
+  const unbounded = changes.map((change) => unboundedPodsRefusal(change.object, change.old?.object, quotas));
+  const result = admitBatch(
     states,
     changes.map((change) => itemFor(change, quotas)),
-    (quotaName, index) => checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
+    // A refused change is checked by no quota: it claims nothing, and its refusal is set below.
+    (quotaName, index) =>
+      unbounded[index] === undefined && checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
     {
       now: new Date(now),
       ttlSeconds: options.ttlSeconds,
       landingWindowSeconds: options.landingWindowSeconds,
     },
   );
+  unbounded.forEach((refused, i) => {
+    if (refused !== undefined) result.decisions[i] = { allowed: false, exceeded: [], ...refused };
+  });
+  return result;
 }
 
 /** The projection of quotas as read or cached, if their statuses can be read. */

@@ -1,6 +1,12 @@
 import { formatList } from '#quantity';
-import type { Component, ResourceBinding, TargetCluster } from '#api';
-import { bindingCharge, countResourceName, guessPlural, missingRequestErrors } from './charge.js';
+import type { Component, KarmadaQuota, ResourceBinding, TargetCluster } from '#api';
+import {
+  bindingCharge,
+  countResourceName,
+  guessPlural,
+  missingRequestErrors,
+  unboundedPodsRefusal,
+} from './charge.js';
 
 interface Shape {
   kind?: string;
@@ -524,5 +530,167 @@ describe('missingRequestErrors', () => {
     expect(messages[1]).toMatch(
       /^must specify requests\.cpu for component taskmanager of FlinkDeployment web/,
     );
+  });
+});
+
+describe('unboundedPodsRefusal', () => {
+  const daemonSet: Shape = { apiVersion: 'apps/v1', kind: 'DaemonSet' };
+  const quota = (hard: string[], scoped = false, name = 'gold'): KarmadaQuota =>
+    ({
+      metadata: { namespace: 'team-a', name },
+      spec: {
+        hard: Object.fromEntries(hard.map((key) => [key, '10'])),
+        ...(scoped
+          ? {
+              scopeSelector: {
+                matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+              },
+            }
+          : {}),
+      },
+    }) as KarmadaQuota;
+
+  // [case, new binding, stored binding of an UPDATE, quota's hard keys, scoped, refused]
+  it.each<[string, Shape, Shape | undefined, string[], boolean, boolean]>([
+    ['DaemonSet, cpu limited', daemonSet, undefined, ['cpu'], false, true],
+    ['DaemonSet, pods limited', daemonSet, undefined, ['pods'], false, true],
+    ['DaemonSet, requests.memory limited', daemonSet, undefined, ['requests.memory'], false, true],
+    ['DaemonSet, a GPU limited', daemonSet, undefined, ['nvidia.com/gpu'], false, true],
+    ['DaemonSet, hugepages limited', daemonSet, undefined, ['hugepages-2Mi'], false, true],
+    ['DaemonSet, ephemeral-storage limited', daemonSet, undefined, ['ephemeral-storage'], false, true],
+    ['DaemonSet, a limits.* key', daemonSet, undefined, ['limits.cpu'], false, true],
+    [
+      'DaemonSet, only object counts limited',
+      daemonSet,
+      undefined,
+      ['count/daemonsets.apps', 'services'],
+      false,
+      false,
+    ],
+    ['DaemonSet, nothing limited', daemonSet, undefined, [], false, false],
+    ['DaemonSet, a scoped cpu quota: its pods may be in scope', daemonSet, undefined, ['cpu'], true, true],
+    ['DaemonSet, a scoped count-only quota', daemonSet, undefined, ['count/daemonsets.apps'], true, false],
+    ['CronJob', { apiVersion: 'batch/v1', kind: 'CronJob' }, undefined, ['cpu'], false, true],
+    [
+      'CronJob batch/v1beta1',
+      { apiVersion: 'batch/v1beta1', kind: 'CronJob' },
+      undefined,
+      ['cpu'],
+      false,
+      true,
+    ],
+    ['ReplicaSet', { apiVersion: 'apps/v1', kind: 'ReplicaSet' }, undefined, ['pods'], false, true],
+    [
+      'ReplicationController',
+      { apiVersion: 'v1', kind: 'ReplicationController' },
+      undefined,
+      ['pods'],
+      false,
+      true,
+    ],
+    [
+      'DaemonSet of extensions/v1beta1',
+      { apiVersion: 'extensions/v1beta1', kind: 'DaemonSet' },
+      undefined,
+      ['cpu'],
+      false,
+      true,
+    ],
+    [
+      'a DaemonSet of another group is not known to run pods',
+      { apiVersion: 'example.com/v1', kind: 'DaemonSet' },
+      undefined,
+      ['cpu'],
+      false,
+      false,
+    ],
+    [
+      'an unknown custom kind is admitted (documented exception)',
+      { apiVersion: 'example.com/v1', kind: 'Widget' },
+      undefined,
+      ['cpu'],
+      false,
+      false,
+    ],
+    ['a Deployment scaled to 0', { replicas: 0, request: { cpu: '1' } }, undefined, ['cpu'], false, false],
+    ['a ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap' }, undefined, ['cpu', 'pods'], false, false],
+    [
+      'a DaemonSet an interpreter customization declares replicas for',
+      { ...daemonSet, replicas: 3, request: { cpu: '1' } },
+      undefined,
+      ['cpu'],
+      false,
+      false,
+    ],
+    [
+      'a ReplicaSet an interpreter declares, scaled to 0 (requirements present)',
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', request: { cpu: '1' } },
+      undefined,
+      ['cpu'],
+      false,
+      false,
+    ],
+    [
+      'a DaemonSet scheduled to one more cluster',
+      { ...daemonSet, clusters: onClusters(0, 0) },
+      { ...daemonSet, clusters: onClusters(0) },
+      ['cpu'],
+      false,
+      true,
+    ],
+    [
+      'a DaemonSet update keeping its clusters',
+      { ...daemonSet, clusters: onClusters(0, 0) },
+      { ...daemonSet, clusters: onClusters(0, 0) },
+      ['cpu'],
+      false,
+      false,
+    ],
+    [
+      'an unscheduled DaemonSet scheduled to one cluster',
+      { ...daemonSet, clusters: onClusters(0) },
+      daemonSet,
+      ['cpu'],
+      false,
+      false,
+    ],
+    [
+      'a DaemonSet whose interpreter customization was removed',
+      daemonSet,
+      { ...daemonSet, replicas: 3, request: { cpu: '1' } },
+      ['cpu'],
+      false,
+      true,
+    ],
+  ])('%s', (_name, shape, old, hard, scoped, refused) => {
+    const refusal = unboundedPodsRefusal(binding(shape), old && binding(old), [quota(hard, scoped)]);
+    expect(refusal !== undefined).toBe(refused);
+  });
+
+  it('names the workload, the binding, the quota, its keys and what to do', () => {
+    expect(
+      unboundedPodsRefusal(binding({ ...daemonSet, clusters: onClusters(0, 0) }), undefined, [
+        quota(['pods', 'cpu']),
+      ]),
+    ).toEqual({
+      quota: 'gold',
+      message:
+        'cannot bound the pods of DaemonSet web (ResourceBinding team-a/web-deployment): Karmada declares no ' +
+        'replicas for apps/v1 DaemonSet, so the binding carries neither how many pods it runs nor their ' +
+        'requests, and quota gold limits cpu, pods. Run such workloads in a namespace whose KarmadaQuotas ' +
+        'limit only object counts (e.g. count/daemonsets.apps), or declare their replicas and requests to ' +
+        'Karmada with a ResourceInterpreterCustomization (replicaResource) for apps/v1 DaemonSet',
+    });
+    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [quota(['cpu'], true)])?.message).toContain(
+      'quota gold limits cpu; its scopeSelector may select these pods, since the binding does not carry their priority class.',
+    );
+  });
+
+  it('the first quota limiting pods or compute refuses, in the given order', () => {
+    const counts = quota(['count/daemonsets.apps'], false, 'counts');
+    const compute = [quota(['memory'], true, 'high'), quota(['cpu'], false, 'all')];
+    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [counts, ...compute])?.quota).toBe('high');
+    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [counts])).toBeUndefined();
+    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [])).toBeUndefined();
   });
 });

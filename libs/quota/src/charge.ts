@@ -1,6 +1,7 @@
 /**
  * What a ResourceBinding is charged: the one place that answers "what does a binding cost". The rule:
- * a binding is never charged less than what Karmada may apply to the member clusters for it.
+ * a binding is never charged less than what Karmada may apply to the member clusters for it, as far as
+ * the binding describes it (the exceptions are at the end of this comment).
  *
  * Pods and compute:
  * - A binding WITHOUT `spec.components` has one pod template, described by `spec.replicas` and
@@ -38,10 +39,22 @@
  * ...) are rejected by validation, see isEnforcedQuotaKey.
  *
  * Zero entries are dropped from the charge (absent means zero everywhere in this library).
+ *
+ * Where the rule does not hold (docs/concepts/binding-cost.md lists every case): kinds that run pods
+ * but for which Karmada declares no replicas (DaemonSet, CronJob, ReplicaSet, ReplicationController)
+ * are charged their object count only, so unboundedPodsError has them refused where a quota limits
+ * pods or compute; custom kinds without a replica interpreter are charged so too, and admitted. What
+ * the members run beyond the binding's description (OverridePolicies, rolling-update surge, a member
+ * HPA, RuntimeClass overhead, objects member controllers create) is counted only once observed.
  */
 import { describeFieldError, Quantity, parseResourceList, type ResourceList } from '#quantity';
-import { isJsonObject, type ResourceBinding } from '#api';
-import { LEGACY_COUNT_NAMES, quotaNamesForRequest, REQUESTS_PREFIX } from './resource-names.js';
+import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
+import {
+  LEGACY_COUNT_NAMES,
+  LIMITS_PREFIX,
+  quotaNamesForRequest,
+  REQUESTS_PREFIX,
+} from './resource-names.js';
 
 // The library index lists it with the charge.
 export { LEGACY_COUNT_NAMES };
@@ -338,4 +351,114 @@ export function missingRequestErrors(
     }
   }
   return messages;
+}
+
+/**
+ * Kinds that run pods but for which Karmada's default resource interpreter declares no replicas (it
+ * declares them for Deployment, StatefulSet, Job and Pod only): their bindings carry neither
+ * `spec.replicas` nor `spec.replicaRequirements`, so they are charged their object count only.
+ * `<group>/<Kind>`, the core group empty. `extensions` is the group older clusters served them in.
+ */
+const PODS_WITHOUT_DECLARED_REPLICAS: ReadonlySet<string> = new Set([
+  'apps/DaemonSet',
+  'apps/ReplicaSet',
+  'batch/CronJob',
+  '/ReplicationController',
+  'extensions/DaemonSet',
+  'extensions/ReplicaSet',
+]);
+
+/** Does a quota key limit what pods use (`pods`, a request or limit of theirs)? Object counts do not. */
+function limitsPods(key: string): boolean {
+  return (
+    key === 'pods' ||
+    key.startsWith(REQUESTS_PREFIX) ||
+    key.startsWith(LIMITS_PREFIX) ||
+    quotaNamesForRequest(key).length > 0
+  );
+}
+
+/**
+ * How many copies of a binding run pods its charge cannot bound: `max(1, len(spec.clusters))` for a
+ * kind of PODS_WITHOUT_DECLARED_REPLICAS whose binding declares no replicas (no `spec.replicas`,
+ * `spec.replicaRequirements`, `spec.components` nor scheduled replicas: a ResourceInterpreterCustomization
+ * declaring them makes it bounded); 0 for any other binding.
+ */
+function unboundedCopies(rb: ResourceBinding | undefined): number {
+  const spec: unknown = rb?.spec;
+  if (!isJsonObject(spec) || !isJsonObject(spec['resource'])) return 0;
+  const resource = spec['resource'];
+  const kind = `${groupOf(String(resource['apiVersion'] ?? ''))}/${String(resource['kind'] ?? '')}`;
+  if (!PODS_WITHOUT_DECLARED_REPLICAS.has(kind)) return 0;
+  const declared =
+    (spec['replicas'] !== undefined && spec['replicas'] !== null) ||
+    isJsonObject(spec['replicaRequirements']) ||
+    (Array.isArray(spec['components']) && spec['components'].length > 0) ||
+    bindingTemplates(rb!).some((template) => template.replicas > 0);
+  if (declared) return 0;
+  return Math.max(1, Array.isArray(spec['clusters']) ? spec['clusters'].length : 0);
+}
+
+/** Does the quota select only some bindings (a non-empty `spec.scopeSelector.matchExpressions`)? */
+function isScoped(quota: KarmadaQuota): boolean {
+  const selector: unknown = quota.spec?.scopeSelector;
+  if (!isJsonObject(selector)) return false;
+  const expressions = selector['matchExpressions'];
+  return Array.isArray(expressions) && expressions.length > 0;
+}
+
+/**
+ * Why `quota` refuses a binding whose pods it cannot bound, or undefined. The rule, beside "must
+ * specify": a binding of a kind that runs pods but declares no replicas (unboundedCopies) is charged
+ * nothing for its pods, so a quota limiting `pods`, a compute resource or any `requests.*`/`limits.*`
+ * key would never bound them; such a quota refuses a CREATE, or an UPDATE that adds copies (more
+ * target clusters). A scoped quota refuses it too: the binding does not carry its pods' priority
+ * class, so any scope may select them. Custom kinds without a replica interpreter are not known to
+ * run pods and are admitted (documented as an exception). `old` is the stored object of an UPDATE.
+ */
+function unboundedPodsError(
+  rb: ResourceBinding,
+  old: ResourceBinding | undefined,
+  quota: KarmadaQuota,
+): string | undefined {
+  const copies = unboundedCopies(rb);
+  if (copies === 0 || copies <= unboundedCopies(old)) return undefined;
+  const limited = Object.keys(quota.spec?.hard ?? {})
+    .filter(limitsPods)
+    .sort();
+  if (limited.length === 0) return undefined;
+  const resource = rb.spec!.resource as unknown as Record<string, unknown>;
+  const apiVersion = String(resource['apiVersion'] ?? '');
+  const kind = String(resource['kind'] ?? '');
+  const namespace = rb.metadata?.namespace ?? '';
+  const bindingName = rb.metadata?.name ?? '';
+  const binding = namespace ? `${namespace}/${bindingName}` : bindingName;
+  const quotaName = quota.metadata?.name ?? '';
+  const scope = isScoped(quota)
+    ? `; its scopeSelector may select these pods, since the binding does not carry their priority class`
+    : '';
+  return (
+    `cannot bound the pods of ${kind} ${String(resource['name'] ?? '')} (ResourceBinding ${binding}): ` +
+    `Karmada declares no replicas for ${apiVersion} ${kind}, so the binding carries neither how many pods ` +
+    `it runs nor their requests, and quota ${quotaName} limits ${limited.join(', ')}${scope}. Run such ` +
+    `workloads in a namespace whose KarmadaQuotas limit only object counts (e.g. ` +
+    `${countResourceName(apiVersion, kind)}), or declare their replicas and requests to Karmada with a ` +
+    `ResourceInterpreterCustomization (replicaResource) for ${apiVersion} ${kind}`
+  );
+}
+
+/**
+ * The first of `quotas` (in order, scoped or not) that refuses a binding whose pods it cannot bound,
+ * with its message (see unboundedPodsError), or undefined. `old` is the stored object of an UPDATE.
+ */
+export function unboundedPodsRefusal(
+  rb: ResourceBinding,
+  old: ResourceBinding | undefined,
+  quotas: readonly KarmadaQuota[],
+): { quota: string; message: string } | undefined {
+  for (const quota of quotas) {
+    const message = unboundedPodsError(rb, old, quota);
+    if (message !== undefined) return { quota: quota.metadata?.name ?? '', message };
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ export {
   KNOWN_PLURALS,
   LEGACY_COUNT_NAMES,
   missingRequestErrors,
+  unboundedPodsRefusal,
 } from './charge.js';
 export type { BindingCharge, BindingTemplate } from './charge.js';
 export { bindingMatchesScopes, priorityClassMatches, sameScopeInputs, SUPPORTED_SCOPES } from './scopes.js';
