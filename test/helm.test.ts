@@ -5,12 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
-import { CRD_FILE_NAMES, crdDir, KARMADA_QUOTA } from '#api';
+import { CRD_FILE_NAMES, crdDir, KARMADA_QUOTA, RESOURCE_BINDING } from '#api';
 import { aggregatorEnv } from '../apps/aggregator/src/config.js';
 import { consoleEnv } from '../apps/console/src/config.js';
 import { reconcilerEnv } from '../apps/reconciler/src/config.js';
 import { webhookEnv } from '../apps/webhook/src/config.js';
-import { CLUSTER_SECRET_NAMESPACE, ensureBinaries, repoRoot } from '../tools/federation/src/index.js';
+import {
+  CLUSTER_SECRET_NAMESPACE,
+  ensureBinaries,
+  repoRoot,
+  WEBHOOK_CONFIGURATION_NAME,
+} from '../tools/federation/src/index.js';
 import {
   type ChartSchema,
   tableCells,
@@ -310,33 +315,47 @@ describe('the Helm chart charts/karmada-quota', () => {
     }
   });
 
-  test('registers the webhook as the test harness does, with the generated CA in its caBundle', () => {
+  test('registers the webhook as the test harness does, with the generated CA in its caBundle', async () => {
     const { manifests } = render();
     const [registration] = ofKind(manifests, 'ValidatingWebhookConfiguration') as (Manifest & {
       webhooks: {
         name: string;
         clientConfig: { caBundle: string; service: { name: string; namespace: string; path: string } };
-        rules: { apiGroups: string[]; resources: string[]; operations: string[] }[];
+        rules: { apiGroups: string[]; apiVersions: string[]; resources: string[]; operations: string[] }[];
         failurePolicy: string;
         sideEffects: string;
+        matchPolicy: string;
         timeoutSeconds: number;
       }[];
     })[];
+    // The one version of each kind the webhook reads (checkKind refuses others); with matchPolicy
+    // Equivalent the API server converts a request made through another version to it first.
     expect(
       registration!.webhooks.map((w) => [
         w.name,
         w.clientConfig.service.path,
         w.rules[0]!.apiGroups[0],
+        w.rules[0]!.apiVersions,
         w.rules[0]!.resources[0],
+        w.matchPolicy,
       ]),
     ).toEqual([
       [
         'resourcebindings.quota.karmada.io',
         '/validate/resourcebindings',
-        'work.karmada.io',
+        RESOURCE_BINDING.group,
+        [RESOURCE_BINDING.version],
         'resourcebindings',
+        'Equivalent',
       ],
-      ['karmadaquotas.quota.karmada.io', '/validate/karmadaquotas', 'quota.karmada.io', 'karmadaquotas'],
+      [
+        'karmadaquotas.quota.karmada.io',
+        '/validate/karmadaquotas',
+        KARMADA_QUOTA.group,
+        [KARMADA_QUOTA.version],
+        'karmadaquotas',
+        'Equivalent',
+      ],
     ]);
     for (const webhook of registration!.webhooks) {
       expect(webhook).toMatchObject({
@@ -346,6 +365,20 @@ describe('the Helm chart charts/karmada-quota', () => {
       });
       expect(webhook.rules[0]!.operations).toEqual(['CREATE', 'UPDATE']);
     }
+    // The registration the harness made on the host, which the other tests run against, is the same
+    // but for how the API server reaches the webhook.
+    const harness = await client(fed.host)
+      .makeApiClient(k8s.AdmissionregistrationV1Api)
+      .readValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME });
+    const matching = (webhooks: object[]) =>
+      webhooks.map((w) => {
+        const { name, rules, failurePolicy, sideEffects, matchPolicy, timeoutSeconds } = w as Record<
+          string,
+          unknown
+        >;
+        return { name, rules, failurePolicy, sideEffects, matchPolicy, timeoutSeconds };
+      });
+    expect(matching(harness.webhooks ?? [])).toEqual(matching(registration!.webhooks));
     const [secret] = ofKind(manifests, 'Secret') as (Manifest & { data: Record<string, string> })[];
     const webhookPods = deploymentOf(manifests, 'webhook').spec.template.spec;
     expect(webhookPods.volumes?.map((v) => v.secret?.secretName)).toContain(secret!.metadata.name);
