@@ -17,6 +17,7 @@ import {
   type AdmissionRequest,
   type AdmissionReviewResponse,
 } from './admission-review.js';
+import { kindProblem, type GroupVersionKind } from './admission-kind.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
@@ -172,14 +173,10 @@ export class AdmissionController {
 
   private checkKind(
     request: AdmissionRequest,
-    expected: { group: string; kind: string },
+    expected: GroupVersionKind,
   ): AdmissionReviewResponse | undefined {
-    if (request.kind.group === expected.group && request.kind.kind === expected.kind) return undefined;
-    return this.invalid(
-      request,
-      `this endpoint admits ${expected.kind}.${expected.group}, not ${request.kind.kind}.${request.kind.group || 'core'}: check the ValidatingWebhookConfiguration's rules`,
-      400,
-    );
+    const problem = kindProblem(request.kind, expected);
+    return problem === undefined ? undefined : this.invalid(request, problem, 400);
   }
 
   private invalid(request: AdmissionRequest, message: string, code = 422): AdmissionReviewResponse {

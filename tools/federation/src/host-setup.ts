@@ -1,8 +1,11 @@
 import * as k8s from '@kubernetes/client-node';
 import { CLUSTER, isApiStatus, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
 import type { ApiEndpoint } from './components.js';
 import { waitFor } from './net.js';
+import { repoRoot } from './paths.js';
 
 /** Namespace where Karmada keeps member-cluster credential Secrets. */
 export const CLUSTER_SECRET_NAMESPACE = 'karmada-cluster';
@@ -137,21 +140,37 @@ export const WEBHOOK_CONFIGURATION_NAME = 'karmada-quota';
 /** Its webhook for ResourceBindings, as the API server's admission metrics name it. */
 export const BINDING_WEBHOOK_NAME = 'resourcebindings.quota.karmada.io';
 
+/** One endpoint of the webhook and what it admits, as the chart's files/webhooks.yaml lists them. */
+interface WebhookEndpoint {
+  name: string;
+  path: string;
+  group: string;
+  version: string;
+  resource: string;
+}
+
+/** The chart's list of the webhook's endpoints, so the harness registers what the chart does. */
+const chartWebhooks = (): WebhookEndpoint[] =>
+  yaml.load(
+    readFileSync(join(repoRoot(), 'charts', 'karmada-quota', 'files', 'webhooks.yaml'), 'utf8'),
+  ) as WebhookEndpoint[];
+
 /**
  * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) for CREATE and UPDATE
- * of ResourceBindings (every served version) and KarmadaQuotas; fails closed, no side effects on
+ * of ResourceBindings and KarmadaQuotas, each in the one version the webhook reads (matchPolicy
+ * Equivalent: the API server converts the others' requests); fails closed, no side effects on
  * dry-run. Replaces an earlier registration of the same name.
  */
 export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem: string): Promise<void> {
   const api = kubeConfigFor(host).makeApiClient(k8s.AdmissionregistrationV1Api);
   const caBundle = Buffer.from(caPem).toString('base64');
-  const webhook = (name: string, path: string, group: string, resource: string): k8s.V1ValidatingWebhook => ({
+  const webhook = ({ name, path, group, version, resource }: WebhookEndpoint): k8s.V1ValidatingWebhook => ({
     name,
     clientConfig: { url: `${baseUrl}${path}`, caBundle },
     rules: [
       {
         apiGroups: [group],
-        apiVersions: ['*'],
+        apiVersions: [version],
         operations: ['CREATE', 'UPDATE'],
         resources: [resource],
         scope: 'Namespaced',
@@ -165,15 +184,7 @@ export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem:
   });
   const body: k8s.V1ValidatingWebhookConfiguration = {
     metadata: { name: WEBHOOK_CONFIGURATION_NAME },
-    webhooks: [
-      webhook(BINDING_WEBHOOK_NAME, '/validate/resourcebindings', 'work.karmada.io', 'resourcebindings'),
-      webhook(
-        'karmadaquotas.quota.karmada.io',
-        '/validate/karmadaquotas',
-        'quota.karmada.io',
-        'karmadaquotas',
-      ),
-    ],
+    webhooks: chartWebhooks().map(webhook),
   };
   await api
     .deleteValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })
