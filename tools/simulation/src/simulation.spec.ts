@@ -22,7 +22,8 @@ describe('accounting simulation', () => {
     // The runs reached the limits, raced, and stored: the invariants were tested where they can break.
     expect(exercised.denied).toBeGreaterThan(RUNS);
     expect(exercised.allowed).toBeGreaterThan(RUNS * 5);
-    expect(exercised.stored).toBeGreaterThan(RUNS * 3);
+    // (Fewer than before the 34 s landing limit: a change left unlanded longer is abandoned.)
+    expect(exercised.stored).toBeGreaterThan(RUNS * 2);
     expect(exercised.notStored).toBeGreaterThan(0);
     expect(exercised.conflicts).toBeGreaterThan(0);
     expect(exercised.refusedOnArrival).toBeGreaterThan(0);
@@ -35,6 +36,8 @@ describe('accounting simulation', () => {
     expect(exercised.storedWhileDeleting).toBeGreaterThan(0);
     // Admins edited quotas, and changes were refused until the edited spec was counted.
     expect(exercised.actions.edit).toBeGreaterThan(RUNS);
+    // Processes ran on clocks apart.
+    expect(exercised.actions.skew).toBeGreaterThan(RUNS);
     expect(exercised.statusUnknown).toBeGreaterThan(RUNS / 10);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
