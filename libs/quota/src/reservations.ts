@@ -7,8 +7,9 @@
  * finished (workloadFinished: completed pods hold no quota, as in Kubernetes).
  *
  * For every binding, `reserved = max(0, effective - observed)`, `observed` being its workload's usage
- * summed over the clusters when the quota's `used` counts it (a scoped quota counts only workloads of
- * bindings in its scopes; a claim that moves a running workload into a scope reserves all of it):
+ * summed over the clusters it is scheduled to (observedIn) when the quota's `used` counts it (a scoped
+ * quota counts only workloads of bindings in its scopes; a claim that moves a running workload into a
+ * scope reserves all of it):
  * - a PENDING entry (expirationTime after `now`) claims `entry.charge` for changes admitted but maybe not
  *   stored yet: `effective = max(entry.charge, stored)`, kept with its expiration even when it reserves
  *   nothing. Nobody shrinks or drops a claim before it expires: admissions rely on it (admission.ts);
