@@ -1,14 +1,13 @@
 /**
  * Usage no admission saw: per stored binding a quota counts, what its workload runs in the members
- * beyond what the binding holds on the quota (docs/concepts/accounting.md, "Running beyond the charge").
+ * beyond what the binding holds on the quota (docs/concepts/accounting.md, "The limit").
  * The webhook charges what a ResourceBinding says; Karmada may make the members run more (an
  * OverridePolicy raising replicas or requests, a rolling update's surge, a member HPA, a finished Job
  * re-created in a member), and only the usage the aggregator observes can show it. Pure.
  */
 import { excessOf, maskList, maxLists, type ResourceList } from '#quantity';
-import type { KarmadaQuota, ResourceBinding } from '#api';
-import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
-import { beingDeleted, storedCharge } from './reservations.js';
+import { observedIn, compareNames } from './cluster-usage.js';
+import { beingDeleted, storedCharge, type SettleInput } from './reservations.js';
 import { isExpired, type ReservationEntry } from './state.js';
 
 export interface BeyondCharge {
@@ -22,18 +21,13 @@ export interface BeyondCharge {
   beyond: ResourceList;
 }
 
-export interface BeyondChargeInput {
-  quota: KarmadaQuota;
-  hardKeys: readonly string[];
-  views: readonly ClusterView[];
-  /** The namespace's stored bindings by name. */
-  bindings: ReadonlyMap<string, ResourceBinding>;
-  /** Whether the quota's `used` counts this binding's workload (its scopes select it). */
-  countsUsageOf: (rb: ResourceBinding) => boolean;
+export type BeyondChargeInput = Pick<
+  SettleInput,
+  'quota' | 'hardKeys' | 'views' | 'bindings' | 'countsUsageOf' | 'now'
+> & {
   /** The quota's reservations as settled now: a pending claim covers what it was admitted for. */
   reservations: readonly ReservationEntry[];
-  now: Date;
-}
+};
 
 /** The bindings running beyond their charge, by name; none when every one runs within it. */
 export function runningBeyondCharge(input: BeyondChargeInput): BeyondCharge[] {
