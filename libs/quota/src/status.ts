@@ -265,11 +265,60 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     now,
   });
 
-  // Conditions.
   const previousConditions = Array.isArray(current.conditions) ? current.conditions.filter(isJsonObject) : [];
-  const transitionTime = metaTime(now);
+  const conditions = quotaConditions(previousConditions, {
+    now,
+    generation,
+    views,
+    hardKeys,
+    hard,
+    used,
+    reserved,
+    beyondCharge,
+    errors,
+    invalidSpec,
+  });
+
+  const status: KarmadaQuotaStatus = {
+    hard: formatList(hard),
+    used: formatList(used),
+    reserved: formatList(reserved),
+    reservations: toWireReservations(reservations),
+    clusters,
+    ...(input.waiting?.length ? { waiting: input.waiting } : {}),
+    conditions,
+  };
+  if (typeof generation === 'number') status.observedGeneration = generation;
+
+  const events = quotaEvents(views, previousClusters, previousConditions, conditions);
+
+  return { status, changed: !statusEquals(current, status), events, errors };
+}
+
+/** What the conditions are computed from. */
+interface ConditionFacts {
+  now: Date;
+  generation: number | undefined;
+  views: readonly ClusterView[];
+  hardKeys: readonly string[];
+  hard: ResourceList;
+  used: ResourceList;
+  reserved: ResourceList;
+  beyondCharge: readonly BeyondCharge[];
+  errors: readonly string[];
+  invalidSpec: boolean;
+}
+
+/** A cluster as a condition or an Event names it: its state and since when. */
+const describeCluster = (v: ClusterView): string =>
+  `${v.name} ${v.state} since ${v.lastSyncTime}${v.message === undefined ? '' : ` (${v.message})`}`;
+
+/** Ready, ClustersSynced, OverQuota and RunningBeyondCharge, then the previous ones of other types (file comment). */
+function quotaConditions(previous: readonly Condition[], facts: ConditionFacts): Condition[] {
+  const { views, hardKeys, hard, used, reserved, beyondCharge, errors } = facts;
+  const transitionTime = metaTime(facts.now);
   const condition = (type: string, status: ConditionStatus, reason: string, message: string): Condition => {
-    const before = previousConditions.find((c) => c.type === type);
+    const before = previous.find((c) => c.type === type);
     const result: Condition = {
       type,
       status,
@@ -280,13 +329,11 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
       reason,
       message: clipMessage(message, MAX_CONDITION_MESSAGE),
     };
-    if (typeof generation === 'number') result.observedGeneration = generation;
+    if (typeof facts.generation === 'number') result.observedGeneration = facts.generation;
     return result;
   };
 
   const notReady = views.filter((v) => v.state !== 'Ready');
-  const describeCluster = (v: ClusterView): string =>
-    `${v.name} ${v.state} since ${v.lastSyncTime}${v.message === undefined ? '' : ` (${v.message})`}`;
   const clustersSynced =
     notReady.length === 0
       ? condition(
@@ -354,31 +401,21 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
       : condition(
           KarmadaQuotaConditionType.Ready,
           'False',
-          invalidSpec ? QuotaConditionReason.InvalidSpec : QuotaConditionReason.InvalidData,
+          facts.invalidSpec ? QuotaConditionReason.InvalidSpec : QuotaConditionReason.InvalidData,
           `${errors.length} problem(s): ${errors.join('; ')}`,
         );
 
   const ours = new Set<string>(Object.values(KarmadaQuotaConditionType));
-  const conditions = [
-    ready,
-    clustersSynced,
-    overQuota,
-    runningBeyond,
-    ...previousConditions.filter((c) => !ours.has(c.type)),
-  ];
+  return [ready, clustersSynced, overQuota, runningBeyond, ...previous.filter((c) => !ours.has(c.type))];
+}
 
-  const status: KarmadaQuotaStatus = {
-    hard: formatList(hard),
-    used: formatList(used),
-    reserved: formatList(reserved),
-    reservations: toWireReservations(reservations),
-    clusters,
-    ...(input.waiting?.length ? { waiting: input.waiting } : {}),
-    conditions,
-  };
-  if (typeof generation === 'number') status.observedGeneration = generation;
-
-  // Events.
+/** The Events of a status change (file comment): cluster states first, then conditions turned True. */
+function quotaEvents(
+  views: readonly ClusterView[],
+  previousClusters: ReadonlyMap<string, ClusterUsage>,
+  previousConditions: readonly Condition[],
+  conditions: readonly Condition[],
+): QuotaEvent[] {
   const events: QuotaEvent[] = [];
   for (const view of views) {
     const before = previousClusters.get(view.name)?.state;
@@ -396,27 +433,19 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
       });
     }
   }
-  const overBefore = previousConditions.find((c) => c.type === KarmadaQuotaConditionType.OverQuota);
-  if (overQuota.status === 'True' && overBefore?.status !== 'True') {
+  const before = (type: string) => previousConditions.find((c) => c.type === type);
+  const now = (type: string) => conditions.find((c) => c.type === type)!;
+  const overQuota = now(KarmadaQuotaConditionType.OverQuota);
+  if (overQuota.status === 'True' && before(KarmadaQuotaConditionType.OverQuota)?.status !== 'True') {
     events.push({ type: 'Warning', reason: QuotaEventReason.OverQuota, message: overQuota.message });
   }
-
-  const beyondBefore = previousConditions.find(
-    (c) => c.type === KarmadaQuotaConditionType.RunningBeyondCharge,
-  );
+  const beyond = now(KarmadaQuotaConditionType.RunningBeyondCharge);
+  const beyondBefore = before(KarmadaQuotaConditionType.RunningBeyondCharge);
   const namedBefore = beyondBefore?.status === 'True' ? String(beyondBefore.message) : '';
-  if (
-    runningBeyond.status === 'True' &&
-    bindingsNamed(namedBefore) !== bindingsNamed(runningBeyond.message)
-  ) {
-    events.push({
-      type: 'Warning',
-      reason: QuotaEventReason.RunningBeyondCharge,
-      message: runningBeyond.message,
-    });
+  if (beyond.status === 'True' && bindingsNamed(namedBefore) !== bindingsNamed(beyond.message)) {
+    events.push({ type: 'Warning', reason: QuotaEventReason.RunningBeyondCharge, message: beyond.message });
   }
-
-  return { status, changed: !statusEquals(current, status), events, errors };
+  return events;
 }
 
 /** The RunningBeyondCharge message: each binding, what it runs and what it was charged. */
