@@ -75,13 +75,15 @@ export class AdmissionBatcher implements AdmissionStrategy {
         this.projections.delete(namespace);
         this.observer.batch(batch.length);
         await admitWithCas(
-          this.store,
-          namespace,
+          {
+            store: this.store,
+            namespace,
+            options: { ...this.options, conflictRetryDelayMs: 0 },
+            observer: this.observer,
+            // Requests queued before it was decided are not in it: they may be refused later, never wrongly.
+            onDecided: (projection) => this.projections.set(namespace, projection),
+          },
           batch,
-          { ...this.options, conflictRetryDelayMs: 0 },
-          this.observer,
-          // Requests queued before it was decided are not in it: they may be refused later, never wrongly.
-          (projection) => this.projections.set(namespace, projection),
         );
       }
     } finally {

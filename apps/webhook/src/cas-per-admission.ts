@@ -30,15 +30,17 @@ export class CasPerAdmission implements AdmissionStrategy {
     this.observer.batch(1);
     return new Promise((resolve) => {
       void admitWithCas(
-        this.store,
-        change.item.binding.namespace,
-        [{ change, answerBy, resolve }],
         {
-          ...this.options,
-          maxConflictRetries: CAS_PER_ADMISSION_RETRIES,
-          conflictRetryDelayMs: CAS_PER_ADMISSION_RETRY_DELAY_MS,
+          store: this.store,
+          namespace: change.item.binding.namespace,
+          options: {
+            ...this.options,
+            maxConflictRetries: CAS_PER_ADMISSION_RETRIES,
+            conflictRetryDelayMs: CAS_PER_ADMISSION_RETRY_DELAY_MS,
+          },
+          observer: this.observer,
         },
-        this.observer,
+        [{ change, answerBy, resolve }],
       );
     });
   }

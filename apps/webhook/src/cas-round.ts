@@ -18,6 +18,16 @@ import { describeFieldError, formatList } from '#quantity';
 import { ConflictError, type QuotaStore } from '#service-kit';
 import { failClosed, type BatchObserver, type BindingChange, type Pending } from './admission-strategy.js';
 
+/** Where and how a batch is decided and written: one namespace's quotas in one store. */
+export interface CasContext {
+  store: QuotaStore;
+  namespace: string;
+  options: CasOptions;
+  observer: BatchObserver;
+  /** Given what each round decided, as it will be once written. */
+  onDecided?: (projection: Projection) => void;
+}
+
 /** How a batch is decided and how it meets a conflicting status write. */
 export interface CasOptions {
   /** How long an admitted claim stays pending. */
@@ -40,19 +50,12 @@ export interface CasOptions {
  * started, the quotas are read again and the remaining items decided again: a denial is final, and
  * what an earlier round wrote for an item stays as a claim that lapses at its expiration (never less
  * than what was admitted: nothing is ever restored from an older copy). Resolves every admission,
- * failing closed when the quotas cannot be read or written; never rejects. `onDecided` is given what
- * each round decided, as it will be once written.
+ * failing closed when the quotas cannot be read or written; never rejects. `context.onDecided` is
+ * given what each round decided, as it will be once written.
  */
-export async function admitWithCas(
-  store: QuotaStore,
-  namespace: string,
-  batch: Pending[],
-  options: CasOptions,
-  observer: BatchObserver,
-  onDecided: (projection: Projection) => void = () => {},
-): Promise<void> {
+export async function admitWithCas(context: CasContext, batch: Pending[]): Promise<void> {
   try {
-    await decideAndWrite(store, namespace, batch, options, observer, onDecided);
+    await decideAndWrite(context, batch);
   } catch (err) {
     const reason = describeError(err);
     for (const p of batch)
@@ -165,16 +168,10 @@ export function refuseOrProject(
 /** When the first of these requests is answered anyway: no host call for them may outlast it. */
 const earliestAnswerBy = (pending: readonly Pending[]) => Math.min(...pending.map((p) => p.answerBy));
 
-async function decideAndWrite(
-  store: QuotaStore,
-  namespace: string,
-  batch: Pending[],
-  options: CasOptions,
-  observer: BatchObserver,
-  onDecided: (projection: Projection) => void,
-): Promise<void> {
+async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<void> {
+  const { store, namespace, options, observer } = context;
   let live = batch;
-  for (let round = 0; round <= options.maxConflictRetries; round++) {
+  for (let attempt = 0; attempt <= options.maxConflictRetries; attempt++) {
     const quotas = await store.list(namespace, { deadline: earliestAnswerBy(live) });
     const now = options.clock();
     // Checked after the read, right before deciding: a request answered already (the controller's
@@ -196,7 +193,7 @@ async function decideAndWrite(
       now,
       options,
     );
-    onDecided({ quotas, states: result.quotas });
+    context.onDecided?.({ quotas, states: result.quotas });
     const waiting: Pending[] = [];
     live.forEach((p, i) => {
       if (result.awaitsWrite[i]) waiting.push(p);
