@@ -1,8 +1,20 @@
 import fc from 'fast-check';
-import { BINDINGS, CPU_LIMITS, MAX_CLOCK_SKEW_MS, MAX_REPLICAS, QUOTAS, type Action } from './simulation.js';
+import {
+  BINDINGS,
+  CPU_LIMITS,
+  MAX_CLOCK_SKEW_MS,
+  MAX_REPLICAS,
+  MEMBERS,
+  QUOTAS,
+  type Action,
+} from './simulation.js';
 
 const binding = fc.nat({ max: BINDINGS.length - 1 });
 const replicas = fc.nat({ max: MAX_REPLICAS });
+const member = fc.nat({ max: MEMBERS.length - 1 });
+/** One member or both (Placement), Divided mostly. */
+const spread = fc.nat({ max: MEMBERS.length });
+const duplicated = fc.constantFrom(false, false, true);
 
 /**
  * Random actions, weighted so that host operations complete often (progress) while clients, members,
@@ -18,6 +30,8 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       high: fc.boolean(),
       replica: fc.nat({ max: 1 }),
       dryRun: fc.constantFrom(false, false, false, false, true),
+      spread,
+      duplicated,
     }),
   },
   {
@@ -28,6 +42,9 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       replicas,
       high: fc.boolean(),
       replica: fc.nat({ max: 1 }),
+      spread,
+      duplicated,
+      unscheduled: fc.constantFrom(false, false, true),
     }),
   },
   {
@@ -49,11 +66,21 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ t: 'publish' as const }) },
   {
     weight: 4,
-    arbitrary: fc.record({ t: fc.constant('pods' as const), b: binding, n: fc.integer({ min: 1, max: 6 }) }),
+    arbitrary: fc.record({
+      t: fc.constant('pods' as const),
+      b: binding,
+      n: fc.integer({ min: 1, max: 6 }),
+      m: member,
+    }),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ t: fc.constant('evict' as const), b: binding, n: fc.integer({ min: 1, max: 6 }) }),
+    arbitrary: fc.record({
+      t: fc.constant('evict' as const),
+      b: binding,
+      n: fc.integer({ min: 1, max: 6 }),
+      m: member,
+    }),
   },
   { weight: 3, arbitrary: fc.constant({ t: 'deliver' as const }) },
   {
@@ -77,6 +104,30 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({ t: fc.constant('sync' as const), n: fc.integer({ min: 1, max: 4 }) }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('outside' as const),
+      m: member,
+      b: binding,
+      n: fc.nat({ max: 4 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('member' as const),
+      m: member,
+      event: fc.constantFrom(
+        'Ready' as const,
+        'Ready' as const,
+        'Stale' as const,
+        'Unreachable' as const,
+        'removed' as const,
+      ),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ t: 'redis-loss' as const }) },
   {
     weight: 4,
     arbitrary: fc.record({

@@ -109,7 +109,8 @@ export class ModelHost {
     return this.operation(`${who} reads quota ${name}`, () => structuredClone(this.quotas.get(name)!));
   }
 
-  writeQuotaStatus(who: string, quota: KarmadaQuota): Promise<KarmadaQuota> {
+  /** A status write (compare-and-swap); `applied` runs when the host stores it. */
+  writeQuotaStatus(who: string, quota: KarmadaQuota, applied?: () => void): Promise<KarmadaQuota> {
     const name = quota.metadata!.name!;
     const reserving = (quota.status?.reservations ?? []).map(
       (r) =>
@@ -128,6 +129,7 @@ export class ModelHost {
         }
         this.writes++;
         this.putQuota({ ...current, status: structuredClone(quota.status) });
+        applied?.();
         return structuredClone(this.quotas.get(name)!);
       },
       true,

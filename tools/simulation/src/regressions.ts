@@ -364,7 +364,7 @@ export const REGRESSIONS: Record<string, Regression> = {
       complete(),
       complete(),
     ],
-    shows: ['member: b2 runs 1 pods', 'CREATE b1 (uid-'],
+    shows: ['member1: b2 runs 1 pods', 'CREATE b1 (uid-'],
   },
   // Review F6: a new quota enforced against used = 0 before its usage was counted.
   'F6: a quota whose usage is not counted yet refuses increases': {
@@ -645,6 +645,59 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     actions: [create(1, 4), complete(), complete(), land(), update(1, 2)],
     shows: ['UPDATE b1 4->2: allowed at once'],
+  },
+  // Found by the search once members were modeled (review 2, N4): a Deployment made by hand on
+  // member1 under the name of a binding scheduled to member2 stood in for the binding's usage, so
+  // the binding's unrun pods were reserved nowhere.
+  'N4: a hand-made workload of the name on another member passes for the binding': {
+    undone: [
+      {
+        bug: "a binding's usage read from every member, not only those it is scheduled to",
+        edits: [
+          {
+            file: 'libs/quota/src/cluster-usage.ts',
+            from: 'const used = targets.has(view.name) ? view.workloads.get(key) : undefined;',
+            to: 'const used = targets.size >= 0 ? view.workloads.get(key) : undefined;',
+          },
+        ],
+        fails: 'usage outside the federation it counted',
+      },
+    ],
+    actions: [
+      { t: 'outside', m: 0, b: 2, n: 1 },
+      { t: 'create', b: 2, replicas: 1, high: false, replica: 0, dryRun: false, spread: 1 },
+      { t: 'reconcile' },
+    ],
+    shows: [
+      'member1: a hand-made Deployment b2 runs 1 pods',
+      'stored: CREATE b2 (uid-0) replicas=1 on ["member2=1"]',
+    ],
+  },
+  // Found by the search: a policy switched to Duplicated before the scheduler ran charged its
+  // replicas once, though every cluster listed runs all of them.
+  'Duplicated: charged on every cluster it lists, before the scheduler runs': {
+    undone: [
+      {
+        bug: 'a Duplicated binding charged its replicas once',
+        edits: [
+          {
+            file: 'libs/quota/src/charge.ts',
+            from: "const applied = isDivided(spec['placement']) ? declared : declared * copies;",
+            to: "const applied = isDivided(spec['placement']) || copies > 0 ? declared : declared;",
+          },
+        ],
+        fails: 'ACCOUNTED',
+      },
+    ],
+    actions: [
+      { t: 'create', b: 1, replicas: 2, high: false, replica: 0, dryRun: false, spread: 2 },
+      complete(),
+      complete(),
+      land(),
+      { t: 'update', b: 1, replicas: 2, high: false, replica: 0, duplicated: true, unscheduled: true },
+      complete(),
+    ],
+    shows: ['UPDATE b1 2->2 on ["member1=1","member2=1"] duplicated sent to webhook-0'],
   },
 };
 

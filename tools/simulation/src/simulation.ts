@@ -69,10 +69,40 @@ export const LANDING_LIMIT_MS = 34_000;
 export const MAX_CLOCK_SKEW_MS = TIMING.landingWindowSeconds * 1000 - LANDING_LIMIT_MS;
 const DEADLINE_MS = 5_000;
 export const MAX_REPLICAS = 6;
+/** The member clusters. */
+export const MEMBERS = ['member1', 'member2'] as const;
+/**
+ * Where a binding is placed: `spread` 0 or 1 puts it on that member alone, 2 on both (Divided: the
+ * replicas split between them; `duplicated`: each runs them all). Absent: member1, Divided.
+ */
+export interface Placement {
+  spread?: number;
+  duplicated?: boolean;
+}
+/** What a member's health may turn to; 'removed' takes it out of the federation (and back, empty). */
+export type MemberEvent = 'Ready' | 'Stale' | 'Unreachable' | 'removed';
 
 export type Action =
-  | { t: 'create'; b: number; replicas: number; high: boolean; replica: number; dryRun: boolean }
-  | { t: 'update'; b: number; replicas: number; high: boolean; replica: number }
+  | ({
+      t: 'create';
+      b: number;
+      replicas: number;
+      high: boolean;
+      replica: number;
+      dryRun: boolean;
+    } & Placement)
+  /**
+   * With `unscheduled`, only spec.replicas and the template change: spec.clusters stays as stored
+   * until a later update (Karmada's detector writes the template's change before its scheduler runs).
+   */
+  | ({
+      t: 'update';
+      b: number;
+      replicas: number;
+      high: boolean;
+      replica: number;
+      unscheduled?: boolean;
+    } & Placement)
   /** With `graceful`, a finalizer holds the binding: it is only marked deleting until 'finalize'. */
   | { t: 'delete'; b: number; graceful?: boolean }
   | { t: 'finalize'; b: number }
@@ -82,8 +112,19 @@ export type Action =
   | { t: 'land'; i: number }
   | { t: 'reconcile' }
   | { t: 'publish' }
-  | { t: 'pods'; b: number; n: number }
-  | { t: 'evict'; b: number; n: number }
+  /** Binding `b`'s pods on member `m` (absent: its first target) start or stop, `n` of them. */
+  | { t: 'pods'; b: number; n: number; m?: number }
+  | { t: 'evict'; b: number; n: number; m?: number }
+  /**
+   * Someone runs `n` pods (0: none) of a Deployment made by hand on member `m`, named as binding `b`'s
+   * workload: usage outside the federation that must never pass for the binding's. Karmada cannot
+   * apply the binding's own copy there while it exists (its conflict check), so its pods wait.
+   */
+  | { t: 'outside'; m: number; b: number; n: number }
+  /** Member `m`'s watch turns Stale or Unreachable (its last usage kept), recovers, or the member is removed. */
+  | { t: 'member'; m: number; event: MemberEvent }
+  /** Redis loses every published usage; the aggregator publishes it again on the next 'publish'. */
+  | { t: 'redis-loss' }
   | { t: 'deliver' }
   | { t: 'sync'; n: number }
   | { t: 'tick'; ms: number }
@@ -117,13 +158,26 @@ export interface Violation {
   trace: string[];
 }
 
-/** What a stored binding must be counted for: nothing once it is being deleted. */
+const isDuplicated = (rb: ResourceBinding): boolean =>
+  rb.spec?.placement?.replicaScheduling?.replicaSchedulingType === 'Duplicated';
+
+/**
+ * What a stored binding must be counted for (docs/concepts/binding-cost.md): its replicas, on every
+ * cluster when Duplicated, at least what its clusters list; nothing once it is being deleted.
+ */
 const charge = (rb: ResourceBinding): Record<Key, number> => {
   if (rb.metadata?.deletionTimestamp) return { cpu: 0, pods: 0 };
-  const replicas = rb.spec?.replicas ?? 0;
+  const clusters = rb.spec?.clusters ?? [];
+  const scheduled = clusters.reduce((sum, c) => sum + (c.replicas ?? 0), 0);
+  const asked = (rb.spec?.replicas ?? 0) * (isDuplicated(rb) ? Math.max(1, clusters.length) : 1);
+  const replicas = Math.max(asked, scheduled);
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
   return { cpu: cpu * replicas, pods: replicas };
 };
+
+/** The pods Karmada runs for the binding on member `m`: what its `spec.clusters` entry there says. */
+const targetOn = (rb: ResourceBinding, m: number): number =>
+  rb.metadata?.deletionTimestamp ? 0 : (rb.spec?.clusters?.find((c) => c.name === MEMBERS[m])?.replicas ?? 0);
 
 const isHigh = (rb: ResourceBinding): boolean => rb.spec?.replicaRequirements?.priorityClassName === 'high';
 
@@ -155,9 +209,21 @@ function bindingObject(
   replicas: number,
   high: boolean,
   version: string,
-  deletionTimestamp?: Date,
+  deletionTimestamp: Date | undefined,
+  placement: Placement,
 ): ResourceBinding {
   const { name, cpuMilli } = BINDINGS[b]!;
+  const spread = (placement.spread ?? 0) % 3;
+  const members = spread === 2 ? [0, 1] : [spread];
+  const duplicated = placement.duplicated ?? false;
+  const clusters = members
+    .map((m, i) => ({
+      name: MEMBERS[m]!,
+      replicas: duplicated
+        ? replicas
+        : Math.floor(replicas / members.length) + (i < replicas % members.length ? 1 : 0),
+    }))
+    .filter((c) => c.replicas > 0);
   return {
     apiVersion: 'work.karmada.io/v1alpha2',
     kind: 'ResourceBinding',
@@ -175,11 +241,20 @@ function bindingObject(
         resourceRequest: { cpu: `${cpuMilli}m` },
         ...(high ? { priorityClassName: 'high' } : {}),
       },
-      placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
-      clusters: replicas > 0 ? [{ name: 'member1', replicas }] : [],
+      placement: { replicaScheduling: { replicaSchedulingType: duplicated ? 'Duplicated' : 'Divided' } },
+      clusters,
     },
   };
 }
+
+/** The published workloads that were made by hand in their member (the simulation's own knowledge). */
+const handMade = new WeakSet<object>();
+
+/** Where the binding runs, for traces; nothing for the placement of the one-member runs (member1, Divided). */
+const describePlacement = (rb: ResourceBinding): string =>
+  !isDuplicated(rb) && (rb.spec?.clusters ?? []).every((c) => c.name === MEMBERS[0])
+    ? ''
+    : ` on ${JSON.stringify((rb.spec?.clusters ?? []).map((c) => `${c.name}=${c.replicas}`))}${isDuplicated(rb) ? ' duplicated' : ''}`;
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -205,6 +280,11 @@ export const exercised = {
   storedWhileDeleting: 0,
   /** Refusals while a quota's usage was not counted for its spec (a new quota, or after an edit). */
   statusUnknown: 0,
+  /** Bindings stored on both members, and Duplicated ones. */
+  storedOnBothMembers: 0,
+  storedDuplicated: 0,
+  /** ACCOUNTED checks of a count that read usage outside the federation (hand-made, same name). */
+  outsideCounted: 0,
   violationsChecked: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
@@ -222,9 +302,20 @@ export class Simulation {
   private readonly requests: Request[] = [];
   private nextId = 0;
   private delivered = 0;
-  /** Pods running per binding name (uid they belong to, replicas). */
-  private readonly pods = new Map<string, { uid: string; replicas: number }>();
+  /** Pods running per binding name: the uid they belong to, how many on each member. */
+  private readonly pods = new Map<string, { uid: string; on: number[] }>();
+  /** Pods of hand-made Deployments, per member and binding name they share (outside the federation). */
+  private readonly outside: number[][] = MEMBERS.map(() => BINDINGS.map(() => 0));
+  /** Each member's health as the aggregator sees it, and what it published last (kept while not Ready). */
+  private readonly memberStates: ('Ready' | 'Stale' | 'Unreachable')[] = MEMBERS.map(() => 'Ready');
+  private readonly lastPublished: (ObservedCluster | undefined)[] = MEMBERS.map(() => undefined);
+  /** What Redis holds: the usage each member published, as the reconciler reads it. */
   private published: ObservedCluster[] | undefined;
+  /**
+   * Per quota, the usage outside the federation that its stored `used` counts: the part no binding's
+   * reservation may stand in for (ACCOUNTED), from the snapshot and bindings its last count read.
+   */
+  private readonly outsideCounted = new Map<string, Record<Key, number>>();
   /**
    * The bindings whose deletion the reconciler has recorded: as in production, only those its binding
    * watch (the cache below) has delivered, so a deletion is known later than the host shows it.
@@ -338,7 +429,7 @@ export class Simulation {
     return this.host.bindings.get(BINDINGS[b]!.name);
   }
 
-  /** The binding is gone from the host, and its pods from the member. */
+  /** The binding is gone from the host, and its pods from the members. */
   private remove(stored: ResourceBinding): void {
     this.host.deleteBinding(stored.metadata!.name!);
     this.pods.delete(stored.metadata!.name!);
@@ -350,9 +441,9 @@ export class Simulation {
     switch (action.t) {
       case 'create': {
         const uid = `uid-${this.nextId}`;
-        const rb = bindingObject(action.b, uid, action.replicas, action.high, '');
+        const rb = bindingObject(action.b, uid, action.replicas, action.high, '', undefined, action);
         this.request(
-          `CREATE ${BINDINGS[action.b]!.name} (${uid}) replicas=${action.replicas}${action.high ? ' high' : ''}${action.dryRun ? ' dry-run' : ''}`,
+          `CREATE ${BINDINGS[action.b]!.name} (${uid}) replicas=${action.replicas}${action.high ? ' high' : ''}${describePlacement(rb)}${action.dryRun ? ' dry-run' : ''}`,
           rb,
           action.replica,
           action.dryRun,
@@ -370,9 +461,11 @@ export class Simulation {
           action.high,
           old.metadata!.resourceVersion!,
           old.metadata?.deletionTimestamp,
+          action,
         );
+        if (action.unscheduled) rb.spec!.clusters = structuredClone(old.spec!.clusters);
         this.request(
-          `UPDATE ${old.metadata!.name} ${old.spec!.replicas}->${action.replicas}${action.high ? ' high' : ''}`,
+          `UPDATE ${old.metadata!.name} ${old.spec!.replicas}->${action.replicas}${action.high ? ' high' : ''}${describePlacement(rb)}`,
           rb,
           action.replica,
           false,
@@ -439,25 +532,50 @@ export class Simulation {
         break;
       }
       case 'publish':
-        this.published = [this.observed()];
-        this.log(
-          `member publishes ${JSON.stringify([...this.pods.entries()].map(([n, p]) => `${n}=${p.replicas}`))}`,
-        );
+        this.publish();
         break;
       case 'pods':
       case 'evict': {
         const stored = this.versionOf(action.b);
         if (stored === undefined || (action.t === 'pods' && stored.metadata?.deletionTimestamp)) return;
         const name = stored.metadata!.name!;
-        const current = this.pods.get(name);
-        const running = current !== undefined && current.uid === stored.metadata!.uid ? current.replicas : 0;
-        const target = stored.spec!.replicas ?? 0;
-        const replicas =
-          action.t === 'pods' ? Math.min(target, running + action.n) : Math.max(0, running - action.n);
-        this.pods.set(name, { uid: stored.metadata!.uid!, replicas });
-        this.log(`member: ${name} runs ${replicas} pods`);
+        const m =
+          action.m ??
+          Math.max(
+            0,
+            MEMBERS.findIndex((_, i) => targetOn(stored, i) > 0),
+          );
+        // Karmada cannot apply its copy over a hand-made workload of the name.
+        if (action.t === 'pods' && this.outside[m % MEMBERS.length]![action.b]! > 0) return;
+        const on = this.podsOf(stored);
+        const running = on[m % MEMBERS.length]!;
+        on[m % MEMBERS.length] =
+          action.t === 'pods'
+            ? Math.min(targetOn(stored, m % MEMBERS.length), running + action.n)
+            : Math.max(0, running - action.n);
+        this.pods.set(name, { uid: stored.metadata!.uid!, on });
+        this.log(`${MEMBERS[m % MEMBERS.length]}: ${name} runs ${on[m % MEMBERS.length]} pods`);
         break;
       }
+      case 'outside': {
+        const m = action.m % MEMBERS.length;
+        const name = BINDINGS[action.b]!.name;
+        const karmadas = this.pods.get(name)?.on[m] ?? 0;
+        // A hand-made workload cannot take a name Karmada's copy already has on the member.
+        if (karmadas > 0) return;
+        this.outside[m]![action.b] = action.n;
+        this.log(`${MEMBERS[m]}: a hand-made Deployment ${name} runs ${action.n} pods`);
+        break;
+      }
+      case 'member':
+        this.memberEvent(action.m % MEMBERS.length, action.event);
+        break;
+      case 'redis-loss':
+        if (this.published === undefined) return;
+        this.published = [];
+        this.lastPublished.fill(undefined);
+        this.log('Redis loses every published usage');
+        break;
       case 'deliver': {
         const event = this.host.quotaEvents[this.delivered];
         if (event === undefined) return;
@@ -560,11 +678,11 @@ export class Simulation {
     const object = structuredClone(req.object);
     object.metadata!.resourceVersion = this.host.nextVersion();
     this.host.storeBinding(object);
-    const pods = this.pods.get(name);
-    if (pods && (pods.uid !== object.metadata!.uid || pods.replicas > (object.spec!.replicas ?? 0)))
+    // Karmada scales each member's copy down to the new spec at once (a new object starts from none).
+    if (this.pods.has(name))
       this.pods.set(name, {
         uid: object.metadata!.uid!,
-        replicas: pods.uid === object.metadata!.uid ? (object.spec!.replicas ?? 0) : 0,
+        on: this.podsOf(object).map((n, m) => Math.min(n, targetOn(object, m))),
       });
     for (const q of this.specs) {
       if (!req.beforeEdit.has(q.name)) continue;
@@ -574,27 +692,96 @@ export class Simulation {
       this.awaitingRecount.set(q.name, ++this.staleLandings);
     }
     exercised.stored++;
+    if ((object.spec?.clusters ?? []).length > 1) exercised.storedOnBothMembers++;
+    if (isDuplicated(object)) exercised.storedDuplicated++;
     if (object.metadata?.deletionTimestamp) exercised.storedWhileDeleting++;
     this.log(`request ${req.id} stored: ${req.label}`);
   }
 
-  private observed(): ObservedCluster {
+  /** The pods the binding's object runs on each member (none for another object of its name). */
+  private podsOf(rb: ResourceBinding): number[] {
+    const pods = this.pods.get(rb.metadata!.name!);
+    return pods !== undefined && pods.uid === rb.metadata!.uid ? [...pods.on] : MEMBERS.map(() => 0);
+  }
+
+  /** The aggregator publishes each Ready member's usage; a Stale or Unreachable one keeps its last. */
+  private publish(): void {
+    const entries: ObservedCluster[] = [];
+    MEMBERS.forEach((_, m) => {
+      if (this.memberStates[m] === 'Ready') this.lastPublished[m] = this.observed(m);
+      const last = this.lastPublished[m];
+      if (last !== undefined) entries.push({ ...last, state: this.memberStates[m]! });
+    });
+    this.published = entries;
+    this.log(
+      `aggregator publishes ${entries.map((c) => `${c.name} (${c.state}) ${JSON.stringify(c.workloads.map((w) => `${w.name}=${(w.used as Record<Key, string>).pods}`))}`).join(', ')}`,
+    );
+  }
+
+  private memberEvent(m: number, event: MemberEvent): void {
+    if (event !== 'removed') {
+      this.memberStates[m] = event;
+      this.log(`${MEMBERS[m]}'s watch is ${event}`);
+      return;
+    }
+    // The host no longer has it: its pods are gone and the aggregator withdraws its usage. A member of
+    // that name joining later starts empty.
+    for (const pods of this.pods.values()) pods.on[m] = 0;
+    this.outside[m]!.fill(0);
+    this.memberStates[m] = 'Ready';
+    this.lastPublished[m] = undefined;
+    if (this.published) this.published = this.published.filter((c) => c.name !== MEMBERS[m]);
+    this.log(`${MEMBERS[m]} is removed from the federation; its usage is withdrawn`);
+  }
+
+  /** Member `m`'s usage as it runs now: each workload name's pods, Karmada's and hand-made ones. */
+  private observed(m: number): ObservedCluster {
     return {
-      name: 'member1',
+      name: MEMBERS[m]!,
       state: 'Ready',
       lastSyncTime: new Date(this.now).toISOString(),
       used: {},
-      workloads: [...this.pods.entries()]
-        .filter(([, p]) => p.replicas > 0)
-        .map(([name, p]) => {
-          const b = BINDINGS.find((x) => x.name === name)!;
-          return {
-            kind: 'Deployment',
-            name,
-            used: { cpu: `${b.cpuMilli * p.replicas}m`, pods: String(p.replicas) },
-          };
-        }),
+      workloads: BINDINGS.flatMap(({ name, cpuMilli }, b) => {
+        // A name runs Karmada's copy or a hand-made one on a member, never both ('outside').
+        const karmadas = this.pods.get(name)?.on[m] ?? 0;
+        const replicas = karmadas + this.outside[m]![b]!;
+        if (replicas === 0) return [];
+        const workload = {
+          kind: 'Deployment',
+          name,
+          used: { cpu: `${cpuMilli * replicas}m`, pods: String(replicas) },
+        };
+        if (karmadas === 0) handMade.add(workload);
+        return [workload];
+      }),
     };
+  }
+
+  /**
+   * What a quota's count of `clusters` and `bindings` puts in `used` that no binding's reservation may
+   * stand in for: hand-made pods on members the binding of their name is not scheduled to (all of them
+   * for an unscoped quota; for a scoped one, those named as a binding it selects).
+   */
+  private outsideIn(
+    scoped: boolean,
+    clusters: readonly ObservedCluster[],
+    bindings: readonly ResourceBinding[],
+  ): Record<Key, number> {
+    const total = { cpu: 0, pods: 0 };
+    for (const cluster of clusters) {
+      const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
+      for (const workload of cluster.workloads) {
+        const b = BINDINGS.findIndex((x) => x.name === workload.name);
+        const rb = bindings.find((x) => x.metadata?.name === workload.name);
+        if (rb !== undefined && targetOn(rb, m) > 0) continue;
+        if (scoped && (rb === undefined || !isHigh(rb))) continue;
+        if (!handMade.has(workload)) continue;
+        const pods = Number((workload.used as Record<Key, string>).pods);
+        total.pods += pods;
+        total.cpu += pods * BINDINGS[b]!.cpuMilli;
+      }
+    }
+    return total;
   }
 
   private async reconcile(): Promise<void> {
@@ -629,12 +816,29 @@ export class Simulation {
       return;
     }
     if (cache) exercised.reconcilesFromCacheToHost++;
+    // What each status it writes, or finds current, was counted from (see outsideCounted).
+    let listed: ResourceBinding[] = [];
+    const read = new Map<string, KarmadaQuota>();
+    const written = new Set<string>();
+    const outsideOf = (quota: KarmadaQuota, bindings: ResourceBinding[]) =>
+      this.outsideIn(quota.spec?.scopeSelector !== undefined, clusters, bindings);
     const quotas = await this.host.listQuotas('reconciler');
     const outcome = await reconcileQuotas(
       {
-        getQuota: (_ns, name) => this.host.getQuota('reconciler', name),
-        listBindings: () => this.host.listBindings('reconciler'),
-        writeStatus: (quota) => this.host.writeQuotaStatus('reconciler', quota),
+        getQuota: async (_ns, name) => {
+          const quota = await this.host.getQuota('reconciler', name);
+          read.set(name, quota);
+          return quota;
+        },
+        listBindings: async () => (listed = await this.host.listBindings('reconciler')),
+        writeStatus: (quota) => {
+          const name = quota.metadata!.name!;
+          const outside = outsideOf(quota, listed);
+          return this.host.writeQuotaStatus('reconciler', quota, () => {
+            written.add(name);
+            this.outsideCounted.set(name, outside);
+          });
+        },
         clock: this.clockOf(2),
       },
       NAMESPACE,
@@ -646,6 +850,13 @@ export class Simulation {
     // Its binding list started after these landings: the statuses it wrote or found current count them.
     for (const name of outcome.statuses.keys())
       if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
+    // A status found current, and unchanged since it was read, counts what this count read.
+    for (const [name, quota] of read) {
+      const unchanged =
+        this.host.quotas.get(name)?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
+      if (outcome.statuses.has(name) && !written.has(name) && unchanged)
+        this.outsideCounted.set(name, outsideOf(quota, listed));
+    }
   }
 
   /** The stored bindings a quota selects, by an independent recount. */
@@ -684,11 +895,15 @@ export class Simulation {
         const counted = status?.observedGeneration === stored.metadata?.generation;
         if (!counted || status?.used === undefined || !(key in status.used)) continue;
         const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
-        if (accounted < charged) {
+        const outside = this.outsideCounted.get(q.name)?.[key] ?? 0;
+        if (outside > 0) exercised.outsideCounted++;
+        if (accounted < charged + outside) {
           return this.violation(
             'ACCOUNTED',
             step,
-            `quota ${q.name}: used+reserved ${key}=${accounted} < stored charges ${charged} (${JSON.stringify(status.reservations)})`,
+            `quota ${q.name}: used+reserved ${key}=${accounted} < stored charges ${charged}${
+              outside > 0 ? ` + usage outside the federation it counted ${outside}` : ''
+            } (${JSON.stringify(status.reservations)})`,
           );
         }
       }
@@ -707,7 +922,7 @@ export class Simulation {
   ): Promise<Violation | undefined> {
     if (options.countedAtStart ?? true) {
       // The quotas' usage is counted before the clients start (a run without it covers new quotas).
-      this.published = [this.observed()];
+      this.publish();
       await this.reconcileToEnd();
     }
     for (const [step, action] of actions.entries()) {
@@ -754,7 +969,9 @@ export class Simulation {
     // Claims were written on clocks up to the skew ahead: past every expiration on every clock.
     this.offsets.fill(0);
     this.now += (TIMING.ttlSeconds + 1) * 1000 + MAX_CLOCK_SKEW_MS;
-    this.published = [this.observed()];
+    // Every member's watch recovers.
+    this.memberStates.fill('Ready');
+    this.publish();
     for (let round = 0; round < 3; round++) {
       // The reconciler's watches catch up in the end: then a skip must be right, not merely safe.
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
@@ -765,15 +982,24 @@ export class Simulation {
     for (const q of this.specs) {
       const status = this.host.quotas.get(q.name)!.status;
       for (const key of limitedKeys(q)) {
+        // used: every pod a quota selects on every member, hand-made ones of a selected name included;
+        // reserved: what each selected binding's pods on its own members leave of its charge.
+        const selected = this.inScope(q);
         let expectedUsed = 0;
         let expectedReserved = 0;
-        for (const b of this.inScope(q)) {
-          const pods = this.pods.get(b.metadata!.name!);
-          const running = pods !== undefined && pods.uid === b.metadata!.uid ? pods.replicas : 0;
-          const perReplica = key === 'cpu' ? BINDINGS.find((x) => x.name === b.metadata!.name)!.cpuMilli : 1;
-          expectedUsed += running * perReplica;
-          expectedReserved += Math.max(0, charge(b)[key] - running * perReplica);
-        }
+        BINDINGS.forEach(({ name, cpuMilli }, b) => {
+          const rb = selected.find((x) => x.metadata!.name === name);
+          if (q.highOnly && rb === undefined) return;
+          const perReplica = key === 'cpu' ? cpuMilli : 1;
+          const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
+          let observed = 0;
+          MEMBERS.forEach((_, m) => {
+            const running = on[m]! + this.outside[m]![b]!;
+            expectedUsed += running * perReplica;
+            if (rb !== undefined && targetOn(rb, m) > 0) observed += running * perReplica;
+          });
+          if (rb !== undefined) expectedReserved += Math.max(0, charge(rb)[key] - observed);
+        });
         const used = milli(status?.used?.[key], key);
         const reserved = milli(status?.reserved?.[key], key);
         if (used !== expectedUsed || reserved !== expectedReserved) {
