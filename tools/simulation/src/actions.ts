@@ -88,6 +88,23 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       ),
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('createKind' as const),
+      b: binding,
+      kind: fc.constantFrom('Job' as const, 'DaemonSet' as const),
+      replicas,
+      high: fc.boolean(),
+      replica: fc.nat({ max: 1 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('surge' as const), b: binding, n: fc.integer({ min: 1, max: 2 }) }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('jobFinishes' as const), b: binding }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('jobRecreated' as const), b: binding }) },
 );
 
 export const actionsArbitrary = fc.array(actionArbitrary, { minLength: 1, maxLength: 400, size: 'max' });

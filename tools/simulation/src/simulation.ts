@@ -9,6 +9,8 @@
  * within LANDING_LIMIT_MS of receiving it, or never.
  * An admin may edit a quota's spec at any step ('edit': its scope widened or narrowed, its cpu limit
  * raised or lowered, its pods key removed or added again).
+ * Besides Deployments, clients create Job and DaemonSet bindings (kinds-model.ts), and the member may run
+ * what no admission sees: pods beyond spec.replicas (an override, a surge), a finished Job re-created.
  * After every action the invariants are checked against an independent recount:
  * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted).
  *   An edit may leave a quota over (docs/concepts/accounting.md, "Quota edits"): from then on its
@@ -20,10 +22,15 @@
  * - ACCOUNTED: once a quota's usage is counted for its current spec, used + reserved covers every
  *   stored binding's charge (the accounting never under-counts, which is what makes the next
  *   admission safe); not checked while such a stored change awaits its recount.
+ * - DETECTED: a status the reconciler computed from a published snapshot names in RunningBeyondCharge
+ *   exactly the bindings whose workload runs beyond what they hold (checked against the binding list and
+ *   snapshot it was computed from, and at the end);
+ * - LIMIT also: no binding of a kind declaring no replicas (a DaemonSet) is stored while a quota limits
+ *   cpu or pods (every quota here limits cpu).
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
  * used + reserved must EQUAL the recount, and each reservation max(0, charge - observed) (EXACT).
  */
-import type { KarmadaQuota, ResourceBinding } from '#api';
+import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
 import { bindingCharge, type ObservedCluster } from '#quota';
 import { parseResourceList } from '#quantity';
 import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js';
@@ -31,6 +38,17 @@ import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/s
 import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
 import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
 import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
+import {
+  asKind,
+  asUpdateOf,
+  declaresNoReplicas,
+  detectionProblem,
+  expectedBeyondCharge,
+  finishedStatus,
+  jobFinished,
+  kindOf,
+  type WorkloadKind,
+} from './kinds-model.js';
 
 /** Binding names the clients use, each with its cpu request per replica (millicores). */
 export const BINDINGS = [
@@ -93,7 +111,22 @@ export type Action =
    */
   | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number }
   /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
-  | { t: 'skew'; who: number; ms: number };
+  | { t: 'skew'; who: number; ms: number }
+  /** A create of a binding of another kind than Deployment (kinds-model.ts). */
+  | {
+      t: 'createKind';
+      b: number;
+      kind: Exclude<WorkloadKind, 'Deployment'>;
+      replicas: number;
+      high: boolean;
+      replica: number;
+    }
+  /** The member runs `n` pods beyond the binding's spec.replicas (an OverridePolicy, a rollout's surge). */
+  | { t: 'surge'; b: number; n: number }
+  /** A Job's pods complete, and Karmada writes the binding's status saying so (no admission sees it). */
+  | { t: 'jobFinishes'; b: number }
+  /** A finished Job's member object is deleted; Karmada re-creates it and its pods run again. */
+  | { t: 'jobRecreated'; b: number };
 
 interface Request {
   id: number;
@@ -111,7 +144,7 @@ interface Request {
 }
 
 export interface Violation {
-  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR';
+  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR' | 'DETECTED';
   message: string;
   step: number;
   trace: string[];
@@ -119,7 +152,7 @@ export interface Violation {
 
 /** What a stored binding must be counted for: nothing once it is being deleted. */
 const charge = (rb: ResourceBinding): Record<Key, number> => {
-  if (rb.metadata?.deletionTimestamp) return { cpu: 0, pods: 0 };
+  if (rb.metadata?.deletionTimestamp || jobFinished(rb)) return { cpu: 0, pods: 0 };
   const replicas = rb.spec?.replicas ?? 0;
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
   return { cpu: cpu * replicas, pods: replicas };
@@ -206,6 +239,9 @@ export const exercised = {
   /** Refusals while a quota's usage was not counted for its spec (a new quota, or after an edit). */
   statusUnknown: 0,
   violationsChecked: 0,
+  /** RunningBeyondCharge conditions checked (DETECTED), and how many of them had to name a binding. */
+  detectionsChecked: 0,
+  detectionsBeyond: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -224,6 +260,10 @@ export class Simulation {
   private delivered = 0;
   /** Pods running per binding name (uid they belong to, replicas). */
   private readonly pods = new Map<string, { uid: string; replicas: number }>();
+  /** The workload kind of each binding created, by uid (what the member reports its pods under). */
+  private readonly kinds = new Map<string, WorkloadKind>();
+  /** The first status found computed with a wrong RunningBeyondCharge (DETECTED). */
+  private misdetected?: string;
   private published: ObservedCluster[] | undefined;
   /**
    * The bindings whose deletion the reconciler has recorded: as in production, only those its binding
@@ -373,7 +413,7 @@ export class Simulation {
         );
         this.request(
           `UPDATE ${old.metadata!.name} ${old.spec!.replicas}->${action.replicas}${action.high ? ' high' : ''}`,
-          rb,
+          asUpdateOf(rb, old),
           action.replica,
           false,
           old,
@@ -487,6 +527,57 @@ export class Simulation {
           }
         }
         break;
+      case 'createKind': {
+        const uid = `uid-${this.nextId}`;
+        this.kinds.set(uid, action.kind);
+        const rb = asKind(bindingObject(action.b, uid, action.replicas, action.high, ''), action.kind);
+        const replicas =
+          action.kind === 'Job' ? ` replicas=${action.replicas}${action.high ? ' high' : ''}` : '';
+        this.request(
+          `CREATE ${action.kind} ${BINDINGS[action.b]!.name} (${uid})${replicas}`,
+          rb,
+          action.replica,
+          false,
+        );
+        break;
+      }
+      case 'surge':
+      case 'jobFinishes':
+      case 'jobRecreated':
+        this.unadmitted(action);
+        break;
+    }
+  }
+
+  /**
+   * What the member runs that no admission sees (kinds-model.ts). Pod counts: these set `pods` as the
+   * 'pods' action does, for the member's workload of the stored binding.
+   */
+  private unadmitted(action: Extract<Action, { t: 'surge' | 'jobFinishes' | 'jobRecreated' }>): void {
+    const stored = this.versionOf(action.b);
+    if (stored === undefined || (stored.spec?.clusters ?? []).length === 0) return;
+    const name = stored.metadata!.name!;
+    const uid = stored.metadata!.uid!;
+    const declared = stored.spec!.replicas ?? 0;
+    if (action.t === 'surge') {
+      if (stored.metadata?.deletionTimestamp || jobFinished(stored)) return;
+      this.pods.set(name, { uid, replicas: declared + action.n });
+      this.log(
+        `member: ${name} runs ${declared + action.n} pods, spec.replicas ${declared} (override or surge)`,
+      );
+    } else if (action.t === 'jobFinishes') {
+      if (kindOf(stored) !== 'Job' || jobFinished(stored)) return;
+      this.host.storeBinding({
+        ...stored,
+        metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
+        status: finishedStatus(stored),
+      });
+      this.pods.set(name, { uid, replicas: 0 });
+      this.log(`member: Job ${name} completed; Karmada writes the binding's status: finished`);
+    } else {
+      if (!jobFinished(stored)) return;
+      this.pods.set(name, { uid, replicas: declared });
+      this.log(`member: finished Job ${name} re-created by Karmada, runs ${declared} pods`);
     }
   }
 
@@ -589,7 +680,7 @@ export class Simulation {
         .map(([name, p]) => {
           const b = BINDINGS.find((x) => x.name === name)!;
           return {
-            kind: 'Deployment',
+            kind: this.kinds.get(p.uid) ?? 'Deployment',
             name,
             used: { cpu: `${b.cpuMilli * p.replicas}m`, pods: String(p.replicas) },
           };
@@ -630,22 +721,46 @@ export class Simulation {
     }
     if (cache) exercised.reconcilesFromCacheToHost++;
     const quotas = await this.host.listQuotas('reconciler');
+    // The binding list the statuses are computed from: the last one read (a conflict reads again).
+    let listed: ResourceBinding[] = [];
     const outcome = await reconcileQuotas(
       {
         getQuota: (_ns, name) => this.host.getQuota('reconciler', name),
-        listBindings: () => this.host.listBindings('reconciler'),
+        listBindings: async () => (listed = await this.host.listBindings('reconciler')),
         writeStatus: (quota) => this.host.writeQuotaStatus('reconciler', quota),
         clock: this.clockOf(2),
       },
       NAMESPACE,
       quotas,
       input,
-      async () => {},
+      async (quota, result) => this.checkDetected(quota, result.status, listed, clusters),
       () => {},
     );
+    // Without a conflict, every status (written or found current) was computed from the one list.
+    if (outcome.conflicts === 0)
+      for (const quota of quotas)
+        this.checkDetected(quota, outcome.statuses.get(quota.metadata!.name!)!, listed, clusters);
     // Its binding list started after these landings: the statuses it wrote or found current count them.
     for (const name of outcome.statuses.keys())
       if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
+  }
+
+  /** DETECTED: `status`, computed for `quota` from `bindings` and `clusters`, names who runs beyond its charge. */
+  private checkDetected(
+    quota: KarmadaQuota,
+    status: KarmadaQuotaStatus,
+    bindings: readonly ResourceBinding[],
+    clusters: readonly ObservedCluster[],
+  ): void {
+    exercised.detectionsChecked++;
+    const expected = expectedBeyondCharge(quota, status, bindings, clusters, charge);
+    if (expected.length > 0) exercised.detectionsBeyond++;
+    const problem = detectionProblem(
+      status,
+      expected,
+      BINDINGS.map((b) => b.name),
+    );
+    if (problem !== undefined) this.misdetected ??= `quota ${quota.metadata!.name}: ${problem}`;
   }
 
   /** The stored bindings a quota selects, by an independent recount. */
@@ -660,6 +775,14 @@ export class Simulation {
 
   private check(step: number): Violation | undefined {
     exercised.violationsChecked++;
+    if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
+    const unbounded = [...this.host.bindings.values()].find(declaresNoReplicas);
+    if (unbounded !== undefined)
+      return this.violation(
+        'LIMIT',
+        step,
+        `${kindOf(unbounded)} binding ${unbounded.metadata!.name} stored, its pods unbounded, while quotas ${this.specs.map((q) => q.name).join(', ')} limit cpu`,
+      );
     for (const q of this.specs) {
       const stored = this.host.quotas.get(q.name)!;
       const status = stored.status;
@@ -760,6 +883,8 @@ export class Simulation {
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
     }
+    for (const quota of this.host.quotas.values())
+      this.checkDetected(quota, quota.status ?? {}, [...this.host.bindings.values()], this.published);
     const found = this.check(step);
     if (found) return found;
     for (const q of this.specs) {
