@@ -93,7 +93,7 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant('createKind' as const),
       b: binding,
-      kind: fc.constantFrom('Job' as const, 'DaemonSet' as const),
+      kind: fc.constantFrom('Job' as const, 'Job' as const, 'DaemonSet' as const),
       replicas,
       high: fc.boolean(),
       replica: fc.nat({ max: 1 }),
@@ -101,10 +101,15 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ t: fc.constant('surge' as const), b: binding, n: fc.integer({ min: 1, max: 2 }) }),
+    arbitrary: fc.record({ t: fc.constant('surge' as const), i: binding, n: fc.integer({ min: 1, max: 2 }) }),
   },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('jobFinishes' as const), b: binding }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('jobRecreated' as const), b: binding }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constantFrom('jobFinishes' as const, 'jobRecreated' as const, 'jobRunsAgain' as const),
+      i: binding,
+    }),
+  },
 );
 
 export const actionsArbitrary = fc.array(actionArbitrary, { minLength: 1, maxLength: 400, size: 'max' });

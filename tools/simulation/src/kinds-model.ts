@@ -54,6 +54,15 @@ export const finishedStatus = (rb: ResourceBinding): ResourceBinding['status'] =
   })),
 });
 
+/** The status Karmada aggregates for a Job running in every cluster it was scheduled to. */
+export const runningStatus = (rb: ResourceBinding): ResourceBinding['status'] => ({
+  aggregatedStatus: (rb.spec?.clusters ?? []).map((c) => ({
+    clusterName: c.name,
+    applied: true,
+    status: { active: c.replicas ?? 0 },
+  })),
+});
+
 /** Has Karmada reported the binding's Job finished everywhere (it then holds nothing on the quotas)? */
 export function jobFinished(rb: ResourceBinding): boolean {
   const aggregated = rb.status?.['aggregatedStatus'];

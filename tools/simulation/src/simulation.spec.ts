@@ -39,6 +39,12 @@ describe('accounting simulation', () => {
     // Processes ran on clocks apart.
     expect(exercised.actions.skew).toBeGreaterThan(RUNS);
     expect(exercised.statusUnknown).toBeGreaterThan(RUNS / 10);
+    // DaemonSet bindings were refused; members ran what no admission saw, and the reconciler had to
+    // name it in RunningBeyondCharge; finished Jobs were re-created and charged again.
+    expect(exercised.refusedUnbounded).toBeGreaterThan(RUNS / 2);
+    expect(exercised.detectionsBeyond).toBeGreaterThan(RUNS / 2);
+    expect(exercised.unadmitted.jobRecreated).toBeGreaterThan(RUNS / 50);
+    expect(exercised.unadmitted.jobRunsAgain).toBeGreaterThan(RUNS / 100);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

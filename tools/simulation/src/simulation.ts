@@ -47,6 +47,7 @@ import {
   finishedStatus,
   jobFinished,
   kindOf,
+  runningStatus,
   type WorkloadKind,
 } from './kinds-model.js';
 
@@ -121,12 +122,17 @@ export type Action =
       high: boolean;
       replica: number;
     }
-  /** The member runs `n` pods beyond the binding's spec.replicas (an OverridePolicy, a rollout's surge). */
-  | { t: 'surge'; b: number; n: number }
-  /** A Job's pods complete, and Karmada writes the binding's status saying so (no admission sees it). */
-  | { t: 'jobFinishes'; b: number }
-  /** A finished Job's member object is deleted; Karmada re-creates it and its pods run again. */
-  | { t: 'jobRecreated'; b: number };
+  /**
+   * What no admission sees, for the `i`-th stored binding it can happen to: 'surge', the member runs
+   * `n` pods beyond spec.replicas (an OverridePolicy, a rollout's surge); 'jobFinishes', a Job's pods
+   * complete and Karmada writes the binding's status saying so; 'jobRecreated', a finished Job's
+   * member object is deleted and Karmada re-creates it; 'jobRunsAgain', Karmada then aggregates its
+   * status as running, so its binding is charged in full again.
+   */
+  | { t: 'surge'; i: number; n: number }
+  | { t: Exclude<UnadmittedKind, 'surge'>; i: number };
+
+type UnadmittedKind = 'surge' | 'jobFinishes' | 'jobRecreated' | 'jobRunsAgain';
 
 interface Request {
   id: number;
@@ -242,6 +248,10 @@ export const exercised = {
   /** RunningBeyondCharge conditions checked (DETECTED), and how many of them had to name a binding. */
   detectionsChecked: 0,
   detectionsBeyond: 0,
+  /** Refusals of a binding whose pods its charge cannot bound (a DaemonSet under a cpu quota). */
+  refusedUnbounded: 0,
+  /** What no admission saw, as applied (an action that found nothing to act on left out). */
+  unadmitted: {} as Partial<Record<UnadmittedKind, number>>,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -368,6 +378,8 @@ export class Simulation {
         else if ('unavailable' in outcome) exercised.failedClosed++;
         else exercised.denied++;
         if (!outcome.allowed && outcome.message.startsWith('status unknown')) exercised.statusUnknown++;
+        if (!outcome.allowed && outcome.message.startsWith('cannot bound the pods'))
+          exercised.refusedUnbounded++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
       },
       (err: unknown) => (this.failure = err as Error),
@@ -544,6 +556,7 @@ export class Simulation {
       case 'surge':
       case 'jobFinishes':
       case 'jobRecreated':
+      case 'jobRunsAgain':
         this.unadmitted(action);
         break;
     }
@@ -553,20 +566,27 @@ export class Simulation {
    * What the member runs that no admission sees (kinds-model.ts). Pod counts: these set `pods` as the
    * 'pods' action does, for the member's workload of the stored binding.
    */
-  private unadmitted(action: Extract<Action, { t: 'surge' | 'jobFinishes' | 'jobRecreated' }>): void {
-    const stored = this.versionOf(action.b);
-    if (stored === undefined || (stored.spec?.clusters ?? []).length === 0) return;
+  private unadmitted(action: Extract<Action, { t: UnadmittedKind }>): void {
+    const applies = (rb: ResourceBinding): boolean => {
+      if ((rb.spec?.clusters ?? []).length === 0) return false;
+      const pods = this.pods.get(rb.metadata!.name!);
+      const running = pods?.uid === rb.metadata!.uid ? pods!.replicas : 0;
+      if (action.t === 'surge') return !rb.metadata?.deletionTimestamp && !jobFinished(rb);
+      if (action.t === 'jobFinishes') return kindOf(rb) === 'Job' && !jobFinished(rb);
+      return jobFinished(rb) && (action.t === 'jobRecreated' || running > 0);
+    };
+    const candidates = [...this.host.bindings.values()].filter(applies);
+    const stored = candidates[action.i % Math.max(1, candidates.length)];
+    if (stored === undefined) return;
     const name = stored.metadata!.name!;
     const uid = stored.metadata!.uid!;
     const declared = stored.spec!.replicas ?? 0;
     if (action.t === 'surge') {
-      if (stored.metadata?.deletionTimestamp || jobFinished(stored)) return;
       this.pods.set(name, { uid, replicas: declared + action.n });
       this.log(
         `member: ${name} runs ${declared + action.n} pods, spec.replicas ${declared} (override or surge)`,
       );
     } else if (action.t === 'jobFinishes') {
-      if (kindOf(stored) !== 'Job' || jobFinished(stored)) return;
       this.host.storeBinding({
         ...stored,
         metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
@@ -574,11 +594,30 @@ export class Simulation {
       });
       this.pods.set(name, { uid, replicas: 0 });
       this.log(`member: Job ${name} completed; Karmada writes the binding's status: finished`);
-    } else {
-      if (!jobFinished(stored)) return;
+    } else if (action.t === 'jobRecreated') {
       this.pods.set(name, { uid, replicas: declared });
       this.log(`member: finished Job ${name} re-created by Karmada, runs ${declared} pods`);
+    } else {
+      const before = this.specs.map((q) => limitedKeys(q).map((key) => this.charged(q, key)));
+      this.host.storeBinding({
+        ...stored,
+        metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
+        status: runningStatus(stored),
+      });
+      // A charge grown with no admission: as for a change decided before an edit (LIMIT), the ceiling
+      // rises by what it adds, and the accounting covers it once a recount has listed it.
+      this.specs.forEach((q, i) => {
+        const ceiling = this.ceilings.get(q.name)!;
+        limitedKeys(q).forEach((key, j) => {
+          const added = this.charged(q, key) - before[i]![j]!;
+          if (added <= 0) return;
+          ceiling[key] += added;
+          this.awaitingRecount.set(q.name, ++this.staleLandings);
+        });
+      });
+      this.log(`member: Job ${name} running again; Karmada writes the binding's status: running`);
     }
+    exercised.unadmitted[action.t] = (exercised.unadmitted[action.t] ?? 0) + 1;
   }
 
   /** An admin's edit of a quota's spec: a new generation, stored at once (see LIMIT). */
