@@ -139,6 +139,28 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       ),
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('createKind' as const),
+      b: binding,
+      kind: fc.constantFrom('Job' as const, 'Job' as const, 'DaemonSet' as const),
+      replicas,
+      high: fc.boolean(),
+      replica: fc.nat({ max: 1 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('surge' as const), i: binding, n: fc.integer({ min: 1, max: 2 }) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constantFrom('jobFinishes' as const, 'jobRecreated' as const, 'jobRunsAgain' as const),
+      i: binding,
+    }),
+  },
 );
 
 export const actionsArbitrary = fc.array(actionArbitrary, { minLength: 1, maxLength: 400, size: 'max' });

@@ -94,4 +94,16 @@ export const PLANTED: readonly PlantedBug[] = [
       },
     ],
   },
+  {
+    bug: 'no workload is ever found running beyond its charge (RunningBeyondCharge always False)',
+    invariant: 'DETECTED',
+    runs: 50,
+    edits: [
+      {
+        file: 'libs/quota/src/beyond-charge.ts',
+        from: 'return found.sort((a, b) => compareNames(a.binding, b.binding));',
+        to: 'return [];',
+      },
+    ],
+  },
 ];

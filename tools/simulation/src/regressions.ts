@@ -699,6 +699,32 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     shows: ['UPDATE b1 2->2 on ["member1=1","member2=1"] duplicated sent to webhook-0'],
   },
+  // Second review N2(a): a DaemonSet binding carries no replicas, so its charge (its object count)
+  // asked nothing of a cpu quota and it was admitted, its pods bounded by no quota. Both quotas limit
+  // cpu: it is refused (LIMIT checks that no such binding is ever stored).
+  'N2(a): a DaemonSet binding is refused by a quota limiting cpu': {
+    undone: [
+      {
+        bug: 'a binding whose pods its charge cannot bound is admitted on its object count',
+        edits: [
+          {
+            file: 'libs/quota/src/charge.ts',
+            from: 'const copies = unboundedCopies(rb);',
+            to: 'const copies = 0;',
+          },
+        ],
+        fails: 'LIMIT',
+      },
+    ],
+    actions: [
+      { t: 'createKind', b: 2, kind: 'DaemonSet', replicas: 0, high: false, replica: 0 },
+      complete(),
+      complete(),
+      land(),
+    ],
+    shows: ['CREATE DaemonSet b2', 'cannot bound the pods of DaemonSet b2'],
+    hides: ['stored: CREATE DaemonSet b2'],
+  },
 };
 
 /**

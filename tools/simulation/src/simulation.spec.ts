@@ -44,6 +44,12 @@ describe('accounting simulation', () => {
     expect(exercised.storedOnBothMembers).toBeGreaterThan(RUNS / 10);
     expect(exercised.storedDuplicated).toBeGreaterThan(RUNS / 10);
     expect(exercised.outsideCounted).toBeGreaterThan(RUNS / 10);
+    // DaemonSet bindings were refused; members ran what no admission saw, and the reconciler had to
+    // name it in RunningBeyondCharge; finished Jobs were re-created and charged again.
+    expect(exercised.refusedUnbounded).toBeGreaterThan(RUNS / 2);
+    expect(exercised.detectionsBeyond).toBeGreaterThan(RUNS / 2);
+    expect(exercised.unadmitted.jobRecreated).toBeGreaterThan(RUNS / 50);
+    expect(exercised.unadmitted.jobRunsAgain).toBeGreaterThan(RUNS / 100);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

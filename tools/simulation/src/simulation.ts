@@ -9,10 +9,13 @@
  * within LANDING_LIMIT_MS of receiving it, or never.
  * An admin may edit a quota's spec at any step ('edit': its scope widened or narrowed, its cpu limit
  * raised or lowered, its pods key removed or added again).
+ * Besides Deployments, clients create Job and DaemonSet bindings (kinds-model.ts), and the member may run
+ * what no admission sees: pods beyond spec.replicas (an override, a surge), a finished Job re-created.
  * After every action the invariants are checked against an independent recount:
  * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted).
  *   An edit may leave a quota over (docs/concepts/accounting.md, "Quota edits"): from then on its
- *   charges may not grow while over (the ceiling follows them down to hard), except by a change
+ *   charges may not grow while over beyond what each binding name held at the edit (its charge or
+ *   its unexpired claim; the ceiling follows that down to hard), except by a change
  *   admitted from a view older than the edit (started before it, or sent to the cached replica before
  *   its watch delivered the edit), which the docs name: when one is stored, the ceiling rises by
  *   what it adds to the quota, and until a recount that listed the bindings after it, admissions
@@ -20,10 +23,15 @@
  * - ACCOUNTED: once a quota's usage is counted for its current spec, used + reserved covers every
  *   stored binding's charge (the accounting never under-counts, which is what makes the next
  *   admission safe); not checked while such a stored change awaits its recount.
+ * - DETECTED: a status the reconciler computed from a published snapshot names in RunningBeyondCharge
+ *   exactly the bindings whose workload runs beyond what they hold (checked against the binding list and
+ *   snapshot it was computed from, and at the end);
+ * - LIMIT also: no binding of a kind declaring no replicas (a DaemonSet) is stored while a quota limits
+ *   cpu or pods (every quota here limits cpu).
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
  * used + reserved must EQUAL the recount, and each reservation max(0, charge - observed) (EXACT).
  */
-import type { KarmadaQuota, ResourceBinding } from '#api';
+import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
 import { bindingCharge, type ObservedCluster } from '#quota';
 import { parseResourceList } from '#quantity';
 import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js';
@@ -31,6 +39,18 @@ import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/s
 import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
 import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
 import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
+import {
+  asKind,
+  asUpdateOf,
+  declaresNoReplicas,
+  detectionProblem,
+  expectedBeyondCharge,
+  finishedStatus,
+  jobFinished,
+  kindOf,
+  runningStatus,
+  type WorkloadKind,
+} from './kinds-model.js';
 
 /** Binding names the clients use, each with its cpu request per replica (millicores). */
 export const BINDINGS = [
@@ -134,7 +154,27 @@ export type Action =
    */
   | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number }
   /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
-  | { t: 'skew'; who: number; ms: number };
+  | { t: 'skew'; who: number; ms: number }
+  /** A create of a binding of another kind than Deployment (kinds-model.ts). */
+  | {
+      t: 'createKind';
+      b: number;
+      kind: Exclude<WorkloadKind, 'Deployment'>;
+      replicas: number;
+      high: boolean;
+      replica: number;
+    }
+  /**
+   * What no admission sees, for the `i`-th stored binding it can happen to: 'surge', the member runs
+   * `n` pods beyond spec.replicas (an OverridePolicy, a rollout's surge); 'jobFinishes', a Job's pods
+   * complete and Karmada writes the binding's status saying so; 'jobRecreated', a finished Job's
+   * member object is deleted and Karmada re-creates it; 'jobRunsAgain', Karmada then aggregates its
+   * status as running, so its binding is charged in full again.
+   */
+  | { t: 'surge'; i: number; n: number }
+  | { t: Exclude<UnadmittedKind, 'surge'>; i: number };
+
+type UnadmittedKind = 'surge' | 'jobFinishes' | 'jobRecreated' | 'jobRunsAgain';
 
 interface Request {
   id: number;
@@ -152,7 +192,7 @@ interface Request {
 }
 
 export interface Violation {
-  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR';
+  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR' | 'DETECTED';
   message: string;
   step: number;
   trace: string[];
@@ -166,7 +206,7 @@ const isDuplicated = (rb: ResourceBinding): boolean =>
  * cluster when Duplicated, at least what its clusters list; nothing once it is being deleted.
  */
 const charge = (rb: ResourceBinding): Record<Key, number> => {
-  if (rb.metadata?.deletionTimestamp) return { cpu: 0, pods: 0 };
+  if (rb.metadata?.deletionTimestamp || jobFinished(rb)) return { cpu: 0, pods: 0 };
   const clusters = rb.spec?.clusters ?? [];
   const scheduled = clusters.reduce((sum, c) => sum + (c.replicas ?? 0), 0);
   const asked = (rb.spec?.replicas ?? 0) * (isDuplicated(rb) ? Math.max(1, clusters.length) : 1);
@@ -286,6 +326,13 @@ export const exercised = {
   /** ACCOUNTED checks of a count that read usage outside the federation (hand-made, same name). */
   outsideCounted: 0,
   violationsChecked: 0,
+  /** RunningBeyondCharge conditions checked (DETECTED), and how many of them had to name a binding. */
+  detectionsChecked: 0,
+  detectionsBeyond: 0,
+  /** Refusals of a binding whose pods its charge cannot bound (a DaemonSet under a cpu quota). */
+  refusedUnbounded: 0,
+  /** What no admission saw, as applied (an action that found nothing to act on left out). */
+  unadmitted: {} as Partial<Record<UnadmittedKind, number>>,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -310,6 +357,10 @@ export class Simulation {
   private readonly memberStates: ('Ready' | 'Stale' | 'Unreachable')[] = MEMBERS.map(() => 'Ready');
   private readonly lastPublished: (ObservedCluster | undefined)[] = MEMBERS.map(() => undefined);
   /** What Redis holds: the usage each member published, as the reconciler reads it. */
+  /** The workload kind of each binding created, by uid (what the member reports its pods under). */
+  private readonly kinds = new Map<string, WorkloadKind>();
+  /** The first status found computed with a wrong RunningBeyondCharge (DETECTED). */
+  private misdetected?: string;
   private published: ObservedCluster[] | undefined;
   /**
    * Per quota, the usage outside the federation that its stored `used` counts: the part no binding's
@@ -419,6 +470,8 @@ export class Simulation {
         else if ('unavailable' in outcome) exercised.failedClosed++;
         else exercised.denied++;
         if (!outcome.allowed && outcome.message.startsWith('status unknown')) exercised.statusUnknown++;
+        if (!outcome.allowed && outcome.message.startsWith('cannot bound the pods'))
+          exercised.refusedUnbounded++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
       },
       (err: unknown) => (this.failure = err as Error),
@@ -466,7 +519,7 @@ export class Simulation {
         if (action.unscheduled) rb.spec!.clusters = structuredClone(old.spec!.clusters);
         this.request(
           `UPDATE ${old.metadata!.name} ${old.spec!.replicas}->${action.replicas}${action.high ? ' high' : ''}${describePlacement(rb)}`,
-          rb,
+          asUpdateOf(rb, old),
           action.replica,
           false,
           old,
@@ -605,7 +658,101 @@ export class Simulation {
           }
         }
         break;
+      case 'createKind': {
+        const uid = `uid-${this.nextId}`;
+        this.kinds.set(uid, action.kind);
+        const rb = asKind(
+          bindingObject(action.b, uid, action.replicas, action.high, '', undefined, {}),
+          action.kind,
+        );
+        const replicas =
+          action.kind === 'Job' ? ` replicas=${action.replicas}${action.high ? ' high' : ''}` : '';
+        this.request(
+          `CREATE ${action.kind} ${BINDINGS[action.b]!.name} (${uid})${replicas}`,
+          rb,
+          action.replica,
+          false,
+        );
+        break;
+      }
+      case 'surge':
+      case 'jobFinishes':
+      case 'jobRecreated':
+      case 'jobRunsAgain':
+        this.unadmitted(action);
+        break;
     }
+  }
+
+  /**
+   * What the member runs that no admission sees (kinds-model.ts). Pod counts: these set `pods` as the
+   * 'pods' action does, for the member's workload of the stored binding.
+   */
+  private unadmitted(action: Extract<Action, { t: UnadmittedKind }>): void {
+    const applies = (rb: ResourceBinding): boolean => {
+      if ((rb.spec?.clusters ?? []).length === 0) return false;
+      const running = this.podsOf(rb).reduce((sum, n) => sum + n, 0);
+      if (action.t === 'surge')
+        return (
+          !rb.metadata?.deletionTimestamp &&
+          !jobFinished(rb) &&
+          // Not where a hand-made workload of the name runs ('outside').
+          MEMBERS.every(
+            (_, m) =>
+              targetOn(rb, m) === 0 ||
+              this.outside[m]![BINDINGS.findIndex((x) => x.name === rb.metadata!.name)]! === 0,
+          )
+        );
+      if (action.t === 'jobFinishes') return kindOf(rb) === 'Job' && !jobFinished(rb);
+      return jobFinished(rb) && (action.t === 'jobRecreated' || running > 0);
+    };
+    const candidates = [...this.host.bindings.values()].filter(applies);
+    const stored = candidates[action.i % Math.max(1, candidates.length)];
+    if (stored === undefined) return;
+    const name = stored.metadata!.name!;
+    const uid = stored.metadata!.uid!;
+    const declared = stored.spec!.replicas ?? 0;
+    const targets = MEMBERS.map((_, m) => targetOn(stored, m));
+    if (action.t === 'surge') {
+      // On the first member it is scheduled to.
+      const m = targets.findIndex((n) => n > 0);
+      const on = targets.map((n, i) => (i === m ? n + action.n : n));
+      this.pods.set(name, { uid, on });
+      this.log(
+        `${MEMBERS[m]}: ${name} runs ${on[m]} pods, spec.clusters says ${targets[m]} (override or surge)`,
+      );
+    } else if (action.t === 'jobFinishes') {
+      this.host.storeBinding({
+        ...stored,
+        metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
+        status: finishedStatus(stored),
+      });
+      this.pods.set(name, { uid, on: MEMBERS.map(() => 0) });
+      this.log(`member: Job ${name} completed; Karmada writes the binding's status: finished`);
+    } else if (action.t === 'jobRecreated') {
+      this.pods.set(name, { uid, on: targets });
+      this.log(`members: finished Job ${name} re-created by Karmada, runs ${declared} pods`);
+    } else {
+      const before = this.specs.map((q) => limitedKeys(q).map((key) => this.charged(q, key)));
+      this.host.storeBinding({
+        ...stored,
+        metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
+        status: runningStatus(stored),
+      });
+      // A charge grown with no admission: as for a change decided before an edit (LIMIT), the ceiling
+      // rises by what it adds, and the accounting covers it once a recount has listed it.
+      this.specs.forEach((q, i) => {
+        const ceiling = this.ceilings.get(q.name)!;
+        limitedKeys(q).forEach((key, j) => {
+          const added = this.charged(q, key) - before[i]![j]!;
+          if (added <= 0) return;
+          ceiling[key] += added;
+          this.awaitingRecount.set(q.name, ++this.staleLandings);
+        });
+      });
+      this.log(`member: Job ${name} running again; Karmada writes the binding's status: running`);
+    }
+    exercised.unadmitted[action.t] = (exercised.unadmitted[action.t] ?? 0) + 1;
   }
 
   /** An admin's edit of a quota's spec: a new generation, stored at once (see LIMIT). */
@@ -625,7 +772,7 @@ export class Simulation {
     // Every request not yet stored was decided, or may be, from the spec before this edit.
     for (const req of this.requests) if (!req.done) req.beforeEdit.add(q.name);
     const ceiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
-    for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.charged(q, key));
+    for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.held(q, key));
     this.ceilings.set(q.name, ceiling);
     this.log(`EDIT quota ${q.name}: ${JSON.stringify(specOf(q))}`);
   }
@@ -741,18 +888,22 @@ export class Simulation {
       state: 'Ready',
       lastSyncTime: new Date(this.now).toISOString(),
       used: {},
+      // Karmada's copy and a hand-made Deployment of a name never run on one member together ('outside').
       workloads: BINDINGS.flatMap(({ name, cpuMilli }, b) => {
-        // A name runs Karmada's copy or a hand-made one on a member, never both ('outside').
-        const karmadas = this.pods.get(name)?.on[m] ?? 0;
-        const replicas = karmadas + this.outside[m]![b]!;
-        if (replicas === 0) return [];
-        const workload = {
-          kind: 'Deployment',
+        const workload = (kind: string, replicas: number) => ({
+          kind,
           name,
           used: { cpu: `${cpuMilli * replicas}m`, pods: String(replicas) },
-        };
-        if (karmadas === 0) handMade.add(workload);
-        return [workload];
+        });
+        const pods = this.pods.get(name);
+        const karmadas = pods?.on[m] ?? 0;
+        const handMadeReplicas = this.outside[m]![b]!;
+        const handMadeOne = workload('Deployment', handMadeReplicas);
+        handMade.add(handMadeOne);
+        return [
+          ...(karmadas > 0 ? [workload(this.kinds.get(pods!.uid) ?? 'Deployment', karmadas)] : []),
+          ...(handMadeReplicas > 0 ? [handMadeOne] : []),
+        ];
       }),
     };
   }
@@ -773,8 +924,9 @@ export class Simulation {
       for (const workload of cluster.workloads) {
         const b = BINDINGS.findIndex((x) => x.name === workload.name);
         const rb = bindings.find((x) => x.metadata?.name === workload.name);
-        if (rb !== undefined && targetOn(rb, m) > 0) continue;
-        if (scoped && (rb === undefined || !isHigh(rb))) continue;
+        const sameKind = rb !== undefined && kindOf(rb) === workload.kind;
+        if (sameKind && targetOn(rb, m) > 0) continue;
+        if (scoped && (!sameKind || !isHigh(rb))) continue;
         if (!handMade.has(workload)) continue;
         const pods = Number((workload.used as Record<Key, string>).pods);
         total.pods += pods;
@@ -816,7 +968,8 @@ export class Simulation {
       return;
     }
     if (cache) exercised.reconcilesFromCacheToHost++;
-    // What each status it writes, or finds current, was counted from (see outsideCounted).
+    // What each status it writes, or finds current, was counted from (see outsideCounted): the
+    // clusters, and the last binding list read (a conflict reads again).
     let listed: ResourceBinding[] = [];
     const read = new Map<string, KarmadaQuota>();
     const written = new Set<string>();
@@ -844,9 +997,13 @@ export class Simulation {
       NAMESPACE,
       quotas,
       input,
-      async () => {},
+      async (quota, result) => this.checkDetected(quota, result.status, listed, clusters),
       () => {},
     );
+    // Without a conflict, every status (written or found current) was computed from the one list.
+    if (outcome.conflicts === 0)
+      for (const quota of quotas)
+        this.checkDetected(quota, outcome.statuses.get(quota.metadata!.name!)!, listed, clusters);
     // Its binding list started after these landings: the statuses it wrote or found current count them.
     for (const name of outcome.statuses.keys())
       if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
@@ -859,9 +1016,50 @@ export class Simulation {
     }
   }
 
+  /** DETECTED: `status`, computed for `quota` from `bindings` and `clusters`, names who runs beyond its charge. */
+  private checkDetected(
+    quota: KarmadaQuota,
+    status: KarmadaQuotaStatus,
+    bindings: readonly ResourceBinding[],
+    clusters: readonly ObservedCluster[],
+  ): void {
+    exercised.detectionsChecked++;
+    const expected = expectedBeyondCharge(quota, status, bindings, clusters, charge);
+    if (expected.length > 0) exercised.detectionsBeyond++;
+    const problem = detectionProblem(
+      status,
+      expected,
+      BINDINGS.map((b) => b.name),
+    );
+    if (problem !== undefined) this.misdetected ??= `quota ${quota.metadata!.name}: ${problem}`;
+  }
+
   /** The stored bindings a quota selects, by an independent recount. */
   private inScope(quota: QuotaSpec): ResourceBinding[] {
     return [...this.host.bindings.values()].filter((b) => !quota.highOnly || isHigh(b));
+  }
+
+  /**
+   * What a quota holds on `key`: per binding name, the larger of its stored binding's charge and its
+   * pending claim's (one not lapsed on any clock). Room claimed before an edit stays the name's
+   * (docs/concepts/accounting.md, "Quota edits"): a change that fits in it asks nothing.
+   */
+  private held(quota: QuotaSpec, key: Key): number {
+    const claims = new Map<string, number>();
+    for (const entry of this.host.quotas.get(quota.name)?.status?.reservations ?? []) {
+      if (entry.expirationTime === undefined) continue;
+      if (Date.parse(entry.expirationTime) + MAX_CLOCK_SKEW_MS <= this.now) continue;
+      const name = entry.reservedBy.name;
+      claims.set(name, Math.max(claims.get(name) ?? 0, milli(entry.charge?.[key], key)));
+    }
+    let total = 0;
+    for (const b of this.inScope(quota)) {
+      const name = b.metadata!.name!;
+      total += Math.max(charge(b)[key], claims.get(name) ?? 0);
+      claims.delete(name);
+    }
+    for (const claimed of claims.values()) total += claimed;
+    return total;
   }
 
   /** What the stored bindings a quota selects are charged on `key`. */
@@ -871,6 +1069,14 @@ export class Simulation {
 
   private check(step: number): Violation | undefined {
     exercised.violationsChecked++;
+    if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
+    const unbounded = [...this.host.bindings.values()].find(declaresNoReplicas);
+    if (unbounded !== undefined)
+      return this.violation(
+        'LIMIT',
+        step,
+        `${kindOf(unbounded)} binding ${unbounded.metadata!.name} stored, its pods unbounded, while quotas ${this.specs.map((q) => q.name).join(', ')} limit cpu`,
+      );
     for (const q of this.specs) {
       const stored = this.host.quotas.get(q.name)!;
       const status = stored.status;
@@ -891,7 +1097,7 @@ export class Simulation {
         }
         if (this.awaitingRecount.has(q.name)) continue;
         // While over after an edit, the ceiling follows the charges down, never below hard.
-        ceiling[key] = Math.max(q.hard[key]!, Math.min(ceiling[key], charged));
+        ceiling[key] = Math.max(q.hard[key]!, Math.min(ceiling[key], this.held(q, key)));
         const counted = status?.observedGeneration === stored.metadata?.generation;
         if (!counted || status?.used === undefined || !(key in status.used)) continue;
         const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
@@ -977,6 +1183,8 @@ export class Simulation {
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
     }
+    for (const quota of this.host.quotas.values())
+      this.checkDetected(quota, quota.status ?? {}, [...this.host.bindings.values()], this.published ?? []);
     const found = this.check(step);
     if (found) return found;
     for (const q of this.specs) {
@@ -992,11 +1200,14 @@ export class Simulation {
           if (q.highOnly && rb === undefined) return;
           const perReplica = key === 'cpu' ? cpuMilli : 1;
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
+          // Hand-made Deployments pass for a binding of the name only if it is a Deployment's too.
+          const sameKind = rb === undefined || kindOf(rb) === 'Deployment';
           let observed = 0;
           MEMBERS.forEach((_, m) => {
-            const running = on[m]! + this.outside[m]![b]!;
-            expectedUsed += running * perReplica;
-            if (rb !== undefined && targetOn(rb, m) > 0) observed += running * perReplica;
+            const handMade = this.outside[m]![b]!;
+            expectedUsed += (on[m]! + (q.highOnly && !sameKind ? 0 : handMade)) * perReplica;
+            if (rb !== undefined && targetOn(rb, m) > 0)
+              observed += (on[m]! + (sameKind ? handMade : 0)) * perReplica;
           });
           if (rb !== undefined) expectedReserved += Math.max(0, charge(rb)[key] - observed);
         });
