@@ -49,6 +49,7 @@
  */
 import { describeFieldError, Quantity, parseResourceList, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
+import { isScoped } from './scopes.js';
 import {
   LEGACY_COUNT_NAMES,
   LIMITS_PREFIX,
@@ -397,14 +398,6 @@ function unboundedCopies(rb: ResourceBinding | undefined): number {
     bindingTemplates(rb!).some((template) => template.replicas > 0);
   if (declared) return 0;
   return Math.max(1, Array.isArray(spec['clusters']) ? spec['clusters'].length : 0);
-}
-
-/** Does the quota select only some bindings (a non-empty `spec.scopeSelector.matchExpressions`)? */
-function isScoped(quota: KarmadaQuota): boolean {
-  const selector: unknown = quota.spec?.scopeSelector;
-  if (!isJsonObject(selector)) return false;
-  const expressions = selector['matchExpressions'];
-  return Array.isArray(expressions) && expressions.length > 0;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Component, KarmadaQuota, ResourceBinding, ScopedResourceSelectorRequirement } from '#api';
-import { bindingMatchesScopes } from './scopes.js';
+import { bindingMatchesScopes, isScoped } from './scopes.js';
 
 function quota(matchExpressions?: unknown[], selector?: unknown): KarmadaQuota {
   const spec: Record<string, unknown> = { hard: { cpu: '10' } };
@@ -50,6 +50,23 @@ describe('bindingMatchesScopes: PriorityClass operators (ResourceQuota semantics
     ],
   )('%s %j, binding class %s -> %s', (operator, values, className, expected) => {
     expect(bindingMatchesScopes(quota([pc(operator, values)]), binding(className))).toBe(expected);
+  });
+});
+
+describe('isScoped: the quota selects only some bindings', () => {
+  const high = { scopeName: 'PriorityClass', operator: 'In', values: ['high'] };
+  it.each<[string, KarmadaQuota, boolean]>([
+    ['no selector', quota(), false],
+    ['a selector without expressions', quota(undefined, {}), false],
+    ['matchExpressions null', quota(undefined, { matchExpressions: null }), false],
+    ['no expressions', quota([]), false],
+    ['one expression', quota([high]), true],
+    // A malformed selector selects no binding (bindingMatchesScopes): the quota is scoped.
+    ['a selector that is not an object', quota(undefined, 'high'), true],
+    ['a selector that is a list', quota(undefined, [high]), true],
+    ['matchExpressions that is not a list', quota(undefined, { matchExpressions: high }), true],
+  ])('%s: %s', (_what, q, scoped) => {
+    expect(isScoped(q)).toBe(scoped);
   });
 });
 

@@ -20,7 +20,7 @@
  * As in Kubernetes, an expression this product cannot evaluate (a scope other than PriorityClass, an
  * unknown operator, In/NotIn without values) never matches; validation rejects such quotas anyway.
  */
-import type { KarmadaQuota, ResourceBinding } from '#api';
+import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingTemplates } from './charge.js';
 
 /** The scopes this product can evaluate from a ResourceBinding. */
@@ -59,6 +59,19 @@ export function sameScopeInputs(a: ResourceBinding, b: ResourceBinding): boolean
   const x = scopeInputs(a);
   const y = scopeInputs(b);
   return x.length === y.length && x.every((c, i) => c === y[i]);
+}
+
+/**
+ * Does the quota select only some bindings: one or more expressions, or a malformed selector (which
+ * selects none, bindingMatchesScopes)?
+ */
+export function isScoped(quota: KarmadaQuota): boolean {
+  const selector: unknown = quota?.spec?.scopeSelector;
+  if (selector === undefined || selector === null) return false;
+  if (!isJsonObject(selector)) return true;
+  const expressions = selector['matchExpressions'];
+  if (expressions === undefined || expressions === null) return false;
+  return !Array.isArray(expressions) || expressions.length > 0;
 }
 
 /** Does the quota's scope selector select this binding? A quota without a selector selects every binding. */

@@ -64,7 +64,7 @@ import {
   type WaitingChangeStatus,
 } from '#api';
 import { runningBeyondCharge, type BeyondCharge } from './beyond-charge.js';
-import { bindingMatchesScopes } from './scopes.js';
+import { bindingMatchesScopes, isScoped } from './scopes.js';
 import { parseQuotaState, sumReserved, toWireReservations } from './state.js';
 import {
   bindingWorkloadKey,
@@ -147,16 +147,6 @@ const get = (list: ResourceList, key: string): Quantity =>
 /** Every key of `keys`, from `list` or 0. */
 const withAllKeys = (list: ResourceList, keys: readonly string[]): ResourceList =>
   Object.fromEntries(keys.map((key) => [key, get(list, key)]));
-
-/** Does the quota have a scope selector that restricts it (one or more expressions, or a malformed one)? */
-function isScoped(quota: KarmadaQuota): boolean {
-  const selector: unknown = quota?.spec?.scopeSelector;
-  if (selector === undefined || selector === null) return false;
-  if (!isJsonObject(selector)) return true;
-  const expressions = selector['matchExpressions'];
-  if (expressions === undefined || expressions === null) return false;
-  return !Array.isArray(expressions) || expressions.length > 0;
-}
 
 /** `now` as metav1.Time serializes it (RFC 3339, whole seconds). */
 const metaTime = (now: Date): string =>
