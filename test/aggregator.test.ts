@@ -362,6 +362,25 @@ describe('the aggregator', () => {
       () => snapshot(namespace, 'member1'),
       (s) => s?.used.services === '1' && s.used['count/services'] === '1',
     );
+    // A key added by an edit of the quota starts its count (status writes alone start none).
+    await kubeConfigFor(federation.info.host)
+      .makeApiClient(k8s.CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        {
+          group: 'quota.karmada.io',
+          version: 'v1alpha1',
+          plural: 'karmadaquotas',
+          namespace: 'default',
+          name: 'objects',
+          body: { spec: { hard: { secrets: '5' } } },
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'token' }, data: {} } });
+    await eventually(
+      () => snapshot(namespace, 'member1'),
+      (s) => s?.used.secrets === '1',
+    );
   });
 
   test('a removed Cluster stops being tracked and its usage is withdrawn; added again, it is picked up', async () => {

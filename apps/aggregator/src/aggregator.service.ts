@@ -117,12 +117,15 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA),
       {
         upsert: (q) => {
-          this.quotaKeys.set(quotaId(q), Object.keys(q.spec?.hard ?? {}));
+          const keys = Object.keys(q.spec?.hard ?? {});
+          const before = this.quotaKeys.get(quotaId(q));
+          this.quotaKeys.set(quotaId(q), keys);
           this.quotaClusters.set(quotaId(q), {
             namespace: q.metadata!.namespace!,
             clusters: statusClusters(q),
           });
-          void this.countObjects();
+          // Most events are status writes (one per admission): only new keys can add a count.
+          if (before === undefined || keys.some((key) => !before.includes(key))) void this.countObjects();
         },
         remove: (q) => {
           this.quotaKeys.delete(quotaId(q));
