@@ -196,16 +196,21 @@ export class UsagePublisher {
    * queued). Returns whether it withdrew it now.
    */
   async withdrawUnwatched(cluster: string, counted: readonly string[]): Promise<boolean> {
-    const [state, removed, listed] = (await this.redis
-      .multi()
-      .exists(clusterStateKey(cluster))
-      .exists(clusterRemovedKey(cluster))
-      .smembers(clusterNamespacesKey(cluster))
-      .exec())!.map(([err, value]) => {
+    // CLUSTERS_KEY lies in another slot than the cluster's keys (Redis Cluster): beside the MULTI, at once.
+    const [slot, member] = await Promise.all([
+      this.redis
+        .multi()
+        .exists(clusterStateKey(cluster))
+        .exists(clusterRemovedKey(cluster))
+        .smembers(clusterNamespacesKey(cluster))
+        .exec(),
+      this.redis.sismember(CLUSTERS_KEY, cluster),
+    ]);
+    const [state, removed, listed] = slot!.map(([err, value]) => {
       if (err) throw err;
       return value;
     }) as [number, number, string[]];
-    const published = (await this.redis.sismember(CLUSTERS_KEY, cluster)) === 1;
+    const published = member === 1;
     if (state === 0 && removed === 1 && !published) return false;
     await this.withdraw(cluster, [...new Set([...listed, ...counted])]);
     return true;
