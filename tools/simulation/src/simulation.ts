@@ -22,6 +22,9 @@
  *   admission safe); not checked while such a stored change awaits its recount.
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
  * used + reserved must EQUAL the recount, and each reservation max(0, charge - observed) (EXACT).
+ * Refusals over a limit or "status unknown" wait as the webhook records them, and the reconciler's
+ * requeues are re-sent by Karmada when a 'requeue' delivers them (waiting-model.ts); at the end, a
+ * waiting change that fits must be admitted within REQUEUE_ROUNDS settle rounds (LIVENESS).
  */
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { bindingCharge, type ObservedCluster } from '#quota';
@@ -31,6 +34,8 @@ import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/s
 import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
 import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
 import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
+import { REQUEUE_INTERVAL_MS, WaitingModel, type Poke } from './waiting-model.js';
+import { STARVING_AFTER_MS } from '../../../libs/quota/src/waiting.js';
 
 /** Binding names the clients use, each with its cpu request per replica (millicores). */
 export const BINDINGS = [
@@ -69,6 +74,13 @@ export const LANDING_LIMIT_MS = 34_000;
 export const MAX_CLOCK_SKEW_MS = TIMING.landingWindowSeconds * 1000 - LANDING_LIMIT_MS;
 const DEADLINE_MS = 5_000;
 export const MAX_REPLICAS = 6;
+/**
+ * Settle rounds (re-send, reconcile and requeue) a waiting change that fits gets before LIVENESS:
+ * one to requeue a "status unknown" refusal once its quota is counted, which may be refused again
+ * over a limit of another quota the binding is in; one to requeue it there; one spare, so a bound
+ * that barely holds is not what the check measures.
+ */
+export const REQUEUE_ROUNDS = 3;
 
 export type Action =
   | { t: 'create'; b: number; replicas: number; high: boolean; replica: number; dryRun: boolean }
@@ -93,7 +105,9 @@ export type Action =
    */
   | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number }
   /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
-  | { t: 'skew'; who: number; ms: number };
+  | { t: 'skew'; who: number; ms: number }
+  /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
+  | { t: 'requeue'; i: number; replica: number };
 
 interface Request {
   id: number;
@@ -111,7 +125,7 @@ interface Request {
 }
 
 export interface Violation {
-  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR';
+  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR' | 'LIVENESS';
   message: string;
   step: number;
   trace: string[];
@@ -206,6 +220,10 @@ export const exercised = {
   /** Refusals while a quota's usage was not counted for its spec (a new quota, or after an edit). */
   statusUnknown: 0,
   violationsChecked: 0,
+  /** Refusals recorded as waiting changes, requeues the reconciler made, and writes Karmada re-sent. */
+  waitingRecorded: 0,
+  requeued: 0,
+  requeueResent: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -251,6 +269,9 @@ export class Simulation {
    */
   private readonly awaitingRecount = new Map<string, number>();
   private staleLandings = 0;
+  /** The webhook's waiting records, and the requeues Karmada has not reacted to yet. */
+  private readonly waiting = new WaitingModel();
+  private readonly pokes: Poke[] = [];
 
   constructor() {
     for (const q of this.specs) {
@@ -315,6 +336,7 @@ export class Simulation {
     );
     if (asksNothing(change)) {
       req.answer = 'allowed';
+      if (!dryRun) this.waiting.admitted(object, old);
       this.log(`request ${req.id} ${label}: allowed at once (asks nothing)`);
       return;
     }
@@ -329,6 +351,11 @@ export class Simulation {
         else exercised.denied++;
         if (!outcome.allowed && outcome.message.startsWith('status unknown')) exercised.statusUnknown++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
+        if (dryRun) return;
+        if (req.answer === 'allowed') this.waiting.admitted(object, old);
+        else if (!outcome.allowed && 'quota' in outcome)
+          if (this.waiting.refused(object, old, outcome, this.clockOf(replica)()))
+            exercised.waitingRecorded++;
       },
       (err: unknown) => (this.failure = err as Error),
     );
@@ -477,6 +504,11 @@ export class Simulation {
           `clock of ${['webhook-0', 'webhook-1', 'the reconciler'][action.who % 3]} set ${action.ms} ms off`,
         );
         break;
+      case 'requeue': {
+        const [poke] = this.pokes.splice(action.i % Math.max(1, this.pokes.length), 1);
+        if (poke !== undefined) this.resend(poke, action.replica % this.replicas.length);
+        break;
+      }
       case 'tick':
         this.now += action.ms;
         for (const req of this.requests) {
@@ -613,7 +645,7 @@ export class Simulation {
       deletedBindingUids: new Set(this.deletedUids),
       timing: TIMING,
       maxConflictRetries: 10,
-      waiting: [],
+      waiting: this.waiting.read(),
     };
     const cache = this.reconcilerCache;
     if (
@@ -646,6 +678,49 @@ export class Simulation {
     // Its binding list started after these landings: the statuses it wrote or found current count them.
     for (const name of outcome.statuses.keys())
       if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
+    for (const poke of this.waiting.settle(outcome.waiting, outcome.statuses, this.clockOf(2)())) {
+      exercised.requeued++;
+      this.pokes.push(poke);
+      this.log(`reconciler requeues ${poke.record.binding} (waiting on ${poke.record.quota})`);
+    }
+  }
+
+  /**
+   * Karmada's reaction to a requeue: the detector or scheduler writes again what it wants, against the
+   * binding as stored now; nothing when the binding was created, deleted or re-created meanwhile.
+   */
+  private resend(poke: Poke, replica: number): void {
+    const name = poke.record.binding;
+    const b = BINDINGS.findIndex((x) => x.name === name);
+    const stored = this.versionOf(b);
+    const replicas = poke.write.spec?.replicas ?? 0;
+    const high = isHigh(poke.write);
+    if (poke.record.uid === undefined ? stored !== undefined : stored?.metadata?.uid !== poke.record.uid) {
+      this.log(`requeue of ${name}: nothing to re-send, the binding changed meanwhile`);
+      return;
+    }
+    exercised.requeueResent++;
+    if (stored === undefined) {
+      const uid = `uid-${this.nextId}`;
+      const rb = bindingObject(b, uid, replicas, high, '');
+      this.request(
+        `REQUEUED CREATE ${name} (${uid}) replicas=${replicas}${high ? ' high' : ''}`,
+        rb,
+        replica,
+        false,
+      );
+      return;
+    }
+    const rb = bindingObject(
+      b,
+      stored.metadata!.uid!,
+      replicas,
+      high,
+      stored.metadata!.resourceVersion!,
+      stored.metadata?.deletionTimestamp,
+    );
+    const label = `REQUEUED UPDATE ${name} ${stored.spec!.replicas}->${replicas}${high ? ' high' : ''}`;
+    this.request(label, rb, replica, false, stored);
   }
 
   /** The stored bindings a quota selects, by an independent recount. */
@@ -785,7 +860,77 @@ export class Simulation {
         }
       }
     }
+    return this.settleWaiting(step);
+  }
+
+  /**
+   * Requeue to the end: Karmada re-sends what each requeue poked and the API server stores what is
+   * admitted, time passes the requeue interval, the reconciler reconciles and requeues; REQUEUE_ROUNDS
+   * times. Then a waiting change that asks no more than its quota has free, by the independent recount,
+   * is a LIVENESS violation, unless a starving change ahead of it on that quota that could fit once
+   * enough frees holds the room (STARVING_AFTER_MS, by design).
+   */
+  private async settleWaiting(step: number): Promise<Violation | undefined> {
+    for (let round = 0; ; round++) {
+      for (const poke of this.pokes.splice(0)) this.resend(poke, 0);
+      await flush();
+      await this.drain();
+      for (const req of this.requests) {
+        if (req.answer === 'allowed' && !req.done && !req.dryRun) {
+          req.done = true;
+          this.land(req);
+        }
+      }
+      if (round === REQUEUE_ROUNDS) break;
+      this.now += REQUEUE_INTERVAL_MS + 1_000;
+      if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
+      await this.reconcileToEnd();
+    }
+    const found = this.check(step);
+    if (found) return found;
+    const live = this.waiting.live([...this.host.bindings.values()], this.now);
+    // What the binding would hold in the quota once admitted is within its hard limit.
+    const couldFit = (write: ResourceBinding, q: QuotaSpec) =>
+      limitedKeys(q).every((key) => charge(write)[key] <= q.hard[key]!);
+    for (const record of live) {
+      const q = this.specs.find((x) => x.name === record.quota)!;
+      const asked = Object.entries(record.requested);
+      // A key the quota no longer limits has no room in the product's eyes (a key free lacks counts
+      // as 0): such a change waits for Karmada's own back-off retry (not modelled).
+      if (asked.some(([key]) => !limitedKeys(q).includes(key as Key))) continue;
+      if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
+      const heldBack = live.some(
+        (other) =>
+          other !== record &&
+          other.quota === record.quota &&
+          ((other.priority ?? 0) > (record.priority ?? 0) ||
+            ((other.priority ?? 0) === (record.priority ?? 0) && other.since < record.since)) &&
+          this.now - Date.parse(other.since) >= STARVING_AFTER_MS &&
+          couldFit(this.waiting.wantedWrite(other.binding)!, q),
+      );
+      if (heldBack) continue;
+      return this.violation(
+        'LIVENESS',
+        step,
+        `${record.binding} still waits on quota ${record.quota} since ${record.since} after ${REQUEUE_ROUNDS} requeue rounds, asking ${JSON.stringify(record.requested)} of free ${JSON.stringify(Object.fromEntries(limitedKeys(q).map((key) => [key, this.free(q, key)])))}; waiting: ${JSON.stringify(live.map((r) => [r.binding, r.quota, r.requested, r.since, r.requeuedAt ?? null]))}`,
+      );
+    }
     return undefined;
+  }
+
+  /**
+   * What a quota has free on `key` by an independent recount: hard less what the stored bindings it
+   * selects hold, each its charge or its pods still running if more (a binding being deleted charges
+   * nothing, but its pods count until its finalizer is done).
+   */
+  private free(q: QuotaSpec, key: Key): number {
+    const held = (rb: ResourceBinding): number => {
+      const pods = this.pods.get(rb.metadata!.name!);
+      const running = pods !== undefined && pods.uid === rb.metadata!.uid ? pods.replicas : 0;
+      const perReplica = key === 'cpu' ? BINDINGS.find((x) => x.name === rb.metadata!.name)!.cpuMilli : 1;
+      return Math.max(charge(rb)[key], running * perReplica);
+    };
+    return q.hard[key]! - this.inScope(q).reduce((sum, rb) => sum + held(rb), 0);
   }
 }
 
