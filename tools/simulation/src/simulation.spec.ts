@@ -39,6 +39,9 @@ describe('accounting simulation', () => {
     // Processes ran on clocks apart.
     expect(exercised.actions.skew).toBeGreaterThan(RUNS);
     expect(exercised.statusUnknown).toBeGreaterThan(RUNS / 10);
+    // Refusals waited, and Karmada re-sent the writes the reconciler requeued.
+    expect(exercised.waitingRecorded).toBeGreaterThan(RUNS);
+    expect(exercised.requeueResent).toBeGreaterThan(RUNS / 2);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

@@ -75,12 +75,14 @@ export const MAX_CLOCK_SKEW_MS = TIMING.landingWindowSeconds * 1000 - LANDING_LI
 const DEADLINE_MS = 5_000;
 export const MAX_REPLICAS = 6;
 /**
- * Settle rounds (re-send, reconcile and requeue) a waiting change that fits gets before LIVENESS:
- * one to requeue a "status unknown" refusal once its quota is counted, which may be refused again
- * over a limit of another quota the binding is in; one to requeue it there; one spare, so a bound
- * that barely holds is not what the check measures.
+ * Settle rounds (re-send, reconcile, requeue) a waiting change that fits gets before LIVENESS. A
+ * requeue counts what each change it picks asks as taken, so a change behind one that then takes
+ * nothing (refused by another quota, or no longer in the quota's scope) waits a round; but each round
+ * the first change in requeue order that fits is re-sent and admitted or refused (it leaves the
+ * changes that fit), and there is at most one waiting change per binding. Measured: 1 round is enough
+ * for 2000 runs of seed 20261127, none is not.
  */
-export const REQUEUE_ROUNDS = 3;
+export const REQUEUE_ROUNDS = BINDINGS.length;
 
 export type Action =
   | { t: 'create'; b: number; replicas: number; high: boolean; replica: number; dryRun: boolean }
@@ -881,7 +883,7 @@ export class Simulation {
           this.land(req);
         }
       }
-      if (round === REQUEUE_ROUNDS) break;
+      if (round === REQUEUE_ROUNDS || this.waiting.records.size === 0) break;
       this.now += REQUEUE_INTERVAL_MS + 1_000;
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
@@ -899,6 +901,12 @@ export class Simulation {
       // as 0): such a change waits for Karmada's own back-off retry (not modelled).
       if (asked.some(([key]) => !limitedKeys(q).includes(key as Key))) continue;
       if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
+      // Stored already by another write of the same spec, admitted before this refusal was recorded:
+      // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
+      const stored = this.host.bindings.get(record.binding);
+      const write = this.waiting.wantedWrite(record.binding)!;
+      if (stored && stored.spec?.replicas === write.spec?.replicas && isHigh(stored) === isHigh(write))
+        continue;
       const heldBack = live.some(
         (other) =>
           other !== record &&
