@@ -161,6 +161,14 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       i: binding,
     }),
   },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('requeue' as const),
+      i: fc.nat({ max: 3 }),
+      replica: fc.nat({ max: 1 }),
+    }),
+  },
 );
 
 export const actionsArbitrary = fc.array(actionArbitrary, { minLength: 1, maxLength: 400, size: 'max' });

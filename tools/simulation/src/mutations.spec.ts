@@ -7,10 +7,14 @@ import { REGRESSIONS, type Undone } from './regressions.js';
 import type { Violation } from './simulation.js';
 
 /** Every invariant the simulation checks (the `satisfies` fails to compile when one is added). */
-const INVARIANTS = Object.keys({ LIMIT: 0, ACCOUNTED: 0, EXACT: 0, ERROR: 0, DETECTED: 0 } satisfies Record<
-  Violation['invariant'],
-  0
->);
+const INVARIANTS = Object.keys({
+  LIMIT: 0,
+  ACCOUNTED: 0,
+  EXACT: 0,
+  ERROR: 0,
+  DETECTED: 0,
+  LIVENESS: 0,
+} satisfies Record<Violation['invariant'], 0>);
 
 /** Runs mutant-main.ts in a bundle of the code under test with `mutation` applied (none: as it is). */
 async function inMutant(mutation: Mutation | undefined, args: string[]): Promise<unknown> {

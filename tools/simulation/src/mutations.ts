@@ -106,4 +106,16 @@ export const PLANTED: readonly PlantedBug[] = [
       },
     ],
   },
+  {
+    bug: 'a starving change that can never fit (over hard) holds the room it asks',
+    invariant: 'LIVENESS',
+    runs: 400,
+    edits: [
+      {
+        file: 'libs/quota/src/waiting.ts',
+        from: "STARVING_AFTER_MS &&\n      fits(parseResourceList(record.needs ?? record.requested, 'needs').list, room.hard);",
+        to: 'STARVING_AFTER_MS;',
+      },
+    ],
+  },
 ];

@@ -725,6 +725,56 @@ export const REGRESSIONS: Record<string, Regression> = {
     shows: ['CREATE DaemonSet b2', 'cannot bound the pods of DaemonSet b2'],
     hides: ['stored: CREATE DaemonSet b2'],
   },
+  // Second review N7: requeue took a quota's waiting changes oldest first and stopped at the first
+  // that did not fit, so b2's create (4500m, over `high`'s hard 4000m: it can never fit) kept b0's,
+  // which fits once b1 is deleted (and its claim lapsed), from ever being requeued.
+  'N7: an older waiting change that can never fit blocks every younger change on its quota': {
+    undone: [
+      {
+        bug: 'a waiting change that does not fit holds the room it asks (head-of-line blocking)',
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: "const starving =\n      now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS &&\n      fits(parseResourceList(record.needs ?? record.requested, 'needs').list, room.hard);",
+            to: 'const starving = !fitsNow;',
+          },
+        ],
+        fails: 'LIVENESS',
+      },
+    ],
+    actions: [
+      create(1, 4, true),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      create(2, 3, true),
+      complete(),
+      tick(1_000),
+      create(0, 2, true),
+      complete(),
+      { t: 'delete', b: 1 },
+      tick(121_000),
+      { t: 'publish' },
+      { t: 'reconcile' },
+      complete(),
+      complete(),
+      complete(),
+      complete(),
+      { t: 'requeue', i: 0, replica: 0 },
+      complete(),
+      complete(),
+      complete(),
+      land(),
+    ],
+    shows: [
+      'CREATE b2 (uid-1) replicas=3 high sent to webhook-0',
+      'answered refused: exceeded quota: high',
+      'reconciler requeues b0 (waiting on high)',
+      'stored: REQUEUED CREATE b0',
+    ],
+    hides: ['reconciler requeues b2'],
+  },
 };
 
 /**

@@ -50,6 +50,9 @@ describe('accounting simulation', () => {
     expect(exercised.detectionsBeyond).toBeGreaterThan(RUNS / 2);
     expect(exercised.unadmitted.jobRecreated).toBeGreaterThan(RUNS / 50);
     expect(exercised.unadmitted.jobRunsAgain).toBeGreaterThan(RUNS / 100);
+    // Refusals waited, and Karmada re-sent the writes the reconciler requeued.
+    expect(exercised.waitingRecorded).toBeGreaterThan(RUNS);
+    expect(exercised.requeueResent).toBeGreaterThan(RUNS / 2);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });
