@@ -1003,9 +1003,12 @@ export class Simulation {
     }
     if (cache) exercised.reconcilesFromCacheToHost++;
     // What each status it writes, or finds current, was counted from (see outsideCounted): the
-    // clusters, and the last binding list read (a conflict reads again).
+    // clusters, and the last binding list read (a conflict reads the quota, then the list, again).
     let listed: ResourceBinding[] = [];
     const read = new Map<string, KarmadaQuota>();
+    const listedAfterRead = new Map<string, ResourceBinding[]>();
+    let rereading: string | undefined;
+    let firstList: ResourceBinding[] | undefined;
     const written = new Set<string>();
     const outsideOf = (quota: KarmadaQuota, bindings: ResourceBinding[]) =>
       this.outsideIn(quota.spec?.scopeSelector !== undefined, clusters, bindings);
@@ -1015,9 +1018,16 @@ export class Simulation {
         getQuota: async (_ns, name) => {
           const quota = await this.host.getQuota('reconciler', name);
           read.set(name, quota);
+          rereading = name;
           return quota;
         },
-        listBindings: async () => (listed = await this.host.listBindings('reconciler')),
+        listBindings: async () => {
+          listed = await this.host.listBindings('reconciler');
+          firstList ??= listed;
+          if (rereading !== undefined) listedAfterRead.set(rereading, listed);
+          rereading = undefined;
+          return listed;
+        },
         writeStatus: (quota) => {
           const name = quota.metadata!.name!;
           const outside = outsideOf(quota, listed);
@@ -1041,12 +1051,17 @@ export class Simulation {
     // Its binding list started after these landings: the statuses it wrote or found current count them.
     for (const name of outcome.statuses.keys())
       if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
-    // A status found current, and unchanged since it was read, counts what this count read.
-    for (const [name, quota] of read) {
+    // A status found current, and unchanged since it was read, counts what this count read: the
+    // quotas go in order, each computed from the list current then (the one a conflict read last).
+    let current = firstList ?? [];
+    for (const listedQuota of quotas) {
+      const name = listedQuota.metadata!.name!;
+      current = listedAfterRead.get(name) ?? current;
+      const quota = read.get(name) ?? listedQuota;
       const unchanged =
         this.host.quotas.get(name)?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
       if (outcome.statuses.has(name) && !written.has(name) && unchanged)
-        this.outsideCounted.set(name, outsideOf(quota, listed));
+        this.outsideCounted.set(name, outsideOf(quota, current));
     }
     for (const poke of this.waiting.settle(outcome.waiting, outcome.statuses, this.clockOf(2)())) {
       exercised.requeued++;
