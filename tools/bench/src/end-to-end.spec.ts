@@ -1,4 +1,4 @@
-import { quotaStatusWrites } from './end-to-end.js';
+import { isFailClosedAnswer, quotaStatusWrites } from './end-to-end.js';
 
 const scrape = (ok: number, conflicts: number, otherPuts: number) =>
   [
@@ -15,5 +15,25 @@ describe('quotaStatusWrites', () => {
       perCreate: 1.3,
       conflictsPerCreate: 0.1,
     });
+  });
+});
+
+describe('isFailClosedAnswer', () => {
+  const failClosed =
+    'admission webhook "resourcebindings.quota.karmada.io" denied the request: karmada-quota could not check ' +
+    'the quota, so the request is not admitted (fail closed): the host API server had not answered by the admission deadline';
+  test.each([
+    ['the webhook failing closed (503 with its message)', 503, { message: failClosed }, true],
+    ['the same message with another status', 500, { message: failClosed }, false],
+    ['a quota denial', 403, { message: 'exceeded quota: team' }, false],
+    [
+      'a 503 of the API server itself',
+      503,
+      { message: 'the server is currently unable to handle the request' },
+      false,
+    ],
+    ['a body without a message', 503, 'upstream connect error', false],
+  ])('%s: %s', (_, status, body, expected) => {
+    expect(isFailClosedAnswer(status, body)).toBe(expected);
   });
 });

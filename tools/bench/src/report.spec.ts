@@ -42,9 +42,10 @@ const userRun = (deployments: number, noQuota: number, ours: number, karmadaFrq:
   p99RatioKarmadaFrq: karmadaFrq / noQuota,
 });
 
-const creates = (meanMs: number, p99Ms: number, apiServerCpuMsPerCreate: number) => ({
+const creates = (meanMs: number, p99Ms: number, apiServerCpuMsPerCreate: number, failedClosed = 0) => ({
   creates: 1000,
   createsPerSec: 250,
+  failedClosed,
   errors: 0,
   errorSamples: [],
   meanMs,
@@ -125,7 +126,7 @@ function report(): BenchReport {
     },
     endToEnd: {
       concurrency: 32,
-      withWebhook: creates(120, 400, 16.2),
+      withWebhook: creates(120, 400, 16.2, 3),
       withoutWebhook: creates(40, 100, 4.1),
       p99Ratio: 4,
       p50Ratio: 3,
@@ -180,6 +181,7 @@ describe('targetChecks', () => {
       ['replicas', 'one quota: admissions/s 2 / 1 replicas', 0.75, false],
       ['replicas', '50 quotas: admissions/s 2 / 1 replicas', 1.25, true],
       ['end-to-end', 'p99 ratio', 4, false],
+      ['end-to-end', 'failed closed (5xx)', 3, false],
       ['convergence', 'p99 delay (ms)', 1500, false],
       ['aggregator-scale', 'events/s', 60_000, true],
       ['aggregator-scale', 'heap for 1M pods (bytes)', 130 * 2 ** 20, true],
@@ -213,6 +215,13 @@ describe('reportRows and renderTable', () => {
       figure: 'p99 ratio (with / without)',
       value: '4.00x',
       target: '<= 1.5x',
+      verdict: 'MISSED',
+    });
+    expect(rows).toContainEqual({
+      scenario: 'end-to-end',
+      figure: 'failed closed with the webhook (host API server late)',
+      value: '3',
+      target: '0',
       verdict: 'MISSED',
     });
     expect(rows).toContainEqual({

@@ -144,7 +144,11 @@ export function targetChecks(
       check('replicas', `${set}: admissions/s 2 / 1 replicas`, gain, '>= 1.00x', gain >= 1);
     }
   const e2e = figuresOf(report.endToEnd, 'withWebhook');
-  if (e2e) check('end-to-end', 'p99 ratio', e2e.p99Ratio, '<= 1.5x', e2e.p99Ratio <= 1.5);
+  if (e2e) {
+    check('end-to-end', 'p99 ratio', e2e.p99Ratio, '<= 1.5x', e2e.p99Ratio <= 1.5);
+    const closed = e2e.withWebhook.failedClosed;
+    check('end-to-end', 'failed closed (5xx)', closed, '0', closed === 0);
+  }
   const convergence = figuresOf(report.convergence, 'p99Ms');
   if (convergence)
     check('convergence', 'p99 delay (ms)', convergence.p99Ms, '<= 500 ms', convergence.p99Ms <= 500);
@@ -339,6 +343,12 @@ export function reportRows(report: BenchReport): Row[] {
       'end-to-end',
       'KarmadaQuota status writes per create (conflicts)',
       `${e2e.quotaStatusWrites.perCreate.toFixed(2)} (${e2e.quotaStatusWrites.conflictsPerCreate.toFixed(2)})`,
+    );
+    row(
+      'end-to-end',
+      'failed closed with the webhook (host API server late)',
+      count(e2e.withWebhook.failedClosed),
+      'failed closed (5xx)',
     );
     row('end-to-end', 'errors (with / without)', `${e2e.withWebhook.errors} / ${e2e.withoutWebhook.errors}`);
   }
