@@ -93,6 +93,9 @@ describe('bindingMatchesScopes: selectors', () => {
     ['In without values never matches', quota([pc('In', [])]), 'high', false],
     ['malformed expression never matches', quota(['PriorityClass']), 'high', false],
     ['malformed matchExpressions never matches', quota(undefined, { matchExpressions: 'x' }), 'high', false],
+    // The same answer isScoped gives: a malformed selector is scoped, so it selects none.
+    ['a selector that is not an object never matches', quota(undefined, 'high'), 'high', false],
+    ['a selector that is a list never matches', quota(undefined, [pc('Exists')]), 'high', false],
   ])('%s', (_name, q, className, expected) => {
     expect(bindingMatchesScopes(q, binding(className))).toBe(expected);
   });

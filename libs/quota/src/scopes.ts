@@ -76,17 +76,11 @@ export function isScoped(quota: KarmadaQuota): boolean {
 
 /** Does the quota's scope selector select this binding? A quota without a selector selects every binding. */
 export function bindingMatchesScopes(quota: KarmadaQuota, rb: ResourceBinding): boolean {
-  const selector: unknown = quota?.spec?.scopeSelector;
-  if (selector === undefined || selector === null) return true;
-  if (typeof selector !== 'object') return false;
-  const raw = (selector as Record<string, unknown>)['matchExpressions'];
-  if (raw === undefined || raw === null) return true;
-  if (!Array.isArray(raw)) return false;
-  const expressions: unknown[] = raw;
-  if (expressions.length === 0) return true;
-  const templates = bindingTemplates(rb);
-  const classes = templates.length === 0 ? [undefined] : templates.map((t) => t.priorityClassName);
-  return classes.some((priorityClassName) =>
+  if (!isScoped(quota)) return true;
+  const selector: unknown = quota.spec?.scopeSelector;
+  const expressions = isJsonObject(selector) ? selector['matchExpressions'] : undefined;
+  if (!Array.isArray(expressions)) return false; // malformed: selects none
+  return scopeInputs(rb).some((priorityClassName) =>
     expressions.every((expression) => priorityClassMatches(expression, priorityClassName)),
   );
 }
