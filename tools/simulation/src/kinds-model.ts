@@ -82,6 +82,14 @@ const amount = (value: unknown, key: string): number => {
   return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
 };
 
+/** The one scope the simulation uses: the `high` priority class. */
+export const isHigh = (rb: ResourceBinding): boolean =>
+  rb.spec?.replicaRequirements?.priorityClassName === 'high';
+
+/** Is the stored quota scoped (to `high`: the only scope the simulation writes, specOf)? */
+export const selectsHighOnly = (quota: KarmadaQuota): boolean =>
+  (quota.spec?.scopeSelector?.matchExpressions?.length ?? 0) > 0;
+
 /**
  * The bindings whose workload runs beyond what they hold on `quota`, by an independent recount of the
  * rule (docs/concepts/accounting.md): per stored binding the quota counts (not being deleted, in its
@@ -96,7 +104,7 @@ export function expectedBeyondCharge(
   chargeOf: (rb: ResourceBinding) => Record<'cpu' | 'pods', number>,
 ): string[] {
   const keys = Object.keys(quota.spec?.hard ?? {}) as ('cpu' | 'pods')[];
-  const scoped = (quota.spec?.scopeSelector?.matchExpressions?.length ?? 0) > 0;
+  const scoped = selectsHighOnly(quota);
   const seen = new Set<string>();
   const beyond: string[] = [];
   for (const rb of bindings) {
@@ -104,7 +112,7 @@ export function expectedBeyondCharge(
     if (seen.has(name)) continue;
     seen.add(name);
     if (rb.metadata?.deletionTimestamp) continue;
-    if (scoped && rb.spec?.replicaRequirements?.priorityClassName !== 'high') continue;
+    if (scoped && !isHigh(rb)) continue;
     const targets = new Set((rb.spec?.clusters ?? []).map((c) => c.name));
     const claim = (status.reservations ?? []).find(
       (r) => r.reservedBy.name === name && r.expirationTime !== undefined,

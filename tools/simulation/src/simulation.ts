@@ -49,9 +49,11 @@ import {
   detectionProblem,
   expectedBeyondCharge,
   finishedStatus,
+  isHigh,
   jobFinished,
   kindOf,
   runningStatus,
+  selectsHighOnly,
   type WorkloadKind,
 } from './kinds-model.js';
 import { REQUEUE_INTERVAL_MS, WaitingModel, type Poke } from './waiting-model.js';
@@ -65,6 +67,13 @@ export const BINDINGS = [
   { name: 'b3', cpuMilli: 700 },
   { name: 'b4', cpuMilli: 300 },
 ] as const;
+
+/** BINDINGS' index of each name (a workload or a binding is named as its BINDINGS entry). */
+const BINDING_INDEX: ReadonlyMap<string, number> = new Map(BINDINGS.map((b, i) => [b.name, i]));
+
+/** What one replica of the named binding's workload takes of `key`. */
+const perReplica = (name: string, key: Key): number =>
+  key === 'cpu' ? BINDINGS[BINDING_INDEX.get(name)!]!.cpuMilli : 1;
 
 /** A quota's spec as the simulation edits it: cpu in millicores; no pods limit when `pods` is absent. */
 export interface QuotaSpec {
@@ -234,8 +243,6 @@ const charge = (rb: ResourceBinding): Record<Key, number> => {
 /** The pods Karmada runs for the binding on member `m`: what its `spec.clusters` entry there says. */
 const targetOn = (rb: ResourceBinding, m: number): number =>
   rb.metadata?.deletionTimestamp ? 0 : (rb.spec?.clusters?.find((c) => c.name === MEMBERS[m])?.replicas ?? 0);
-
-const isHigh = (rb: ResourceBinding): boolean => rb.spec?.replicaRequirements?.priorityClassName === 'high';
 
 const milli = (value: unknown, key: string): number => {
   const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
@@ -733,8 +740,7 @@ export class Simulation {
           // Not where a hand-made workload of the name runs ('outside').
           MEMBERS.every(
             (_, m) =>
-              targetOn(rb, m) === 0 ||
-              this.outside[m]![BINDINGS.findIndex((x) => x.name === rb.metadata!.name)]! === 0,
+              targetOn(rb, m) === 0 || this.outside[m]![BINDING_INDEX.get(rb.metadata!.name!)!]! === 0,
           )
         );
       if (action.t === 'jobFinishes') return kindOf(rb) === 'Job' && !jobFinished(rb);
@@ -956,7 +962,7 @@ export class Simulation {
     for (const cluster of clusters) {
       const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
       for (const workload of cluster.workloads) {
-        const b = BINDINGS.findIndex((x) => x.name === workload.name);
+        const b = BINDING_INDEX.get(workload.name)!;
         const rb = bindings.find((x) => x.metadata?.name === workload.name);
         const sameKind = rb !== undefined && kindOf(rb) === workload.kind;
         if (sameKind && targetOn(rb, m) > 0) continue;
@@ -1011,7 +1017,7 @@ export class Simulation {
     let firstList: ResourceBinding[] | undefined;
     const written = new Set<string>();
     const outsideOf = (quota: KarmadaQuota, bindings: ResourceBinding[]) =>
-      this.outsideIn(quota.spec?.scopeSelector !== undefined, clusters, bindings);
+      this.outsideIn(selectsHighOnly(quota), clusters, bindings);
     const quotas = await this.host.listQuotas('reconciler');
     const outcome = await reconcileQuotas(
       {
@@ -1094,7 +1100,7 @@ export class Simulation {
    */
   private resend(poke: Poke, replica: number): void {
     const name = poke.record.binding;
-    const b = BINDINGS.findIndex((x) => x.name === name);
+    const b = BINDING_INDEX.get(name)!;
     const stored = this.versionOf(b);
     const replicas = poke.write.spec?.replicas ?? 0;
     const high = isHigh(poke.write);
@@ -1136,14 +1142,16 @@ export class Simulation {
   /**
    * What a quota holds on `key`: per binding name, the larger of its stored binding's charge and its
    * pending claim's (one not lapsed on any clock). Room claimed before an edit stays the name's
-   * (docs/concepts/accounting.md, "Quota edits"): a change that fits in it asks nothing.
+   * (docs/concepts/accounting.md, "Quota edits"): a change that fits in it asks nothing. With
+   * `running`, a name also holds what its pods still running on any member take (free).
    */
-  private held(quota: QuotaSpec, key: Key): number {
+  private held(quota: QuotaSpec, key: Key, running = false): number {
     const claims = this.claims(quota, key);
     let total = 0;
     for (const b of this.inScope(quota)) {
       const name = b.metadata!.name!;
-      total += Math.max(charge(b)[key], claims.get(name) ?? 0);
+      const pods = running ? this.podsOf(b).reduce((sum, n) => sum + n, 0) : 0;
+      total += Math.max(charge(b)[key], pods * perReplica(name, key), claims.get(name) ?? 0);
       claims.delete(name);
     }
     for (const claimed of claims.values()) total += claimed;
@@ -1399,26 +1407,14 @@ export class Simulation {
    * the hand-made pods it counts.
    */
   private free(q: QuotaSpec, key: Key): number {
-    const perReplica = (name: string) =>
-      key === 'cpu' ? BINDINGS.find((x) => x.name === name)!.cpuMilli : 1;
     const selected = this.inScope(q);
-    const claims = this.claims(q, key);
-    const held = (rb: ResourceBinding): number => {
-      const name = rb.metadata!.name!;
-      const running = this.podsOf(rb).reduce((sum, n) => sum + n, 0);
-      const claimed = claims.get(name) ?? 0;
-      claims.delete(name);
-      return Math.max(charge(rb)[key], running * perReplica(name), claimed);
-    };
     let handMade = 0;
     BINDINGS.forEach(({ name }, b) => {
       const rb = selected.find((x) => x.metadata!.name === name);
       if (q.highOnly && (rb === undefined || kindOf(rb) !== 'Deployment')) return;
-      for (const row of this.outside) handMade += row[b]! * perReplica(name);
+      for (const row of this.outside) handMade += row[b]! * perReplica(name, key);
     });
-    const stored = selected.reduce((sum, rb) => sum + held(rb), 0);
-    const pending = [...claims.values()].reduce((sum, claimed) => sum + claimed, 0);
-    return q.hard[key]! - stored - pending - handMade;
+    return q.hard[key]! - this.held(q, key, true) - handMade;
   }
 }
 
