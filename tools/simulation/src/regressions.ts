@@ -725,6 +725,50 @@ export const REGRESSIONS: Record<string, Regression> = {
     shows: ['CREATE DaemonSet b2', 'cannot bound the pods of DaemonSet b2'],
     hides: ['stored: CREATE DaemonSet b2'],
   },
+  // Second review N3, found by the hunt with the fix undone: a finished Job's old charge is held by
+  // no quota once a recount has released it. b3's update (1 -> 2 replicas, refused while quota high's
+  // edit is uncounted, then requeued after the recount) must claim its whole charge (1400m), not its
+  // increase over the finished charge (700m), or `all` reserves 700m less than Karmada runs again.
+  'N3: a finished Job scaled up is checked for its whole charge': {
+    undone: [
+      {
+        bug: "a finished workload's old charge counts as held by its update",
+        edits: [
+          {
+            file: 'libs/quota/src/reservations.ts',
+            from: 'return !beingDeleted(old) && (!workloadFinished(old) || workloadFinished(object));',
+            to: 'return !beingDeleted(old);',
+          },
+        ],
+        fails: 'ACCOUNTED',
+      },
+    ],
+    actions: [
+      { t: 'createKind', b: 3, kind: 'Job', replicas: 1, high: false, replica: 0 },
+      complete(),
+      { t: 'edit', q: 1, edit: 'scope', cpu: 2000 },
+      complete(),
+      land(),
+      { t: 'jobFinishes', i: 0 },
+      {
+        t: 'update',
+        b: 3,
+        replicas: 2,
+        high: false,
+        replica: 0,
+        spread: 1,
+        duplicated: false,
+        unscheduled: false,
+      },
+      land(),
+    ],
+    shows: [
+      "member: Job b3 completed; Karmada writes the binding's status: finished",
+      'reconciler requeues b3 (waiting on high)',
+      'webhook-0 writes quota all reserving [b3 (Update) cpu=1400m,pods=2]',
+      'stored: REQUEUED UPDATE b3 1->2',
+    ],
+  },
   // Second review N7: requeue took a quota's waiting changes oldest first and stopped at the first
   // that did not fit, so b2's create (4500m, over `high`'s hard 4000m: it can never fit) kept b0's,
   // which fits once b1 is deleted (and its claim lapsed), from ever being requeued.
