@@ -105,6 +105,24 @@ describe('the quota webhook, through the host API server', () => {
     for (const r of final.status!.reservations!) expect(r.expirationTime).toBeTruthy(); // created, not yet observed
   });
 
+  test('a write through v1alpha1 reaches the webhook as v1alpha2: charged within the limit, refused past it', async () => {
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '3' }));
+    const throughV1alpha1 = (rb: ResourceBinding) =>
+      objects().createNamespacedCustomObject({
+        ...RESOURCE_BINDING,
+        version: 'v1alpha1',
+        namespace,
+        body: { ...rb, apiVersion: `${RESOURCE_BINDING.group}/v1alpha1` },
+      });
+    await throughV1alpha1(binding(namespace, 'web', { replicas: 2 }));
+    expect(reserved(await readQuota(namespace, 'team-a'), 'cpu').cmp(q('2'))).toBe(0);
+    const refused = await refusal(throughV1alpha1(binding(namespace, 'api', { replicas: 2 })));
+    expect(refused.code).toBe(403);
+    expect(refused.message).toContain(
+      'exceeded quota: team-a, requested: cpu=2, used: cpu=2, limited: cpu=3',
+    );
+  });
+
   test('the same update charges once, a scale-up charges only the increase, a scale-down passes a lowered limit', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '10' }));
     await createBinding(binding(namespace, 'web', { replicas: 2 }));

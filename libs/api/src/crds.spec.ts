@@ -234,10 +234,12 @@ describe.each(cases)('CRD $file', ({ file, info, categories }) => {
     expect(info.apiVersion).toBe(`${info.group}/${info.version}`);
   });
 
-  it('serves and stores exactly one version, with the status subresource', () => {
-    expect(crd.spec.versions).toHaveLength(1);
+  it('stores the version it is read in, first, with the status subresource; others only served', () => {
     expect(crd.spec.versions[0]).toMatchObject({ name: info.version, served: true, storage: true });
     expect(crd.spec.versions[0]!.subresources?.status).toEqual({});
+    for (const other of crd.spec.versions.slice(1))
+      expect(other).toMatchObject({ served: true, storage: false });
+    // Renaming alone (strategy None): no conversion webhook.
     expect(crd.spec.conversion).toBeUndefined();
   });
 
@@ -407,6 +409,10 @@ describeWithRefs(`compatibility with Karmada's schemas in ${refDir}`, () => {
         expect(ref.spec.scope).toBe(crd.spec.scope);
         expect(refVersion).toMatchObject({ served: true, storage: true, subresources: { status: {} } });
         expect(refVersion!.additionalPrinterColumns).toEqual(crd.spec.versions[0]!.additionalPrinterColumns);
+        // The same versions served and stored, so writes through v1alpha1 are tested as Karmada takes them.
+        const versions = (c: CrdManifest) =>
+          c.spec.versions.map((v) => `${v.name} served=${v.served} storage=${v.storage}`).sort();
+        expect(versions(crd)).toEqual(versions(ref));
       });
 
       it('types every field it declares exactly as Karmada does, and prunes nothing', () => {
