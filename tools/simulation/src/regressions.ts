@@ -769,6 +769,30 @@ export const REGRESSIONS: Record<string, Regression> = {
       'stored: REQUEUED UPDATE b3 1->2',
     ],
   },
+  // Second review N9: a refusal for usage not counted yet (quota high's spec just edited) was never
+  // recorded, "nothing frees it", so nothing requeued it once the count was done: b0's create waited
+  // on Karmada's back-off alone. It is recorded, and requeued once the reconciler has counted.
+  'N9: a change refused as status unknown is requeued once the usage is counted': {
+    undone: [
+      {
+        bug: 'a refusal for usage not counted yet is not recorded as waiting',
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: 'if (refusal.shortfall === undefined && !usageUnknown(refusal)) return undefined;',
+            to: 'if (refusal.shortfall === undefined) return undefined;',
+          },
+        ],
+        fails: 'does not show "reconciler requeues b0 (waiting on high)"',
+      },
+    ],
+    actions: [{ t: 'edit', q: 1, edit: 'cpu', cpu: 3_000 }, create(0, 1, true), complete()],
+    shows: [
+      'answered refused: status unknown for quota: high',
+      'reconciler requeues b0 (waiting on high)',
+      'stored: REQUEUED CREATE b0',
+    ],
+  },
   // Second review N7: requeue took a quota's waiting changes oldest first and stopped at the first
   // that did not fit, so b2's create (4500m, over `high`'s hard 4000m: it can never fit) kept b0's,
   // which fits once b1 is deleted (and its claim lapsed), from ever being requeued.
