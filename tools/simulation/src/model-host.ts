@@ -10,6 +10,7 @@ export const NAMESPACE = 'team-a';
 
 export type HostChange =
   | { kind: 'quota'; object: KarmadaQuota }
+  | { kind: 'quota-deleted'; name: string }
   | { kind: 'binding'; object: ResourceBinding }
   | { kind: 'binding-deleted'; name: string; uid: string };
 
@@ -34,8 +35,8 @@ export class ModelHost {
   readonly quotas = new Map<string, KarmadaQuota>();
   readonly bindings = new Map<string, ResourceBinding>();
   readonly pending: PendingOperation[] = [];
-  /** Quota changes as a watch would report them, in order. */
-  readonly quotaEvents: KarmadaQuota[] = [];
+  /** Quota changes as a watch would report them, in order (`deleted`: the quota is gone). */
+  readonly quotaEvents: { quota: KarmadaQuota; deleted: boolean }[] = [];
   /** Every change of quotas and bindings in order, as the reconciler's two watches report them. */
   readonly changes: HostChange[] = [];
   writes = 0;
@@ -49,8 +50,23 @@ export class ModelHost {
     const stored = structuredClone(quota);
     stored.metadata = { ...stored.metadata, resourceVersion: this.nextVersion() };
     this.quotas.set(stored.metadata.name!, stored);
-    this.quotaEvents.push(structuredClone(stored));
+    this.quotaEvents.push({ quota: structuredClone(stored), deleted: false });
     this.changes.push({ kind: 'quota', object: structuredClone(stored) });
+  }
+
+  /** An admin deletes a quota (it has no finalizer: gone at once). */
+  deleteQuota(name: string): void {
+    const quota = this.quotas.get(name)!;
+    this.quotas.delete(name);
+    this.quotaEvents.push({ quota: structuredClone(quota), deleted: true });
+    this.changes.push({ kind: 'quota-deleted', name });
+  }
+
+  /** The quota as stored, or the API server's 404 (the product gives the call up as failed). */
+  private storedQuota(name: string): KarmadaQuota {
+    const quota = this.quotas.get(name);
+    if (quota === undefined) throw new Error(`HTTP 404: karmadaquotas "${name}" not found`);
+    return quota;
   }
 
   /** The API server persists a binding (create or update). */
@@ -106,7 +122,7 @@ export class ModelHost {
   }
 
   getQuota(who: string, name: string): Promise<KarmadaQuota> {
-    return this.operation(`${who} reads quota ${name}`, () => structuredClone(this.quotas.get(name)!));
+    return this.operation(`${who} reads quota ${name}`, () => structuredClone(this.storedQuota(name)));
   }
 
   /** A status write (compare-and-swap); `applied` runs when the host stores it. */
@@ -122,7 +138,7 @@ export class ModelHost {
     return this.operation(
       `${who} writes quota ${name} reserving [${reserving.join('; ')}]`,
       () => {
-        const current = this.quotas.get(name)!;
+        const current = this.storedQuota(name);
         if (current.metadata?.resourceVersion !== quota.metadata?.resourceVersion) {
           this.conflicts++;
           throw new ConflictError(`KarmadaQuota ${name} changed meanwhile`);

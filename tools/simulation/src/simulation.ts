@@ -173,9 +173,10 @@ export type Action =
   | { t: 'tick'; ms: number }
   /**
    * An admin edits quota `q`: 'scope' widens a scoped quota to every binding or narrows an unscoped
-   * one to `high`; 'cpu' sets its cpu limit to `cpu`; 'pods' removes its pods key, or adds it back.
+   * one to `high`; 'cpu' sets its cpu limit to `cpu`; 'pods' removes its pods key, or adds it back;
+   * 'existence' deletes it, or creates it again (a new uid, nothing counted) once deleted.
    */
-  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods'; cpu: number }
+  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods' | 'existence'; cpu: number }
   /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
   | { t: 'skew'; who: number; ms: number }
   /** A create of a binding of another kind than Deployment (kinds-model.ts). */
@@ -248,6 +249,15 @@ const milli = (value: unknown, key: string): number => {
   const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
   return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
 };
+
+/** A quota as an admin creates it: generation 1, no status. */
+const newQuota = (q: QuotaSpec, uid: string): KarmadaQuota =>
+  ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: q.name, namespace: NAMESPACE, uid, generation: 1 },
+    spec: specOf(q),
+  }) as KarmadaQuota;
 
 /** The KarmadaQuota spec of a simulated quota. */
 const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
@@ -360,6 +370,8 @@ export const exercised = {
   waitingRecorded: 0,
   requeued: 0,
   requeueResent: 0,
+  /** Quota edits by kind: a spec edit, a quota deleted, a quota created again. */
+  quotaEdits: {} as Partial<Record<'edited' | 'deleted' | 'created', number>>,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -419,6 +431,8 @@ export class Simulation {
    * each one (`staleLandings`), until a reconcile started after it has written the quota's count.
    */
   private readonly awaitingRecount = new Map<string, number>();
+  /** Set when a binding whose pods its charge cannot bound is stored under a quota limiting cpu (LIMIT). */
+  private unboundedStored: string | undefined;
   private staleLandings = 0;
   /** The webhook's waiting records, and the requeues Karmada has not reacted to yet. */
   private readonly waiting = new WaitingModel();
@@ -426,12 +440,7 @@ export class Simulation {
 
   constructor() {
     for (const q of this.specs) {
-      this.host.putQuota({
-        apiVersion: 'quota.karmada.io/v1alpha1',
-        kind: 'KarmadaQuota',
-        metadata: { name: q.name, namespace: NAMESPACE, uid: `quota-${q.name}`, generation: 1 },
-        spec: specOf(q),
-      } as KarmadaQuota);
+      this.host.putQuota(newQuota(q, `quota-${q.name}`));
       this.ceilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
       this.lastEdit.set(q.name, -1);
     }
@@ -669,7 +678,7 @@ export class Simulation {
         const event = this.host.quotaEvents[this.delivered];
         if (event === undefined) return;
         this.delivered++;
-        this.cache.observed(event, false);
+        this.cache.observed(event.quota, event.deleted);
         break;
       }
       case 'sync':
@@ -795,26 +804,40 @@ export class Simulation {
     exercised.unadmitted[action.t] = (exercised.unadmitted[action.t] ?? 0) + 1;
   }
 
-  /** An admin's edit of a quota's spec: a new generation, stored at once (see LIMIT). */
+  /**
+   * An admin's edit of a quota, stored at once (see LIMIT): a spec edit (a new generation), a delete,
+   * or a create of one deleted (a new uid). An edit of a deleted quota is the API server's 404.
+   */
   private edit(action: Extract<Action, { t: 'edit' }>): void {
     const q = this.specs[action.q % this.specs.length]!;
+    const current = this.host.quotas.get(q.name);
+    if (current === undefined && action.edit !== 'existence') return;
     if (action.edit === 'scope') q.highOnly = !q.highOnly;
     else if (action.edit === 'cpu') q.hard.cpu = action.cpu;
-    else if (q.hard.pods === undefined) q.hard.pods = 12;
-    else delete q.hard.pods;
-    const current = this.host.quotas.get(q.name)!;
-    this.host.putQuota({
-      ...current,
-      metadata: { ...current.metadata, generation: (current.metadata?.generation ?? 1) + 1 },
-      spec: specOf(q),
-    });
+    else if (action.edit === 'pods') {
+      if (q.hard.pods === undefined) q.hard.pods = 12;
+      else delete q.hard.pods;
+    }
+    const kind = action.edit !== 'existence' ? 'edited' : current ? 'deleted' : 'created';
+    if (kind === 'deleted') this.host.deleteQuota(q.name);
+    else if (kind === 'created')
+      this.host.putQuota(newQuota(q, `quota-${q.name}-${this.host.nextVersion()}`));
+    else
+      this.host.putQuota({
+        ...current,
+        metadata: { ...current!.metadata, generation: (current!.metadata?.generation ?? 1) + 1 },
+        spec: specOf(q),
+      });
+    exercised.quotaEdits[kind] = (exercised.quotaEdits[kind] ?? 0) + 1;
     this.lastEdit.set(q.name, this.host.quotaEvents.length - 1);
-    // Every request not yet stored was decided, or may be, from the spec before this edit.
+    // Every request not yet stored was decided, or may be, from the quota before this edit.
     for (const req of this.requests) if (!req.done) req.beforeEdit.add(q.name);
     const ceiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
     for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.held(q, key));
     this.ceilings.set(q.name, ceiling);
-    this.log(`EDIT quota ${q.name}: ${JSON.stringify(specOf(q))}`);
+    this.log(
+      `${kind === 'edited' ? 'EDIT' : kind === 'deleted' ? 'DELETE' : 'CREATE'} quota ${q.name}: ${JSON.stringify(specOf(q))}`,
+    );
   }
 
   private syncReconcilerCache(n: number): void {
@@ -830,6 +853,7 @@ export class Simulation {
     const cache = this.reconcilerCache;
     for (const change of this.host.changes.slice(this.reconcilerCacheAt, this.reconcilerCacheAt + n)) {
       if (change.kind === 'quota') cache.quotas.set(change.object.metadata!.name!, change.object);
+      else if (change.kind === 'quota-deleted') cache.quotas.delete(change.name);
       else if (change.kind === 'binding') cache.bindings.set(change.object.metadata!.name!, change.object);
       else {
         cache.bindings.delete(change.name);
@@ -878,6 +902,13 @@ export class Simulation {
         ceiling[key] += Math.max(0, this.charged(q, key) - chargedBefore[q.name]![key]);
       this.awaitingRecount.set(q.name, ++this.staleLandings);
     }
+    // Every quota limits cpu: one that selects the binding and was not edited since the decision
+    // must have refused a binding whose pods its charge cannot bound.
+    const limiting = this.specs.filter(
+      (q) => this.host.quotas.has(q.name) && !req.beforeEdit.has(q.name) && (!q.highOnly || isHigh(object)),
+    );
+    if (declaresNoReplicas(object) && limiting.length > 0)
+      this.unboundedStored = `${kindOf(object)} binding ${name} stored, its pods unbounded, while quotas ${limiting.map((q) => q.name).join(', ')} limit cpu`;
     exercised.stored++;
     if ((object.spec?.clusters ?? []).length > 1) exercised.storedOnBothMembers++;
     if (isDuplicated(object)) exercised.storedDuplicated++;
@@ -1178,15 +1209,10 @@ export class Simulation {
   private check(step: number): Violation | undefined {
     exercised.violationsChecked++;
     if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
-    const unbounded = [...this.host.bindings.values()].find(declaresNoReplicas);
-    if (unbounded !== undefined)
-      return this.violation(
-        'LIMIT',
-        step,
-        `${kindOf(unbounded)} binding ${unbounded.metadata!.name} stored, its pods unbounded, while quotas ${this.specs.map((q) => q.name).join(', ')} limit cpu`,
-      );
+    if (this.unboundedStored !== undefined) return this.violation('LIMIT', step, this.unboundedStored);
     for (const q of this.specs) {
-      const stored = this.host.quotas.get(q.name)!;
+      const stored = this.host.quotas.get(q.name);
+      if (stored === undefined) continue; // deleted: it limits nothing
       const status = stored.status;
       const ceiling = this.ceilings.get(q.name)!;
       for (const key of limitedKeys(q)) {
@@ -1291,11 +1317,11 @@ export class Simulation {
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
     }
-    for (const quota of this.host.quotas.values())
-      this.checkDetected(quota, quota.status ?? {}, [...this.host.bindings.values()], this.published ?? []);
     const found = this.check(step);
     if (found) return found;
+    // EXACT before the final DETECTED: a status that is not the recount is reported as that.
     for (const q of this.specs) {
+      if (!this.host.quotas.has(q.name)) continue;
       const status = this.host.quotas.get(q.name)!.status;
       for (const key of limitedKeys(q)) {
         // used: every pod a quota selects on every member, hand-made ones of a selected name included;
@@ -1330,6 +1356,9 @@ export class Simulation {
         }
       }
     }
+    for (const quota of this.host.quotas.values())
+      this.checkDetected(quota, quota.status ?? {}, [...this.host.bindings.values()], this.published ?? []);
+    if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
     return this.settleWaiting(step);
   }
 
@@ -1366,6 +1395,9 @@ export class Simulation {
       limitedKeys(q).every((key) => charge(write)[key] <= q.hard[key]!);
     for (const record of live) {
       const q = this.specs.find((x) => x.name === record.quota)!;
+      // A change waiting on a quota since deleted is requeued by nothing (requeueOrder weighs only
+      // quotas the reconcile counted): it waits for Karmada's own back-off retry (not modelled).
+      if (!this.host.quotas.has(q.name)) continue;
       const asked = Object.entries(record.requested);
       // A key the quota no longer limits has no room in the product's eyes (a key free lacks counts
       // as 0): such a change waits for Karmada's own back-off retry (not modelled).
