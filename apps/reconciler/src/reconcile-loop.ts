@@ -75,7 +75,7 @@ export interface ReconcileOutcome {
   /** Each quota's status as computed (written or already current), by name. */
   statuses: Map<string, KarmadaQuotaStatus>;
   /** The waiting changes still wanted, and the bindings whose records to forget. */
-  waiting: { live: WaitingChange[]; forget: string[] };
+  waiting: { live: WaitingChange[]; forget: WaitingChange[] };
 }
 
 /**

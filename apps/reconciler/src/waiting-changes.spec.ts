@@ -47,6 +47,18 @@ const read = async (): Promise<WaitingChange | undefined> => {
   if ('error' in decoded) throw new Error(decoded.error);
   return decoded;
 };
+/** A host where no API server listens: a poke fails at once. */
+function nowhere(): k8s.KubeConfig {
+  const host = new k8s.KubeConfig();
+  host.loadFromOptions({
+    clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+    users: [{ name: 'nobody' }],
+    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
+    currentContext: 'nowhere',
+  });
+  return host;
+}
+
 const write = (value: WaitingChange) => redis.hset(waitingKey(namespace), 'web', JSON.stringify(value));
 
 describe('replaceIfUnchanged (marking a record requeued)', () => {
@@ -75,17 +87,39 @@ describe('replaceIfUnchanged (marking a record requeued)', () => {
   });
 });
 
-test('a requeue whose poke fails takes its mark back: the change is not taken as settled', async () => {
-  // No API server listens there: the patch fails at once.
-  const host = new k8s.KubeConfig();
-  host.loadFromOptions({
-    clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'nobody' }],
-    contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
-    currentContext: 'nowhere',
+test('settle forgets a settled record, but not one the webhook refused again since it was read', async () => {
+  const waiting = new WaitingChanges(nowhere(), redis, new Registry(), 10_000);
+  const settled = record({ requeuedAt: at(-60_000) });
+  await write(settled);
+  const [seen] = await waiting.read(namespace);
+  const refusedAgain = { ...settled, lastRefusedAt: at(-1) };
+  await write(refusedAgain);
+  await waiting.settle(namespace, { live: [], forget: [seen!] }, new Map(), NOW);
+  expect(await read()).toEqual(refusedAgain);
+  await waiting.settle(namespace, { live: [], forget: [refusedAgain] }, new Map(), NOW);
+  expect(await read()).toBeUndefined();
+});
+
+describe('replaceIfUnchanged with nothing (forgetting a settled record)', () => {
+  const seen = record({ requeuedAt: at(-60_000) });
+
+  test('deletes the record the reconciler read', async () => {
+    await write(seen);
+    expect(await replaceIfUnchanged(redis, namespace, seen, undefined)).toBe(true);
+    expect(await read()).toBeUndefined();
   });
+
+  test('keeps a record the webhook refused again since: it waits anew', async () => {
+    const refusedAgain = { ...seen, lastRefusedAt: at(-1) };
+    await write(refusedAgain);
+    expect(await replaceIfUnchanged(redis, namespace, seen, undefined)).toBe(false);
+    expect(await read()).toEqual(refusedAgain);
+  });
+});
+
+test('a requeue whose poke fails takes its mark back: the change is not taken as settled', async () => {
   const metrics = new Registry();
-  const waiting = new WaitingChanges(host, redis, metrics, 10_000);
+  const waiting = new WaitingChanges(nowhere(), redis, metrics, 10_000);
   const fits = record();
   await write(fits);
   await waiting.settle(

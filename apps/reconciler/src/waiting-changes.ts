@@ -7,10 +7,11 @@ import { decodeWaiting, REQUEUED_AT_ANNOTATION, requeueOrder, roomOf, type Waiti
 import { waitingKey } from '#usage';
 
 /**
- * Replaces a waiting record (ARGV[1] in hash KEYS[1]) with ARGV[4] only while it is still the refusal
- * the reconciler read: the same `lastRefusedAt` (ARGV[2]) and `requeuedAt` (ARGV[3], '' for none).
- * The webhook writes the hash concurrently: a record it deleted meanwhile (the change admitted) is not
- * written back, and one it refused again is not overwritten with the older figures.
+ * Replaces a waiting record (ARGV[1] in hash KEYS[1]) with ARGV[4], or deletes it when ARGV[4] is '',
+ * only while it is still the refusal the reconciler read: the same `lastRefusedAt` (ARGV[2]) and
+ * `requeuedAt` (ARGV[3], '' for none). The webhook writes the hash concurrently: a record it deleted
+ * meanwhile (the change admitted) is not written back, and one it refused again is neither
+ * overwritten with the older figures nor forgotten.
  */
 const REPLACE_IF_UNCHANGED = `
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
@@ -20,18 +21,18 @@ if not ok or type(stored) ~= 'table' then return 0 end
 local requeuedAt = stored.requeuedAt
 if type(requeuedAt) ~= 'string' then requeuedAt = '' end
 if stored.lastRefusedAt ~= ARGV[2] or requeuedAt ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+if ARGV[4] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[4]) end
 return 1`;
 
 /**
- * Stores `next` over the namespace's record of `read.binding` if it is still `read` as far as the
- * webhook's writes go (REPLACE_IF_UNCHANGED); whether it did.
+ * Stores `next` over the namespace's record of `read.binding`, or deletes it when `next` is undefined,
+ * if it is still `read` as far as the webhook's writes go (REPLACE_IF_UNCHANGED); whether it did.
  */
 export async function replaceIfUnchanged(
   redis: RedisClient,
   namespace: string,
   read: WaitingChange,
-  next: WaitingChange,
+  next: WaitingChange | undefined,
 ): Promise<boolean> {
   const replaced = await redis.eval(
     REPLACE_IF_UNCHANGED,
@@ -40,7 +41,7 @@ export async function replaceIfUnchanged(
     read.binding,
     read.lastRefusedAt,
     read.requeuedAt ?? '',
-    JSON.stringify(next),
+    next === undefined ? '' : JSON.stringify(next),
   );
   return replaced === 1;
 }
@@ -93,11 +94,12 @@ export class WaitingChanges {
    */
   async settle(
     namespace: string,
-    waiting: { live: WaitingChange[]; forget: string[] },
+    waiting: { live: WaitingChange[]; forget: WaitingChange[] },
     statuses: ReadonlyMap<string, KarmadaQuotaStatus>,
     now: Date,
   ): Promise<void> {
-    if (waiting.forget.length > 0) await this.redis.hdel(waitingKey(namespace), ...waiting.forget);
+    // A record refused again since it was read stays: it waits anew.
+    for (const record of waiting.forget) await replaceIfUnchanged(this.redis, namespace, record, undefined);
     const rooms = new Map([...statuses].map(([quota, status]) => [quota, roomOf(status)]));
     for (const record of requeueOrder(waiting.live, rooms, now, this.minRequeueIntervalMs)) {
       await this.requeue(namespace, record, now);

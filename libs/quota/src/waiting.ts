@@ -226,7 +226,7 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
 }
 
 /**
- * The records still waiting, and the bindings whose records to forget: deleted or re-created
+ * The records still waiting, and the records to forget: those of deleted or re-created
  * bindings (withdrawn), refused creates whose binding now exists (created), requeued ones not refused since (admitted or withdrawn), and ones Karmada
  * stopped retrying (abandoned).
  */
@@ -234,10 +234,10 @@ export function liveWaiting(
   records: readonly WaitingChange[],
   bindings: readonly ResourceBinding[],
   now: Date,
-): { live: WaitingChange[]; forget: string[] } {
+): { live: WaitingChange[]; forget: WaitingChange[] } {
   const uids = new Map(bindings.map((b) => [b.metadata?.name, b.metadata?.uid]));
   const live: WaitingChange[] = [];
-  const forget: string[] = [];
+  const forget: WaitingChange[] = [];
   for (const record of records) {
     const lastRefused = Date.parse(record.lastRefusedAt);
     const requeued = record.requeuedAt ? Date.parse(record.requeuedAt) : undefined;
@@ -248,7 +248,7 @@ export function liveWaiting(
     const settled =
       requeued !== undefined && lastRefused < requeued && now.getTime() - requeued > REQUEUE_SETTLE_MS;
     const abandoned = now.getTime() - lastRefused > ABANDONED_AFTER_MS;
-    if (gone || settled || abandoned) forget.push(record.binding);
+    if (gone || settled || abandoned) forget.push(record);
     else live.push(record);
   }
   return { live, forget };

@@ -61,30 +61,35 @@ export class WaitingModel {
   }
 
   /**
-   * WaitingChanges.settle after a reconcile: forgets what it said to forget, and marks requeued (only
-   * if the record is still the one read: replaceIfUnchanged) each change requeueOrder picks; the pokes.
+   * WaitingChanges.settle after a reconcile: forgets what it said to forget, and marks requeued each
+   * change requeueOrder picks, each only if the record is still the one read (replaceIfUnchanged);
+   * the pokes.
    */
   settle(
-    waiting: { live: WaitingChange[]; forget: string[] },
+    waiting: { live: WaitingChange[]; forget: WaitingChange[] },
     statuses: ReadonlyMap<string, KarmadaQuotaStatus>,
     now: number,
   ): Poke[] {
-    for (const binding of waiting.forget) this.records.delete(binding);
+    for (const record of waiting.forget) if (this.unchanged(record)) this.records.delete(record.binding);
     const rooms = new Map([...statuses].map(([quota, status]) => [quota, roomOf(status)]));
     const pokes: Poke[] = [];
     for (const record of requeueOrder(waiting.live, rooms, new Date(now), REQUEUE_INTERVAL_MS)) {
-      const stored = this.records.get(record.binding);
-      if (
-        stored === undefined ||
-        stored.lastRefusedAt !== record.lastRefusedAt ||
-        stored.requeuedAt !== record.requeuedAt
-      )
-        continue; // refused again or admitted since the read
+      if (!this.unchanged(record)) continue; // refused again or admitted since the read
       const marked = { ...record, requeuedAt: new Date(now).toISOString() };
       this.records.set(record.binding, marked);
       pokes.push({ record: marked, write: this.wanted.get(record.binding)! });
     }
     return pokes;
+  }
+
+  /** Whether the record of its binding is still `read` as far as the webhook's writes go (replaceIfUnchanged). */
+  private unchanged(read: WaitingChange): boolean {
+    const stored = this.records.get(read.binding);
+    return (
+      stored !== undefined &&
+      stored.lastRefusedAt === read.lastRefusedAt &&
+      stored.requeuedAt === read.requeuedAt
+    );
   }
 
   /** The records a reconcile at `now` would still take as waiting, against the stored bindings. */
