@@ -408,13 +408,24 @@ describe('requeueOrder', () => {
       ['unknown'],
     ],
     [
-      'a "status unknown" refusal of a quota this reconcile did not count waits',
-      [record('unknown', { quota: 'other', requested: {}, free: {} })],
+      'a key the quota no longer limits asks nothing of it',
+      [record('a', { requested: { cpu: '1', pods: '1' } })],
+      free('1'),
+      ['a'],
+    ],
+    ['a key it still limits must fit', [record('a', { requested: { cpu: '2', pods: '1' } })], free('1'), []],
+    [
+      'a quota that is gone (not counted: the reconcile counts every quota) limits nothing',
+      [record('a', { quota: 'deleted' })],
+      free('0'),
+      ['a'],
+    ],
+    [
+      'a change of a quota that is gone requeued moments ago is in flight',
+      [record('a', { quota: 'deleted', requeuedAt: ago(1_000) })],
       free('0'),
       [],
     ],
-    ['a key the quota has no room on', [record('a', { requested: { pods: '1' } })], free('10'), []],
-    ['a quota that is gone', [record('a', { quota: 'deleted' })], free('10'), []],
     [
       'quotas are independent',
       [

@@ -303,8 +303,9 @@ const requeueFirst = (a: WaitingChange, b: WaitingChange): number =>
  * nothing, unless it has waited STARVING_AFTER_MS and could fit once enough frees (what it `needs`
  * is within hard): then what it asks is counted as taken, so no change after it takes that room
  * first. A change that can never fit never holds room. A change requeued less than `minIntervalMs`
- * ago is in flight: it is not requeued again, and what it asked is counted as taken. A quota absent
- * from `rooms` (gone, or not counted by this reconcile) requeues nothing.
+ * ago is in flight: it is not requeued again, and what it asked is counted as taken. A key the quota
+ * no longer limits asks nothing of it, and a quota absent from `rooms` (every quota the reconcile
+ * listed is there: this one was deleted) limits nothing: such a change is requeued.
  */
 export function requeueOrder(
   live: readonly WaitingChange[],
@@ -315,16 +316,20 @@ export function requeueOrder(
   const left = new Map([...rooms].map(([quota, room]) => [quota, room.free]));
   const chosen: WaitingChange[] = [];
   for (const record of [...live].sort(requeueFirst)) {
-    const room = rooms.get(record.quota);
-    const available = left.get(record.quota);
-    if (room === undefined || available === undefined) continue; // gone, or not counted now
-    const requested = parseResourceList(record.requested, 'requested').list;
     const inFlight =
       record.requeuedAt !== undefined && now.getTime() - Date.parse(record.requeuedAt) < minIntervalMs;
+    const room = rooms.get(record.quota);
+    if (room === undefined) {
+      if (!inFlight) chosen.push(record);
+      continue;
+    }
+    const available = left.get(record.quota)!;
+    const limited = Object.keys(room.hard);
+    const requested = maskList(parseResourceList(record.requested, 'requested').list, limited);
     const fitsNow = fits(requested, available);
     const starving =
       now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS &&
-      fits(parseResourceList(record.needs ?? record.requested, 'needs').list, room.hard);
+      fits(maskList(parseResourceList(record.needs ?? record.requested, 'needs').list, limited), room.hard);
     if (inFlight || fitsNow || starving) left.set(record.quota, subtractLists(available, requested));
     if (fitsNow && !inFlight) chosen.push(record);
   }

@@ -113,7 +113,7 @@ export const PLANTED: readonly PlantedBug[] = [
     edits: [
       {
         file: 'libs/quota/src/waiting.ts',
-        from: "STARVING_AFTER_MS &&\n      fits(parseResourceList(record.needs ?? record.requested, 'needs').list, room.hard);",
+        from: "STARVING_AFTER_MS &&\n      fits(maskList(parseResourceList(record.needs ?? record.requested, 'needs').list, limited), room.hard);",
         to: 'STARVING_AFTER_MS;',
       },
     ],

@@ -793,6 +793,55 @@ export const REGRESSIONS: Record<string, Regression> = {
       'stored: REQUEUED CREATE b0',
     ],
   },
+  // Found by the hunt once admins could delete quotas: requeue weighed only the quotas a reconcile
+  // counted, so b2's create, refused by `all` (10500m of 10000m), was never requeued after `all` was
+  // deleted, though nothing limited it any more.
+  'a change waiting on a quota since deleted is requeued': {
+    undone: [
+      {
+        bug: 'a change whose quota is gone is never requeued',
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: '    if (room === undefined) {\n      if (!inFlight) chosen.push(record);\n      continue;\n    }',
+            to: '    if (room === undefined) continue;',
+          },
+        ],
+        fails: 'LIVENESS',
+      },
+    ],
+    actions: [create(2, 7), complete(), { t: 'edit', q: 0, edit: 'existence', cpu: 2_000 }],
+    shows: [
+      'answered refused: exceeded quota: all',
+      'DELETE quota all',
+      'reconciler requeues b2 (waiting on all)',
+      'stored: REQUEUED CREATE b2',
+    ],
+  },
+  // Found by the hunt: a key removed from hard had no free room in requeue's eyes, so b0's create,
+  // refused for 13 pods of 12, was never requeued once the admin removed the pods limit.
+  'a change waiting on a key its quota no longer limits is requeued': {
+    undone: [
+      {
+        bug: 'a key the quota no longer limits still has to fit (in no room)',
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: "const requested = maskList(parseResourceList(record.requested, 'requested').list, limited);",
+            to: "const requested = parseResourceList(record.requested, 'requested').list;",
+          },
+        ],
+        fails: 'LIVENESS',
+      },
+    ],
+    actions: [create(0, 13), complete(), { t: 'edit', q: 0, edit: 'pods', cpu: 2_000 }],
+    shows: [
+      'answered refused: exceeded quota: all',
+      'EDIT quota all: {"hard":{"cpu":"10000m"}}',
+      'reconciler requeues b0 (waiting on all)',
+      'stored: REQUEUED CREATE b0',
+    ],
+  },
   // Second review N7: requeue took a quota's waiting changes oldest first and stopped at the first
   // that did not fit, so b2's create (4500m, over `high`'s hard 4000m: it can never fit) kept b0's,
   // which fits once b1 is deleted (and its claim lapsed), from ever being requeued.
@@ -803,7 +852,7 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: 'libs/quota/src/waiting.ts',
-            from: "const starving =\n      now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS &&\n      fits(parseResourceList(record.needs ?? record.requested, 'needs').list, room.hard);",
+            from: "const starving =\n      now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS &&\n      fits(maskList(parseResourceList(record.needs ?? record.requested, 'needs').list, limited), room.hard);",
             to: 'const starving = !fitsNow;',
           },
         ],

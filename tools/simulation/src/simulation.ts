@@ -1395,13 +1395,10 @@ export class Simulation {
       limitedKeys(q).every((key) => charge(write)[key] <= q.hard[key]!);
     for (const record of live) {
       const q = this.specs.find((x) => x.name === record.quota)!;
-      // A change waiting on a quota since deleted is requeued by nothing (requeueOrder weighs only
-      // quotas the reconcile counted): it waits for Karmada's own back-off retry (not modelled).
-      if (!this.host.quotas.has(q.name)) continue;
-      const asked = Object.entries(record.requested);
-      // A key the quota no longer limits has no room in the product's eyes (a key free lacks counts
-      // as 0): such a change waits for Karmada's own back-off retry (not modelled).
-      if (asked.some(([key]) => !limitedKeys(q).includes(key as Key))) continue;
+      // A deleted quota limits nothing; a key it no longer limits asks nothing of it.
+      const asked = this.host.quotas.has(q.name)
+        ? Object.entries(record.requested).filter(([key]) => limitedKeys(q).includes(key as Key))
+        : [];
       if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
       // Stored already by another write of the same spec, admitted before this refusal was recorded:
       // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
