@@ -58,7 +58,12 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant('fault' as const),
       i: fc.nat({ max: 7 }),
-      fault: fc.constantFrom('answer lost' as const, 'retry conflicts' as const, 'not applied' as const),
+      fault: fc.constantFrom(
+        'answer lost' as const,
+        'retry conflicts' as const,
+        'not applied' as const,
+        'as of its start' as const,
+      ),
     }),
   },
   { weight: 5, arbitrary: fc.record({ t: fc.constant('land' as const), i: fc.nat({ max: 7 }) }) },

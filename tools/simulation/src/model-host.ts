@@ -19,9 +19,11 @@ export type HostChange =
  * after the write reached etcd, a cut connection, an abort at the deadline: its store gave up).
  * 'retry conflicts': the host applied a status write whose answer was lost, and the store's retry met
  * the write's own new resourceVersion (409), as KubeQuotaStore's retries do; a read's retry just reads
- * again. 'not applied': the host refused it (a 5xx before etcd), the caller saw an error.
+ * again. 'not applied': the host refused it (a 5xx before etcd), the caller saw an error. 'as of
+ * its start': a list answers what was stored when it was asked, not when it answers (an API server's
+ * list is consistent at some point in between); other operations complete as they would.
  */
-export type HostFault = 'answer lost' | 'retry conflicts' | 'not applied';
+export type HostFault = 'answer lost' | 'retry conflicts' | 'not applied' | 'as of its start';
 
 /** A host operation waiting for the simulation to complete it. */
 export interface PendingOperation {
@@ -81,15 +83,18 @@ export class ModelHost {
     this.changes.push({ kind: 'binding-deleted', name, uid });
   }
 
-  /** An operation that runs against the host state when completed; a write can conflict on a retry. */
-  operation<T>(label: string, run: () => T, write = false): Promise<T> {
+  /**
+   * An operation that runs against the host state when completed; a write can conflict on a retry.
+   * A read given `atStart` (its answer as of when it was asked) answers that under 'as of its start'.
+   */
+  operation<T>(label: string, run: () => T, write = false, atStart?: T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({
         label,
         complete: (fault) => {
           try {
             if (fault === 'not applied') throw new Error(`the host refused "${label}"`);
-            const result = run();
+            const result = fault === 'as of its start' && atStart !== undefined ? atStart : run();
             if (fault === 'answer lost') throw new Error(`the host's answer to "${label}" was lost`);
             if (fault === 'retry conflicts' && write)
               throw new ConflictError(
@@ -116,9 +121,8 @@ export class ModelHost {
   }
 
   listQuotas(who: string): Promise<KarmadaQuota[]> {
-    return this.operation(`${who} lists quotas`, () =>
-      [...this.quotas.values()].map((q) => structuredClone(q)),
-    );
+    const list = () => [...this.quotas.values()].map((q) => structuredClone(q));
+    return this.operation(`${who} lists quotas`, list, false, list());
   }
 
   getQuota(who: string, name: string): Promise<KarmadaQuota> {
@@ -153,9 +157,8 @@ export class ModelHost {
   }
 
   listBindings(who: string): Promise<ResourceBinding[]> {
-    return this.operation(`${who} lists bindings`, () =>
-      [...this.bindings.values()].map((b) => structuredClone(b)),
-    );
+    const list = () => [...this.bindings.values()].map((b) => structuredClone(b));
+    return this.operation(`${who} lists bindings`, list, false, list());
   }
 
   /** A QuotaStore over this host for one service. */

@@ -253,8 +253,7 @@ export const REGRESSIONS: Record<string, Regression> = {
   },
   // Review F1: an admission relied on a pending charge without a write while the reconciler, with a
   // binding list older than the store, let that charge lapse. The fix's second half (expiry judged as
-  // of the list's start) fails no trace alone: the model host answers a list at the instant it takes
-  // it, and with the landing window kept every change relying on a claim lands before it expires.
+  // of the list's start) has a trace of its own, "F1 (second half)": a list answered as of its start.
   'F1: a claim about to lapse is not relied on, and lapses only against a list started after it': {
     undone: [
       {
@@ -301,6 +300,33 @@ export const REGRESSIONS: Record<string, Regression> = {
       't+100.000s host: webhook-0 writes quota all reserving [b1 (Update) cpu=10,pods=10]',
       'request 2 stored: UPDATE b1 0->4',
     ],
+  },
+  // F1's second half alone: claims are judged expired as of the start of the binding list a status
+  // is computed from. b1's create is admitted and lands at t+0 s while the reconciler's list is in
+  // flight; the list answers as of its start (without b1) at t+121 s, after the claim's expiration.
+  // Judged as of then, the claim lapses against a list without b1, which is then counted nowhere.
+  'F1 (second half): a claim is judged expired as of the start of the list': {
+    undone: [
+      {
+        bug: 'a claim judged expired as of after the binding list',
+        edits: EXPIRY_AFTER_LIST,
+        fails: 'ACCOUNTED',
+      },
+    ],
+    actions: [
+      create(1, 2),
+      complete(),
+      complete(),
+      { t: 'reconcile' },
+      complete(),
+      land(),
+      tick(121_000),
+      { t: 'fault', i: 0, fault: 'as of its start' },
+      complete(),
+      complete(),
+    ],
+    shows: ['request 0 stored: CREATE b1', 't+121.000s host: reconciler lists bindings; as of its start'],
+    hides: ['t+121.000s host: reconciler writes quota all reserving []'],
   },
   // Review F2: a binding moved from low to high priority was charged only its increase in `high`.
   'F2: a scope change is charged in full in the quota it enters': {
