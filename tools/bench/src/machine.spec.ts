@@ -21,6 +21,8 @@ describe('describeCode', () => {
     write('apps/webhook/src/main.ts', 'admit();\n');
     write('apps/webhook/src/main.spec.ts', 'test();\n');
     write('libs/quota/src/index.ts', 'export {};\n');
+    write('tools/bench/src/main.ts', 'run();\n');
+    write('tools/simulation/src/simulation.ts', 'simulate();\n');
     write('docs/bench.md', '# figures\n');
     write('package.json', '{}\n');
     write('.gitignore', 'dist/\n');
@@ -36,6 +38,12 @@ describe('describeCode', () => {
     ['a build output (ignored) appeared', () => write('dist/apps/webhook/src/main.js', 'x\n'), false],
     ['the code changed, uncommitted', () => write('apps/webhook/src/main.ts', 'admit(2);\n'), true],
     ['a new code file, untracked', () => write('libs/quota/src/charge.ts', 'export {};\n'), true],
+    ['the bench changed', () => write('tools/bench/src/main.ts', 'run(2);\n'), true],
+    [
+      'the simulation (in no scenario) changed',
+      () => write('tools/simulation/src/simulation.ts', 'x\n'),
+      false,
+    ],
     ['package.json changed', () => write('package.json', '{"dependencies":{}}\n'), true],
     ['a code file deleted', () => rmSync(join(repo, 'libs/quota/src/index.ts')), true],
   ])('%s: changed digest is %s', (_what, change, changed) => {

@@ -36,11 +36,12 @@ export function describeCommit(): string {
 }
 
 /** The files whose code a run measures: what runs (tests and docs do not), as git lists them. */
-const MEASURED_PATHS = ['apps', 'libs', 'tools', 'package.json'];
+// The simulation runs in no scenario: a change of it measures nothing new.
+const MEASURED_PATHS = ['apps', 'libs', 'tools', ':(exclude)tools/simulation', 'package.json'];
 const NOT_MEASURED = /(\.spec\.ts|\.test\.ts|\.md)$/;
 
 /**
- * A digest of the code a run measures (the services, libs and tools, without tests or docs), as this
+ * A digest of the code a run measures (the services, libs and tools but the simulation, without tests or docs), as this
  * checkout holds it, committed or not; 'unknown' outside a clone. Two runs with the same digest
  * measured the same code, whatever commits lie between them.
  */
