@@ -186,8 +186,7 @@ describe('decodeWaiting', () => {
 });
 
 describe('liveWaiting', () => {
-  const sized = rb('sized', { replicas: 2, replicaRequirements: { resourceRequest: { cpu: '2' } } });
-  const bindings = [rb('web', {}), rb('api', {}), rb('batch', {}), sized];
+  const bindings = [rb('web', {}), rb('api', {}), rb('batch', {})];
   it.each<[string, WaitingChange, boolean]>([
     ['refused recently: waiting', record('web'), true],
     ['binding deleted: withdrawn', record('gone'), false],
@@ -209,12 +208,6 @@ describe('liveWaiting', () => {
       record('web', { requeuedAt: ago(REQUEUE_SETTLE_MS + 1), lastRefusedAt: ago(60_000) }),
       false,
     ],
-    [
-      'the stored binding already holds all the refused update needed (stored through another write)',
-      record('sized', { needs: { cpu: '4' } }),
-      false,
-    ],
-    ['the stored binding holds less than it needed: waiting', record('sized', { needs: { cpu: '6' } }), true],
     [
       'not refused for longer than Karmada backs off: abandoned',
       record('web', { lastRefusedAt: ago(ABANDONED_AFTER_MS + 1) }),

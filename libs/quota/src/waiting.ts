@@ -226,36 +226,29 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
 }
 
 /**
- * The records still waiting, and the records to forget: those of deleted or re-created bindings
- * (withdrawn), refused creates whose binding now exists (created), refused updates whose stored
- * binding already holds all they needed (stored through another write of the same or a larger spec),
- * requeued ones not refused since (admitted or withdrawn), and ones Karmada stopped retrying
- * (abandoned).
+ * The records still waiting, and the records to forget: those of deleted or re-created
+ * bindings (withdrawn), refused creates whose binding now exists (created), requeued ones not refused since (admitted or withdrawn), and ones Karmada
+ * stopped retrying (abandoned).
  */
 export function liveWaiting(
   records: readonly WaitingChange[],
   bindings: readonly ResourceBinding[],
   now: Date,
 ): { live: WaitingChange[]; forget: WaitingChange[] } {
-  const stored = new Map(bindings.map((b) => [b.metadata?.name, b]));
+  const uids = new Map(bindings.map((b) => [b.metadata?.name, b.metadata?.uid]));
   const live: WaitingChange[] = [];
   const forget: WaitingChange[] = [];
   for (const record of records) {
     const lastRefused = Date.parse(record.lastRefusedAt);
     const requeued = record.requeuedAt ? Date.parse(record.requeuedAt) : undefined;
-    const binding = stored.get(record.binding);
     // A refused update names the stored binding's uid; a refused create has none (each attempt gets
     // a new one), and waits until a binding of that name exists.
-    const gone = record.uid === undefined ? binding !== undefined : binding?.metadata?.uid !== record.uid;
-    const reached =
-      !gone &&
-      binding !== undefined &&
-      record.needs !== undefined &&
-      fits(parseResourceList(record.needs, 'needs').list, bindingCharge(binding).charge);
+    const gone =
+      record.uid === undefined ? uids.has(record.binding) : uids.get(record.binding) !== record.uid;
     const settled =
       requeued !== undefined && lastRefused < requeued && now.getTime() - requeued > REQUEUE_SETTLE_MS;
     const abandoned = now.getTime() - lastRefused > ABANDONED_AFTER_MS;
-    if (gone || reached || settled || abandoned) forget.push(record);
+    if (gone || settled || abandoned) forget.push(record);
     else live.push(record);
   }
   return { live, forget };

@@ -1400,6 +1400,12 @@ export class Simulation {
         ? Object.entries(record.requested).filter(([key]) => limitedKeys(q).includes(key as Key))
         : [];
       if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
+      // Stored already by another write of the same spec, admitted before this refusal was recorded:
+      // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
+      const stored = this.host.bindings.get(record.binding);
+      const write = this.waiting.wantedWrite(record.binding)!;
+      if (stored && stored.spec?.replicas === write.spec?.replicas && isHigh(stored) === isHigh(write))
+        continue;
       const heldBack = live.some(
         (other) =>
           other !== record &&
