@@ -868,6 +868,26 @@ export const REGRESSIONS: Record<string, Regression> = {
       'stored: REQUEUED CREATE b0',
     ],
   },
+  // The per-binding half of EXACT: after settling, each stored binding's own entry reserves what its
+  // pods leave of its charge. An entry filed under another binding's name keeps every sum right, so
+  // only the per-binding check sees it.
+  'every stored binding is counted in its own entry': {
+    undone: [
+      {
+        bug: "a binding's derived entry is filed under another binding's name (sums unchanged)",
+        edits: [
+          {
+            file: 'libs/quota/src/reservations.ts',
+            from: '    name: rb.metadata!.name!,\n  };\n  const uid = rb.metadata?.uid;',
+            to: "    name: rb.metadata!.name! === 'b1' ? 'b2' : rb.metadata!.name!,\n  };\n  const uid = rb.metadata?.uid;",
+          },
+        ],
+        fails: "b1's entry reserves 0, recount 1000",
+      },
+    ],
+    actions: [create(1, 1), complete(), complete(), land()],
+    shows: ['request 0 stored: CREATE b1'],
+  },
   // Second review N7: requeue took a quota's waiting changes oldest first and stopped at the first
   // that did not fit, so b2's create (4500m, over `high`'s hard 4000m: it can never fit) kept b0's,
   // which fits once b1 is deleted (and its claim lapsed), from ever being requeued.

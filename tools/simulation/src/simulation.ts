@@ -1325,13 +1325,20 @@ export class Simulation {
       const status = this.host.quotas.get(q.name)!.status;
       for (const key of limitedKeys(q)) {
         // used: every pod a quota selects on every member, hand-made ones of a selected name included;
-        // reserved: what each selected binding's pods on its own members leave of its charge.
+        // reserved: what each selected binding's pods on its own members leave of its charge, in the
+        // binding's own entry (every stored binding counted, none for another name).
         const selected = this.inScope(q);
         let expectedUsed = 0;
         let expectedReserved = 0;
+        const wrong: string[] = [];
         BINDINGS.forEach(({ name, cpuMilli }, b) => {
           const rb = selected.find((x) => x.metadata!.name === name);
-          if (q.highOnly && rb === undefined) return;
+          const entries = (status?.reservations ?? []).filter((r) => r.reservedBy.name === name);
+          const held = entries.reduce((sum, r) => sum + milli(r.reserved?.[key], key), 0);
+          const expect = (expected: number) => {
+            if (held !== expected) wrong.push(`${name}'s entry reserves ${held}, recount ${expected}`);
+          };
+          if (q.highOnly && rb === undefined) return expect(0);
           const perReplica = key === 'cpu' ? cpuMilli : 1;
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
           // Hand-made Deployments pass for a binding of the name only if it is a Deployment's too.
@@ -1343,15 +1350,17 @@ export class Simulation {
             if (rb !== undefined && targetOn(rb, m) > 0)
               observed += (on[m]! + (sameKind ? handMade : 0)) * perReplica;
           });
-          if (rb !== undefined) expectedReserved += Math.max(0, charge(rb)[key] - observed);
+          const expected = rb === undefined ? 0 : Math.max(0, charge(rb)[key] - observed);
+          expectedReserved += expected;
+          expect(expected);
         });
         const used = milli(status?.used?.[key], key);
         const reserved = milli(status?.reserved?.[key], key);
-        if (used !== expectedUsed || reserved !== expectedReserved) {
+        if (used !== expectedUsed || reserved !== expectedReserved || wrong.length > 0) {
           return this.violation(
             'EXACT',
             step,
-            `quota ${q.name} after settling: used ${key}=${used} reserved=${reserved}, recount used=${expectedUsed} reserved=${expectedReserved} (${JSON.stringify(status?.reservations)})`,
+            `quota ${q.name} after settling: used ${key}=${used} reserved=${reserved}, recount used=${expectedUsed} reserved=${expectedReserved}${wrong.length > 0 ? `; ${wrong.join('; ')}` : ''} (${JSON.stringify(status?.reservations)})`,
           );
         }
       }
