@@ -109,6 +109,13 @@ describe('replaceIfUnchanged with nothing (forgetting a settled record)', () => 
     expect(await read()).toBeUndefined();
   });
 
+  test('keeps the record of another object of the name refused in the same millisecond', async () => {
+    const update = { ...seen, uid: 'uid-web', since: seen.lastRefusedAt };
+    await write(update);
+    expect(await replaceIfUnchanged(redis, namespace, { ...seen, uid: undefined }, undefined)).toBe(false);
+    expect(await read()).toEqual(update);
+  });
+
   test('keeps a record the webhook refused again since: it waits anew', async () => {
     const refusedAgain = { ...seen, lastRefusedAt: at(-1) };
     await write(refusedAgain);

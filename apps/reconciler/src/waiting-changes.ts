@@ -7,11 +7,12 @@ import { decodeWaiting, REQUEUED_AT_ANNOTATION, requeueOrder, roomOf, type Waiti
 import { waitingKey } from '#usage';
 
 /**
- * Replaces a waiting record (ARGV[1] in hash KEYS[1]) with ARGV[4], or deletes it when ARGV[4] is '',
- * only while it is still the refusal the reconciler read: the same `lastRefusedAt` (ARGV[2]) and
- * `requeuedAt` (ARGV[3], '' for none). The webhook writes the hash concurrently: a record it deleted
- * meanwhile (the change admitted) is not written back, and one it refused again is neither
- * overwritten with the older figures nor forgotten.
+ * Replaces a waiting record (ARGV[1] in hash KEYS[1]) with ARGV[5], or deletes it when ARGV[5] is '',
+ * only while it is still the refusal the reconciler read: the same `lastRefusedAt` (ARGV[2]),
+ * `requeuedAt` (ARGV[3], '' for none) and object `uid` (ARGV[4], '' for a create's). The webhook writes
+ * the hash concurrently: a record it deleted meanwhile (the change admitted) is not written back,
+ * and one it refused again, even within the same millisecond for another object of the name, is
+ * neither overwritten with the older figures nor forgotten.
  */
 const REPLACE_IF_UNCHANGED = `
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
@@ -20,8 +21,10 @@ local ok, stored = pcall(cjson.decode, raw)
 if not ok or type(stored) ~= 'table' then return 0 end
 local requeuedAt = stored.requeuedAt
 if type(requeuedAt) ~= 'string' then requeuedAt = '' end
-if stored.lastRefusedAt ~= ARGV[2] or requeuedAt ~= ARGV[3] then return 0 end
-if ARGV[4] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[4]) end
+local uid = stored.uid
+if type(uid) ~= 'string' then uid = '' end
+if stored.lastRefusedAt ~= ARGV[2] or requeuedAt ~= ARGV[3] or uid ~= ARGV[4] then return 0 end
+if ARGV[5] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[5]) end
 return 1`;
 
 /**
@@ -41,6 +44,7 @@ export async function replaceIfUnchanged(
     read.binding,
     read.lastRefusedAt,
     read.requeuedAt ?? '',
+    read.uid ?? '',
     next === undefined ? '' : JSON.stringify(next),
   );
   return replaced === 1;

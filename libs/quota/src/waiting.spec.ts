@@ -97,6 +97,18 @@ describe('recordRefusal', () => {
       requeuedAt: previous.requeuedAt,
     });
   });
+  it.each([
+    ['the same millisecond', 0],
+    ['a webhook clock 5 s behind the reconciler that stamped it', 5_000],
+  ])('stamps a refusal after the requeue before it: %s', (_, behind) => {
+    const requeuedAt = NOW.toISOString();
+    const previous = record('web', { requeuedAt });
+    const next = recordRefusal(previous, refusal, new Date(NOW.getTime() - behind));
+    expect(next.lastRefusedAt).toBe(new Date(NOW.getTime() + 1).toISOString());
+    expect(
+      liveWaiting([next], [rb('web', {})], new Date(NOW.getTime() + REQUEUE_SETTLE_MS + 1)).live,
+    ).toEqual([next]);
+  });
   it('starts again for a re-created binding (another uid)', () => {
     const previous = record('web', { uid: 'old-uid', requeuedAt: ago(5_000) });
     expect(recordRefusal(previous, refusal, NOW)).toEqual({

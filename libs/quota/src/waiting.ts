@@ -177,14 +177,21 @@ export function refusalNeedsWrite(previous: WaitingChange | undefined, next: Wai
   return !sameJson({ ...previous, lastRefusedAt: '' }, { ...next, lastRefusedAt: '' });
 }
 
-/** The record after one more refusal of the binding: `since` stays while it is the same object. */
+/**
+ * The record after one more refusal of the binding: `since` stays while it is the same object. A
+ * refusal is stamped after the record's requeue even when this webhook's clock is behind the
+ * reconciler's that stamped it (liveWaiting reads a requeue not refused after it as settled).
+ */
 export function recordRefusal(
   previous: WaitingChange | undefined,
   refusal: RefusedChange,
   now: Date,
 ): WaitingChange {
-  const at = now.toISOString();
   const same = previous !== undefined && previous.uid === refusal.uid;
+  const requeued = same && previous.requeuedAt ? Date.parse(previous.requeuedAt) : undefined;
+  const at = new Date(
+    requeued !== undefined && now.getTime() <= requeued ? requeued + 1 : now.getTime(),
+  ).toISOString();
   return {
     ...refusal,
     since: same ? previous.since : at,
