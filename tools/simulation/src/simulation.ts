@@ -57,7 +57,7 @@ import {
   type WorkloadKind,
 } from './kinds-model.js';
 import { REQUEUE_INTERVAL_MS, WaitingModel, type Poke } from './waiting-model.js';
-import { STARVING_AFTER_MS } from '../../../libs/quota/src/waiting.js';
+import { ABANDONED_AFTER_MS, STARVING_AFTER_MS } from '../../../libs/quota/src/waiting.js';
 
 /** Binding names the clients use, each with its cpu request per replica (millicores). */
 export const BINDINGS = [
@@ -434,6 +434,14 @@ export class Simulation {
   /** Set when a binding whose pods its charge cannot bound is stored under a quota limiting cpu (LIMIT). */
   private unboundedStored: string | undefined;
   private staleLandings = 0;
+  /**
+   * Per binding name, the last non-dry-run write answered, and when: whether it was refused over a
+   * limit or for usage not counted (what must wait, by the simulation's own reading of the answer).
+   */
+  private readonly lastAnswer = new Map<
+    string,
+    { write: ResourceBinding; create: boolean; waits: boolean; at: number }
+  >();
   /** The webhook's waiting records, and the requeues Karmada has not reacted to yet. */
   private readonly waiting = new WaitingModel();
   private readonly pokes: Poke[] = [];
@@ -497,6 +505,13 @@ export class Simulation {
     if (asksNothing(change)) {
       req.answer = 'allowed';
       if (!dryRun) this.waiting.admitted(object, old);
+      if (!dryRun)
+        this.lastAnswer.set(object.metadata!.name!, {
+          write: object,
+          create: !old,
+          waits: false,
+          at: this.now,
+        });
       this.log(`request ${req.id} ${label}: allowed at once (asks nothing)`);
       return;
     }
@@ -514,6 +529,11 @@ export class Simulation {
           exercised.refusedUnbounded++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
         if (dryRun) return;
+        const waits =
+          req.answer === 'refused' &&
+          !outcome.allowed &&
+          (outcome.message.startsWith('exceeded quota') || outcome.message.startsWith('status unknown'));
+        this.lastAnswer.set(object.metadata!.name!, { write: object, create: !old, waits, at: this.now });
         if (req.answer === 'allowed') this.waiting.admitted(object, old);
         else if (!outcome.allowed && 'quota' in outcome)
           if (this.waiting.refused(object, old, outcome, this.clockOf(replica)()))
@@ -521,6 +541,18 @@ export class Simulation {
       },
       (err: unknown) => (this.failure = err as Error),
     );
+  }
+
+  /** The API server answers a request the webhook did not answer in time: refused, nothing to wait on. */
+  private timedOut(req: Request): void {
+    req.answer = 'refused';
+    if (!req.dryRun)
+      this.lastAnswer.set(req.object.metadata!.name!, {
+        write: req.object,
+        create: req.oldVersion === undefined,
+        waits: false,
+        at: this.now,
+      });
   }
 
   private versionOf(b: number): ResourceBinding | undefined {
@@ -702,7 +734,7 @@ export class Simulation {
         this.now += action.ms;
         for (const req of this.requests) {
           if (req.answer === undefined && this.now >= req.answerBy) {
-            req.answer = 'refused';
+            this.timedOut(req);
             exercised.failedClosed++;
             this.log(`request ${req.id} timed out (fail closed)`);
           }
@@ -1300,7 +1332,7 @@ export class Simulation {
     this.log('-- settle: everything lands or times out, claims expire, pods catch up');
     await this.drain();
     for (const req of this.requests) {
-      if (req.answer === undefined) req.answer = 'refused';
+      if (req.answer === undefined) this.timedOut(req);
       if (req.answer === 'allowed' && !req.done && !req.dryRun) {
         req.done = true;
         this.land(req);
@@ -1432,6 +1464,35 @@ export class Simulation {
         'LIVENESS',
         step,
         `${record.binding} still waits on quota ${record.quota} since ${record.since} after ${REQUEUE_ROUNDS} requeue rounds, asking ${JSON.stringify(record.requested)} of free ${JSON.stringify(Object.fromEntries(limitedKeys(q).map((key) => [key, this.free(q, key)])))}; waiting: ${JSON.stringify(live.map((r) => [r.binding, r.quota, r.requested, r.since, r.requeuedAt ?? null]))}`,
+      );
+    }
+    return this.unkept(step, live);
+  }
+
+  /**
+   * A change whose last answer was a refusal over a limit or for usage not counted must still wait
+   * (a live record) until it is stored, its binding is deleted or re-created, or Karmada has stopped
+   * retrying it (ABANDONED_AFTER_MS): by the simulation's own reading of the answers, so a refusal
+   * the product never records, or forgets too early, is a LIVENESS violation too.
+   */
+  private unkept(step: number, live: readonly { binding: string }[]): Violation | undefined {
+    for (const [name, answer] of this.lastAnswer) {
+      if (!answer.waits || live.some((r) => r.binding === name)) continue;
+      if (this.now - answer.at > ABANDONED_AFTER_MS) continue;
+      const stored = this.host.bindings.get(name);
+      const wanted = answer.write;
+      if (
+        wanted.metadata?.resourceVersion === undefined
+          ? stored !== undefined
+          : stored?.metadata?.uid !== wanted.metadata.uid
+      )
+        continue; // created since, or deleted or re-created: Karmada wants something else now
+      if (stored && stored.spec?.replicas === wanted.spec?.replicas && isHigh(stored) === isHigh(wanted))
+        continue;
+      return this.violation(
+        'LIVENESS',
+        step,
+        `${name}'s change to ${wanted.spec?.replicas} replicas${isHigh(wanted) ? ' high' : ''}, refused at t+${(answer.at - Date.parse('2026-11-23T00:00:00Z')) / 1000}s, is neither stored nor waiting`,
       );
     }
     return undefined;

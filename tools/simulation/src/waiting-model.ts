@@ -88,7 +88,8 @@ export class WaitingModel {
     return (
       stored !== undefined &&
       stored.lastRefusedAt === read.lastRefusedAt &&
-      stored.requeuedAt === read.requeuedAt
+      stored.requeuedAt === read.requeuedAt &&
+      stored.uid === read.uid
     );
   }
 
