@@ -339,6 +339,15 @@ describe('requeueOrder', () => {
       ['small'],
     ],
     [
+      'a starving change refused over pods that needs more cpu than hard now (cpu lowered since) never blocks',
+      [
+        record('wide', { since: starved, requested: { pods: '12' }, needs: { cpu: '6', pods: '12' } }),
+        record('small', { since: ago(20), requested: { pods: '5' } }),
+      ],
+      new Map([['compute', room({ cpu: '2', pods: '12' }, { cpu: '2', pods: '11' })]]),
+      ['small'],
+    ],
+    [
       'a starving change asking more than hard never blocks',
       [
         record('big', { since: starved, requested: { cpu: '20' }, needs: { cpu: '20' } }),
@@ -538,14 +547,14 @@ describe('waitingRefusal', () => {
     return decision;
   };
 
-  it('records a limit refusal with its shortfall, what the binding would hold in all, and its priority', () => {
+  it('records a limit refusal with its shortfall, what the binding would hold in all on every key, and its priority', () => {
     expect(waitingRefusal(scaled, stored, decide({ cpu: '2' }))).toEqual({
       binding: 'web',
       uid: 'uid-web',
       quota: 'compute',
       requested: { cpu: '10' },
       free: { cpu: '8' },
-      needs: { cpu: '12' },
+      needs: { 'count/deployments.apps': '1', cpu: '12', pods: '12', 'requests.cpu': '12' },
       retryVia: 'template',
       template: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
       priority: 100,

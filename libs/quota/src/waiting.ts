@@ -47,9 +47,10 @@ export interface WaitingChange {
   requested: Record<string, string>;
   free: Record<string, string>;
   /**
-   * What the binding would hold in the quota in all once the change is admitted, on the exceeded
-   * keys. More than `hard` on any key and the change can never fit. Absent in records written before
-   * it existed: `requested` stands in.
+   * What the binding would hold in all once the change is admitted, on every key it is charged: more
+   * than `hard` on any key the quota limits when weighed (its limits may have been edited since the
+   * refusal) and the change can never fit. Absent in records written before it existed: `requested`
+   * stands in.
    */
   needs?: Record<string, string>;
   /** Karmada's scheduling priority of the binding (`spec.schedulePriority.priority`); absent is 0. */
@@ -153,8 +154,7 @@ export function waitingRefusal(
     ...(priority !== 0 ? { priority } : {}),
   };
   if (refusal.shortfall === undefined) return { ...change, requested: {}, free: {} };
-  const needs = maskList(bindingCharge(object).charge, Object.keys(refusal.shortfall.requested));
-  return { ...change, ...refusal.shortfall, needs: formatList(needs) };
+  return { ...change, ...refusal.shortfall, needs: formatList(bindingCharge(object).charge) };
 }
 
 /**

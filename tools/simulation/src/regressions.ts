@@ -938,6 +938,47 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     hides: ['reconciler requeues b2'],
   },
+  // Found by the hunt (seed 487583018): a waiting change's `needs` listed only the keys it was refused
+  // on, so b0's create (12 pods on two members, refused over pods only while an earlier attempt's
+  // claim held 7) still looked able to fit once the quota's cpu was lowered below its 6 cpu; starving,
+  // it held the room b4's scale-up asked for ever.
+  'a change that can no longer fit after an edit holds no room': {
+    undone: [
+      {
+        bug: "a waiting change's needs lists only the keys it was refused on",
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: 'needs: formatList(bindingCharge(object).charge) };',
+            to: 'needs: formatList(maskList(bindingCharge(object).charge, Object.keys(refusal.shortfall.requested))) };',
+          },
+        ],
+        fails: 'LIVENESS',
+      },
+    ],
+    actions: [
+      create(4, 1),
+      complete(),
+      complete(),
+      land(),
+      create(0, 7),
+      complete(),
+      { t: 'fault', i: 0, fault: 'answer lost' },
+      { t: 'create', b: 0, replicas: 6, high: false, replica: 0, dryRun: false, spread: 2, duplicated: true },
+      complete(),
+      update(4, 6),
+      complete(),
+      tick(300_000),
+      { t: 'edit', q: 0, edit: 'cpu', cpu: 2_000 },
+    ],
+    shows: [
+      'CREATE b0 (uid-2) replicas=6 on ["member1=6","member2=6"] duplicated',
+      'answered refused: exceeded quota: all, requested: pods=12,',
+      'answered refused: exceeded quota: all, requested: pods=5',
+      'reconciler requeues b4 (waiting on all)',
+    ],
+    hides: ['reconciler requeues b0'],
+  },
 };
 
 /**
