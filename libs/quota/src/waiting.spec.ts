@@ -348,6 +348,12 @@ describe('requeueOrder', () => {
       ['small'],
     ],
     [
+      'a change that fits now on the keys it was refused on but can never fit (cpu lowered since) is not requeued',
+      [record('wide', { since: ago(20), requested: { pods: '2' }, needs: { cpu: '6', pods: '2' } })],
+      new Map([['compute', room({ cpu: '2', pods: '12' }, { cpu: '2', pods: '11' })]]),
+      [],
+    ],
+    [
       'a starving change asking more than hard never blocks',
       [
         record('big', { since: starved, requested: { cpu: '20' }, needs: { cpu: '20' } }),

@@ -309,7 +309,7 @@ const requeueFirst = (a: WaitingChange, b: WaitingChange): number =>
  * what is still free after the ones chosen before it. One that does not fit is skipped and blocks
  * nothing, unless it has waited STARVING_AFTER_MS and could fit once enough frees (what it `needs`
  * is within hard): then what it asks is counted as taken, so no change after it takes that room
- * first. A change that can never fit never holds room. A change requeued less than `minIntervalMs`
+ * first. A change that can never fit is neither requeued nor holds room. A change requeued less than `minIntervalMs`
  * ago is in flight: it is not requeued again, and what it asked is counted as taken. A key the quota
  * no longer limits asks nothing of it, and a quota absent from `rooms` (every quota the reconcile
  * listed is there: this one was deleted) limits nothing: such a change is requeued.
@@ -333,10 +333,12 @@ export function requeueOrder(
     const available = left.get(record.quota)!;
     const limited = Object.keys(room.hard);
     const requested = maskList(parseResourceList(record.requested, 'requested').list, limited);
-    const fitsNow = fits(requested, available);
-    const starving =
-      now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS &&
-      fits(maskList(parseResourceList(record.needs ?? record.requested, 'needs').list, limited), room.hard);
+    const canEverFit = fits(
+      maskList(parseResourceList(record.needs ?? record.requested, 'needs').list, limited),
+      room.hard,
+    );
+    const fitsNow = canEverFit && fits(requested, available);
+    const starving = canEverFit && now.getTime() - Date.parse(record.since) >= STARVING_AFTER_MS;
     if (inFlight || fitsNow || starving) left.set(record.quota, subtractLists(available, requested));
     if (fitsNow && !inFlight) chosen.push(record);
   }

@@ -1447,6 +1447,9 @@ export class Simulation {
       const write = this.waiting.wantedWrite(record.binding)!;
       if (stored && stored.spec?.replicas === write.spec?.replicas && isHigh(stored) === isHigh(write))
         continue;
+      // More than hard once admitted, on a key it was not refused on (a limit lowered since): it can
+      // never fit, whatever frees.
+      if (this.host.quotas.has(q.name) && !couldFit(write, q)) continue;
       const heldBack = live.some(
         (other) =>
           other !== record &&
