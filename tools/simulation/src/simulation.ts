@@ -438,10 +438,7 @@ export class Simulation {
    * Per binding name, the last non-dry-run write answered, and when: whether it was refused over a
    * limit or for usage not counted (what must wait, by the simulation's own reading of the answer).
    */
-  private readonly lastAnswer = new Map<
-    string,
-    { write: ResourceBinding; create: boolean; waits: boolean; at: number }
-  >();
+  private readonly lastAnswer = new Map<string, { write: ResourceBinding; waits: boolean; at: number }>();
   /** The webhook's waiting records, and the requeues Karmada has not reacted to yet. */
   private readonly waiting = new WaitingModel();
   private readonly pokes: Poke[] = [];
@@ -504,14 +501,10 @@ export class Simulation {
     );
     if (asksNothing(change)) {
       req.answer = 'allowed';
-      if (!dryRun) this.waiting.admitted(object, old);
-      if (!dryRun)
-        this.lastAnswer.set(object.metadata!.name!, {
-          write: object,
-          create: !old,
-          waits: false,
-          at: this.now,
-        });
+      if (!dryRun) {
+        this.waiting.admitted(object, old);
+        this.answered(object, false);
+      }
       this.log(`request ${req.id} ${label}: allowed at once (asks nothing)`);
       return;
     }
@@ -533,7 +526,7 @@ export class Simulation {
           req.answer === 'refused' &&
           !outcome.allowed &&
           (outcome.message.startsWith('exceeded quota') || outcome.message.startsWith('status unknown'));
-        this.lastAnswer.set(object.metadata!.name!, { write: object, create: !old, waits, at: this.now });
+        this.answered(object, waits);
         if (req.answer === 'allowed') this.waiting.admitted(object, old);
         else if (!outcome.allowed && 'quota' in outcome)
           if (this.waiting.refused(object, old, outcome, this.clockOf(replica)()))
@@ -546,13 +539,12 @@ export class Simulation {
   /** The API server answers a request the webhook did not answer in time: refused, nothing to wait on. */
   private timedOut(req: Request): void {
     req.answer = 'refused';
-    if (!req.dryRun)
-      this.lastAnswer.set(req.object.metadata!.name!, {
-        write: req.object,
-        create: req.oldVersion === undefined,
-        waits: false,
-        at: this.now,
-      });
+    if (!req.dryRun) this.answered(req.object, false);
+  }
+
+  /** Records the answer to a non-dry-run `write` (lastAnswer): whether it must wait. */
+  private answered(write: ResourceBinding, waits: boolean): void {
+    this.lastAnswer.set(write.metadata!.name!, { write, waits, at: this.now });
   }
 
   private versionOf(b: number): ResourceBinding | undefined {
