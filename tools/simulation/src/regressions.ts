@@ -979,6 +979,101 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     hides: ['reconciler requeues b0'],
   },
+  // Found by LIVENESS reading the answers: a refusal stamped by a webhook whose clock is 5 s behind
+  // the reconciler's came before the requeue it answered, so the next reconcile took that requeue as
+  // settled (not refused since) and forgot b4's change, which still waited.
+  'a refusal on a clock behind the requeue it answers still waits': {
+    undone: [
+      {
+        bug: 'a refusal is stamped with the webhook clock alone',
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: 'const at = new Date(\n    requeued !== undefined && now.getTime() <= requeued ? requeued + 1 : now.getTime(),\n  ).toISOString();',
+            to: 'const at = now.toISOString();',
+          },
+        ],
+        fails: "b4's change to 3 replicas, refused at t+121s, is neither stored nor waiting",
+      },
+    ],
+    actions: [
+      create(4, 1),
+      complete(),
+      complete(),
+      land(),
+      create(3, 10),
+      complete(),
+      complete(),
+      land(),
+      update(4, 3),
+      complete(),
+      { t: 'delete', b: 3 },
+      tick(121_000),
+      { t: 'publish' },
+      { t: 'reconcile' },
+      ...Array.from({ length: 6 }, () => complete()),
+      create(0, 10),
+      complete(),
+      complete(),
+      land(),
+      { t: 'skew', who: 0, ms: -5_000 },
+      { t: 'requeue', i: 0, replica: 0 },
+      complete(),
+      tick(31_000),
+      { t: 'reconcile' },
+      ...Array.from({ length: 6 }, () => complete()),
+    ],
+    shows: [
+      'reconciler requeues b4 (waiting on all)',
+      'clock of webhook-0 set -5000 ms off',
+      'request 4 REQUEUED UPDATE b4 1->3 sent to webhook-0',
+      'request 4 answered refused: exceeded quota: all, requested: pods=2',
+    ],
+  },
+  // Found by LIVENESS reading the answers: in one millisecond b4's create was refused (a record
+  // naming no uid), another attempt of it stored, and its update refused (a record naming its uid,
+  // stamped the same). The reconcile that read the create's record forgot it (its binding exists)
+  // by comparing only lastRefusedAt and requeuedAt, and so deleted the update's record. The real
+  // compare is a Lua script (apps/reconciler/src/waiting-changes.ts, tested on real Redis); the
+  // simulation's WaitingModel mirrors it, so the undo patch is there.
+  "a reconcile forgetting a create's record keeps the update's refused in the same millisecond": {
+    undone: [
+      {
+        bug: "the reconciler's compare-and-delete ignores the record's uid",
+        edits: [
+          {
+            file: 'tools/simulation/src/waiting-model.ts',
+            from: 'stored.requeuedAt === read.requeuedAt &&\n      stored.uid === read.uid',
+            to: 'stored.requeuedAt === read.requeuedAt',
+          },
+        ],
+        fails: "b4's change to 5 replicas, refused at t+0s, is neither stored nor waiting",
+      },
+    ],
+    actions: [
+      create(1, 8),
+      complete(),
+      complete(),
+      land(),
+      create(4, 1),
+      complete(),
+      complete(),
+      create(4, 5),
+      complete(),
+      land(),
+      { t: 'publish' },
+      { t: 'reconcile' },
+      update(4, 5),
+      complete(1),
+      ...Array.from({ length: 5 }, () => complete()),
+    ],
+    shows: [
+      'request 2 answered refused: exceeded quota: all, requested: pods=5',
+      'request 1 stored: CREATE b4 (uid-1) replicas=1',
+      'reconciler starts\nt+0.000s request 3 UPDATE b4 1->5 sent to webhook-0',
+      'request 3 answered refused: exceeded quota: all, requested: pods=4',
+    ],
+  },
 };
 
 /**
