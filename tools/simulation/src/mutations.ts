@@ -113,8 +113,8 @@ export const PLANTED: readonly PlantedBug[] = [
     edits: [
       {
         file: 'libs/quota/src/waiting.ts',
-        from: "STARVING_AFTER_MS &&\n      fits(maskList(parseResourceList(record.needs ?? record.requested, 'needs').list, limited), room.hard);",
-        to: 'STARVING_AFTER_MS;',
+        from: 'const starving = canEverFit && now.getTime()',
+        to: 'const starving = now.getTime()',
       },
     ],
   },

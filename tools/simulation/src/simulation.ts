@@ -22,7 +22,8 @@
  *   may rely on a count without it, as Kubernetes' quota admission may until its controller recounts;
  * - ACCOUNTED: once a quota's usage is counted for its current spec, used + reserved covers every
  *   stored binding's charge (the accounting never under-counts, which is what makes the next
- *   admission safe); not checked while such a stored change awaits its recount.
+ *   admission safe), and per binding, its own entry's reserved plus the usage the count attributed
+ *   to it covers its charge; not checked while such a stored change awaits its recount.
  * - DETECTED: a status the reconciler computed from a published snapshot names in RunningBeyondCharge
  *   exactly the bindings whose workload runs beyond what they hold (checked against the binding list and
  *   snapshot it was computed from, and at the end);
@@ -406,6 +407,11 @@ export class Simulation {
    * reservation may stand in for (ACCOUNTED), from the snapshot and bindings its last count read.
    */
   private readonly outsideCounted = new Map<string, Record<Key, number>>();
+  /**
+   * Per quota, per binding name, the usage its stored `used` attributes to that binding: what its
+   * reservation nets (ACCOUNTED per binding), from the snapshot and bindings its last count read.
+   */
+  private readonly observedCounted = new Map<string, Map<string, Record<Key, number>>>();
   /**
    * The bindings whose deletion the reconciler has recorded: as in production, only those its binding
    * watch (the cache below) has delivered, so a deletion is known later than the host shows it.
@@ -1031,6 +1037,33 @@ export class Simulation {
     return total;
   }
 
+  /**
+   * Per binding name, the usage a count from `clusters` and `bindings` attributes to that binding: its
+   * kind's pods on the members it is scheduled to (hand-made ones of the name there included, as the
+   * product cannot tell them apart), for a scoped quota only while it is selected.
+   */
+  private observedIn(
+    scoped: boolean,
+    clusters: readonly ObservedCluster[],
+    bindings: readonly ResourceBinding[],
+  ): Map<string, Record<Key, number>> {
+    const observed = new Map<string, Record<Key, number>>();
+    for (const cluster of clusters) {
+      const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
+      for (const workload of cluster.workloads) {
+        const rb = bindings.find((x) => x.metadata?.name === workload.name);
+        if (rb === undefined || kindOf(rb) !== workload.kind || targetOn(rb, m) === 0) continue;
+        if (scoped && !isHigh(rb)) continue;
+        const pods = Number((workload.used as Record<Key, string>).pods);
+        const total = observed.get(workload.name) ?? { cpu: 0, pods: 0 };
+        total.pods += pods;
+        total.cpu += pods * perReplica(workload.name, 'cpu');
+        observed.set(workload.name, total);
+      }
+    }
+    return observed;
+  }
+
   private async reconcile(): Promise<void> {
     const landingsSeen = this.staleLandings;
     const clusters = this.published!.map((c) => ({
@@ -1071,8 +1104,11 @@ export class Simulation {
     let rereading: string | undefined;
     let firstList: ResourceBinding[] | undefined;
     const written = new Set<string>();
-    const outsideOf = (quota: KarmadaQuota, bindings: ResourceBinding[]) =>
-      this.outsideIn(selectsHighOnly(quota), clusters, bindings);
+    const countedFrom = (quota: KarmadaQuota, bindings: ResourceBinding[]) => {
+      const name = quota.metadata!.name!;
+      this.outsideCounted.set(name, this.outsideIn(selectsHighOnly(quota), clusters, bindings));
+      this.observedCounted.set(name, this.observedIn(selectsHighOnly(quota), clusters, bindings));
+    };
     const quotas = await this.host.listQuotas('reconciler');
     const outcome = await reconcileQuotas(
       {
@@ -1090,11 +1126,10 @@ export class Simulation {
           return listed;
         },
         writeStatus: (quota) => {
-          const name = quota.metadata!.name!;
-          const outside = outsideOf(quota, listed);
+          const counted = listed;
           return this.host.writeQuotaStatus('reconciler', quota, () => {
-            written.add(name);
-            this.outsideCounted.set(name, outside);
+            written.add(quota.metadata!.name!);
+            countedFrom(quota, counted);
           });
         },
         clock: this.clockOf(2),
@@ -1121,8 +1156,7 @@ export class Simulation {
       const quota = read.get(name) ?? listedQuota;
       const unchanged =
         this.host.quotas.get(name)?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
-      if (outcome.statuses.has(name) && !written.has(name) && unchanged)
-        this.outsideCounted.set(name, outsideOf(quota, current));
+      if (outcome.statuses.has(name) && !written.has(name) && unchanged) countedFrom(quota, current);
     }
     for (const poke of this.waiting.settle(outcome.waiting, outcome.statuses, this.clockOf(2)())) {
       exercised.requeued++;
@@ -1269,6 +1303,22 @@ export class Simulation {
               outside > 0 ? ` + usage outside the federation it counted ${outside}` : ''
             } (${JSON.stringify(status.reservations)})`,
           );
+        }
+        // Per binding: each stored binding is counted, by its usage the count attributed to it and
+        // what its own entry reserves (an entry filed under another name keeps every sum right).
+        for (const rb of this.inScope(q)) {
+          const name = rb.metadata!.name!;
+          const reserved = (status.reservations ?? [])
+            .filter((r) => r.reservedBy.name === name)
+            .reduce((sum, r) => sum + milli(r.reserved?.[key], key), 0);
+          const observed = this.observedCounted.get(q.name)?.get(name)?.[key] ?? 0;
+          if (reserved + observed < charge(rb)[key]) {
+            return this.violation(
+              'ACCOUNTED',
+              step,
+              `quota ${q.name}: ${name} is counted ${key}=${reserved + observed} (its entry reserves ${reserved}, its usage counted ${observed}) < its charge ${charge(rb)[key]} (${JSON.stringify(status.reservations)})`,
+            );
+          }
         }
       }
     }
