@@ -429,6 +429,12 @@ describe('requeueOrder', () => {
       ['a'],
     ],
     [
+      'a change requeued and not refused since is in flight until it settles, not requeued again',
+      [record('a', { requeuedAt: ago(20_000), lastRefusedAt: ago(60_000) })],
+      free('2'),
+      [],
+    ],
+    [
       'a "status unknown" refusal (nothing requested) is requeued once its quota is counted',
       [record('unknown', { requested: {}, free: {} })],
       free('0'),

@@ -309,10 +309,12 @@ const requeueFirst = (a: WaitingChange, b: WaitingChange): number =>
  * what is still free after the ones chosen before it. One that does not fit is skipped and blocks
  * nothing, unless it has waited STARVING_AFTER_MS and could fit once enough frees (what it `needs`
  * is within hard): then what it asks is counted as taken, so no change after it takes that room
- * first. A change that can never fit is neither requeued nor holds room. A change requeued less than `minIntervalMs`
- * ago is in flight: it is not requeued again, and what it asked is counted as taken. A key the quota
- * no longer limits asks nothing of it, and a quota absent from `rooms` (every quota the reconcile
- * listed is there: this one was deleted) limits nothing: such a change is requeued.
+ * first. A change that can never fit is neither requeued nor holds room. A change requeued less than
+ * `minIntervalMs` ago, or not refused since its requeue (its retry admitted, or not sent yet: it
+ * settles after REQUEUE_SETTLE_MS), is in flight: it is not requeued again, and what it asked is
+ * counted as taken. A key the quota no longer limits asks nothing of it, and a quota absent from
+ * `rooms` (every quota the reconcile listed is there: this one was deleted) limits nothing: such a
+ * change is requeued.
  */
 export function requeueOrder(
   live: readonly WaitingChange[],
@@ -323,8 +325,10 @@ export function requeueOrder(
   const left = new Map([...rooms].map(([quota, room]) => [quota, room.free]));
   const chosen: WaitingChange[] = [];
   for (const record of [...live].sort(requeueFirst)) {
+    const requeued = record.requeuedAt === undefined ? undefined : Date.parse(record.requeuedAt);
     const inFlight =
-      record.requeuedAt !== undefined && now.getTime() - Date.parse(record.requeuedAt) < minIntervalMs;
+      requeued !== undefined &&
+      (now.getTime() - requeued < minIntervalMs || Date.parse(record.lastRefusedAt) < requeued);
     const room = rooms.get(record.quota);
     if (room === undefined) {
       if (!inFlight) chosen.push(record);
