@@ -364,7 +364,8 @@ describe('the quota webhook, through the host API server', () => {
   });
 
   // The reconciler counts nothing for a finished Job, so its stored charge is not held (oldChargeHeld):
-  // running it again, on a cluster it had not finished in, is charged in full.
+  // running it again, on a cluster it had not finished in, is charged in full; while it stays
+  // finished it holds nothing, so a change in place, a scale-up included, asks nothing.
   test('a finished Job scheduled to a new cluster is charged in full; a finished one changed in place asks nothing', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '1' }));
     const job = (clusters: string[]): ResourceBinding => {
@@ -394,6 +395,10 @@ describe('the quota webhook, through the host API server', () => {
     const relabelled = job(['member1']);
     relabelled.metadata!.labels = { edited: 'yes' };
     expect((await update(relabelled, 'u5')).response.allowed).toBe(true);
+    const scaledUp = job(['member1']);
+    scaledUp.spec!.replicas = 4;
+    scaledUp.spec!.clusters = [{ name: 'member1', replicas: 4 }];
+    expect((await update(scaledUp, 'u6')).response.allowed).toBe(true);
   });
 });
 

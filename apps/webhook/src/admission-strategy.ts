@@ -1,7 +1,7 @@
 import type { ResourceBinding } from '#api';
 import {
-  beingDeleted,
   bindingCharge,
+  holdsNothing,
   increasesNothing,
   oldChargeHeld,
   sameScopeInputs,
@@ -65,18 +65,19 @@ export function uidProblem(object: ResourceBinding, stored: ResourceBinding): st
 }
 
 /**
- * A change that asks nothing of any quota: answered at once, never waiting for quotas. Its object is
- * being deleted (it holds nothing ever again), or it is an update that raises no key and whose old
- * charge counts as held on every quota that checks the new object (libs/quota oldChargeHeld).
+ * A change that asks nothing of any quota: answered at once, never waiting for quotas. Its object
+ * holds nothing (being deleted, or its workload finished: libs/quota holdsNothing), or it is an update
+ * that raises no key and whose old charge counts as held on every quota that checks the new object
+ * (libs/quota oldChargeHeld).
  */
 export function asksNothing(change: BindingChange): boolean {
-  if (beingDeleted(change.object)) return true;
+  if (holdsNothing(change.object)) return true;
   return (
     change.old !== undefined &&
     increasesNothing(
       change.item.charge,
       change.old.charge,
-      oldChargeHeld(change.old.object, change.object) && sameScopeInputs(change.object, change.old.object),
+      oldChargeHeld(change.old.object) && sameScopeInputs(change.object, change.old.object),
     )
   );
 }

@@ -73,7 +73,7 @@ function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): Admiss
       ? {
           old: {
             charge: old.charge,
-            quotas: oldChargeHeld(old.object, object)
+            quotas: oldChargeHeld(old.object)
               ? names.filter((_, i) => bindingMatchesScopes(quotas[i]!, old.object))
               : [],
           },

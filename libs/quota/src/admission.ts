@@ -6,9 +6,9 @@
  * What a change already holds on a quota, per key (absent = 0):
  * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas whose scopes
  *   matched the OLD object, and only if that charge counts as held (oldChargeHeld: not being deleted,
- *   and not finished unless the new object is finished too): a change that moves a binding into a
- *   quota (a new priority class), or runs a finished workload again (scheduled to a new cluster), is
- *   charged in full there, as a CREATE would be;
+ *   not finished): a change that moves a binding into a quota (a new priority class), or runs a
+ *   finished workload again (scheduled to a new cluster), is charged in full there, as a CREATE would
+ *   be. A new object that holds nothing (being deleted, finished) is never checked (checksChangeOn);
  * - `claimed`: the charge of the binding's pending reservation (same object: the uids agree or one is
  *   unknown) while it still has at least `landingWindowSeconds` to live. Nobody shrinks or drops a
  *   pending reservation before its expirationTime (the reconciler settles it only after, judged by

@@ -31,6 +31,7 @@ export { observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
 export {
   beingDeleted,
+  holdsNothing,
   checksChangeOn,
   oldChargeHeld,
   settleReservations,

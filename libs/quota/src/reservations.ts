@@ -118,7 +118,7 @@ export function storedCharge(
   rb: ResourceBinding,
   input: Pick<SettleInput, 'quota' | 'hardKeys' | 'errors'>,
 ): ResourceList {
-  if (beingDeleted(rb) || !bindingMatchesScopes(input.quota, rb) || workloadFinished(rb)) return {};
+  if (holdsNothing(rb) || !bindingMatchesScopes(input.quota, rb)) return {};
   const charged = bindingCharge(rb);
   for (const error of charged.errors) {
     input.errors.push(`ResourceBinding ${rb.metadata?.namespace}/${rb.metadata?.name}: ${error}`);
@@ -126,25 +126,32 @@ export function storedCharge(
   return removeZeros(maskList(charged.charge, input.hardKeys));
 }
 
+/**
+ * Does the binding hold nothing on any quota, by the rule above? Being deleted (final), or its
+ * workload finished: until its aggregated status turns back to running (a member's Job re-created,
+ * with no change the webhook sees; then it is counted in full, a documented exception).
+ */
+export function holdsNothing(rb: ResourceBinding): boolean {
+  return beingDeleted(rb) || workloadFinished(rb);
+}
+
 /*
- * How the webhook charges a change by the rule above. A deletion is final, so a binding being deleted
- * never holds again; a finished workload is not: its aggregated status can turn back to running (a
- * member's Job re-created) with no change the webhook sees, and it is then counted in full.
+ * How the webhook charges a change by the rule above: what the new object will hold, less what the
+ * stored object holds now, each as the reconciler counts it.
  */
 
-/** Does the quota check a change of this object: it selects it, and it is not being deleted? */
+/** Does the quota check a change of this object: it selects it, and the object holds something? */
 export function checksChangeOn(quota: KarmadaQuota, object: ResourceBinding): boolean {
-  return !beingDeleted(object) && bindingMatchesScopes(quota, object);
+  return !holdsNothing(object) && bindingMatchesScopes(quota, object);
 }
 
 /**
- * Does the stored object's charge count as held for an update to `object` (on the quotas whose scopes
- * select `old`)? When the reconciler counts it now, or when the new object is finished too: then, as
- * for any update, only the increase is new. A finished workload made to run again (scheduled to a
+ * Does the stored object's charge count as held for an update (on the quotas whose scopes select
+ * it)? Only when the reconciler counts it now: a finished workload made to run again (scheduled to a
  * cluster it has not finished in) held nothing, so it is charged in full.
  */
-export function oldChargeHeld(old: ResourceBinding, object: ResourceBinding): boolean {
-  return !beingDeleted(old) && (!workloadFinished(old) || workloadFinished(object));
+export function oldChargeHeld(old: ResourceBinding): boolean {
+  return !holdsNothing(old);
 }
 
 /** The usage observed for the binding that the quota's `used` counts. */

@@ -662,8 +662,8 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: STRATEGY,
-            from: '  if (beingDeleted(change.object)) return true;\n  return (\n',
-            to: '  if (beingDeleted(change.object)) return true;\n  return false && (\n',
+            from: '  if (holdsNothing(change.object)) return true;\n  return (\n',
+            to: '  if (holdsNothing(change.object)) return true;\n  return false && (\n',
           },
         ],
         fails: 'does not show "UPDATE b1 4->2: allowed at once"',
@@ -762,7 +762,7 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: 'libs/quota/src/reservations.ts',
-            from: 'return !beingDeleted(old) && (!workloadFinished(old) || workloadFinished(object));',
+            from: 'return !holdsNothing(old);',
             to: 'return !beingDeleted(old);',
           },
         ],
@@ -1073,6 +1073,82 @@ export const REGRESSIONS: Record<string, Regression> = {
       'request 1 stored: CREATE b4 (uid-1) replicas=1',
       'reconciler starts\nt+0.000s request 3 UPDATE b4 1->5 sent to webhook-0',
       'request 3 answered refused: exceeded quota: all, requested: pods=4',
+    ],
+  },
+  // Found by the hunt (seed 490665742): b1's Job finished, and the reconciler counted it at 0. A
+  // scale-up 1 -> 4 of the finished binding was charged only its increase (3), as if the quota still
+  // held the old 1, yet its claim recorded the new charge 4; a second update moving it to member2
+  // (running again, charged in full) then found that claim covering all 4 and wrote nothing: 3 of 4
+  // counted. A finished workload now holds nothing in the webhook too, as in the count.
+  'a finished Job scaled up and then run again is counted in full': {
+    undone: [
+      {
+        bug: "a finished workload's update is charged only its increase over the old charge",
+        edits: [
+          {
+            file: RESERVATIONS,
+            from: 'export function oldChargeHeld(old: ResourceBinding): boolean {\n  return !holdsNothing(old);',
+            to: 'export function oldChargeHeld(old: ResourceBinding, object?: ResourceBinding): boolean {\n  return !beingDeleted(old) && (!workloadFinished(old) || (object !== undefined && workloadFinished(object)));',
+          },
+          {
+            file: RESERVATIONS,
+            from: 'return !holdsNothing(object) && bindingMatchesScopes(quota, object);',
+            to: 'return !beingDeleted(object) && bindingMatchesScopes(quota, object);',
+          },
+          {
+            file: STRATEGY,
+            from: 'if (holdsNothing(change.object)) return true;',
+            to: 'if (change.object.metadata?.deletionTimestamp) return true;',
+          },
+          {
+            file: STRATEGY,
+            from: 'oldChargeHeld(change.old.object) && sameScopeInputs',
+            to: 'oldChargeHeld(change.old.object, change.object) && sameScopeInputs',
+          },
+          {
+            file: CAS_ROUND,
+            from: 'quotas: oldChargeHeld(old.object)',
+            to: 'quotas: oldChargeHeld(old.object, object)',
+          },
+        ],
+        fails: 'ACCOUNTED',
+      },
+    ],
+    actions: [
+      { t: 'createKind', b: 1, kind: 'Job', replicas: 1, high: false, replica: 0 },
+      complete(),
+      complete(),
+      land(),
+      tick(121_000),
+      { t: 'reconcile' },
+      { t: 'jobFinishes', i: 0 },
+      complete(),
+      complete(),
+      update(1, 4),
+      complete(),
+      complete(),
+      complete(),
+      {
+        t: 'update',
+        b: 1,
+        replicas: 4,
+        high: false,
+        replica: 0,
+        spread: 1,
+        duplicated: false,
+        unscheduled: false,
+      },
+      complete(),
+      complete(),
+      complete(),
+      land(1),
+    ],
+    shows: [
+      "member: Job b1 completed; Karmada writes the binding's status: finished",
+      'host: reconciler writes quota all reserving []',
+      'request 2 UPDATE b1 1->4 on ["member2=4"] sent to webhook-0',
+      'webhook-0 writes quota all reserving [b1 (Update) cpu=4,pods=4]',
+      'request 2 stored: UPDATE b1 1->4 on ["member2=4"]',
     ],
   },
 };
