@@ -1039,8 +1039,8 @@ export class Simulation {
 
   /**
    * Per binding name, the usage a count from `clusters` and `bindings` attributes to that binding: its
-   * kind's pods on the members it is scheduled to (hand-made ones of the name there included, as the
-   * product cannot tell them apart), for a scoped quota only while it is selected.
+   * kind's pods on the members its spec.clusters lists (hand-made ones of the name there included, as
+   * the product cannot tell them apart), for a scoped quota only while it is selected.
    */
   private observedIn(
     scoped: boolean,
@@ -1049,10 +1049,11 @@ export class Simulation {
   ): Map<string, Record<Key, number>> {
     const observed = new Map<string, Record<Key, number>>();
     for (const cluster of clusters) {
-      const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
       for (const workload of cluster.workloads) {
         const rb = bindings.find((x) => x.metadata?.name === workload.name);
-        if (rb === undefined || kindOf(rb) !== workload.kind || targetOn(rb, m) === 0) continue;
+        // Scheduled there, however many replicas and even while being deleted (observedIn).
+        const scheduled = rb?.spec?.clusters?.some((c) => c.name === cluster.name) ?? false;
+        if (rb === undefined || kindOf(rb) !== workload.kind || !scheduled) continue;
         if (scoped && !isHigh(rb)) continue;
         const pods = Number((workload.used as Record<Key, string>).pods);
         const total = observed.get(workload.name) ?? { cpu: 0, pods: 0 };
