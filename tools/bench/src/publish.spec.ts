@@ -5,6 +5,7 @@ import type { BenchReport } from './report.js';
 import {
   benchPart,
   checkoutRefusals,
+  failedClosedWords,
   GENERATED_END,
   GENERATED_START,
   generatedPart,
@@ -73,6 +74,18 @@ describe('the published run', () => {
       resync: { seconds: 'number' },
       endToEnd: { p99Ratio: 'number' },
     });
+  });
+
+  it('README says how many creates failed closed, since a published run may have some', () => {
+    const withClosed = (endToEnd: number, hot: number): BenchReport => {
+      const run = structuredClone(latest);
+      if (run.endToEnd && 'withWebhook' in run.endToEnd) run.endToEnd.withWebhook.failedClosed = endToEnd;
+      if (run.hotQuota && 'batched' in run.hotQuota) run.hotQuota.batched.errors = hot;
+      return run;
+    };
+    expect(failedClosedWords(withClosed(0, 0))).toBe('no create failed');
+    expect(failedClosedWords(withClosed(1, 0))).toBe('1 create failed closed, the host API server late');
+    expect(failedClosedWords(withClosed(2, 3))).toBe('5 creates failed closed, the host API server late');
   });
 
   it('the README row of a scenario that did not run says so', () => {
