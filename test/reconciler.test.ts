@@ -537,10 +537,14 @@ describe('the reconciler, end to end', () => {
     expect(webhookMetrics).toMatch(/karmada_quota_admissions_total\{[^}]*result="denied"[^}]*\} [1-9]/);
     expect(webhookMetrics).toMatch(/karmada_quota_admission_batch_size_count\{[^}]*\} [1-9]/);
     expect(webhookMetrics).toMatch(/karmada_quota_status_conflicts_total\{[^}]*\} \d/);
+    // Its clock against the host API server's, measured at start (all here run on one machine).
+    const clockOffset = /karmada_quota_clock_offset_seconds\{[^}]*\} (\S+)/;
+    expect(Math.abs(Number(webhookMetrics.match(clockOffset)?.[1]))).toBeLessThan(1.5);
 
     const reconciled = await Promise.all(reconcilers.map(scrape));
     for (const text of reconciled) {
       expect(text).toMatch(/karmada_quota_reconcile_queue_depth\{[^}]*\} \d/);
+      expect(Math.abs(Number(text.match(clockOffset)?.[1]))).toBeLessThan(1.5);
       expect(text).toMatch(/karmada_quota_reconcile_duration_seconds_bucket\{/);
     }
     // Jobs go to whichever worker is free: together they have timed reconciles.

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
-import { HealthModule, hostKubeConfig, MetricsModule, RedisModule } from '#service-kit';
+import { ClockCheckModule, HealthModule, hostKubeConfig, MetricsModule, RedisModule } from '#service-kit';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { HostCache } from './host-cache.js';
 import { ReconcileService } from './reconcile.service.js';
@@ -16,6 +16,10 @@ export class ReconcilerModule {
         RedisModule.forRoot(config),
         HealthModule.forRoot({ host: config, redis: true }),
         MetricsModule.forRoot('reconciler'),
+        ClockCheckModule.forRoot({
+          host: config,
+          landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
+        }),
         ScheduleModule.forRoot(),
       ],
       providers: [

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import {
+  ClockCheckModule,
   duplicateRedis,
   HealthModule,
   hostKubeConfig,
@@ -40,6 +41,10 @@ export class WebhookModule {
       imports: [
         HealthModule.forRoot({ host: config }),
         MetricsModule.forRoot('webhook'),
+        ClockCheckModule.forRoot({
+          host: config,
+          landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
+        }),
         RedisModule.forRoot(config),
       ],
       controllers: [AdmissionController],

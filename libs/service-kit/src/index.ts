@@ -8,6 +8,13 @@ export {
   type RedisConfig,
   type RedisNode,
 } from './config.js';
+export {
+  API_SERVER_WRITE_BOUND_SECONDS,
+  ClockCheck,
+  ClockCheckModule,
+  clockOffsetLimitMs,
+  clockOffsetMs,
+} from './clock-check.js';
 export { customObjectInformer, hostKubeConfig } from './dependencies.js';
 export { reuseConnections } from './reuse-connections.js';
 export { HealthModule } from './health.module.js';
