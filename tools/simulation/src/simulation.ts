@@ -251,6 +251,12 @@ const milli = (value: unknown, key: string): number => {
   return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
 };
 
+/** What the entries of binding `name` in `status` reserve on `key` (ACCOUNTED and EXACT per binding). */
+const reservedBy = (status: KarmadaQuotaStatus | undefined, name: string, key: Key): number =>
+  (status?.reservations ?? [])
+    .filter((r) => r.reservedBy.name === name)
+    .reduce((sum, r) => sum + milli(r.reserved?.[key], key), 0);
+
 /** A quota as an admin creates it: generation 1, no status. */
 const newQuota = (q: QuotaSpec, uid: string): KarmadaQuota =>
   ({
@@ -1309,9 +1315,7 @@ export class Simulation {
         // what its own entry reserves (an entry filed under another name keeps every sum right).
         for (const rb of this.inScope(q)) {
           const name = rb.metadata!.name!;
-          const reserved = (status.reservations ?? [])
-            .filter((r) => r.reservedBy.name === name)
-            .reduce((sum, r) => sum + milli(r.reserved?.[key], key), 0);
+          const reserved = reservedBy(status, name, key);
           const observed = this.observedCounted.get(q.name)?.get(name)?.[key] ?? 0;
           if (reserved + observed < charge(rb)[key]) {
             return this.violation(
@@ -1408,8 +1412,7 @@ export class Simulation {
         const wrong: string[] = [];
         BINDINGS.forEach(({ name, cpuMilli }, b) => {
           const rb = selected.find((x) => x.metadata!.name === name);
-          const entries = (status?.reservations ?? []).filter((r) => r.reservedBy.name === name);
-          const held = entries.reduce((sum, r) => sum + milli(r.reserved?.[key], key), 0);
+          const held = reservedBy(status, name, key);
           const expect = (expected: number) => {
             if (held !== expected) wrong.push(`${name}'s entry reserves ${held}, recount ${expected}`);
           };
