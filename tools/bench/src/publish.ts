@@ -21,7 +21,8 @@ import {
  * ones the docs show. It copies them to docs/development/bench-latest.json and
  * bench-profile-latest.json and rewrites, from them, the generated parts of README's Performance
  * section and of bench.md's latest figures; publish.spec checks on every `npm test` that these still
- * agree, and that they measured the code in the checkout.
+ * agree. Publishing is a deliberate step: a code change does not fail `npm test` until the bench is
+ * run again; README names the commit its figures measured.
  */
 
 export const ROOT = repoRoot();
@@ -232,7 +233,7 @@ export function unaligned(markdown: string): string {
 /** The files publish writes, as paths inside the repository. */
 export const PUBLISHED = { readme: 'README.md', bench: 'docs/development/bench.md' } as const;
 
-/** Why the checkout cannot show `run`: its code has changed since. */
+/** Why the checkout cannot publish `run`: its code has changed since (publish only what you measured). */
 export function checkoutRefusals(run: Pick<BenchReport, 'commit' | 'code'>, checkoutCode: string): string[] {
   return run.code === checkoutCode
     ? []
