@@ -98,9 +98,25 @@ export interface Projection {
   states: QuotaState[];
 }
 
+/**
+ * Each quota object's decoded state. A caching store hands out the same objects until they change
+ * (CachedQuotaStore), and the object a status write returns is given the state written (the CRD
+ * keeps reservations as sent): a batch decodes only what another writer changed.
+ */
+const decoded = new WeakMap<KarmadaQuota, ReturnType<typeof parseQuotaState>>();
+
+function decodedState(quota: KarmadaQuota): ReturnType<typeof parseQuotaState> {
+  let state = decoded.get(quota);
+  if (state === undefined) {
+    state = parseQuotaState(quota);
+    decoded.set(quota, state);
+  }
+  return state;
+}
+
 /** The quotas' projection as they are; `unreadable` says why when a status cannot be parsed. */
 function projectionOf(quotas: readonly KarmadaQuota[]): Projection | { unreadable: string } {
-  const parsed = quotas.map((q) => ({ quota: q, ...parseQuotaState(q) }));
+  const parsed = quotas.map((q) => ({ quota: q, ...decodedState(q) }));
   const broken = parsed.filter((p) => p.errors.length > 0);
   if (broken.length > 0)
     return {
@@ -236,7 +252,7 @@ async function writeChanged(
     if (clock() >= deadline) return 'late';
     const state = result.quotas[i]!;
     try {
-      await store.writeStatus(
+      const written = await store.writeStatus(
         {
           ...quota,
           status: {
@@ -247,6 +263,7 @@ async function writeChanged(
         },
         { deadline },
       );
+      decoded.set(written, { state, errors: [] });
     } catch (err) {
       if (err instanceof ConflictError) return 'conflict';
       throw err;

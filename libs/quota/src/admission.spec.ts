@@ -6,7 +6,15 @@ import {
   type BatchResult,
   type Decision,
 } from './admission.js';
-import { sumReserved, type BindingKey, type QuotaState, type ReservationEntry } from './state.js';
+import type { KarmadaQuota } from '#api';
+import {
+  parseQuotaState,
+  sumReserved,
+  toWireReservations,
+  type BindingKey,
+  type QuotaState,
+  type ReservationEntry,
+} from './state.js';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const EXPIRES = '2026-11-22T10:02:00.000Z';
@@ -925,6 +933,53 @@ describe('admitBatch: property (500 seeded random items)', () => {
       // Both outcomes occurred, so the invariant was exercised at the limit.
       expect(denied).toBeGreaterThan(10);
       expect(current.size).toBeGreaterThan(10);
+    },
+  );
+
+  it.each([5, 77, 31337])(
+    'seed %i: batches on the states earlier batches returned decide as on states read back from the wire',
+    (seed) => {
+      // The webhook decides on the states it wrote (indexes and totals kept by identity, decoded
+      // states kept for the objects writes return): they must decide as states decoded afresh.
+      const random = prng(seed);
+      const pick = (n: number): number => Math.floor(random() * n);
+      const wire = (state: QuotaState): KarmadaQuota => ({
+        apiVersion: 'quota.karmada.io/v1alpha1',
+        kind: 'KarmadaQuota',
+        metadata: { name: state.name, namespace: 'team-a', generation: 1 },
+        spec: { hard: formatList(state.hard) },
+        status: {
+          observedGeneration: 1,
+          used: formatList(state.used),
+          reservations: toWireReservations(state.reservations),
+        },
+      });
+      const reread = (state: QuotaState): QuotaState => parseQuotaState(wire(state)).state;
+      let kept: QuotaState[] = [
+        { ...quota('team-a', HARD), used: list({ cpu: '1500m', memory: '1Gi', pods: '2' }) },
+      ];
+      let decided = 0;
+      while (decided < 400) {
+        const items = Array.from({ length: 1 + pick(12) }, (): AdmissionItem => {
+          const id = pick(30);
+          const uid = pick(3) === 0 ? undefined : `u${id}-${pick(2)}`;
+          const charge = list({ cpu: `${pick(9000)}m`, memory: `${pick(4096)}Mi`, pods: `${pick(5)}` });
+          return {
+            binding: key(`b${id}`, uid),
+            charge,
+            ...(pick(2) === 0
+              ? { old: { charge: list({ cpu: `${pick(3000)}m` }), quotas: ['team-a'] } }
+              : {}),
+            dryRun: pick(10) === 0,
+          };
+        });
+        decided += items.length;
+        const fromKept = admit(kept, items);
+        const fromWire = admit(kept.map(reread), items);
+        expect(fromKept.decisions).toEqual(fromWire.decisions);
+        expect(fromKept.quotas.map(wire)).toEqual(fromWire.quotas.map(wire));
+        kept = fromKept.quotas;
+      }
     },
   );
 });

@@ -169,19 +169,38 @@ interface WorkingQuota {
   readonly touched: Set<string>;
 }
 
+/**
+ * Each reservation list's index and reserved total, once computed: a batch decided on the states an
+ * earlier batch returned (the webhook keeps them with its cached quotas) neither indexes nor sums
+ * them again. Sound because a QuotaState's reservations are never changed in place.
+ */
+const summaries = new WeakMap<
+  readonly ReservationEntry[],
+  { index: ReadonlyMap<string, number>; total: ResourceList }
+>();
+
+function summaryOf(entries: readonly ReservationEntry[]) {
+  let summary = summaries.get(entries);
+  if (summary === undefined) {
+    const index = new Map<string, number>();
+    entries.forEach((entry, i) => {
+      const key = bindingKeyString(entry.binding);
+      if (!index.has(key)) index.set(key, i);
+    });
+    summary = { index, total: sumReserved(entries) };
+    summaries.set(entries, summary);
+  }
+  return summary;
+}
+
 function workingQuota(state: QuotaState): WorkingQuota {
-  const entries = [...state.reservations];
-  const index = new Map<string, number>();
-  entries.forEach((entry, i) => {
-    const key = bindingKeyString(entry.binding);
-    if (!index.has(key)) index.set(key, i);
-  });
+  const { index, total } = summaryOf(state.reservations);
   return {
     original: state,
     hardKeys: Object.keys(state.hard),
-    entries,
-    index,
-    total: sumReserved(entries),
+    entries: [...state.reservations],
+    index: new Map(index),
+    total,
     changed: false,
     touched: new Set(),
   };
@@ -352,7 +371,11 @@ export function admitBatch(
     return { allowed: true };
   });
 
-  const result = working.map((w) => (w.changed ? { ...w.original, reservations: w.entries } : w.original));
+  const result = working.map((w) => {
+    if (!w.changed) return w.original;
+    summaries.set(w.entries, { index: w.index, total: w.total });
+    return { ...w.original, reservations: w.entries };
+  });
   return {
     decisions,
     awaitsWrite,

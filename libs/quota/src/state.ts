@@ -51,7 +51,8 @@ export interface QuotaState {
   name: string;
   hard: ResourceList;
   used: ResourceList;
-  reservations: ReservationEntry[];
+  /** Never changed in place: admission keeps summaries of these lists by identity (admission.ts). */
+  readonly reservations: readonly ReservationEntry[];
 }
 
 /** `namespace/name`: reservations are keyed by the binding's name; the uid only tells reuse apart. */
