@@ -3,7 +3,13 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { freePort, ManagedProcess, OrphanGuard, waitFor } from '../../tools/federation/src/index.js';
+import {
+  freePort,
+  ManagedProcess,
+  OrphanGuard,
+  redisServerBinary,
+  waitFor,
+} from '../../tools/federation/src/index.js';
 
 const run = promisify(execFile);
 
@@ -30,7 +36,7 @@ export class RedisCluster {
         mkdirSync(nodeDir, { recursive: true });
         const server = ManagedProcess.start(
           `redis-${i}`,
-          process.env.REDIS_SERVER ?? 'redis-server',
+          redisServerBinary(),
           [
             ...['--port', String(port), '--bind', '127.0.0.1', '--dir', nodeDir],
             ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
@@ -45,9 +51,7 @@ export class RedisCluster {
           `redis-server ${i} on port ${port}`,
           async () => {
             if (!server.running)
-              throw new Error(
-                `redis-server exited during start-up (install Redis or set REDIS_SERVER); its log:\n${server.logTail()}`,
-              );
+              throw new Error(`redis-server exited during start-up; its log:\n${server.logTail()}`);
             return (await cluster.cli(port, 'ping').catch(() => '')).trim() === 'PONG';
           },
           { timeoutMs: 30_000, describe: () => server.logTail() },

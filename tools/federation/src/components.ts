@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { KubeBinaries } from './binaries.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { freePort, probe, waitFor } from './net.js';
@@ -44,7 +44,8 @@ export abstract class Component {
         this.everStarted = true;
         return;
       } catch (err) {
-        const lostPortRace = this.proc?.logTail(50).includes('address already in use') ?? false;
+        // "address already in use" (Go's), "Address already in use" (redis-server's)
+        const lostPortRace = /address already in use/i.test(this.proc?.logTail(50) ?? '');
         if (!lostPortRace || this.everStarted || attempt >= 3) throw err;
         await this.stop();
         await this.pickPorts();
@@ -377,9 +378,37 @@ export class ControllerManager extends Component {
 }
 
 /**
- * A private redis-server (not the shared one at REDIS_URL) that a test may kill, restart or flush:
- * no persistence (`--save '' --appendonly no`), so a restart loses every key, as a crashed Redis
- * without a volume does. The binary is `REDIS_SERVER` or `redis-server` on the PATH.
+ * The redis-server binary private Redis servers run: `REDIS_SERVER`, or `redis-server` on the PATH.
+ * Throws, saying how to get one, when there is none, so the sandbox and the tests can check before
+ * anything slow starts.
+ */
+export function redisServerBinary(): string {
+  const binary = process.env.REDIS_SERVER || 'redis-server';
+  const candidates = binary.includes('/')
+    ? [binary]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, binary));
+  const runnable = (path: string) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (candidates.some(runnable)) return binary;
+  throw new Error(
+    `${binary} was not found${binary.includes('/') ? '' : ' on the PATH'}: install Redis (e.g. apt-get install redis-server), ` +
+      'set REDIS_SERVER to a redis-server binary, or set REDIS_URL to a running Redis to use instead',
+  );
+}
+
+/**
+ * A private redis-server on a free port (not the one at REDIS_URL), which a test may kill, restart
+ * or flush: no persistence (`--save '' --appendonly no`), so a restart loses every key, as a crashed
+ * Redis without a volume does. The binary is redisServerBinary().
  */
 export class RedisServer extends Component {
   private constructor(
@@ -404,7 +433,7 @@ export class RedisServer extends Component {
   }
 
   protected async launchAndWait(): Promise<void> {
-    const binary = process.env.REDIS_SERVER ?? 'redis-server';
+    const binary = redisServerBinary();
     const proc = this.launch(binary, [
       '--port',
       String(this.port),
@@ -420,10 +449,7 @@ export class RedisServer extends Component {
     await waitFor(
       `redis-server on port ${this.port}`,
       async () => {
-        if (!proc.running)
-          throw new Error(
-            `${binary} exited during start-up (install Redis or set REDIS_SERVER); its log:\n${proc.logTail()}`,
-          );
+        if (!proc.running) throw new Error(`${binary} exited during start-up; its log:\n${proc.logTail()}`);
         return (await redisPing(this.port)) === '+PONG';
       },
       { timeoutMs: START_TIMEOUT_MS, describe: () => proc.logTail() },

@@ -6,6 +6,8 @@ export {
 } from './binaries.js';
 export { Karmada, KARMADA_CONTROLLERS, type KarmadaQuotaWebhook } from './karmada.js';
 export type { ApiEndpoint, RedisServer } from './components.js';
+export { redisServerBinary } from './components.js';
+export { startPrivateRedis, type PrivateRedis } from './private-redis.js';
 export {
   Federation,
   MEMBER_ACCESS_ACCOUNT,
