@@ -26,6 +26,9 @@ const config: Config = {
         '<rootDir>/apps/**/*.spec.ts',
         '<rootDir>/tools/**/*.spec.ts',
       ],
+      // A few specs run on real Redis: REDIS_URL's, or a private redis-server for the run.
+      globalSetup: '<rootDir>/test/support/unit-global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/unit-global-teardown.mjs',
     },
     {
       ...shared,

@@ -13,10 +13,10 @@ import {
   sleep,
   waitFor,
 } from '../tools/federation/src/index.js';
-import { federation } from './support/federation.js';
+import { federation, testRedis } from './support/federation.js';
 import { logRecords } from './support/logs.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedis();
 // A service's start on a busy 2-core machine (CI runs federations beside it) took over 30 s once:
 // the waits bound a hang, they do not measure start-up time.
 const START_TIMEOUT_MS = 120_000;

@@ -56,13 +56,26 @@ export async function createNamespace(endpoint: ApiEndpoint, name: string): Prom
 }
 
 /**
- * A Redis database of a test file's own (monitoring 5, karmada 7, object-count attribution 8,
- * console 9, kubectl-kq 10, aggregator 11, reconciler 12, sandbox 13, the reconcile worker's spec 14;
- * the bench uses 15), on the server REDIS_URL names, so test files never see each other's keys nor a
- * developer's sandbox (db 0). docs/development/tests.md#redis-databases lists them.
+ * The Redis the tests run on: REDIS_URL as given, or the private redis-server jest's global setup
+ * starts when none is given (test/support/test-redis.mjs). Never a default address: a test run
+ * uses no Redis that nobody named.
  */
-export const testRedisUrl = (db: number): string =>
-  `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${db}`;
+export function testRedis(): string {
+  const url = process.env.REDIS_URL;
+  if (!url)
+    throw new Error(
+      'REDIS_URL is not set: run the tests through jest, whose global setup starts a private redis-server (test/support/test-redis.mjs)',
+    );
+  return url;
+}
+
+/**
+ * A Redis database of a test file's own (monitoring 5, karmada 7, object-count attribution 8,
+ * console 9, kubectl-kq 10, aggregator 11, reconciler 12, the reconcile worker's spec 14; the
+ * bench uses 15), on testRedis()'s server, so test files never see each other's keys nor, on a
+ * REDIS_URL given, a developer's sandbox (db 0). docs/development/tests.md#redis-databases lists them.
+ */
+export const testRedisUrl = (db: number): string => `${testRedis().replace(/\/\d*$/, '')}/${db}`;
 
 const QUOTA_API = { group: 'quota.karmada.io', version: 'v1alpha1', plural: 'karmadaquotas' };
 

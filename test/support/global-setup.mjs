@@ -4,13 +4,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Federation, startServices } from '../../dist/tools/federation/src/index.js';
+import { acquireTestRedis } from './test-redis.mjs';
 
 /**
  * Starts one real federation (etcd, host + 2 members, controller managers) for all integration
  * tests, with the quota webhook running and registered on the host. Its host API server is
- * reachable from containers too, for the compose test (test/container-image.test.ts).
+ * reachable from containers too, for the compose test (test/container-image.test.ts). Redis is
+ * REDIS_URL's, or a private redis-server when none is given (test-redis.mjs).
  */
 export default async function globalSetup() {
+  await acquireTestRedis();
   const stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-test-'));
   const federation = await Federation.start({
     stateDir,
@@ -20,7 +23,7 @@ export default async function globalSetup() {
   });
   globalThis.karmadaQuotaTest = { federation, stateDir };
   const [webhook] = await startServices(federation, {
-    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisUrl: process.env.REDIS_URL,
     services: ['webhook'],
     env: { RESERVATION_TTL_SECONDS: '5', ADMISSION_LANDING_WINDOW_SECONDS: '2' },
   });

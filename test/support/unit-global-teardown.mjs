@@ -1,0 +1,1 @@
+export { releaseTestRedis as default } from './test-redis.mjs';
