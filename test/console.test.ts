@@ -94,6 +94,7 @@ beforeAll(async () => {
   if (started.status !== 0)
     throw new Error(`the sandbox did not start:\n${started.stdout}\n${started.stderr}`);
   env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
+  expect(env.redisUrl).toBe(REDIS_URL); // a REDIS_URL given is used as it is
   host = new k8s.KubeConfig();
   host.loadFromFile(env.host.kubeconfig);
   tokens.admin = host.getCurrentUser()!.token!;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { admissionResponse, bindingReview, postToWebhook } from './chaos/support/admission.js';
-import { eventually, testRedisUrl } from './support/federation.js';
+import { eventually } from './support/federation.js';
 import { binding as karmadaBinding } from './support/fixtures.js';
 import { runSandbox } from './support/sandbox.js';
 import { isProcessAlive, probe, repoRoot } from '../tools/federation/src/index.js';
@@ -37,19 +37,15 @@ function processesUsing(dir: string): number[] {
     );
 }
 
-const SANDBOX_REDIS_URL = testRedisUrl(13);
-
 describe('npm run sandbox', () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'karmada-quota-sandbox-')), 'sandbox');
-  // A Redis database of its own: a developer's sandbox on the default one is left alone.
-  const sandbox = (...args: string[]) => runSandbox(dir, SANDBOX_REDIS_URL, ...args);
+  // No REDIS_URL, as on a newcomer's machine: the sandbox runs a Redis of its own (console.test.ts
+  // runs one on a REDIS_URL given).
+  const sandbox = (...args: string[]) => runSandbox(dir, undefined, ...args);
 
-  afterAll(async () => {
+  afterAll(() => {
     sandbox('down'); // also when a test failed half-way
     rmSync(join(dir, '..'), { recursive: true, force: true });
-    const redis = new Redis(SANDBOX_REDIS_URL);
-    await redis.flushdb();
-    redis.disconnect();
   });
 
   test('up starts a ready federation and writes env.json; down leaves no process and no bound port', async () => {
@@ -61,7 +57,18 @@ describe('npm run sandbox', () => {
 
     const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as SandboxEnv;
     expect(env.members.map((m) => m.name)).toEqual(['member1']);
-    expect(env.redisUrl).toBe(SANDBOX_REDIS_URL);
+    // Without REDIS_URL: a private redis-server on a free port, its data in the sandbox's state dir,
+    // printed with the other endpoints; never a Redis at a default address.
+    expect(env.redisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+\/0$/);
+    expect(portOf(env.redisUrl)).not.toBe(6379);
+    expect(started.stdout).toContain(`redis     ${env.redisUrl}  (private to the sandbox, stopped with it)`);
+    const redis = new Redis(env.redisUrl);
+    try {
+      expect(await redis.config('GET', 'dir')).toEqual(['dir', join(dir, 'redis-1')]);
+      expect(await redis.config('GET', 'save')).toEqual(['save', '']);
+    } finally {
+      redis.disconnect();
+    }
     // --containers: kubeconfig-containers names the machine as podman does to its containers and
     // checks the certificate against localhost; its credentials and TLS settings work (test/container-
     // image.test.ts reaches it from containers).
@@ -153,17 +160,27 @@ describe('npm run sandbox', () => {
       (out) => out.includes('batch-deployment'),
     );
     expect(waiting).toMatch(/Waiting:\n.*\n.*\n\s+batch-deployment\s+cpu=200\s+cpu=99\s/);
+    // The services keep their state in the private Redis: published usage, the reconcile queue.
+    const used = new Redis(env.redisUrl);
+    try {
+      expect(await used.dbsize()).toBeGreaterThan(0);
+      const clients = (await used.client('LIST')) as string;
+      expect(clients.trim().split('\n').length).toBeGreaterThan(3); // the services' connections, and ours
+    } finally {
+      used.disconnect();
+    }
 
     const ports = [
       env.host.server,
       ...env.members.map((m) => m.server),
+      env.redisUrl,
       env.webhook.url,
       env.aggregator.url,
       env.reconciler.url,
       env.console.url,
     ].map(portOf);
     const pids = readFileSync(join(dir, 'pids'), 'utf8').split('\n').filter(Boolean).map(Number);
-    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 3 + 4); // etcd, 2 API servers + 2 controller managers, Karmada's 3, 4 services
+    expect(pids.length).toBeGreaterThanOrEqual(1 + 2 * 2 + 3 + 1 + 4); // etcd, 2 API servers + 2 controller managers, Karmada's 3, Redis, 4 services
     for (const port of ports) expect(await canListen(port)).toBe(false);
     expect(processesUsing(dir).length).toBeGreaterThan(0);
 
@@ -180,6 +197,25 @@ describe('npm run sandbox', () => {
     const result = sandbox('down');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('no sandbox is running');
+  });
+
+  test('without REDIS_URL and without redis-server, up says how to get one before starting anything', () => {
+    const missing = join(dir, '..', 'bin', 'redis-server');
+    const given = process.env.REDIS_SERVER;
+    process.env.REDIS_SERVER = missing; // the sandbox's environment is this process's
+    let result;
+    try {
+      result = sandbox('up', '--members', '1');
+    } finally {
+      if (given === undefined) delete process.env.REDIS_SERVER;
+      else process.env.REDIS_SERVER = given;
+    }
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      `sandbox: ${missing} was not found: install Redis (e.g. apt-get install redis-server), set REDIS_SERVER to a redis-server binary, or set REDIS_URL to a running Redis to use instead`,
+    );
+    expect(result.stdout).not.toContain('starting the sandbox');
+    expect(existsSync(join(dir, 'supervisor.pid'))).toBe(false);
   });
 
   test('a bad --members value is refused with a clear message', () => {

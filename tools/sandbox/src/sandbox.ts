@@ -10,6 +10,7 @@ import {
   karmadaWorkload,
   type KarmadaWorkload,
   kubeConfigFor,
+  redisServerBinary,
   repoRoot,
   type RunningService,
   serviceAccountToken,
@@ -26,6 +27,7 @@ export interface SandboxEnv {
    */
   host: { kubeconfig: string; server: string; containerKubeconfig?: string };
   members: { name: string; kubeconfig: string; server: string }[];
+  /** REDIS_URL as given, or the sandbox's private redis-server (`<dir>/redis-1`) when none was. */
   redisUrl: string;
   /**
    * The webhook answers admission calls only from a client certificate of the host API server's
@@ -56,6 +58,17 @@ const DEMO_NAMESPACE = 'team-a';
 /** A business user of the demo: may get, list and watch the KarmadaQuotas of team-a, nothing else. */
 const DEMO_VIEWER = 'quota-viewer';
 const DEMO_VIEWER_TOKEN_SECONDS = 24 * 3600;
+
+/**
+ * REDIS_URL, when given: the sandbox uses that Redis. Without it the sandbox runs a private
+ * redis-server of its own (nothing needs to run beforehand); if there is no redis-server to run,
+ * this says how to get one at once, not after the minutes a first run spends building binaries.
+ */
+function redisUrlGiven(): string | undefined {
+  const given = process.env.REDIS_URL || undefined;
+  if (!given) redisServerBinary();
+  return given;
+}
 
 function refuseIfRunning(paths: SandboxPaths): void {
   const pid = runningSupervisor(paths);
@@ -131,7 +144,7 @@ function kubectl(env: SandboxEnv, args: string[]): string {
   return (result.stdout + result.stderr).trimEnd();
 }
 
-function instructions(env: SandboxEnv, examples: Examples): string {
+function instructions(env: SandboxEnv, examples: Examples, privateRedis: boolean): string {
   const members = env.members
     .map((m) => `  ${m.name.padEnd(9)} ${m.server}  kubeconfig ${m.kubeconfig}`)
     .join('\n');
@@ -158,7 +171,7 @@ karmada-quota sandbox is ready (Kubernetes ${env.kubernetesVersion}).
 
   host      ${env.host.server}  kubeconfig ${env.host.kubeconfig}
 ${members}
-${karmada}  redis     ${env.redisUrl}
+${karmada}  redis     ${env.redisUrl}${privateRedis ? '  (private to the sandbox, stopped with it)' : ''}
   webhook   ${env.webhook.url}   aggregator ${env.aggregator.url}   reconciler ${env.reconciler.url}
 
 Console: ${env.console.url}
@@ -194,6 +207,7 @@ export async function supervise(options: {
   print: (s: string) => void;
 }): Promise<void> {
   const { paths, print } = options;
+  const givenRedisUrl = redisUrlGiven();
   refuseIfRunning(paths);
   rmSync(paths.dir, { recursive: true, force: true });
   mkdirSync(paths.dir, { recursive: true });
@@ -214,7 +228,6 @@ export async function supervise(options: {
   });
 
   try {
-    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     federation = await Federation.start({
       stateDir: paths.dir,
       members: options.members,
@@ -222,6 +235,11 @@ export async function supervise(options: {
       hostReachableFromContainers: options.containers,
       log: print,
     });
+    let redisUrl = givenRedisUrl;
+    if (!redisUrl) {
+      print('starting a private redis-server (no REDIS_URL given)');
+      redisUrl = (await federation.startRedis()).url();
+    }
     print('starting webhook, aggregator, reconciler and console');
     const services = await startServices(federation, { redisUrl });
     const url = (name: RunningService['name']) => ({ url: services.find((s) => s.name === name)!.url });
@@ -261,7 +279,7 @@ export async function supervise(options: {
           info.members.map((m) => m.name),
         )
       : writeBindingExamples(examplesDir);
-    print(instructions(env, examples));
+    print(instructions(env, examples, !givenRedisUrl));
     print('Press Ctrl-C to stop (or run: npm run sandbox -- down).');
     // Written last: `up` and scripts take its presence to mean everything is ready.
     writeFileSync(paths.envFile, JSON.stringify(env, null, 2));
@@ -282,6 +300,7 @@ export async function up(options: {
   print: (s: string) => void;
 }): Promise<void> {
   const { paths, print } = options;
+  redisUrlGiven();
   refuseIfRunning(paths);
   mkdirSync(paths.dir, { recursive: true });
   rmSync(paths.envFile, { force: true });
