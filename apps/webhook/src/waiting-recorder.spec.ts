@@ -111,3 +111,67 @@ test('a "status unknown" refusal is recorded, nothing requested, and queues a re
   );
   expect(jobs.map((job) => job.data)).toEqual([{ namespace, reason: 'ResourceBinding web refused' }]);
 });
+
+const overLimit = (requested: string, free: string) => ({
+  allowed: false as const,
+  quota: 'compute',
+  exceeded: ['cpu'],
+  message: 'exceeded quota: compute',
+  shortfall: { requested: { cpu: requested }, free: { cpu: free } },
+});
+
+test('a binding refused many times between flushes costs Redis one read and one write', async () => {
+  const monitor = await redis.monitor();
+  const commands: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[1] === waitingKey(namespace)) commands.push(args[0]!.toLowerCase());
+  });
+  try {
+    for (let i = 0; i < 50; i++)
+      recorder.refused(namespace, binding('web', { replicas: 4 }), binding('web'), overLimit('2', `${i}`));
+    await recorder.flush();
+    const records = await stored();
+    // The latest refusal is the one recorded.
+    expect(decodeWaiting(records['web']!)).toMatchObject({ requested: { cpu: '2' }, free: { cpu: '49' } });
+    await until(
+      'the monitor has seen the commands',
+      async () => commands.length,
+      (n) => n >= 2,
+    );
+    expect(commands.filter((c) => c !== 'hgetall')).toEqual(['hget', 'hset']);
+  } finally {
+    monitor.disconnect();
+  }
+});
+
+test('a refusal after an admission in one flush starts a new wait; one before it is forgotten', async () => {
+  const old = JSON.stringify(waiting('web', { since: '2026-11-24T12:00:00.000Z' }));
+  await redis.hset(waitingKey(namespace), 'web', old, 'api', JSON.stringify(waiting('api')));
+  // web: admitted, then refused again: a new wait, since now. api: refused, then admitted: none.
+  recorder.admitted(namespace, binding('web', { replicas: 3 }), binding('web'));
+  recorder.refused(
+    namespace,
+    binding('web', { replicas: 5 }),
+    binding('web', { replicas: 3 }),
+    overLimit('2', '0'),
+  );
+  recorder.refused(namespace, binding('api', { replicas: 5 }), binding('api'), overLimit('2', '0'));
+  recorder.admitted(namespace, binding('api', { replicas: 3 }), binding('api'));
+  await recorder.flush();
+  const records = await stored();
+  expect(Object.keys(records)).toEqual(['web']);
+  const web = decodeWaiting(records['web']!) as WaitingChange;
+  expect(Date.parse(web.since)).toBeGreaterThan(Date.parse('2026-11-25T00:00:00Z'));
+  expect(web.since).toBe(web.lastRefusedAt);
+});
+
+test('shutting down tells Redis what is pending', async () => {
+  const connection = redis.duplicate();
+  const ownQueue = new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection, prefix: `test-${namespace}` });
+  const slow = new WaitingRecorder(redis, ownQueue, Date.now, 60_000);
+  slow.refused(namespace, binding('web', { replicas: 4 }), binding('web'), overLimit('2', '1'));
+  expect(await stored()).toEqual({});
+  await slow.onApplicationShutdown();
+  expect(Object.keys(await stored())).toEqual(['web']);
+  connection.disconnect();
+});
