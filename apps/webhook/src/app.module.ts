@@ -45,7 +45,8 @@ export class WebhookModule {
           host: config,
           landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
         }),
-        RedisModule.forRoot(config),
+        // Waiting records are written by many requests at once: their commands share writes.
+        RedisModule.forRoot(config, { autoPipelining: true }),
       ],
       controllers: [AdmissionController],
       providers: [

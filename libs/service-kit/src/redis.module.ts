@@ -17,11 +17,11 @@ export type RedisClient = Redis | Cluster;
 export class RedisModule implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
-  static forRoot(config: RedisConfig): DynamicModule {
+  static forRoot(config: RedisConfig, options: ConnectOptions = {}): DynamicModule {
     return {
       module: RedisModule,
       global: true,
-      providers: [{ provide: REDIS, useFactory: () => connectRedis(config) }],
+      providers: [{ provide: REDIS, useFactory: () => connectRedis(config, options) }],
       exports: [REDIS],
     };
   }
@@ -31,21 +31,35 @@ export class RedisModule implements OnApplicationShutdown {
   }
 }
 
+export interface ConnectOptions {
+  /**
+   * Send the commands issued in one turn of the event loop in one write (ioredis auto-pipelining):
+   * for a connection many requests use at once, as the webhook's waiting records are.
+   */
+  autoPipelining?: boolean;
+}
+
 /**
  * The service's connection: commands fail at once while Redis is unreachable (the callers retry),
  * and outages are logged once. With REDIS_CLUSTER_NODES, a Redis Cluster client that starts from
  * those nodes and uses REDIS_URL's user, password and TLS on every node.
  */
-export function connectRedis(config: RedisConfig): RedisClient {
+export function connectRedis(config: RedisConfig, connect: ConnectOptions = {}): RedisClient {
   const options = { maxRetriesPerRequest: 1 };
+  const enableAutoPipelining = connect.autoPipelining ?? false;
   if (config.REDIS_CLUSTER_NODES === undefined) {
-    const redis = new Redis(config.REDIS_URL, { ...options, enableOfflineQueue: false });
+    const redis = new Redis(config.REDIS_URL, {
+      ...options,
+      enableOfflineQueue: false,
+      enableAutoPipelining,
+    });
     return reportingOutages(redis, `${redis.options.host}:${redis.options.port}`);
   }
   const url = new URL(config.REDIS_URL);
   const nodes = config.REDIS_CLUSTER_NODES;
   const cluster = new Cluster(nodes, {
     enableOfflineQueue: false,
+    enableAutoPipelining,
     redisOptions: {
       ...options,
       ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
@@ -58,17 +72,23 @@ export function connectRedis(config: RedisConfig): RedisClient {
 
 /**
  * Another connection to the same Redis (BullMQ wants its own, it blocks on them); `blocking` for a
- * BullMQ Worker's, which must retry for ever.
+ * BullMQ Worker's, which must retry for ever. Never auto-pipelined: BullMQ's users report jobs lost
+ * with it (taskforcesh/bullmq#457).
  */
 export function duplicateRedis(redis: RedisClient, options: { blocking?: boolean } = {}): RedisClient {
-  if (!options.blocking) return redis.duplicate();
+  const enableAutoPipelining = false;
   if (redis instanceof Cluster) {
-    return redis.duplicate([], {
-      enableOfflineQueue: true,
-      redisOptions: { ...redis.options.redisOptions, maxRetriesPerRequest: null },
-    });
+    return options.blocking
+      ? redis.duplicate([], {
+          enableOfflineQueue: true,
+          enableAutoPipelining,
+          redisOptions: { ...redis.options.redisOptions, maxRetriesPerRequest: null },
+        })
+      : redis.duplicate([], { enableAutoPipelining });
   }
-  return redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+  return options.blocking
+    ? redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, enableAutoPipelining })
+    : redis.duplicate({ enableAutoPipelining });
 }
 
 /**
