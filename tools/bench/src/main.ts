@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { ensureBinaries, Federation, repoRoot, startServices } from '../../federation/src/index.js';
+import {
+  ensureBinaries,
+  Federation,
+  repoRoot,
+  startPrivateRedis,
+  startServices,
+} from '../../federation/src/index.js';
 import { runAggregatorMembers } from './aggregator-members.js';
 import { runAggregatorScale, stopAggregatorScale } from './aggregator-scale.js';
 import { CorrectnessError, FULL, profiling, QUICK, type BenchContext } from './context.js';
@@ -90,8 +96,9 @@ async function main(): Promise<number> {
     const clock = `${String(Math.floor(elapsed / 60)).padStart(2, '0')}:${String(elapsed % 60).padStart(2, '0')}`;
     console.log(`[bench ${clock}] ${message}`);
   };
-  const redisUrl = `${(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').replace(/\/\d*$/, '')}/${REDIS_DB}`;
   const stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-bench-'));
+  const redis = await benchRedis(stateDir);
+  const redisUrl = redis.url;
   const profileDir = values.profile
     ? resolve('bench-profiles', new Date(started).toISOString().replaceAll(':', '-').slice(0, 19))
     : undefined;
@@ -110,6 +117,7 @@ async function main(): Promise<number> {
       await flushBenchDatabase(redisUrl).catch((err: unknown) =>
         log(`could not empty Redis database ${REDIS_DB}: ${describeError(err)}`),
       );
+      await redis.stop();
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -308,6 +316,17 @@ function summarizeCpuProfiles(dir: string): { text: string; profile: BenchProfil
     text: `CPU profiles in ${dir} (open one in Chrome DevTools or speedscope, a .pprof with go tool pprof -http=: FILE):\n\n${text}`,
     profile,
   };
+}
+
+/**
+ * The Redis the bench uses: database REDIS_DB of the one REDIS_URL names, or without it a private
+ * redis-server of its own under `stateDir` (nothing to start by hand), stopped with the bench.
+ */
+async function benchRedis(stateDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const given = process.env.REDIS_URL;
+  if (given) return { url: `${given.replace(/\/\d*$/, '')}/${REDIS_DB}`, stop: async () => {} };
+  const redis = await startPrivateRedis(join(stateDir, 'redis'));
+  return { url: redis.url(REDIS_DB), stop: () => redis.stop() };
 }
 
 async function flushBenchDatabase(url: string): Promise<void> {
