@@ -372,11 +372,9 @@ describe('the Helm chart charts/karmada-quota', () => {
       .readValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME });
     const matching = (webhooks: object[]) =>
       webhooks.map((w) => {
-        const { name, rules, failurePolicy, sideEffects, matchPolicy, timeoutSeconds } = w as Record<
-          string,
-          unknown
-        >;
-        return { name, rules, failurePolicy, sideEffects, matchPolicy, timeoutSeconds };
+        const { name, rules, namespaceSelector, failurePolicy, sideEffects, matchPolicy, timeoutSeconds } =
+          w as Record<string, unknown>;
+        return { name, rules, namespaceSelector, failurePolicy, sideEffects, matchPolicy, timeoutSeconds };
       });
     expect(matching(harness.webhooks ?? [])).toEqual(matching(registration!.webhooks));
     const [secret] = ofKind(manifests, 'Secret') as (Manifest & { data: Record<string, string> })[];

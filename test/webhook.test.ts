@@ -82,6 +82,50 @@ describe('the quota webhook, through the host API server', () => {
     expect(created.metadata?.uid).toBeTruthy();
   });
 
+  test("a namespace labelled quota.karmada.io/admission=ignore, or Kubernetes' own, is not checked", async () => {
+    // The registration's namespaceSelector (the chart's default, which the harness registers).
+    const core = client(fed.host).makeApiClient(k8s.CoreV1Api);
+    const labelled = async (value: string | undefined) => {
+      const current = await core.readNamespace({ name: namespace });
+      const labels = { ...current.metadata?.labels };
+      if (value === undefined) delete labels['quota.karmada.io/admission'];
+      else labels['quota.karmada.io/admission'] = value;
+      await core.replaceNamespace({
+        name: namespace,
+        body: { ...current, metadata: { ...current.metadata, labels } },
+      });
+    };
+    /** Whether a dry-run create over the quota is refused, once the API server has seen the label. */
+    const refusedInTime = async (ns: string, expected: boolean) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const refused = await createBinding(binding(ns, uniqueName('over'), { replicas: 2 }), true).then(
+          () => false,
+          () => true,
+        );
+        if (refused === expected || Date.now() > deadline) return refused;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '1' }));
+    expect(await refusedInTime(namespace, true)).toBe(true);
+    await labelled('ignore');
+    expect(await refusedInTime(namespace, false)).toBe(false);
+    await labelled(undefined);
+    expect(await refusedInTime(namespace, true)).toBe(true);
+    const system = karmadaQuota('kube-system', uniqueName('team'), { cpu: '1' });
+    await createQuota(system);
+    try {
+      expect(await refusedInTime('kube-system', false)).toBe(false);
+    } finally {
+      await objects().deleteNamespacedCustomObject({
+        ...KARMADA_QUOTA,
+        namespace: 'kube-system',
+        name: system.metadata!.name!,
+      });
+    }
+  });
+
   test('200 concurrent creates of 1-CPU bindings against a 50-CPU quota: exactly 50 admitted', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '50' }));
     const results = await Promise.allSettled(

@@ -149,17 +149,22 @@ interface WebhookEndpoint {
   resource: string;
 }
 
+const chartFile = (...path: string[]): unknown =>
+  yaml.load(readFileSync(join(repoRoot(), 'charts', 'karmada-quota', ...path), 'utf8'));
+
 /** The chart's list of the webhook's endpoints, so the harness registers what the chart does. */
-const chartWebhooks = (): WebhookEndpoint[] =>
-  yaml.load(
-    readFileSync(join(repoRoot(), 'charts', 'karmada-quota', 'files', 'webhooks.yaml'), 'utf8'),
-  ) as WebhookEndpoint[];
+const chartWebhooks = (): WebhookEndpoint[] => chartFile('files', 'webhooks.yaml') as WebhookEndpoint[];
+
+/** The namespaces the chart's registration checks by default (values.yaml webhook.namespaceSelector). */
+const chartNamespaceSelector = (): k8s.V1LabelSelector =>
+  (chartFile('values.yaml') as { webhook: { namespaceSelector: k8s.V1LabelSelector } }).webhook
+    .namespaceSelector;
 
 /**
  * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) for CREATE and UPDATE
  * of ResourceBindings and KarmadaQuotas, each in the one version the webhook reads (matchPolicy
- * Equivalent: the API server converts the others' requests); fails closed, no side effects on
- * dry-run. Replaces an earlier registration of the same name.
+ * Equivalent: the API server converts the others' requests), in the namespaces the chart's default
+ * selects; fails closed, no side effects on dry-run. Replaces an earlier registration of the same name.
  */
 export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem: string): Promise<void> {
   const api = kubeConfigFor(host).makeApiClient(k8s.AdmissionregistrationV1Api);
@@ -176,6 +181,7 @@ export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem:
         scope: 'Namespaced',
       },
     ],
+    namespaceSelector: chartNamespaceSelector(),
     failurePolicy: 'Fail',
     sideEffects: 'NoneOnDryRun',
     admissionReviewVersions: ['v1'],
