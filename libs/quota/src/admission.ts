@@ -161,8 +161,10 @@ export function usageUnknownMessage(quota: string, keys: readonly string[]): str
 interface WorkingQuota {
   readonly original: QuotaState;
   readonly hardKeys: string[];
-  readonly entries: ReservationEntry[];
-  readonly index: Map<string, number>;
+  /** The state's lists until the first change, then `own` (a batch that only refuses copies nothing). */
+  entries: readonly ReservationEntry[];
+  index: ReadonlyMap<string, number>;
+  own?: { entries: ReservationEntry[]; index: Map<string, number> };
   total: ResourceList;
   changed: boolean;
   /** Bindings whose entry this batch changed: an item relying on one waits for the write too. */
@@ -198,8 +200,8 @@ function workingQuota(state: QuotaState): WorkingQuota {
   return {
     original: state,
     hardKeys: Object.keys(state.hard),
-    entries: [...state.reservations],
-    index: new Map(index),
+    entries: state.reservations,
+    index,
     total,
     changed: false,
     touched: new Set(),
@@ -280,6 +282,16 @@ function refusal(p: Plan): Exclude<Decision, { allowed: true }> | undefined {
   };
 }
 
+/** The quota's own lists to change, copied from the state's at the first change. */
+function ownLists(quota: WorkingQuota): NonNullable<WorkingQuota['own']> {
+  if (quota.own === undefined) {
+    quota.own = { entries: [...quota.entries], index: new Map(quota.index) };
+    quota.entries = quota.own.entries;
+    quota.index = quota.own.index;
+  }
+  return quota.own;
+}
+
 /** Records an admitted plan in its binding's reservation (see the file comment). */
 function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   const quota = p.quota;
@@ -309,12 +321,13 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
     next.operation = 'Update';
 
   quota.total = addLists(quota.total, p.increase);
-  const position = quota.index.get(bindingKeyString(item.binding));
+  const { entries, index } = ownLists(quota);
+  const position = index.get(bindingKeyString(item.binding));
   if (position !== undefined) {
-    quota.entries[position] = next;
+    entries[position] = next;
   } else {
-    quota.index.set(bindingKeyString(item.binding), quota.entries.length);
-    quota.entries.push(next);
+    index.set(bindingKeyString(item.binding), entries.length);
+    entries.push(next);
   }
   quota.changed = true;
   quota.touched.add(bindingKeyString(item.binding));
