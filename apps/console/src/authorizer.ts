@@ -38,7 +38,7 @@ export class Authorizer {
     this.decisions = new LRUCache(options);
     this.reviews = new Counter({
       name: 'karmada_quota_console_reviews_total',
-      help: 'TokenReviews and SubjectAccessReviews sent to the host (cache misses), by result',
+      help: 'TokenReviews and SubjectAccessReviews sent to the Karmada API server (cache misses), by result',
       labelNames: ['review', 'result'],
       registers: [metrics],
     });

@@ -63,7 +63,7 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
     this.offset = new Gauge({
       name: 'karmada_quota_clock_offset_seconds',
       help:
-        "This service's clock minus the host API server's (from its Date header, within 0.5 s plus half the round trip). " +
+        "This service's clock minus the Karmada API server's (from its Date header, within 0.5 s plus half the round trip). " +
         'Claims are judged across services: each must stay within half of ADMISSION_LANDING_WINDOW_SECONDS - 34 s',
       registers: [metrics],
     });
