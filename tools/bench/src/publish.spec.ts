@@ -79,8 +79,8 @@ describe('the published run', () => {
       return run;
     };
     expect(failedClosedWords(withClosed(0, 0))).toBe('no create failed');
-    expect(failedClosedWords(withClosed(1, 0))).toBe('1 create failed closed, the host API server late');
-    expect(failedClosedWords(withClosed(2, 3))).toBe('5 creates failed closed, the host API server late');
+    expect(failedClosedWords(withClosed(1, 0))).toBe('1 create failed closed, the Karmada API server late');
+    expect(failedClosedWords(withClosed(2, 3))).toBe('5 creates failed closed, the Karmada API server late');
   });
 
   it('the README row of a scenario that did not run says so', () => {
@@ -251,7 +251,7 @@ describe('what the profile said', () => {
   it("README's sentence: the host's CPU per create and per claim, then the webhook's busy time and top three functions", () => {
     expect(readmeProfile(run, profiledRun)).toBe(
       'Where the CPU went ([profiles](docs/development/bench.md#what-the-profile-said)): a binding create cost ' +
-        'the host API server 16.2 ms of CPU with us, 4.1 ms without; each claim is a status write (5.2 ms with 10 ' +
+        'the Karmada API server 16.2 ms of CPU with us, 4.1 ms without; each claim is a status write (5.2 ms with 10 ' +
         'entries, 18.5 ms with 100 entries); the webhook alone was busy 40.5 s of 64.0 s, most in ' +
         '`writeUtf8String` 10.0 %, `parse` 5.5 %, `sameJson` 3.0 %.',
     );

@@ -85,7 +85,7 @@ export function readmeProfile(run: BenchReport, profiled: BenchReport): string {
   const e2e = figuresOf(run.endToEnd, 'withWebhook');
   if (e2e)
     parts.push(
-      `a binding create cost the host API server ${ms(e2e.withWebhook.apiServerCpuMsPerCreate)} of CPU with us, ` +
+      `a binding create cost the Karmada API server ${ms(e2e.withWebhook.apiServerCpuMsPerCreate)} of CPU with us, ` +
         `${ms(e2e.withoutWebhook.apiServerCpuMsPerCreate)} without`,
     );
   const writes = figuresOf(run.statusWrites, 'runs')?.runs ?? [];
@@ -108,7 +108,7 @@ export function readmeProfile(run: BenchReport, profiled: BenchReport): string {
 }
 
 /**
- * README's words on the creates refused closed (the webhook's safe answer when the host API server is
+ * README's words on the creates refused closed (the webhook's safe answer when the Karmada API server is
  * late): a target of 0, not an audit, so a published run may have some.
  */
 export function failedClosedWords(run: BenchReport): string {
@@ -117,7 +117,7 @@ export function failedClosedWords(run: BenchReport): string {
     (figuresOf(run.hotQuota, 'batched')?.batched.errors ?? 0);
   return closed === 0
     ? 'no create failed'
-    : `${closed} ${closed === 1 ? 'create' : 'creates'} failed closed, the host API server late`;
+    : `${closed} ${closed === 1 ? 'create' : 'creates'} failed closed, the Karmada API server late`;
 }
 
 /** README's generated part: which run, its headline figures against Karmada's and the targets, where the CPU went. */
@@ -179,7 +179,7 @@ export function renderProfile(profiled: BenchReport): string {
     '',
     `\`npm run bench -- --profile${profiled.only ? ` --only ${profiled.only.join(',')}` : ''}\` ` +
       `(${profiled.startedAt.slice(0, 10)}, ${profiled.commit}, the same code as the figures above): each ` +
-      "service's V8 profile (busy: its sampled CPU time, of its life) and the host API server's Go " +
+      "service's V8 profile (busy: its sampled CPU time, of its life) and the Karmada API server's Go " +
       'profile over the first 15 s of each end-to-end half; the top functions by self time.',
     ...services,
     ...apiServer,

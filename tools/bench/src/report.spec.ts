@@ -219,7 +219,7 @@ describe('reportRows and renderTable', () => {
     });
     expect(rows).toContainEqual({
       scenario: 'end-to-end',
-      figure: 'failed closed with the webhook (host API server late)',
+      figure: 'failed closed with the webhook (Karmada API server late)',
       value: '3',
       target: '0',
       verdict: 'MISSED',
@@ -269,7 +269,7 @@ describe('reportRows and renderTable', () => {
     expect(rows).toContainEqual(
       expect.objectContaining({
         scenario: 'end-to-end',
-        figure: 'host API server CPU per create (with / without)',
+        figure: 'Karmada API server CPU per create (with / without)',
         value: '16.2 ms / 4.1 ms',
       }),
     );

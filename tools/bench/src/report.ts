@@ -38,7 +38,7 @@ export interface BenchReport {
   resync?: Outcome<ResyncFigures>;
   aggregatorMembers?: Outcome<AggregatorMembersFigures>;
   userLatency?: Outcome<UserLatencyFigures>;
-  /** With `--profile`: where the services' and the host API server's CPU went. */
+  /** With `--profile`: where the services' and the Karmada API server's CPU went. */
   profile?: BenchProfile;
   /** Each figure docs/development/bench.md#targets sets a target for, against it (reported, never asserted). */
   targets: TargetCheck[];
@@ -330,7 +330,7 @@ export function reportRows(report: BenchReport): Row[] {
     row('end-to-end', 'p99 ratio (with / without)', times(e2e.p99Ratio), 'p99 ratio');
     row(
       'end-to-end',
-      'host API server CPU per create (with / without)',
+      'Karmada API server CPU per create (with / without)',
       `${ms(e2e.withWebhook.apiServerCpuMsPerCreate)} / ${ms(e2e.withoutWebhook.apiServerCpuMsPerCreate)}`,
     );
     if (e2e.inWebhook)
@@ -346,7 +346,7 @@ export function reportRows(report: BenchReport): Row[] {
     );
     row(
       'end-to-end',
-      'failed closed with the webhook (host API server late)',
+      'failed closed with the webhook (Karmada API server late)',
       count(e2e.withWebhook.failedClosed),
       'failed closed (5xx)',
     );
