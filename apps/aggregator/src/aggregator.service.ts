@@ -103,11 +103,14 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
         upsert: (c) => this.onCluster(c.metadata!.name!, c),
         remove: (c) => this.onCluster(c.metadata!.name!, undefined),
         synced: () =>
-          this.logger.log({ clusters: this.clusters.size }, 'watching Cluster objects on the host'),
+          this.logger.log(
+            { clusters: this.clusters.size },
+            'watching Cluster objects on the Karmada API server',
+          ),
         failed: (err) =>
           this.logger.warn(
             { error: describeError(err) },
-            'watch of Cluster objects on the host failed, retrying',
+            'watch of Cluster objects on the Karmada API server failed, retrying',
           ),
       },
       config.MAX_RETRY_BACKOFF_MS,
@@ -131,11 +134,15 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
           this.quotaKeys.delete(quotaId(q));
           this.quotaClusters.delete(quotaId(q));
         },
-        synced: () => this.logger.log({ quotas: this.quotaKeys.size }, 'watching KarmadaQuotas on the host'),
+        synced: () =>
+          this.logger.log(
+            { quotas: this.quotaKeys.size },
+            'watching KarmadaQuotas on the Karmada API server',
+          ),
         failed: (err) =>
           this.logger.warn(
             { error: describeError(err) },
-            'watch of KarmadaQuotas on the host failed, retrying',
+            'watch of KarmadaQuotas on the Karmada API server failed, retrying',
           ),
       },
       config.MAX_RETRY_BACKOFF_MS,
@@ -268,7 +275,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     await this.withdrawUnwatched().catch((err: unknown) =>
       this.logger.warn(
         { error: describeError(err) },
-        'cannot check for clusters removed from the host while no replica watched them, will retry',
+        'cannot check for clusters removed from the Karmada API server while no replica watched them, will retry',
       ),
     );
     for (const name of held) {
@@ -331,7 +338,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       if (await this.publisher.withdrawUnwatched(cluster, namespaces))
         this.logger.log(
           { cluster, namespaces },
-          'the cluster is no longer on the host and no replica watches it: withdrew its usage',
+          'the cluster is no longer on the Karmada API server and no replica watches it: withdrew its usage',
         );
     }
   }

@@ -216,7 +216,7 @@ export class ClusterLeases {
       else if (this.renewedAt.delete(cluster)) {
         this.logger.warn(
           { cluster, seconds: this.options.durationSeconds * RENEW_DEADLINE },
-          "the cluster's Lease could not be renewed in time (is the host API server reachable?): " +
+          "the cluster's Lease could not be renewed in time (is the Karmada API server reachable?): " +
             'no longer watched here, another replica may take it over',
         );
       }
@@ -326,9 +326,12 @@ export class ClusterLeases {
       if (isApiStatus(err, 409)) return false; // another replica created, renewed or took it meanwhile
       const failure =
         !lease && isApiStatus(err, 404)
-          ? new Error(`namespace ${namespace} does not exist on the host: create it or set LEASE_NAMESPACE`, {
-              cause: err,
-            })
+          ? new Error(
+              `namespace ${namespace} does not exist on the Karmada API server: create it or set LEASE_NAMESPACE`,
+              {
+                cause: err,
+              },
+            )
           : err;
       if (kind === 'cluster') throw failure;
       this.logger.warn(

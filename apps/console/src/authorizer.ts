@@ -73,14 +73,16 @@ export class Authorizer {
     } catch (err) {
       this.reviews.inc({ review: 'token', result: 'error' });
       throw new ServiceUnavailableException(
-        `could not verify the token with the host API server (TokenReview): ${describeError(err)}`,
+        `could not verify the token with the Karmada API server (TokenReview): ${describeError(err)}`,
       );
     }
     const user = review.status?.user;
     if (!review.status?.authenticated || !user?.username) {
       this.reviews.inc({ review: 'token', result: 'rejected' });
       const why = review.status?.error ? ` (${review.status.error})` : '';
-      return { rejected: `the host API server did not accept this token${why}: log in with a current one` };
+      return {
+        rejected: `the Karmada API server did not accept this token${why}: log in with a current one`,
+      };
     }
     this.reviews.inc({ review: 'token', result: 'accepted' });
     return {
@@ -119,7 +121,7 @@ export class Authorizer {
       } catch (err) {
         this.reviews.inc({ review: 'access', result: 'error' });
         throw new ServiceUnavailableException(
-          `could not check access with the host API server (SubjectAccessReview): ${describeError(err)}`,
+          `could not check access with the Karmada API server (SubjectAccessReview): ${describeError(err)}`,
         );
       }
     });

@@ -42,13 +42,13 @@ export class HostCache<T extends k8s.KubernetesObject> implements OnApplicationB
         remove: changed,
         synced: () => {
           this.synced = true;
-          this.logger.log({ kind: resource.kind }, 'watching the objects on the host');
+          this.logger.log({ kind: resource.kind }, 'watching the objects on the Karmada API server');
           this.changed();
         },
         failed: (err) =>
           this.logger.warn(
             { kind: resource.kind, error: describeError(err) },
-            'watch of the objects on the host failed, retrying',
+            'watch of the objects on the Karmada API server failed, retrying',
           ),
       },
       10_000,
@@ -84,7 +84,7 @@ export class HostCache<T extends k8s.KubernetesObject> implements OnApplicationB
   private requireSynced(): void {
     if (!this.synced) {
       throw new ServiceUnavailableException(
-        `the console has not loaded the ${this.resource.kind}s from the host API server yet: try again shortly`,
+        `the console has not loaded the ${this.resource.kind}s from the Karmada API server yet: try again shortly`,
       );
     }
   }

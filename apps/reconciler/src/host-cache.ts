@@ -46,11 +46,14 @@ export class HostCache {
     const watchHandlers = (what: string, watched: (on: boolean) => void) => ({
       synced: () => {
         watched(true);
-        this.logger.log(`watching ${what} on the host`);
+        this.logger.log(`watching ${what} on the Karmada API server`);
       },
       failed: (err: unknown) => {
         watched(false);
-        this.logger.warn({ error: describeError(err) }, `watch of ${what} on the host failed, retrying`);
+        this.logger.warn(
+          { error: describeError(err) },
+          `watch of ${what} on the Karmada API server failed, retrying`,
+        );
       },
     });
     this.quotaWatch = new ResilientInformer<KarmadaQuota>(

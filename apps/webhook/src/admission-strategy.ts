@@ -111,6 +111,6 @@ export function failClosed(reason: string): AdmissionOutcome {
   return {
     allowed: false,
     unavailable: true,
-    message: `karmada-quota could not check the quota, so the request is not admitted (fail closed): ${reason}. Retry; if it persists, check the webhook's logs and the host API server.`,
+    message: `karmada-quota could not check the quota, so the request is not admitted (fail closed): ${reason}. Retry; if it persists, check the webhook's logs and the Karmada API server.`,
   };
 }

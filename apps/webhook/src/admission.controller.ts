@@ -213,7 +213,10 @@ export class AdmissionController {
     const outcome = admit(Date.now() + ms);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<AdmissionOutcome>((resolve) => {
-      timer = setTimeout(() => resolve(failClosed(`the host API server did not answer within ${ms} ms`)), ms);
+      timer = setTimeout(
+        () => resolve(failClosed(`the Karmada API server did not answer within ${ms} ms`)),
+        ms,
+      );
     });
     return Promise.race([outcome, deadline]).finally(() => clearTimeout(timer));
   }

@@ -193,7 +193,7 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
     // Checked after the read, right before deciding: a request answered already (the controller's
     // deadline) must not have a write started for it.
     for (const p of live) {
-      if (now >= p.answerBy) p.resolve(failClosed('the host API server did not answer in time'));
+      if (now >= p.answerBy) p.resolve(failClosed('the Karmada API server did not answer in time'));
     }
     live = live.filter((p) => now < p.answerBy);
     if (live.length === 0) return;

@@ -12,7 +12,7 @@ serviceMain(
       jsonLogger('webhook', config.LOG_LEVEL).warn(
         'CLIENT_CA_FILE is not set: anything that can reach this port can post AdmissionReviews and ' +
           "hold a team's quota with forged reservations. Set it to the CA of the client certificate " +
-          'the host API server presents to webhooks (docs/operating/security.md).',
+          'the Karmada API server presents to webhooks (docs/operating/security.md).',
       );
     return {
       tls: {

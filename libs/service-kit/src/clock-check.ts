@@ -89,13 +89,13 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
     try {
       date = (await this.version.getCodeWithHttpInfo()).headers['date'];
     } catch (err) {
-      this.logger.debug({ err }, 'clock check: the host API server did not answer; trying again later');
+      this.logger.debug({ err }, 'clock check: the Karmada API server did not answer; trying again later');
       return undefined;
     }
     const receivedAt = this.clock();
     const offset = clockOffsetMs(sentAt, receivedAt, date);
     if (offset === undefined) {
-      this.logger.warn('clock check: the host API server answered without a readable Date header');
+      this.logger.warn('clock check: the Karmada API server answered without a readable Date header');
       return undefined;
     }
     this.offset.set(offset / 1000);
@@ -103,7 +103,7 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
     const beyondLimit = Math.abs(offset) - uncertaintyMs(receivedAt - sentAt) > limit;
     if (beyondLimit) {
       this.logger.warn(
-        `this service's clock is ${(offset / 1000).toFixed(1)} s ${offset > 0 ? 'ahead of' : 'behind'} the host API ` +
+        `this service's clock is ${(offset / 1000).toFixed(1)} s ${offset > 0 ? 'ahead of' : 'behind'} the Karmada API ` +
           `server's; claims are judged across services, so each clock must stay within ${limit / 1000} s of it ` +
           `(half of ADMISSION_LANDING_WINDOW_SECONDS=${this.landingWindowSeconds} - 34 s): a reconciler ahead of a ` +
           'webhook can settle a claim while its change may still be stored and admit past the limit. Synchronise the ' +

@@ -116,12 +116,12 @@ async function withRetries<T>(call: () => Promise<T>, deadline = Infinity): Prom
       const tooLate = Date.now() + (RETRY_DELAYS_MS[attempt] ?? 0) >= deadline;
       if (givenUp || !transient || attempt >= RETRY_DELAYS_MS.length || tooLate) {
         if (err instanceof k8s.ApiException)
-          throw new Error(`host API server answered ${describeError(err)}`, { cause: err });
+          throw new Error(`Karmada API server answered ${describeError(err)}`, { cause: err });
         if (givenUp)
           throw new Error(
             deadline === Infinity
-              ? 'the host API server had not answered within the request timeout; is it up and reachable?'
-              : 'the host API server had not answered by the admission deadline',
+              ? 'the Karmada API server had not answered within the request timeout; is it up and reachable?'
+              : 'the Karmada API server had not answered by the admission deadline',
             { cause: err },
           );
         throw err;

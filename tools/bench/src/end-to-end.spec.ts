@@ -21,7 +21,7 @@ describe('quotaStatusWrites', () => {
 describe('isFailClosedAnswer', () => {
   const failClosed =
     'admission webhook "resourcebindings.quota.karmada.io" denied the request: karmada-quota could not check ' +
-    'the quota, so the request is not admitted (fail closed): the host API server had not answered by the admission deadline';
+    'the quota, so the request is not admitted (fail closed): the Karmada API server had not answered by the admission deadline';
   test.each([
     ['the webhook failing closed (503 with its message)', 503, { message: failClosed }, true],
     ['the same message with another status', 500, { message: failClosed }, false],
