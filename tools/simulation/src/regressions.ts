@@ -419,7 +419,7 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: CAS_ROUND,
-            from: "    for (const p of live) {\n      if (now >= p.answerBy) p.resolve(failClosed('the host API server did not answer in time'));\n    }\n    live = live.filter((p) => now < p.answerBy);\n    if (live.length === 0) return;\n",
+            from: "    for (const p of live) {\n      if (now >= p.answerBy) p.resolve(failClosed('the Karmada API server did not answer in time'));\n    }\n    live = live.filter((p) => now < p.answerBy);\n    if (live.length === 0) return;\n",
             to: '',
           },
           {
