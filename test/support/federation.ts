@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import type { FederationInfo, ApiEndpoint } from '../../tools/federation/src/index.js';
-import { kubeConfigFor, sleep } from '../../tools/federation/src/index.js';
+import { kubeConfigFor, redisDatabaseUrl, sleep } from '../../tools/federation/src/index.js';
 
 /** Set by global-setup.mjs: the JSON file describing the running test federation. */
 const FEDERATION_INFO_ENV = 'KARMADA_QUOTA_TEST_FEDERATION';
@@ -75,7 +75,7 @@ export function testRedis(): string {
  * bench uses 15), on testRedis()'s server, so test files never see each other's keys nor, on a
  * REDIS_URL given, a developer's sandbox (db 0). docs/development/tests.md#redis-databases lists them.
  */
-export const testRedisUrl = (db: number): string => `${testRedis().replace(/\/\d*$/, '')}/${db}`;
+export const testRedisUrl = (db: number): string => redisDatabaseUrl(testRedis(), db);
 
 const QUOTA_API = { group: 'quota.karmada.io', version: 'v1alpha1', plural: 'karmadaquotas' };
 

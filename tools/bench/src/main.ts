@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import {
   ensureBinaries,
   Federation,
+  redisDatabaseUrl,
   repoRoot,
   startPrivateRedis,
   startServices,
@@ -324,7 +325,7 @@ function summarizeCpuProfiles(dir: string): { text: string; profile: BenchProfil
  */
 async function benchRedis(stateDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const given = process.env.REDIS_URL;
-  if (given) return { url: `${given.replace(/\/\d*$/, '')}/${REDIS_DB}`, stop: async () => {} };
+  if (given) return { url: redisDatabaseUrl(given, REDIS_DB), stop: async () => {} };
   const redis = await startPrivateRedis(join(stateDir, 'redis'));
   return { url: redis.url(REDIS_DB), stop: () => redis.stop() };
 }

@@ -377,6 +377,9 @@ export class ControllerManager extends Component {
   }
 }
 
+/** `url` (a redis:// URL, with or without a database) naming database `db` instead. */
+export const redisDatabaseUrl = (url: string, db: number): string => `${url.replace(/\/\d*$/, '')}/${db}`;
+
 /**
  * The redis-server binary private Redis servers run: `REDIS_SERVER`, or `redis-server` on the PATH.
  * Throws, saying how to get one, when there is none, so the sandbox and the tests can check before
@@ -425,7 +428,7 @@ export class RedisServer extends Component {
 
   /** `redis://127.0.0.1:PORT/db`; the port stays the same across restarts. */
   url(db = 0): string {
-    return `redis://127.0.0.1:${this.port}/${db}`;
+    return redisDatabaseUrl(`redis://127.0.0.1:${this.port}`, db);
   }
 
   protected async pickPorts(): Promise<void> {

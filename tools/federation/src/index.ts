@@ -6,7 +6,7 @@ export {
 } from './binaries.js';
 export { Karmada, KARMADA_CONTROLLERS, type KarmadaQuotaWebhook } from './karmada.js';
 export type { ApiEndpoint, RedisServer } from './components.js';
-export { redisServerBinary } from './components.js';
+export { redisDatabaseUrl, redisServerBinary } from './components.js';
 export { startPrivateRedis, type PrivateRedis } from './private-redis.js';
 export {
   Federation,
