@@ -8,7 +8,7 @@ import {
   parseQuotaState,
   sumReserved,
   toWireReservations,
-  unboundedPodsRefusal,
+  unboundedPodsRefusals,
   type AdmissionItem,
   type BatchResult,
   type Decision,
@@ -79,6 +79,7 @@ function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): Admiss
           },
         }
       : {}),
+    unboundedPods: unboundedPodsRefusals(object, old?.object, quotas),
     // ResourceQuota's "must specify" rule needs each quota's hard keys: the core applies it.
     missingRequests: Object.fromEntries(
       quotas.map((q, i) => [
@@ -135,24 +136,16 @@ export function decide(
   options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
 ): BatchResult {
   const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
-  // Pods no charge bounds (libs/quota unboundedPodsRefusal): every quota is asked, scoped or not.
-  const unbounded = changes.map((change) => unboundedPodsRefusal(change.object, change.old?.object, quotas));
-  const result = admitBatch(
+  return admitBatch(
     states,
     changes.map((change) => itemFor(change, quotas)),
-    // A refused change is checked by no quota: it claims nothing, and its refusal is set below.
-    (quotaName, index) =>
-      unbounded[index] === undefined && checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
+    (quotaName, index) => checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
     {
       now: new Date(now),
       ttlSeconds: options.ttlSeconds,
       landingWindowSeconds: options.landingWindowSeconds,
     },
   );
-  unbounded.forEach((refused, i) => {
-    if (refused !== undefined) result.decisions[i] = { allowed: false, exceeded: [], ...refused };
-  });
-  return result;
 }
 
 /** The projection of quotas as read or cached, if their statuses can be read. */
@@ -219,7 +212,9 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
     const deadline = earliestAnswerBy(waiting);
     const written = await writeChanged(store, quotas, result, deadline, options.clock);
     if (written === 'written') {
-      for (const p of waiting) p.resolve({ allowed: true });
+      live.forEach((p, i) => {
+        if (result.awaitsWrite[i]) p.resolve(result.decisions[i]!); // an admission, with any notes
+      });
       return;
     }
     if (written === 'conflict') observer.conflict();
@@ -259,6 +254,7 @@ async function writeChanged(
             ...quota.status,
             reservations: toWireReservations(state.reservations),
             reserved: formatList(sumReserved(state.reservations)),
+            wouldBeDenied: state.wouldBeDenied && [...state.wouldBeDenied],
           },
         },
         { deadline },

@@ -103,8 +103,14 @@ export interface KarmadaQuotaList {
 export interface KarmadaQuotaSpec {
   /** Limits by resource name, summed over all member clusters. */
   hard: ResourceList;
+  /** What a change the quota does not admit meets (docs/concepts/enforcement.md); absent is Deny. */
+  enforcement?: Enforcement;
   scopeSelector?: ScopeSelector;
 }
+
+export type Enforcement = 'Deny' | 'Warn' | 'DryRun';
+
+export const ENFORCEMENTS = ['Deny', 'Warn', 'DryRun'] as const satisfies readonly Enforcement[];
 
 /** Same semantics as core/v1 ResourceQuota scopeSelector. */
 export interface ScopeSelector {
@@ -140,6 +146,8 @@ export interface KarmadaQuotaStatus {
   clusters?: ClusterUsage[];
   /** Changes this quota refused that are still wanted, oldest first (docs/concepts/waiting-changes.md). */
   waiting?: WaitingChangeStatus[];
+  /** Changes admitted only because enforcement is Warn or DryRun, newest first (docs/concepts/enforcement.md). */
+  wouldBeDenied?: WouldBeDeniedStatus[];
   conditions?: Condition[];
   observedGeneration?: number;
 }
@@ -168,6 +176,17 @@ export interface WaitingChangeStatus {
   free: Record<string, string>;
   /** RFC 3339: waiting since. */
   since: string;
+}
+
+export interface WouldBeDeniedStatus {
+  /** The ResourceBinding whose change was admitted. */
+  binding: string;
+  /** The quota's enforcement when it was admitted. */
+  enforcement: Exclude<Enforcement, 'Deny'>;
+  /** The refusal it would have met under Deny. */
+  message: string;
+  /** RFC 3339: when it was admitted. */
+  at: string;
 }
 
 export interface ReservedBy {

@@ -571,6 +571,99 @@ describe('admitBatch: several quotas', () => {
   });
 });
 
+describe('admitBatch: enforcement (Warn and DryRun admit and count what Deny refuses)', () => {
+  const full = (enforcement: QuotaState['enforcement'], name = 'pod-quota') => ({
+    ...quota(name, { pods: '2' }, { pods: '2' }),
+    ...(enforcement ? { enforcement } : {}),
+  });
+  const EXCEEDED = 'exceeded quota: pod-quota, requested: pods=1, used: pods=2, limited: pods=2';
+  const AT = NOW.toISOString();
+
+  it.each<['Warn' | 'DryRun']>([['Warn'], ['DryRun']])(
+    '%s: an increase past the limit is admitted, reserved, and noted with the refusal',
+    (enforcement) => {
+      const result = admit([full(enforcement)], [item('web', { pods: '1' })]);
+      expect(result.decisions).toEqual([
+        { allowed: true, notEnforced: [{ quota: 'pod-quota', enforcement, message: EXCEEDED }] },
+      ]);
+      expect(result.awaitsWrite).toEqual([true]);
+      expect(result.changed).toEqual(['pod-quota']);
+      expect(view(result.quotas[0])).toEqual([
+        { name: 'web', reserved: { pods: '1' }, charge: { pods: '1' }, expirationTime: EXPIRES },
+      ]);
+      expect(result.quotas[0]!.wouldBeDenied).toEqual([
+        { binding: 'web', enforcement, message: EXCEEDED, at: AT },
+      ]);
+    },
+  );
+
+  it('Deny (or none) still refuses, and a later item of the batch counts what Warn admitted', () => {
+    expect(admit([full('Deny')], [item('web', { pods: '1' })]).decisions[0]).toMatchObject({
+      allowed: false,
+    });
+    expect(admit([full(undefined)], [item('web', { pods: '1' })]).decisions[0]).toMatchObject({
+      allowed: false,
+    });
+    const room = { ...quota('pod-quota', { pods: '2' }, { pods: '1' }), enforcement: 'Warn' as const };
+    const result = admit([room], [item('a', { pods: '1' }), item('b', { pods: '1' })]);
+    expect(result.decisions[0]).toEqual({ allowed: true });
+    expect(result.decisions[1]).toMatchObject({
+      allowed: true,
+      notEnforced: [
+        { message: 'exceeded quota: pod-quota, requested: pods=1, used: pods=2, limited: pods=2' },
+      ],
+    });
+    expect(formatList(sumReserved(result.quotas[0]!.reservations))).toEqual({ pods: '2' });
+  });
+
+  it('an enforcing quota refuses beside a Warn quota, and nothing is reserved or noted anywhere', () => {
+    const result = admit([full('Warn'), full('Deny', 'team-a')], [item('web', { pods: '1' })]);
+    expect(result.decisions[0]).toMatchObject({ allowed: false, quota: 'team-a' });
+    expect(result.changed).toEqual([]);
+  });
+
+  it('a dry-run request is told the refusal but nothing is reserved or noted', () => {
+    const result = admit([full('Warn')], [item('web', { pods: '1' }, { dryRun: true })]);
+    expect(result.decisions[0]).toMatchObject({ allowed: true, notEnforced: [{ quota: 'pod-quota' }] });
+    expect(result.changed).toEqual([]);
+    expect(result.awaitsWrite).toEqual([false]);
+  });
+
+  it('"status unknown", the "must specify" rule and unbounded pods are noted, not enforced', () => {
+    const unknown = { ...quota('pod-quota', { pods: '2' }), used: {}, enforcement: 'DryRun' as const };
+    expect(admit([unknown], [item('web', { pods: '1' })]).decisions[0]).toMatchObject({
+      allowed: true,
+      notEnforced: [
+        { enforcement: 'DryRun', message: expect.stringContaining('status unknown for quota: pod-quota') },
+      ],
+    });
+    const cpu = { ...quota('cpu-quota', { cpu: '10' }), enforcement: 'Warn' as const };
+    const gaps = {
+      ...item('web', { pods: '2' }),
+      missingRequests: { 'cpu-quota': ['must specify requests.cpu'] },
+    };
+    const noted = admit([cpu], [gaps]);
+    expect(noted.decisions[0]).toEqual({
+      allowed: true,
+      notEnforced: [{ quota: 'cpu-quota', enforcement: 'Warn', message: 'must specify requests.cpu' }],
+    });
+    expect(noted.quotas[0]!.wouldBeDenied).toHaveLength(1);
+    expect(noted.awaitsWrite).toEqual([true]);
+    const daemons = { ...item('ds', {}), unboundedPods: { 'cpu-quota': 'cannot bound the pods' } };
+    expect(admit([cpu], [daemons], () => false).decisions[0]).toMatchObject({
+      allowed: true,
+      notEnforced: [{ message: 'cannot bound the pods' }],
+    });
+    const enforcing = quota('cpu-quota', { cpu: '10' });
+    expect(admit([enforcing], [daemons], () => false).decisions[0]).toEqual({
+      allowed: false,
+      quota: 'cpu-quota',
+      exceeded: [],
+      message: 'cannot bound the pods',
+    });
+  });
+});
+
 describe('admitBatch: expiration and uid', () => {
   it('every increase, CREATE or UPDATE, gets now + ttl', () => {
     const result = admit(

@@ -27,7 +27,10 @@
  *   `charge = max(pending claim, charge)`, `expirationTime = now + ttl`. The compare-and-swap write orders
  *   it against every other writer; a claim relied on with less than the landing window left is not
  *   relied on at all (its charge is checked again: conservative, settled later by the reconciler).
- * An item is admitted only if every matching quota admits it; a denied item changes nothing.
+ * An item is admitted only if every matching quota admits it; a denied item changes nothing. A quota
+ * whose `enforcement` is Warn or DryRun admits what it would refuse: the refusal is returned in the
+ * decision's `notEnforced` and noted in its `wouldBeDenied` (enforcement.ts), and the change is
+ * counted like any other (docs/concepts/enforcement.md).
  * Admission never releases quota: the reconciler does, once the stored binding shows a decrease.
  *
  * A reservation of the same name but another uid belongs to another object of that name (a create
@@ -38,7 +41,8 @@
  * UPDATE of a known uid, carrying no other object's claim, is marked `operation: 'Update'`: the
  * reconciler drops it once that object is no longer stored, since the update can no longer land.
  *
- * Before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
+ * First, a quota that cannot bound the binding's pods refuses it, scoped or not (unboundedPodsRefusals).
+ * Then, before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
  * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for.
  *
  * Denial: Kubernetes' `exceeded quota: <quota>, requested: <k=v,...>, used: <k=v,...>, limited: <k=v,...>`,
@@ -56,6 +60,8 @@ import {
   removeZeros,
   type ResourceList,
 } from '#quantity';
+import type { Enforcement, WouldBeDeniedStatus } from '#api';
+import { addWouldBeDenied } from './enforcement.js';
 import {
   bindingKeyString,
   isExpired,
@@ -80,10 +86,26 @@ export interface AdmissionItem {
    * against the quota's hard keys); absent or empty when it declares every tracked request.
    */
   missingRequests?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Per quota name, why that quota cannot bound the binding's pods (unboundedPodsRefusals): asked of
+   * every quota, whether its scopes match or not, before anything else.
+   */
+  unboundedPods?: Readonly<Record<string, string>>;
+}
+
+/** A refusal a quota whose enforcement is Warn or DryRun did not enforce (enforcement.ts). */
+export interface NotEnforced {
+  quota: string;
+  enforcement: Exclude<Enforcement, 'Deny'>;
+  message: string;
 }
 
 export type Decision =
-  | { allowed: true }
+  | {
+      allowed: true;
+      /** The refusals of quotas that only warn or record, in quota order; absent when none. */
+      notEnforced?: NotEnforced[];
+    }
   | {
       allowed: false;
       message: string;
@@ -160,6 +182,8 @@ export function usageUnknownMessage(quota: string, keys: readonly string[]): str
 /** A quota while a batch runs: reservations indexed by binding, and the running reserved total. */
 interface WorkingQuota {
   readonly original: QuotaState;
+  readonly enforcement: Enforcement;
+  wouldBeDenied: readonly WouldBeDeniedStatus[];
   readonly hardKeys: string[];
   /** The state's lists until the first change, then `own` (a batch that only refuses copies nothing). */
   entries: readonly ReservationEntry[];
@@ -199,6 +223,8 @@ function workingQuota(state: QuotaState): WorkingQuota {
   const { index, total } = summaryOf(state.reservations);
   return {
     original: state,
+    enforcement: state.enforcement ?? 'Deny',
+    wouldBeDenied: state.wouldBeDenied ?? [],
     hardKeys: Object.keys(state.hard),
     entries: state.reservations,
     index,
@@ -333,6 +359,19 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   quota.touched.add(bindingKeyString(item.binding));
 }
 
+/** Records a refusal the quota did not enforce in its `wouldBeDenied` (enforcement.ts). */
+function note(quota: WorkingQuota, item: AdmissionItem, message: string, now: Date): void {
+  const entry = {
+    binding: item.binding.name,
+    enforcement: quota.enforcement as NotEnforced['enforcement'],
+    message,
+    at: now.toISOString(),
+  };
+  quota.wouldBeDenied = addWouldBeDenied(quota.wouldBeDenied, entry, now);
+  quota.changed = true;
+  quota.touched.add(bindingKeyString(item.binding));
+}
+
 /**
  * Does an UPDATE ask nothing of any quota? True when its new charge exceeds the stored one on no key
  * and its old charge counts as held on exactly the quotas that check the new object (`holdAlike`):
@@ -364,30 +403,52 @@ export function admitBatch(
   const decisions: Decision[] = items.map((item, i): Decision => {
     awaitsWrite[i] = false;
     const applicable = working.filter((w) => matches(w.original.name, i));
+    // A quota that does not enforce notes its refusal and admits: the change is counted all the same.
+    const notEnforced: { quota: WorkingQuota; message: string }[] = [];
+    const enforced = (quota: WorkingQuota, message: string): boolean => {
+      if (quota.enforcement === 'Deny') return true;
+      notEnforced.push({ quota, message });
+      return false;
+    };
+    for (const w of working) {
+      const message = item.unboundedPods?.[w.original.name];
+      if (message !== undefined && enforced(w, message))
+        return { allowed: false, quota: w.original.name, exceeded: [], message };
+    }
     if (addsPods(item)) {
-      for (const { original } of applicable) {
-        const missing = item.missingRequests?.[original.name] ?? [];
-        if (missing.length > 0)
-          return { allowed: false, quota: original.name, exceeded: [], message: missing.join('; ') };
+      for (const w of applicable) {
+        const missing = item.missingRequests?.[w.original.name] ?? [];
+        if (missing.length > 0 && enforced(w, missing.join('; ')))
+          return { allowed: false, quota: w.original.name, exceeded: [], message: missing.join('; ') };
       }
     }
     const plans = applicable.map((w) => plan(w, item, options)).filter((p): p is Plan => p !== undefined);
     for (const p of plans) {
       const refused = refusal(p);
-      if (refused) return refused;
+      if (refused && enforced(p.quota, refused.message)) return refused;
     }
     if (!item.dryRun) {
       for (const p of plans) apply(p, item, options);
+      for (const { quota, message } of notEnforced) note(quota, item, message, options.now);
       const key = bindingKeyString(item.binding);
       awaitsWrite[i] = plans.length > 0 || applicable.some((w) => w.touched.has(key));
     }
-    return { allowed: true };
+    if (notEnforced.length === 0) return { allowed: true };
+    return {
+      allowed: true,
+      notEnforced: notEnforced.map(({ quota, message }) => ({
+        quota: quota.original.name,
+        enforcement: quota.enforcement as NotEnforced['enforcement'],
+        message,
+      })),
+    };
   });
 
-  const result = working.map((w) => {
+  const result = working.map((w): QuotaState => {
     if (!w.changed) return w.original;
     summaries.set(w.entries, { index: w.index, total: w.total });
-    return { ...w.original, reservations: w.entries };
+    const noted = w.wouldBeDenied.length > 0 ? { wouldBeDenied: w.wouldBeDenied } : {};
+    return { ...w.original, reservations: w.entries, ...noted };
   });
   return {
     decisions,

@@ -5,7 +5,7 @@ import {
   countResourceName,
   guessPlural,
   missingRequestErrors,
-  unboundedPodsRefusal,
+  unboundedPodsRefusals,
 } from './charge.js';
 
 interface Shape {
@@ -533,7 +533,7 @@ describe('missingRequestErrors', () => {
   });
 });
 
-describe('unboundedPodsRefusal', () => {
+describe('unboundedPodsRefusals', () => {
   const daemonSet: Shape = { apiVersion: 'apps/v1', kind: 'DaemonSet' };
   const quota = (hard: string[], scoped = false, name = 'gold'): KarmadaQuota =>
     ({
@@ -663,34 +663,36 @@ describe('unboundedPodsRefusal', () => {
       true,
     ],
   ])('%s', (_name, shape, old, hard, scoped, refused) => {
-    const refusal = unboundedPodsRefusal(binding(shape), old && binding(old), [quota(hard, scoped)]);
-    expect(refusal !== undefined).toBe(refused);
+    const refusals = unboundedPodsRefusals(binding(shape), old && binding(old), [quota(hard, scoped)]);
+    expect(Object.keys(refusals).length > 0).toBe(refused);
   });
 
   it('names the workload, the binding, the quota, its keys and what to do', () => {
     expect(
-      unboundedPodsRefusal(binding({ ...daemonSet, clusters: onClusters(0, 0) }), undefined, [
+      unboundedPodsRefusals(binding({ ...daemonSet, clusters: onClusters(0, 0) }), undefined, [
         quota(['pods', 'cpu']),
       ]),
     ).toEqual({
-      quota: 'gold',
-      message:
+      gold:
         'cannot bound the pods of DaemonSet web (ResourceBinding team-a/web-deployment): Karmada declares no ' +
         'replicas for apps/v1 DaemonSet, so the binding carries neither how many pods it runs nor their ' +
         'requests, and quota gold limits cpu, pods. Run such workloads in a namespace whose KarmadaQuotas ' +
         'limit only object counts (e.g. count/daemonsets.apps), or declare their replicas and requests to ' +
         'Karmada with a ResourceInterpreterCustomization (replicaResource) for apps/v1 DaemonSet',
     });
-    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [quota(['cpu'], true)])?.message).toContain(
+    expect(unboundedPodsRefusals(binding(daemonSet), undefined, [quota(['cpu'], true)])['gold']).toContain(
       'quota gold limits cpu; its scopeSelector may select these pods, since the binding does not carry their priority class.',
     );
   });
 
-  it('the first quota limiting pods or compute refuses, in the given order', () => {
+  it('every quota limiting pods or compute refuses, in the given order', () => {
     const counts = quota(['count/daemonsets.apps'], false, 'counts');
     const compute = [quota(['memory'], true, 'high'), quota(['cpu'], false, 'all')];
-    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [counts, ...compute])?.quota).toBe('high');
-    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [counts])).toBeUndefined();
-    expect(unboundedPodsRefusal(binding(daemonSet), undefined, [])).toBeUndefined();
+    expect(Object.keys(unboundedPodsRefusals(binding(daemonSet), undefined, [counts, ...compute]))).toEqual([
+      'high',
+      'all',
+    ]);
+    expect(unboundedPodsRefusals(binding(daemonSet), undefined, [counts])).toEqual({});
+    expect(unboundedPodsRefusals(binding(daemonSet), undefined, [])).toEqual({});
   });
 });

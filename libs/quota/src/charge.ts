@@ -441,17 +441,19 @@ function unboundedPodsError(
 }
 
 /**
- * The first of `quotas` (in order, scoped or not) that refuses a binding whose pods it cannot bound,
- * with its message (see unboundedPodsError), or undefined. `old` is the stored object of an UPDATE.
+ * Each of `quotas` (scoped or not) that refuses a binding whose pods it cannot bound, by name in the
+ * given order, with its message (see unboundedPodsError); `{}` when none. `old` is the stored object
+ * of an UPDATE.
  */
-export function unboundedPodsRefusal(
+export function unboundedPodsRefusals(
   rb: ResourceBinding,
   old: ResourceBinding | undefined,
   quotas: readonly KarmadaQuota[],
-): { quota: string; message: string } | undefined {
+): Record<string, string> {
+  const refusals: Record<string, string> = {};
   for (const quota of quotas) {
     const message = unboundedPodsError(rb, old, quota);
-    if (message !== undefined) return { quota: quota.metadata?.name ?? '', message };
+    if (message !== undefined) refusals[quota.metadata?.name ?? ''] = message;
   }
-  return undefined;
+  return refusals;
 }

@@ -7,7 +7,7 @@ export {
   KNOWN_PLURALS,
   LEGACY_COUNT_NAMES,
   missingRequestErrors,
-  unboundedPodsRefusal,
+  unboundedPodsRefusals,
 } from './charge.js';
 export type { BindingCharge, BindingTemplate } from './charge.js';
 export { bindingMatchesScopes, priorityClassMatches, sameScopeInputs, SUPPORTED_SCOPES } from './scopes.js';
@@ -24,7 +24,7 @@ export {
 export { bindingKeyString, isExpired, parseQuotaState, sumReserved, toWireReservations } from './state.js';
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
 export { admitBatch, exceededMessage, increasesNothing, usageUnknownMessage } from './admission.js';
-export type { AdmissionItem, AdmitOptions, BatchResult, Decision } from './admission.js';
+export type { AdmissionItem, AdmitOptions, BatchResult, Decision, NotEnforced } from './admission.js';
 export { computeQuotaStatus, QuotaConditionReason, QuotaEventReason, clipMessage } from './status.js';
 export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
 export { observedUsageOf } from './cluster-usage.js';
@@ -57,3 +57,12 @@ export {
   waitingStatus,
 } from './waiting.js';
 export type { QuotaRoom, RetryVia, WaitingChange } from './waiting.js';
+export {
+  addWouldBeDenied,
+  decodeWouldBeDenied,
+  enforcementWarning,
+  liveWouldBeDenied,
+  parseEnforcement,
+  WOULD_BE_DENIED_LIMIT,
+  WOULD_BE_DENIED_TTL_MS,
+} from './enforcement.js';

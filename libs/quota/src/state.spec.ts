@@ -77,6 +77,26 @@ describe('parseQuotaState', () => {
     expect(legacy.expirationTime).toBeUndefined();
   });
 
+  it('decodes spec.enforcement (Deny when absent or unknown) and status.wouldBeDenied', () => {
+    expect(parseQuotaState(quota).state.enforcement).toBeUndefined();
+    const noted = {
+      binding: 'web',
+      enforcement: 'Warn' as const,
+      message: 'exceeded',
+      at: '2026-11-27T12:00:00Z',
+    };
+    const { state, errors } = parseQuotaState({
+      ...quota,
+      spec: { ...quota.spec, enforcement: 'DryRun' },
+      status: { ...quota.status, wouldBeDenied: [noted, { binding: 'bad' } as never] },
+    });
+    expect(errors).toEqual([]);
+    expect(state.enforcement).toBe('DryRun');
+    expect(state.wouldBeDenied).toEqual([noted]);
+    const odd = { ...quota, spec: { ...quota.spec, enforcement: 'Off' as never } };
+    expect(parseQuotaState(odd).state.enforcement).toBeUndefined();
+  });
+
   it('round-trips through the wire form', () => {
     const { state } = parseQuotaState(quota);
     expect(toWireReservations(state.reservations)).toEqual([

@@ -17,7 +17,15 @@ import {
   type FieldError,
   type ResourceList,
 } from '#quantity';
-import { isJsonObject, type KarmadaQuota, type Reservation, RESOURCE_BINDING } from '#api';
+import {
+  isJsonObject,
+  type Enforcement,
+  type KarmadaQuota,
+  type Reservation,
+  RESOURCE_BINDING,
+  type WouldBeDeniedStatus,
+} from '#api';
+import { decodeWouldBeDenied, parseEnforcement } from './enforcement.js';
 
 /** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
 export interface BindingKey {
@@ -53,6 +61,10 @@ export interface QuotaState {
   used: ResourceList;
   /** Never changed in place: admission keeps summaries of these lists by identity (admission.ts). */
   readonly reservations: readonly ReservationEntry[];
+  /** `spec.enforcement`; absent is Deny (enforcement.ts). */
+  enforcement?: Enforcement;
+  /** `status.wouldBeDenied`, as stored (enforcement.ts); absent is none. */
+  wouldBeDenied?: readonly WouldBeDeniedStatus[];
 }
 
 /** `namespace/name`: reservations are keyed by the binding's name; the uid only tells reuse apart. */
@@ -142,7 +154,12 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
     reservations.push(entry);
   });
 
-  return { state: { name, hard: hard.list, used: countedForSpec ? used.list : {}, reservations }, errors };
+  const state: QuotaState = { name, hard: hard.list, used: countedForSpec ? used.list : {}, reservations };
+  const enforcement = parseEnforcement(quota?.spec?.enforcement);
+  if (enforcement !== 'Deny') state.enforcement = enforcement;
+  const wouldBeDenied = decodeWouldBeDenied(quota?.status?.wouldBeDenied);
+  if (wouldBeDenied.length > 0) state.wouldBeDenied = wouldBeDenied;
+  return { state, errors };
 }
 
 /** The wire form of reservations (`status.reservations[]`), in the given order. */

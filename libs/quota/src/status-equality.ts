@@ -11,6 +11,7 @@ import {
   type KarmadaQuotaStatus,
   type Reservation,
   type WaitingChangeStatus,
+  type WouldBeDeniedStatus,
 } from '#api';
 
 /**
@@ -83,6 +84,15 @@ function sameWaiting(a: Record<string, unknown>, b: WaitingChangeStatus): boolea
   );
 }
 
+function sameWouldBeDenied(a: Record<string, unknown>, b: WouldBeDeniedStatus): boolean {
+  return (
+    a['binding'] === b.binding &&
+    a['enforcement'] === b.enforcement &&
+    a['message'] === b.message &&
+    a['at'] === b.at
+  );
+}
+
 function sameCondition(a: Record<string, unknown>, b: Condition): boolean {
   return (
     a['type'] === b.type &&
@@ -103,6 +113,7 @@ export function statusEquals(current: KarmadaQuotaStatus, next: KarmadaQuotaStat
     sameArray(current.reservations, next.reservations, sameReservation) &&
     sameArray(current.clusters, next.clusters, sameCluster) &&
     sameArray(current.waiting, next.waiting, sameWaiting) &&
+    sameArray(current.wouldBeDenied, next.wouldBeDenied, sameWouldBeDenied) &&
     sameArray(current.conditions, next.conditions, sameCondition) &&
     (current.observedGeneration ?? undefined) === next.observedGeneration
   );

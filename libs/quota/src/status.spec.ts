@@ -879,6 +879,32 @@ describe('computeQuotaStatus: changed', () => {
   });
 });
 
+describe('computeQuotaStatus: wouldBeDenied (refusals Warn and DryRun did not enforce)', () => {
+  const noted = (binding: string, at: string) => ({
+    binding,
+    enforcement: 'Warn' as const,
+    message: 'exceeded quota: team-a, requested: cpu=1, used: cpu=10, limited: cpu=10',
+    at,
+  });
+  const withNotes = (notes: ReturnType<typeof noted>[]) => ({ ...kq(), status: { wouldBeDenied: notes } });
+
+  it('keeps the webhook’s notes as read, and unchanged notes change nothing', () => {
+    const notes = [noted('web', '2026-11-22T09:30:00Z'), noted('api', '2026-11-22T09:10:00Z')];
+    const first = run(withNotes(notes));
+    expect(first.status.wouldBeDenied).toEqual(notes);
+    expect(run(written(kq(), first)).changed).toBe(false);
+  });
+
+  it('drops a note an hour after its admission, and writes that', () => {
+    const notes = [noted('web', '2026-11-22T09:30:00Z'), noted('api', '2026-11-22T08:59:00Z')];
+    const first = run(withNotes(notes));
+    expect(first.status.wouldBeDenied).toEqual([notes[0]]);
+    const next = run(written(kq(), first), [], [], new Date('2026-11-22T10:31:00Z'));
+    expect(next.status.wouldBeDenied).toBeUndefined();
+    expect(run({ ...kq(), status: { ...first.status, wouldBeDenied: notes } }).changed).toBe(true);
+  });
+});
+
 describe('computeQuotaStatus: invalid input is reported, never thrown', () => {
   it('a bad quantity in a binding: reported, the rest of the charge still counts', () => {
     const bad = rb('web', { replicas: 2, cpu: 'lots' });

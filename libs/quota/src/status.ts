@@ -21,7 +21,8 @@
  * start of the binding list.
  * `reserved` = the sum of the entries' reserved, non-zero keys only, `{}` when nothing is reserved:
  * exactly what the webhook writes (`formatList(sumReserved(...))`). `reservations` is always written
- * (possibly `[]`), as the webhook does.
+ * (possibly `[]`), as the webhook does. `wouldBeDenied` (the webhook's notes of refusals not enforced)
+ * is kept as read, less the entries past their hour (enforcement.ts).
  *
  * Conditions (metav1.Condition; `observedGeneration` = metadata.generation on each; a condition whose
  * status did not change keeps its lastTransitionTime, else it is `now` at second precision as metav1.Time
@@ -75,6 +76,7 @@ import {
   type ObservedCluster,
 } from './cluster-usage.js';
 import { settleReservations, type ClaimTiming } from './reservations.js';
+import { liveWouldBeDenied } from './enforcement.js';
 import { statusEquals } from './status-equality.js';
 
 export interface QuotaEvent {
@@ -245,6 +247,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     errors,
   });
   const reserved = sumReserved(reservations);
+  const wouldBeDenied = liveWouldBeDenied(parsed.state.wouldBeDenied ?? [], now);
   const beyondCharge = runningBeyondCharge({
     quota,
     hardKeys,
@@ -276,6 +279,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     reservations: toWireReservations(reservations),
     clusters,
     ...(input.waiting?.length ? { waiting: input.waiting } : {}),
+    ...(wouldBeDenied.length > 0 ? { wouldBeDenied } : {}),
     conditions,
   };
   if (typeof generation === 'number') status.observedGeneration = generation;

@@ -317,6 +317,19 @@ describe('validateKarmadaQuota: object shape', () => {
         },
       ],
     ],
+    ['enforcement Warn', kq({ hard: {}, enforcement: 'Warn' }), []],
+    ['enforcement DryRun', kq({ hard: {}, enforcement: 'DryRun' }), []],
+    [
+      'an enforcement of another spelling',
+      kq({ hard: {}, enforcement: 'warn' }),
+      [
+        {
+          field: 'spec.enforcement',
+          message: 'Unsupported value: supported values: "Deny", "Warn", "DryRun"',
+          value: 'warn',
+        },
+      ],
+    ],
   ])('%s', (_name, obj, expected) => {
     expect(validateKarmadaQuota(obj)).toEqual(expected);
   });

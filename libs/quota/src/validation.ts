@@ -19,7 +19,7 @@
  */
 import { parseResourceList, type FieldError } from '#quantity';
 import { Quantity, QuantityError } from '#quantity';
-import { isJsonObject, SCOPE_SELECTOR_OPERATORS } from '#api';
+import { ENFORCEMENTS, isJsonObject, SCOPE_SELECTOR_OPERATORS } from '#api';
 import {
   COUNT_PREFIX,
   HUGEPAGES_PREFIX,
@@ -322,6 +322,18 @@ export function validateKarmadaQuota(obj: unknown): FieldError[] {
   }
   validateHard(spec['hard'], errors);
   validateScopeSelector(spec['scopeSelector'], errors);
+  const enforcement = spec['enforcement'];
+  if (
+    enforcement !== undefined &&
+    enforcement !== null &&
+    !(ENFORCEMENTS as readonly unknown[]).includes(enforcement)
+  ) {
+    errors.push({
+      field: 'spec.enforcement',
+      message: `Unsupported value: supported values: ${ENFORCEMENTS.map((e) => `"${e}"`).join(', ')}`,
+      value: enforcement,
+    });
+  }
   if (spec['scopes'] !== undefined && spec['scopes'] !== null) {
     errors.push({
       field: 'spec.scopes',
