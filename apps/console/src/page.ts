@@ -36,6 +36,8 @@ main { max-width: 980px; margin: 0 auto; padding: 12px; }
   margin: 0 0 8px; overflow-wrap: anywhere; }
 .quota h2 .namespace { color: var(--muted); font-weight: 400; }
 .quota h2 .percent { margin-left: auto; font-size: 14px; font-weight: 500; }
+.quota h2 .enforcement { font-size: 12px; font-weight: 500; padding: 1px 8px; border-radius: 10px;
+  background: #fef3c7; }
 .conditions { display: flex; flex-wrap: wrap; gap: 6px; margin: 0 0 10px; padding: 0; list-style: none; }
 .conditions li { font-size: 12px; padding: 1px 8px; border-radius: 10px; background: #dcfce7; }
 .conditions li.bad { background: #fee2e2; }

@@ -21,7 +21,8 @@ export interface AdmissionStatus {
 export interface AdmissionReviewResponse {
   apiVersion: 'admission.k8s.io/v1';
   kind: 'AdmissionReview';
-  response: { uid: string; allowed: boolean; status?: AdmissionStatus };
+  /** `warnings`: shown to the client that made the request (kubectl prints `Warning: ...`). */
+  response: { uid: string; allowed: boolean; status?: AdmissionStatus; warnings?: string[] };
 }
 
 /** A body that is not an AdmissionReview we can answer: the HTTP reply is 400 with this message. */
@@ -72,4 +73,11 @@ export function admissionResponse(
     kind: 'AdmissionReview',
     response: status ? { uid, allowed, status } : { uid, allowed },
   };
+}
+
+/** An admission with warnings for the client; none makes it a plain admission. */
+export function admittedWithWarnings(uid: string, warnings: readonly string[]): AdmissionReviewResponse {
+  const review = admissionResponse(uid, true);
+  if (warnings.length > 0) review.response.warnings = [...warnings];
+  return review;
 }

@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { bindingCharge, validateKarmadaQuota } from '#quota';
+import { bindingCharge, enforcementWarning, validateKarmadaQuota } from '#quota';
 import { describeFieldError } from '#quantity';
 import {
   asksNothing,
@@ -12,6 +12,7 @@ import {
 } from './admission-strategy.js';
 import {
   admissionResponse,
+  admittedWithWarnings,
   BadAdmissionReview,
   parseAdmissionReview,
   type AdmissionRequest,
@@ -126,7 +127,10 @@ export class AdmissionController {
     return this.answered(request, key, rb, oldObject, outcome);
   }
 
-  /** Records the outcome (denial Events, waiting changes) and answers it. */
+  /**
+   * Records the outcome (denial Events, waiting changes; for a Warn or DryRun quota's refusal an Event
+   * and a metric) and answers it, with a warning per Warn quota that would have refused it.
+   */
   private answered(
     request: AdmissionRequest,
     { namespace, name }: { namespace: string; name: string },
@@ -135,8 +139,13 @@ export class AdmissionController {
     outcome: AdmissionOutcome,
   ): AdmissionReviewResponse {
     if (!request.dryRun) {
-      if (outcome.allowed) this.waiting.admitted(namespace, rb, oldObject);
-      else if ('quota' in outcome) {
+      if (outcome.allowed) {
+        this.waiting.admitted(namespace, rb, oldObject);
+        for (const { quota, enforcement, message } of outcome.notEnforced ?? []) {
+          this.denials.record(namespace, quota, name, message, enforcement);
+          this.metrics.notEnforced(namespace, quota, enforcement);
+        }
+      } else if ('quota' in outcome) {
         this.denials.record(namespace, outcome.quota, name, outcome.message);
         this.waiting.refused(namespace, rb, oldObject, outcome);
       }
@@ -189,7 +198,13 @@ export class AdmissionController {
   }
 
   private respond(request: AdmissionRequest, outcome: AdmissionOutcome): AdmissionReviewResponse {
-    if (outcome.allowed) return admissionResponse(request.uid, true);
+    if (outcome.allowed) {
+      const warned = (outcome.notEnforced ?? []).filter((n) => n.enforcement === 'Warn');
+      return admittedWithWarnings(
+        request.uid,
+        warned.map((n) => enforcementWarning(n.quota, n.message)),
+      );
+    }
     if ('unavailable' in outcome) {
       this.logger.error({ ...requestFields(request), error: outcome.message }, 'failed closed (503)');
       return admissionResponse(request.uid, false, {

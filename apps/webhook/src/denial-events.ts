@@ -1,5 +1,6 @@
 import { describeError } from '#api';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { Enforcement } from '#api';
 import { addDenial, denialEvent, type DenialTally } from '#quota';
 import type { QuotaEventWriter } from '#service-kit';
 
@@ -11,7 +12,7 @@ const MAX_TALLIED_QUOTAS = 10_000;
 /**
  * Records quota denials as Warning Events on the KarmadaQuota that refused them, one Event per quota
  * per window (with its count), written off the admission path so an Event write never delays or
- * fails an admission.
+ * fails an admission. Refusals a Warn or DryRun quota did not enforce get their own Event per window.
  */
 export class DenialEventRecorder implements OnApplicationShutdown {
   private readonly logger = new Logger('denial-events');
@@ -27,8 +28,14 @@ export class DenialEventRecorder implements OnApplicationShutdown {
     this.timer = setInterval(() => void this.flush(), DENIAL_EVENT_WINDOW_SECONDS * 1000).unref();
   }
 
-  record(namespace: string, quota: string, binding: string, message: string): void {
-    const key = `${namespace}/${quota}`;
+  record(
+    namespace: string,
+    quota: string,
+    binding: string,
+    message: string,
+    enforcement: Enforcement = 'Deny',
+  ): void {
+    const key = `${namespace}/${quota}/${enforcement}`;
     if (!this.tallies.has(key) && this.tallies.size >= MAX_TALLIED_QUOTAS) {
       this.dropped++;
       return;
@@ -48,11 +55,12 @@ export class DenialEventRecorder implements OnApplicationShutdown {
     }
     await Promise.all(
       [...tallies].map(async ([key, tally]) => {
-        const [namespace, name] = key.split('/') as [string, string];
+        const [namespace, name, enforcement] = key.split('/') as [string, string, Enforcement];
         try {
           // The uid lets `kubectl describe kq` list the Event; a quota deleted meanwhile has none.
           const uid = this.uidOf(namespace, name);
-          await this.events.write({ namespace, name, uid }, denialEvent(tally, DENIAL_EVENT_WINDOW_SECONDS));
+          const event = denialEvent(tally, DENIAL_EVENT_WINDOW_SECONDS, enforcement);
+          await this.events.write({ namespace, name, uid }, event);
         } catch (err) {
           this.logger.warn(
             { namespace, quota: name, error: describeError(err) },

@@ -10,6 +10,7 @@ export class WebhookMetrics implements BatchObserver {
   private readonly batchSize: Histogram;
   private readonly conflicts: Counter;
   private readonly refusals: Counter;
+  private readonly unenforced: Counter<'namespace' | 'quota' | 'enforcement'>;
 
   constructor(registry: Registry) {
     this.latency = new Histogram({
@@ -41,6 +42,12 @@ export class WebhookMetrics implements BatchObserver {
       help: 'Admissions refused as they arrived, without waiting for the batch in flight to be written',
       registers: [registry],
     });
+    this.unenforced = new Counter({
+      name: 'karmada_quota_admissions_not_enforced_total',
+      help: 'Changes a KarmadaQuota with spec.enforcement Warn or DryRun admitted but would have denied',
+      labelNames: ['namespace', 'quota', 'enforcement'],
+      registers: [registry],
+    });
   }
 
   admitted(resource: string, result: AdmissionResult, startedAt: bigint): void {
@@ -59,5 +66,9 @@ export class WebhookMetrics implements BatchObserver {
 
   refusedOnArrival(): void {
     this.refusals.inc();
+  }
+
+  notEnforced(namespace: string, quota: string, enforcement: string): void {
+    this.unenforced.inc({ namespace, quota, enforcement });
   }
 }

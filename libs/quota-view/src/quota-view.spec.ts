@@ -206,6 +206,25 @@ describe('quotaView', () => {
     ]);
   });
 
+  it('reads spec.enforcement (Deny unless Warn or DryRun) and status.wouldBeDenied', () => {
+    const base: KarmadaQuota = { metadata: { name: 'q', namespace: 'n' }, spec: { hard: { cpu: '1' } } };
+    expect(quotaView(base).enforcement).toBe('Deny');
+    expect(quotaView(base).wouldBeDenied).toEqual([]);
+    const noted = {
+      binding: 'big',
+      enforcement: 'DryRun' as const,
+      message: 'exceeded quota: q',
+      at: '2026-11-22T10:00:00Z',
+    };
+    const view = quotaView({
+      ...base,
+      spec: { ...base.spec, enforcement: 'DryRun' },
+      status: { wouldBeDenied: [noted] },
+    });
+    expect(view.enforcement).toBe('DryRun');
+    expect(view.wouldBeDenied).toEqual([noted]);
+  });
+
   it('keeps conditions with their reason and message', () => {
     const condition = {
       type: 'Ready',

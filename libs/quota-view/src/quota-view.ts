@@ -1,4 +1,4 @@
-import type { KarmadaQuota } from '#api';
+import { ENFORCEMENTS, type Enforcement, type KarmadaQuota } from '#api';
 import { addLists, describeFieldError, parseResourceList, Quantity, type ResourceList } from '#quantity';
 
 /**
@@ -16,6 +16,10 @@ export interface QuotaView {
   reservations: ReservationRow[];
   /** Changes the quota refused that are still wanted, oldest first: what is waiting for room, and why. */
   waiting: WaitingRow[];
+  /** spec.enforcement: Deny refuses; Warn and DryRun admit and only note (docs/concepts/enforcement.md). */
+  enforcement: Enforcement;
+  /** Changes admitted only because the quota does not enforce, newest first (status.wouldBeDenied). */
+  wouldBeDenied: WouldBeDeniedRow[];
   conditions: { type: string; status: string; reason: string; message: string }[];
   /** The highest (used + reserved) / hard over all resources, in percent: how full the quota is. */
   percentUsed: number;
@@ -56,6 +60,13 @@ export interface WaitingRow {
   requested: Record<string, string>;
   free: Record<string, string>;
   since: string;
+}
+
+export interface WouldBeDeniedRow {
+  binding: string;
+  enforcement: string;
+  message: string;
+  at: string;
 }
 
 export function quotaView(quota: KarmadaQuota): QuotaView {
@@ -128,6 +139,15 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
     clusters,
     reservations,
     waiting,
+    enforcement: (ENFORCEMENTS as readonly unknown[]).includes(quota.spec?.enforcement)
+      ? (quota.spec.enforcement as Enforcement)
+      : 'Deny',
+    wouldBeDenied: (status.wouldBeDenied ?? []).map(({ binding, enforcement, message, at }) => ({
+      binding,
+      enforcement,
+      message,
+      at,
+    })),
     conditions: (status.conditions ?? []).map(({ type, status, reason, message }) => ({
       type,
       status,

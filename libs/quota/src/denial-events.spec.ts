@@ -28,6 +28,20 @@ describe('denialEvent', () => {
     });
   });
 
+  it.each<['Warn' | 'DryRun']>([['Warn'], ['DryRun']])(
+    'a %s quota’s Event says it admitted what it would deny',
+    (enforcement) => {
+      expect(
+        denialEvent({ count: 2, latestBinding: 'web-7', latestMessage: exceeded }, 10, enforcement),
+      ).toEqual({
+        type: 'Warning',
+        reason: 'AdmissionNotEnforced',
+        message: `admitted ResourceBinding web-7 and 1 more within 10s, which it would deny (spec.enforcement: ${enforcement}, not enforced): ${exceeded}`,
+        count: 2,
+      });
+    },
+  );
+
   it('cuts a message past 1024 characters', () => {
     const event = denialEvent({ count: 1, latestBinding: 'web', latestMessage: 'x'.repeat(5000) }, 10);
     expect(event.message).toHaveLength(1024);

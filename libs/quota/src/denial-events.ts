@@ -1,3 +1,4 @@
+import type { Enforcement } from '#api';
 import { clipMessage, QuotaEventReason, type QuotaEvent } from './status.js';
 
 /** The denials one quota caused within one aggregation window. */
@@ -17,18 +18,26 @@ export function addDenial(tally: DenialTally | undefined, binding: string, messa
 /**
  * One Warning Event for a window of denials, the way Kubernetes' event aggregation folds repeats:
  * a busy quota turning away hundreds of bindings a second writes one Event per window, not one per
- * denial, and `count` still says how many there were.
+ * denial, and `count` still says how many there were. A quota whose enforcement is Warn or DryRun
+ * admitted them: its Event (AdmissionNotEnforced) says they would have been denied.
  */
-export function denialEvent(tally: DenialTally, windowSeconds: number): QuotaEvent {
+export function denialEvent(
+  tally: DenialTally,
+  windowSeconds: number,
+  enforcement: Enforcement = 'Deny',
+): QuotaEvent {
   const others = tally.count - 1;
   const who =
     others === 0
       ? `ResourceBinding ${tally.latestBinding}`
       : `ResourceBinding ${tally.latestBinding} and ${others} more within ${windowSeconds}s`;
-  const message = `denied ${who}: ${tally.latestMessage}`;
+  const message =
+    enforcement === 'Deny'
+      ? `denied ${who}: ${tally.latestMessage}`
+      : `admitted ${who}, which it would deny (spec.enforcement: ${enforcement}, not enforced): ${tally.latestMessage}`;
   return {
     type: 'Warning',
-    reason: QuotaEventReason.AdmissionDenied,
+    reason: enforcement === 'Deny' ? QuotaEventReason.AdmissionDenied : QuotaEventReason.AdmissionNotEnforced,
     message: clipMessage(message, MAX_EVENT_MESSAGE),
     count: tally.count,
   };

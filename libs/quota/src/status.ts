@@ -136,6 +136,8 @@ export const QuotaEventReason = {
   ClusterRecovered: 'ClusterRecovered',
   /** Recorded by the webhook, aggregated per quota (denial-events.ts). */
   AdmissionDenied: 'AdmissionDenied',
+  /** Recorded by the webhook: changes a Warn or DryRun quota admitted but would deny. */
+  AdmissionNotEnforced: 'AdmissionNotEnforced',
 } as const;
 
 /** metav1.Condition's message limit (the CRD enforces it). */

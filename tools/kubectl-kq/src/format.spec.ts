@@ -191,6 +191,35 @@ describe('describeQuotas', () => {
     );
   });
 
+  it('names a Warn or DryRun enforcement and lists what it would have denied', () => {
+    const trying: KarmadaQuota = {
+      ...fresh,
+      spec: { ...fresh.spec, enforcement: 'Warn' },
+      status: {
+        wouldBeDenied: [
+          {
+            binding: 'big',
+            enforcement: 'Warn',
+            message: 'exceeded quota: fresh, requested: pods=12, used: pods=0, limited: pods=10',
+            at: ago(120),
+          },
+        ],
+      },
+    };
+    const lines = describeQuotas([{ quota: trying, clusters: [], bindings: [], events: [] }], now).text.split(
+      '\n',
+    );
+    expect(lines[3]).toBe('Enforcement:   Warn (refusals are not enforced: see Would be denied)');
+    const at = lines.indexOf('Would be denied (not enforced):');
+    expect(lines.slice(at + 1, at + 4).map((l) => l.trim().split(/\s{2,}/))).toEqual([
+      ['Binding', 'Enforcement', 'Admitted', 'Refusal'],
+      ['-------', '-----------', '--------', '-------'],
+      ['big', 'Warn', '2m ago', 'exceeded quota: fresh, requested: pods=12, used: pods=0, limited: pods=10'],
+    ]);
+    const none = describeQuotas([{ quota: { ...trying, status: {} } }], now).text;
+    expect(none).toMatch(/Would be denied \(not enforced\):\s+<none>/);
+  });
+
   it('separates several quotas with two blank lines, as kubectl describe does', () => {
     const text = describeQuotas([{ quota: fresh }, { quota: fresh }], now).text;
     expect(text.split('\n\n\nName:')).toHaveLength(2);

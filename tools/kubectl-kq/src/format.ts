@@ -46,6 +46,9 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
     `Name:\t${view.name}`,
     `Namespace:\t${view.namespace}`,
     `Scopes:\t${scopes(quota)}`,
+    ...(view.enforcement === 'Deny'
+      ? []
+      : [`Enforcement:\t${view.enforcement} (refusals are not enforced: see Would be denied)`]),
     'Resource\tUsed\tReserved\tHard',
     '--------\t----\t--------\t----',
     ...view.resources.map((r) => `${r.resource}\t${r.used}\t${r.reserved}\t${r.hard}`),
@@ -91,6 +94,12 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
       `${w.since} (${age(w.since, now)} ago)`,
     ]),
   );
+  if (view.enforcement !== 'Deny' || view.wouldBeDenied.length > 0)
+    section(
+      'Would be denied (not enforced)',
+      ['Binding', 'Enforcement', 'Admitted', 'Refusal'],
+      view.wouldBeDenied.map((w) => [w.binding, w.enforcement, `${age(w.at, now)} ago`, w.message]),
+    );
   section(
     'Conditions',
     ['Type', 'Status', 'Reason', 'Message'],

@@ -173,6 +173,13 @@ function quotaCard(q: PageQuota): HTMLElement {
         el('span', { class: 'namespace' }, [`${q.namespace} /`]),
         el('span', { class: 'name' }, [q.name]),
         el('span', { class: 'percent' }, [`${q.percentUsed}% full`]),
+        ...(q.enforcement === 'Deny'
+          ? []
+          : [
+              el('span', { class: 'enforcement', title: 'spec.enforcement: refusals are not enforced' }, [
+                q.enforcement,
+              ]),
+            ]),
       ]),
       el(
         'ul',
@@ -232,6 +239,19 @@ function quotaCard(q: PageQuota): HTMLElement {
         )
       : el('p', { class: 'empty' }, ['Nothing: no change this quota refused is still waiting.']),
   );
+  if (q.enforcement !== 'Deny' || q.wouldBeDenied.length) {
+    card.append(el('h3', {}, ['Would be denied (not enforced)']));
+    card.append(
+      q.wouldBeDenied.length
+        ? table(
+            ['Binding', 'Enforcement', 'Admitted at', 'Refusal'],
+            q.wouldBeDenied.map((w) => [w.binding, w.enforcement, w.at, w.message]),
+          )
+        : el('p', { class: 'empty' }, [
+            `Nothing in the last hour: spec.enforcement is ${q.enforcement}, and every change fit.`,
+          ]),
+    );
+  }
   if (q.problems.length) {
     card.append(el('p', { class: 'problems' }, [`Could not read: ${q.problems.join('; ')}`]));
   }

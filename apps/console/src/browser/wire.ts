@@ -39,6 +39,8 @@ export interface PageQuota {
     free: Record<string, string>;
     since: string;
   }[];
+  enforcement: string;
+  wouldBeDenied: { binding: string; enforcement: string; message: string; at: string }[];
   workloads: {
     rows: {
       binding: string;
