@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { CRD_FILE_NAMES, crdDir, KARMADA_QUOTA, RESOURCE_BINDING } from '#api';
@@ -13,6 +13,7 @@ import { webhookEnv } from '../apps/webhook/src/config.js';
 import {
   CLUSTER_SECRET_NAMESPACE,
   ensureBinaries,
+  ensureKarmadaBinaries,
   repoRoot,
   WEBHOOK_CONFIGURATION_NAME,
 } from '../tools/federation/src/index.js';
@@ -136,8 +137,24 @@ describe('the Helm chart charts/karmada-quota', () => {
    * Release `name` rendered against the host, as `helm upgrade` does: `lookup` sees its objects, and
    * any object of the same name must be the release's (CRDs left out: the host has its own).
    */
-  const renderOnHost = (name: string) =>
-    renderWith(name, ['--dry-run=server', '--kubeconfig', fed.host.kubeconfig, '--skip-crds'], []);
+  const renderOnHost = (name: string, ...values: string[]) =>
+    renderWith(name, ['--dry-run=server', '--kubeconfig', fed.host.kubeconfig, '--skip-crds'], values);
+  /** The notes `helm install` prints for these values (a client-side dry run: no cluster). */
+  const notes = (...values: string[]): string => {
+    const installed = helm(
+      'install',
+      release,
+      chart,
+      '--dry-run=client',
+      '--namespace',
+      namespace,
+      ...values.flatMap((value) => ['--set', value]),
+    );
+    if (installed.status !== 0) throw new Error(`helm install --dry-run=client failed: ${installed.stderr}`);
+    const at = installed.stdout.indexOf('NOTES:\n');
+    if (at < 0) throw new Error(`no NOTES in: ${installed.stdout.slice(-2000)}`);
+    return installed.stdout.slice(at);
+  };
   const dryRun = (manifests: string): Run =>
     kubectl(
       // No -n: every namespaced object names its namespace (the aggregator's Secret Role is elsewhere).
@@ -236,6 +253,7 @@ describe('the Helm chart charts/karmada-quota', () => {
         'webhook.topologySpreadConstraints=null',
         'userRoles.enabled=false',
       ],
+      ['webhook.clientAuth.enabled=true', 'webhook.networkPolicy.enabled=false'],
     ];
     for (const values of variants) {
       const lint = helm('lint', '--strict', chart, ...values.flatMap((value) => ['--set', value]));
@@ -298,7 +316,8 @@ describe('the Helm chart charts/karmada-quota', () => {
   });
 
   test('renders a Deployment per service, each setting every variable of its configuration', () => {
-    const { manifests } = render();
+    // The client certificate (CLIENT_CA_FILE, CLIENT_CERT_ALLOWED_NAMES) is off by default.
+    const { manifests } = render('webhook.clientAuth.enabled=true');
     expect(ofKind(manifests, 'Deployment')).toHaveLength(SERVICES.length);
     for (const service of SERVICES) {
       const container = deploymentOf(manifests, service).spec.template.spec.containers[0]!;
@@ -387,8 +406,167 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(service).toBeDefined();
   });
 
-  test('only the API server may call the webhook: a client certificate issued for it, its CA, a NetworkPolicy', () => {
+  /** The one NetworkPolicy of a rendering, and the webhook's environment and client CA volume. */
+  const webhookProtection = (manifests: Manifest[]) => {
+    const pods = deploymentOf(manifests, 'webhook').spec.template.spec;
+    return {
+      policies: ofKind(manifests, 'NetworkPolicy') as (Manifest & { spec: Record<string, unknown> })[],
+      env: pods.containers[0]!.env.map((e) => e.name),
+      clientCaVolume: pods.volumes?.find((v) => v.name === 'client-ca'),
+      secrets: ofKind(manifests, 'Secret').map((m) => m.metadata.name),
+    };
+  };
+
+  test("by default only karmada-apiserver's pods reach the webhook (NetworkPolicy, each installer's labels), and no client certificate is required", () => {
     const { manifests } = render();
+    const webhook = deploymentOf(manifests, 'webhook');
+    const { policies, env, clientCaVolume, secrets } = webhookProtection(manifests);
+    // The labels karmadactl init and Karmada's Helm chart (app) and karmada-operator
+    // (app.kubernetes.io/name) give karmada-apiserver's pods, in karmada-system: either admits.
+    const karmadaSystem = { matchLabels: { 'kubernetes.io/metadata.name': 'karmada-system' } };
+    expect(policies.map((p) => p.spec)).toEqual([
+      {
+        podSelector: { matchLabels: webhook.spec.selector.matchLabels },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            ports: [{ protocol: 'TCP', port: 8443 }],
+            from: [
+              {
+                namespaceSelector: karmadaSystem,
+                podSelector: { matchLabels: { app: 'karmada-apiserver' } },
+              },
+              {
+                namespaceSelector: karmadaSystem,
+                podSelector: { matchLabels: { 'app.kubernetes.io/name': 'karmada-apiserver' } },
+              },
+            ],
+          },
+        ],
+      },
+    ]);
+    // Nothing karmada-apiserver must present before it may admit a binding: no CLIENT_CA_FILE.
+    expect(env).not.toContain('CLIENT_CA_FILE');
+    expect(env).not.toContain('CLIENT_CERT_ALLOWED_NAMES');
+    expect(clientCaVolume).toBeUndefined();
+    expect(secrets).toEqual([`${release}-karmada-quota-webhook-tls`]);
+    expect(ofKind(manifests, 'ConfigMap').map((m) => m.metadata.name)).not.toContain(
+      `${release}-karmada-quota-webhook-client-ca`,
+    );
+  });
+
+  test("the default pod selectors match the labels each of Karmada's installers gives karmada-apiserver's pods", async () => {
+    // Karmada's source at the version the tests run (go.mod of tools/kube-binaries/karmada), in the
+    // Go module cache: crdDir is its charts/karmada/_crds/bases.
+    const karmada = resolve((await ensureKarmadaBinaries()).crdDir, '..', '..', '..', '..');
+    const source = (path: string) => readFileSync(join(karmada, path), 'utf8');
+    const match = (text: string, pattern: RegExp, what: string): RegExpExecArray => {
+      const found = pattern.exec(text);
+      if (!found) throw new Error(`Karmada's source no longer has ${what} (${pattern})`);
+      return found;
+    };
+    // karmadactl init: apiServerLabels = map[string]string{"app": karmadaAPIServerDeploymentAndServiceName}
+    const cmdinit = source('pkg/karmadactl/cmdinit/kubernetes/deployments.go');
+    const [, initKey, initConstant] = match(
+      cmdinit,
+      /\bapiServerLabels\s*=\s*map\[string\]string\{"([^"]+)":\s*(\w+)\}/,
+      "karmadactl init's apiServerLabels",
+    );
+    const [, initValue] = match(
+      cmdinit,
+      new RegExp(`\\b${initConstant}\\s*=\\s*"([^"]+)"`),
+      `karmadactl init's ${initConstant}`,
+    );
+    // Karmada's Helm chart: the pods get apiServer.labels.
+    const helmChart = (
+      yaml.load(source('charts/karmada/values.yaml')) as { apiServer: { labels: Record<string, string> } }
+    ).apiServer.labels;
+    // karmada-operator: the labels of the Deployment's pod template.
+    const [, operatorLabels] = match(
+      source('operator/pkg/controlplane/apiserver/manifests.go'),
+      /\n {2}template:\n {4}metadata:\n {6}labels:\n((?: {8}\S+: [^\n]+\n)+)/,
+      "karmada-operator's karmada-apiserver pod labels",
+    );
+    const podLabels: Record<string, Record<string, string>> = {
+      'karmadactl init': { [initKey!]: initValue! },
+      "Karmada's Helm chart": helmChart,
+      'karmada-operator': Object.fromEntries(
+        operatorLabels!
+          .trim()
+          .split('\n')
+          .map((line) => line.trim().split(': ') as [string, string]),
+      ),
+    };
+    const { podSelectors } = (
+      yaml.load(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
+        webhook: {
+          networkPolicy: { apiServer: { podSelectors: { matchLabels: Record<string, string> }[] } };
+        };
+      }
+    ).webhook.networkPolicy.apiServer;
+    const selected = (labels: Record<string, string>) =>
+      podSelectors.some((selector) =>
+        Object.entries(selector.matchLabels).every(([key, value]) => labels[key] === value),
+      );
+    expect(Object.entries(podLabels).map(([installer, labels]) => [installer, selected(labels)])).toEqual([
+      ['karmadactl init', true],
+      ["Karmada's Helm chart", true],
+      ['karmada-operator', true],
+    ]);
+    // What the docs name: app (karmadactl init, the Helm chart) and app.kubernetes.io/name (the operator).
+    expect(podLabels['karmadactl init']).toEqual({ app: 'karmada-apiserver' });
+    expect(podLabels["Karmada's Helm chart"]).toEqual({ app: 'karmada-apiserver' });
+    expect(podLabels['karmada-operator']).toMatchObject({ 'app.kubernetes.io/name': 'karmada-apiserver' });
+    // karmadactl init's default namespace, which the default namespaceSelector names.
+    expect(source('pkg/karmadactl/cmdinit/cmdinit.go')).toMatch(
+      /StringVarP\(&opts\.Namespace, "namespace", "n", "karmada-system"/,
+    );
+  });
+
+  test('the notes say which protection is active, and warn when there is none', () => {
+    const byDefault = notes();
+    expect(byDefault).toContain('Who may call the webhook: NetworkPolicy (client certificate off).');
+    expect(byDefault).toContain(
+      'pods labelled app=karmada-apiserver in namespaces kubernetes.io/metadata.name=karmada-system',
+    );
+    expect(byDefault).toContain(
+      'pods labelled app.kubernetes.io/name=karmada-apiserver in namespaces kubernetes.io/metadata.name=karmada-system',
+    );
+    expect(byDefault).toContain('CNI enforces NetworkPolicies');
+    expect(byDefault).toContain('webhook.clientAuth.enabled=true'); // the hardening step
+    expect(byDefault).not.toContain('Until then every ResourceBinding is refused');
+    expect(byDefault).not.toContain('WARNING');
+
+    const both = notes('webhook.clientAuth.enabled=true');
+    expect(both).toContain('Who may call the webhook: NetworkPolicy and client certificate.');
+    expect(both).toContain(
+      `from Secret ${release}-karmada-quota-webhook-apiserver-client (tls.crt, tls.key)`,
+    );
+    expect(both).toContain('Until then every ResourceBinding is refused');
+    expect(both).not.toContain('WARNING');
+
+    const certificateOnly = notes('webhook.clientAuth.enabled=true', 'webhook.networkPolicy.enabled=false');
+    expect(certificateOnly).toContain('Who may call the webhook: client certificate (NetworkPolicy off).');
+    expect(certificateOnly).not.toContain("admits to the webhook's port");
+    expect(certificateOnly).not.toContain('WARNING');
+
+    const none = notes('webhook.networkPolicy.enabled=false');
+    expect(none).toContain('Who may call the webhook: none.');
+    expect(none).toContain(
+      'WARNING: neither webhook.networkPolicy nor webhook.clientAuth is enabled: anything that reaches the',
+    );
+
+    const byAddress = notes(
+      'webhook.networkPolicy.apiServer.podSelectors=null',
+      'webhook.networkPolicy.apiServer.namespaceSelector=null',
+      'webhook.networkPolicy.apiServer.cidrs={10.0.0.10/32}',
+    );
+    expect(byAddress).toContain('  - addresses 10.0.0.10/32');
+    expect(byAddress).not.toContain('pods labelled');
+  });
+
+  test('with clientAuth enabled the API server must present a client certificate: issued for it, its CA', () => {
+    const { manifests } = render('webhook.clientAuth.enabled=true');
     const webhook = deploymentOf(manifests, 'webhook');
     const pods = webhook.spec.template.spec;
     expect(pods.containers[0]!.env).toContainEqual({
@@ -411,30 +589,15 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(certificate.verify(ca.publicKey)).toBe(true);
     expect(certificate.keyUsage).toContain('1.3.6.1.5.5.7.3.2'); // TLS client authentication
     expect(certificate.checkPrivateKey(createPrivateKey(pemOf('tls.key')))).toBe(true);
-
-    const [policy] = ofKind(manifests, 'NetworkPolicy') as (Manifest & { spec: Record<string, unknown> })[];
-    expect(policy!.spec).toEqual({
-      podSelector: { matchLabels: webhook.spec.selector.matchLabels },
-      policyTypes: ['Ingress'],
-      ingress: [
-        {
-          ports: [{ protocol: 'TCP', port: 8443 }],
-          from: [
-            {
-              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'karmada-system' } },
-              podSelector: { matchLabels: { app: 'karmada-apiserver' } },
-            },
-          ],
-        },
-      ],
-    });
+    // The NetworkPolicy stays: both locks.
+    expect(webhookProtection(manifests).policies).toHaveLength(1);
   });
 
   test('the client CA from values or a Secret, the API server by address, the off switches, and refusals', () => {
     const clientCaVolume = (manifests: Manifest[]) =>
       deploymentOf(manifests, 'webhook').spec.template.spec.volumes?.find((v) => v.name === 'client-ca');
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-    const inline = render(`webhook.clientAuth.caBundle=${pem}`).manifests;
+    const inline = render('webhook.clientAuth.enabled=true', `webhook.clientAuth.caBundle=${pem}`).manifests;
     const [configMap] = ofKind(inline, 'ConfigMap') as (Manifest & { data: Record<string, string> })[];
     expect(configMap!.data).toEqual({ 'ca.crt': pem });
     expect(clientCaVolume(inline)?.configMap).toEqual({ name: configMap!.metadata.name });
@@ -443,6 +606,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     ]);
 
     const existing = render(
+      'webhook.clientAuth.enabled=true',
       'webhook.clientAuth.existingSecret=karmada-cert',
       'webhook.clientAuth.existingSecretKey=ca.pem',
     );
@@ -453,9 +617,17 @@ describe('the Helm chart charts/karmada-quota', () => {
 
     const webhookEnv = (manifests: Manifest[]) =>
       deploymentOf(manifests, 'webhook').spec.template.spec.containers[0]!.env;
-    expect(webhookEnv(render().manifests)).toContainEqual({ name: 'CLIENT_CERT_ALLOWED_NAMES', value: '' });
+    expect(webhookEnv(render('webhook.clientAuth.enabled=true').manifests)).toContainEqual({
+      name: 'CLIENT_CERT_ALLOWED_NAMES',
+      value: '',
+    });
     expect(
-      webhookEnv(render('webhook.clientAuth.allowedNames={karmada-apiserver,host-apiserver}').manifests),
+      webhookEnv(
+        render(
+          'webhook.clientAuth.enabled=true',
+          'webhook.clientAuth.allowedNames={karmada-apiserver,host-apiserver}',
+        ).manifests,
+      ),
     ).toContainEqual({ name: 'CLIENT_CERT_ALLOWED_NAMES', value: 'karmada-apiserver,host-apiserver' });
 
     const off = render('webhook.clientAuth.enabled=false', 'webhook.networkPolicy.enabled=false').manifests;
@@ -466,15 +638,31 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(ofKind(off, 'Secret')).toHaveLength(1);
     expect(ofKind(off, 'NetworkPolicy')).toEqual([]);
 
-    const byAddress = render(
-      'webhook.networkPolicy.apiServer.namespaceSelector=null',
-      'webhook.networkPolicy.apiServer.podSelector=null',
-      'webhook.networkPolicy.apiServer.cidrs={10.0.0.10/32}',
-    ).manifests;
-    const [policy] = ofKind(byAddress, 'NetworkPolicy') as (Manifest & {
-      spec: { ingress: { from: unknown[] }[] };
-    })[];
-    expect(policy!.spec.ingress[0]!.from).toEqual([{ ipBlock: { cidr: '10.0.0.10/32' } }]);
+    const peersOf = (...values: string[]) =>
+      (
+        ofKind(render(...values).manifests, 'NetworkPolicy') as (Manifest & {
+          spec: { ingress: { from: unknown[] }[] };
+        })[]
+      )[0]!.spec.ingress[0]!.from;
+    expect(
+      peersOf(
+        'webhook.networkPolicy.apiServer.namespaceSelector=null',
+        'webhook.networkPolicy.apiServer.podSelectors=null',
+        'webhook.networkPolicy.apiServer.cidrs={10.0.0.10/32}',
+      ),
+    ).toEqual([{ ipBlock: { cidr: '10.0.0.10/32' } }]);
+    // Other labels and namespaces: one peer per pod selector, each with the namespace selector.
+    expect(
+      peersOf(
+        'webhook.networkPolicy.apiServer.namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=my-karmada',
+        'webhook.networkPolicy.apiServer.podSelectors[0].matchLabels.app\\.kubernetes\\.io/instance=one',
+      ),
+    ).toEqual([
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'my-karmada' } },
+        podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'one' } },
+      },
+    ]);
 
     const refused = (...values: string[]) =>
       helm('template', release, chart, ...values.flatMap((value) => ['--set', value])).stderr;
@@ -484,7 +672,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(
       refused(
         'webhook.networkPolicy.apiServer.namespaceSelector=null',
-        'webhook.networkPolicy.apiServer.podSelector=null',
+        'webhook.networkPolicy.apiServer.podSelectors=null',
       ),
     ).toContain("webhook.networkPolicy: set apiServer's selectors or cidrs to the Karmada API server");
   });
@@ -526,7 +714,7 @@ describe('the Helm chart charts/karmada-quota', () => {
   });
 
   test('with cert-manager: a CA Issuer chain, the injected caBundle, and the rest accepted by the host', () => {
-    const { manifests } = render('certManager.enabled=true');
+    const { manifests } = render('certManager.enabled=true', 'webhook.clientAuth.enabled=true');
     // The host has no cert-manager CRDs: its objects are checked here, every other one by the host.
     const certManager = manifests.filter((m) => m.apiVersion === 'cert-manager.io/v1');
     expect(certManager.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual(
@@ -725,10 +913,15 @@ describe('the Helm chart charts/karmada-quota', () => {
       authorities(bundle).some((ca) =>
         new X509Certificate(Buffer.from(certificate, 'base64')).verify(ca.publicKey),
       );
+    // With the client certificate, which is off by default.
+    const withClientAuth = 'webhook.clientAuth.enabled=true';
     // Without a cluster nothing can be looked up: every render generates anew.
-    expect(certificates(render().manifests).serving).not.toBe(certificates(render().manifests).serving);
+    expect(certificates(render(withClientAuth).manifests).serving).not.toBe(
+      certificates(render(withClientAuth).manifests).serving,
+    );
 
-    const first = renderOnHost(keptRelease);
+    const onHost = () => renderOnHost(keptRelease, withClientAuth);
+    const first = onHost();
     const secrets = ofKind<Secret>(first.manifests, 'Secret');
     // As `helm install` stores them: owned by the release, so a later render may reuse them.
     for (const secret of secrets)
@@ -743,7 +936,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(stored.stderr).toBe('');
     const kept = certificates(first.manifests);
     expect(kept.caBundle).toBe(secrets.find((m) => m.metadata.name === servingName)!.data['ca.crt']);
-    expect(certificates(renderOnHost(keptRelease).manifests)).toEqual(kept);
+    expect(certificates(onHost().manifests)).toEqual(kept);
 
     const annotate = (name: string, annotation: string) =>
       expect(kubectl(['annotate', '--overwrite', '-n', namespace, `secret/${name}`, annotation]).stderr).toBe(
@@ -751,7 +944,7 @@ describe('the Helm chart charts/karmada-quota', () => {
       );
     // Issued for another Service name: a new serving certificate, CA and rollout; the client one stays.
     annotate(servingName, 'karmada-quota.io/names=elsewhere.example.svc');
-    const renamed = certificates(renderOnHost(keptRelease).manifests);
+    const renamed = certificates(onHost().manifests);
     expect(renamed.client).toBe(kept.client);
     for (const field of ['serving', 'caBundle', 'rollout'] as const)
       expect(renamed[field]).not.toBe(kept[field]);
@@ -766,7 +959,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     // server's old client certificate until it presents the new one.
     const soon = new Date(Date.now() + 24 * 3600_000).toISOString().replace(/\.\d+Z$/, 'Z');
     annotate(clientName, `karmada-quota.io/not-after=${soon}`);
-    const renewed = certificates(renderOnHost(keptRelease).manifests);
+    const renewed = certificates(onHost().manifests);
     expect(renewed.client).not.toBe(kept.client);
     expect([trusts(renewed.clientCa, renewed.client), trusts(renewed.clientCa, kept.client)]).toEqual([
       true,

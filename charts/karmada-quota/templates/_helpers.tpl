@@ -350,3 +350,37 @@ spec:
       {{- include "karmada-quota.selectorLabels" . | nindent 6 }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The NetworkPolicyPeers of webhook.networkPolicy.apiServer, as a YAML list: one per podSelectors
+entry (each with namespaceSelector), only namespaceSelector when podSelectors is empty, and one per
+CIDR. NOTES names them too.
+*/}}
+{{- define "karmada-quota.webhookApiServerPeers" -}}
+{{- $apiServer := .Values.webhook.networkPolicy.apiServer -}}
+{{- $peers := list -}}
+{{- range ($apiServer.podSelectors | default list) -}}
+{{- $peer := dict "podSelector" . -}}
+{{- if kindIs "map" $apiServer.namespaceSelector }}{{ $_ := set $peer "namespaceSelector" $apiServer.namespaceSelector }}{{ end -}}
+{{- $peers = append $peers $peer -}}
+{{- end -}}
+{{- if and (not $apiServer.podSelectors) (kindIs "map" $apiServer.namespaceSelector) -}}
+{{- $peers = append $peers (dict "namespaceSelector" $apiServer.namespaceSelector) -}}
+{{- end -}}
+{{- range ($apiServer.cidrs | default list) -}}
+{{- $peers = append $peers (dict "ipBlock" (dict "cidr" .)) -}}
+{{- end -}}
+{{- toYaml $peers -}}
+{{- end -}}
+
+{{/* A LabelSelector in words for NOTES: "app=x,tier in (a, b)"; empty: "(any)". */}}
+{{- define "karmada-quota.describeSelector" -}}
+{{- $terms := list -}}
+{{- range $key, $value := (.matchLabels | default dict) -}}
+{{- $terms = append $terms (printf "%s=%s" $key $value) -}}
+{{- end -}}
+{{- range (.matchExpressions | default list) -}}
+{{- $terms = append $terms (trim (printf "%s %s %s" .key .operator (ternary (printf "(%s)" (join ", " (.values | default list))) "" (not (empty .values))))) -}}
+{{- end -}}
+{{- ternary (join "," $terms) "(any)" (not (empty $terms)) -}}
+{{- end -}}
