@@ -1,13 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import yaml from 'js-yaml';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota } from '#api';
 import {
   createClientCertificate,
   createClientCertificates,
   createServingCertificate,
+  ensureBinaries,
   freePort,
   ManagedProcess,
   probe,
@@ -175,6 +178,66 @@ describe('a webhook of its own', () => {
     });
     return { url };
   }
+
+  /**
+   * The client-certificate settings the Helm chart gives the webhook with `values` (CLIENT_CA_FILE,
+   * CLIENT_CERT_ALLOWED_NAMES; unset unless it sets them), the CA it mounts read from `caFile`.
+   */
+  async function chartClientAuthEnv(caFile: string, ...values: string[]): Promise<NodeJS.ProcessEnv> {
+    const { helm } = await ensureBinaries();
+    const rendered = spawnSync(
+      helm,
+      [
+        'template',
+        'kq',
+        join(repoRoot(), 'charts', 'karmada-quota'),
+        '--show-only',
+        'templates/webhook.yaml',
+        ...values.flatMap((value) => ['--set', value]),
+      ],
+      { encoding: 'utf8' },
+    );
+    if (rendered.status !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
+    type Deployment = {
+      kind: string;
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    const deployment = (yaml.loadAll(rendered.stdout) as (Deployment | null)[]).find(
+      (doc) => doc?.kind === 'Deployment',
+    )!;
+    const env = deployment.spec.template.spec.containers[0]!.env.filter((e) => e.name.startsWith('CLIENT_'));
+    return {
+      CLIENT_CA_FILE: '',
+      CLIENT_CERT_ALLOWED_NAMES: '',
+      ...Object.fromEntries(env.map((e) => [e.name, e.name === 'CLIENT_CA_FILE' ? caFile : e.value])),
+    };
+  }
+
+  test("as the chart sets it up: by default it answers any caller (karmada-apiserver needs no change); with webhook.clientAuth.enabled only the API server's certificate", async () => {
+    // A dry-run review in a namespace without quotas: allowed, it writes nothing.
+    const review = JSON.stringify(
+      bindingReview('CREATE', binding(uniqueName('no-quota'), 'rb'), { dryRun: true }),
+    );
+    const caFile = fed.webhookClient.caFile;
+    const byDefault = await startWebhook('chart-default', await chartClientAuthEnv(caFile));
+    const answered = await postToWebhook(byDefault, '/validate/resourcebindings', review);
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body).response.allowed).toBe(true);
+    await webhook!.stop();
+    webhook = undefined;
+
+    const hardened = await startWebhook(
+      'chart-client-auth',
+      await chartClientAuthEnv(caFile, 'webhook.clientAuth.enabled=true'),
+    );
+    expect((await postToWebhook(hardened, '/validate/resourcebindings', review)).status).toBe(401);
+    const fromApiServer = await postToWebhook(
+      { ...hardened, clientCertificate: fed.webhookClient },
+      '/validate/resourcebindings',
+      review,
+    );
+    expect(fromApiServer.status).toBe(200);
+  });
 
   test('started without CLIENT_CA_FILE, it warns that anyone can post reviews', async () => {
     await startWebhook('no-client-ca', { CLIENT_CA_FILE: '' });
