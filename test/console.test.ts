@@ -381,6 +381,24 @@ describe('the console page in headless Chromium', () => {
     await hasText(cpu().locator('.over'), 'over quota');
     expect(await cpu().getAttribute('class')).toContain('exceeded');
     await expectNumbersOfStatus();
+
+    // Tried before enforcing it: under Warn the quota admits what it would deny, and the page lists it.
+    await objects().patchNamespacedCustomObject(
+      {
+        ...KARMADA_QUOTA,
+        namespace: ALLOWED.namespace,
+        name: ALLOWED.name,
+        body: { spec: { enforcement: 'Warn' } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await hasText(card().locator('h2 .enforcement'), 'Warn');
+    await createBinding(
+      binding(ALLOWED.namespace, 'extra', { replicas: 1, cpu: '1', clusters: [MEMBER1(1)] }),
+    );
+    const wouldBeDenied = card().locator('table', { hasText: 'Refusal' }).locator('tbody tr');
+    await hasText(wouldBeDenied.locator('td').first(), 'extra');
+    expect(await wouldBeDenied.locator('td').nth(1).textContent()).toBe('Warn');
     expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.content()).not.toContain(HIDDEN.namespace);
   });

@@ -468,6 +468,7 @@ describe('kubectl kq', () => {
         'PODS USED',
         'PODS RESERVED',
         'PODS HARD',
+        'ENFORCEMENT',
         'AGE',
       ]);
     },

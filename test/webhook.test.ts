@@ -1,9 +1,17 @@
 import * as k8s from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
 import { Quantity } from '#quantity';
-import { client, countNoUsage, createNamespace, federation, uniqueName } from './support/federation.js';
+import {
+  client,
+  countNoUsage,
+  createNamespace,
+  eventually,
+  federation,
+  uniqueName,
+} from './support/federation.js';
 import { bindingReview } from './chaos/support/admission.js';
 import { binding, karmadaQuota } from './support/fixtures.js';
 
@@ -124,6 +132,65 @@ describe('the quota webhook, through the host API server', () => {
         name: system.metadata!.name!,
       });
     }
+  });
+
+  test('Warn and DryRun admit and count what Deny refuses: kubectl prints the Warn warning; status, Event, metric', async () => {
+    const kubectlCreate = (rb: ResourceBinding) =>
+      spawnSync(fed.kubectl, ['--kubeconfig', fed.host.kubeconfig, 'create', '-f', '-'], {
+        input: JSON.stringify(rb),
+        encoding: 'utf8',
+      });
+    const tryOut = (name: string, enforcement: 'Warn' | 'DryRun'): KarmadaQuota => {
+      const quota = karmadaQuota(namespace, name, { cpu: '1' });
+      return { ...quota, spec: { ...quota.spec, enforcement } };
+    };
+    await createQuota(tryOut('try-warn', 'Warn'));
+    const warned = kubectlCreate(binding(namespace, 'big', { replicas: 3 }));
+    expect(warned.status).toBe(0);
+    expect(warned.stderr).toContain(
+      'Warning: KarmadaQuota try-warn would deny this change (spec.enforcement: Warn, not enforced): ' +
+        'exceeded quota: try-warn, requested: cpu=3, used: cpu=0, limited: cpu=1',
+    );
+    const counted = await readQuota(namespace, 'try-warn');
+    expect(reserved(counted, 'cpu').cmp(q('3'))).toBe(0); // counted like any admitted change
+    expect(counted.status?.wouldBeDenied).toEqual([
+      expect.objectContaining({
+        binding: 'big',
+        enforcement: 'Warn',
+        message: expect.stringContaining('cpu=3'),
+      }),
+    ]);
+
+    const quiet = uniqueName('wh');
+    await createNamespace(fed.host, quiet);
+    await createQuota({ ...tryOut('try-dry', 'DryRun'), metadata: { name: 'try-dry', namespace: quiet } });
+    const silent = kubectlCreate(binding(quiet, 'big', { replicas: 2 }));
+    expect(silent.status).toBe(0);
+    expect(silent.stderr).toBe('');
+    const dry = await readQuota(quiet, 'try-dry');
+    expect(reserved(dry, 'cpu').cmp(q('2'))).toBe(0);
+    expect(dry.status?.wouldBeDenied).toEqual([
+      expect.objectContaining({ binding: 'big', enforcement: 'DryRun' }),
+    ]);
+
+    // Where refusals show: an Event on the quota (within the webhook's 10 s window) and a metric.
+    const core = client(fed.host).makeApiClient(k8s.CoreV1Api);
+    const events = await eventually(
+      () => core.listNamespacedEvent({ namespace: quiet, fieldSelector: 'reason=AdmissionNotEnforced' }),
+      (list) => list.items.length > 0,
+      30_000,
+    );
+    expect(events.items[0]).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'KarmadaQuota', name: 'try-dry' },
+      message: expect.stringContaining('which it would deny (spec.enforcement: DryRun, not enforced)'),
+    });
+    const metrics = (await call('GET', '/metrics')).body;
+    expect(metrics).toMatch(
+      new RegExp(
+        `karmada_quota_admissions_not_enforced_total\\{namespace="${quiet}",quota="try-dry",enforcement="DryRun"[^}]*\\} 1`,
+      ),
+    );
   });
 
   test('200 concurrent creates of 1-CPU bindings against a 50-CPU quota: exactly 50 admitted', async () => {
