@@ -11,8 +11,9 @@ serviceMain(
     if (!config.CLIENT_CA_FILE)
       jsonLogger('webhook', config.LOG_LEVEL).warn(
         'CLIENT_CA_FILE is not set: anything that can reach this port can post AdmissionReviews and ' +
-          "hold a team's quota with forged reservations. Set it to the CA of the client certificate " +
-          'the Karmada API server presents to webhooks (docs/operating/security.md).',
+          "hold a team's quota with forged reservations, so only a NetworkPolicy (the chart's default) " +
+          'keeps other callers out. To harden it, set CLIENT_CA_FILE to the CA of the client ' +
+          'certificate the Karmada API server presents to webhooks (docs/operating/security.md).',
       );
     return {
       tls: {
