@@ -836,7 +836,35 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['console', 'update', `${KQ}/status`, 'team-x', false],
       ['console', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
     ];
-    await expectAnswers(table, can);
+    const FRQ = 'federatedresourcequotas.policy.karmada.io';
+    const serving: [string, string, string, string | undefined][] = [
+      ['reconciler', 'watch', FRQ, 'team-x'],
+      ['reconciler', 'update', `${FRQ}/status`, 'team-x'],
+      ['reconciler', 'create', KQ, 'team-x'],
+      ['reconciler', 'update', KQ, 'team-x'],
+      ['reconciler', 'delete', KQ, 'team-x'],
+    ];
+    await expectAnswers(
+      [...table, ...serving.map((call) => [...call, false] as (typeof table)[number])],
+      can,
+    );
+    // Serving Karmada's FederatedResourceQuotas (docs/operating/switch-from-frq.md) grants those.
+    const withFrq = render('reconciler.serveFederatedResourceQuotas=true').manifests.filter((m) =>
+      rbacKinds.includes(m.kind),
+    );
+    const reapplied = kubectl(
+      ['apply', '--server-side', '--field-manager=helm-test', '-f', '-'],
+      withFrq.map((m) => yaml.dump(m)).join('---\n'),
+    );
+    expect(reapplied.status).toBe(0);
+    await expectAnswers(
+      [
+        ...serving.map((call) => [...call, true] as (typeof table)[number]),
+        ['reconciler', 'update', FRQ, 'team-x', false],
+        ['reconciler', 'update', `${KQ}/status`, 'team-x', true],
+      ],
+      can,
+    );
   });
 
   test('roles for people: reading KarmadaQuotas aggregated into view, edit and admin; writing them in a role aggregated nowhere', () => {

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ClockCheckModule, HealthModule, hostKubeConfig, MetricsModule, RedisModule } from '#service-kit';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { FederatedQuotas } from './federated-quotas.js';
 import { HostCache } from './host-cache.js';
 import { ReconcileService } from './reconcile.service.js';
 import { ReconcileWorker } from './reconcile.worker.js';
@@ -29,6 +30,7 @@ export class ReconcilerModule {
         ReconcileService,
         ReconcileWorker,
         TriggersService,
+        FederatedQuotas,
       ],
     };
   }

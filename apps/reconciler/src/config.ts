@@ -20,6 +20,14 @@ export const reconcilerEnv = {
   REQUEUE_MIN_INTERVAL_SECONDS: seconds(10),
   /** Status writes before a reconcile gives up on a quota that keeps changing (the job retries). */
   MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
+  /**
+   * Serve Karmada's FederatedResourceQuotas: a KarmadaQuota beside each, and their status written
+   * from it (docs/operating/switch-from-frq.md). Off unless Karmada's own FRQ status controller is.
+   */
+  SERVE_FEDERATED_RESOURCE_QUOTAS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
 };
 export type ReconcilerConfig = ReturnType<typeof loadReconcilerConfig>;
 export const loadReconcilerConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(reconcilerEnv, env);

@@ -63,6 +63,18 @@ export const CLUSTER = {
   namespaced: false,
 } as const satisfies ApiResourceInfo;
 
+export const FEDERATED_RESOURCE_QUOTA = {
+  group: 'policy.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'policy.karmada.io/v1alpha1',
+  kind: 'FederatedResourceQuota',
+  listKind: 'FederatedResourceQuotaList',
+  plural: 'federatedresourcequotas',
+  singular: 'federatedresourcequota',
+  shortNames: [],
+  namespaced: true,
+} as const satisfies ApiResourceInfo;
+
 /** A resource.Quantity in its wire form, e.g. "100m", "2Gi", "10". */
 export type Quantity = string;
 
@@ -319,6 +331,32 @@ export type ReplicaSchedulingType = 'Duplicated' | 'Divided';
 export interface ResourceBindingStatus {
   conditions?: Condition[];
   [field: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// FederatedResourceQuota (policy.karmada.io/v1alpha1): Karmada's own quota, which karmada-quota can serve
+// (docs/operating/switch-from-frq.md). As Karmada v1.18's types have it.
+// ---------------------------------------------------------------------------------------------------------
+
+export interface FederatedResourceQuota {
+  apiVersion?: typeof FEDERATED_RESOURCE_QUOTA.apiVersion;
+  kind?: typeof FEDERATED_RESOURCE_QUOTA.kind;
+  metadata?: V1ObjectMeta;
+  spec: FederatedResourceQuotaSpec;
+  status?: FederatedResourceQuotaStatus;
+}
+
+export interface FederatedResourceQuotaSpec {
+  /** The limits summed over all member clusters. */
+  overall: ResourceList;
+  /** Per-cluster limits, which Karmada's sync controller applies as ResourceQuotas in those members. */
+  staticAssignments?: { clusterName: string; hard: ResourceList }[];
+}
+
+export interface FederatedResourceQuotaStatus {
+  overall?: ResourceList;
+  overallUsed?: ResourceList;
+  aggregatedStatus?: { clusterName: string; hard?: ResourceList; used?: ResourceList }[];
 }
 
 // ---------------------------------------------------------------------------------------------------------

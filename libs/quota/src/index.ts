@@ -66,3 +66,14 @@ export {
   WOULD_BE_DENIED_LIMIT,
   WOULD_BE_DENIED_TTL_MS,
 } from './enforcement.js';
+export {
+  FRQ_ENFORCEMENT_ANNOTATION,
+  frqStatus,
+  frqStatusEquals,
+  SERVES_FRQ_LABEL,
+  servesAsWanted,
+  servesFrq,
+  servingQuota,
+  servingQuotaName,
+} from './federated-resource-quota.js';
+export type { ServingQuota } from './federated-resource-quota.js';

@@ -7,9 +7,11 @@ export interface QuotaRef {
   name: string;
   /** kubectl describe matches events by uid too; without it they still show in `kubectl get events`. */
   uid?: string;
+  /** The object's kind when it is not a KarmadaQuota (a FederatedResourceQuota karmada-quota serves). */
+  kind?: { apiVersion: string; kind: string };
 }
 
-/** Writes core/v1 Events about KarmadaQuotas on behalf of one component. */
+/** Writes core/v1 Events about KarmadaQuotas (and the FRQs they serve) on behalf of one component. */
 export class QuotaEventWriter {
   private readonly events: k8s.CoreV1Api;
 
@@ -26,8 +28,8 @@ export class QuotaEventWriter {
       body: {
         metadata: { generateName: `${quota.name}.` },
         involvedObject: {
-          apiVersion: KARMADA_QUOTA.apiVersion,
-          kind: KARMADA_QUOTA.kind,
+          apiVersion: quota.kind?.apiVersion ?? KARMADA_QUOTA.apiVersion,
+          kind: quota.kind?.kind ?? KARMADA_QUOTA.kind,
           name: quota.name,
           namespace: quota.namespace,
           uid: quota.uid,

@@ -1,0 +1,148 @@
+import type { FederatedResourceQuota, KarmadaQuota } from '#api';
+import {
+  FRQ_ENFORCEMENT_ANNOTATION,
+  frqStatus,
+  frqStatusEquals,
+  servesAsWanted,
+  servesFrq,
+  servingQuota,
+} from './federated-resource-quota.js';
+
+const frq = (
+  overall: Record<string, string>,
+  extra: {
+    annotation?: string;
+    staticAssignments?: FederatedResourceQuota['spec']['staticAssignments'];
+  } = {},
+): FederatedResourceQuota => ({
+  apiVersion: 'policy.karmada.io/v1alpha1',
+  kind: 'FederatedResourceQuota',
+  metadata: {
+    name: 'team',
+    namespace: 'ns',
+    uid: 'frq-uid',
+    ...(extra.annotation !== undefined
+      ? { annotations: { [FRQ_ENFORCEMENT_ANNOTATION]: extra.annotation } }
+      : {}),
+  },
+  spec: { overall, ...(extra.staticAssignments ? { staticAssignments: extra.staticAssignments } : {}) },
+});
+
+describe('servingQuota', () => {
+  it('is a KarmadaQuota frq-NAME with spec.overall as hard, labelled and owned by the FRQ', () => {
+    expect(servingQuota(frq({ cpu: '8', memory: '16Gi', 'nvidia.com/gpu': '2' }))).toEqual({
+      quota: {
+        apiVersion: 'quota.karmada.io/v1alpha1',
+        kind: 'KarmadaQuota',
+        metadata: {
+          name: 'frq-team',
+          namespace: 'ns',
+          labels: { 'quota.karmada.io/federated-resource-quota': 'team' },
+          ownerReferences: [
+            {
+              apiVersion: 'policy.karmada.io/v1alpha1',
+              kind: 'FederatedResourceQuota',
+              name: 'team',
+              uid: 'frq-uid',
+              controller: true,
+            },
+          ],
+        },
+        spec: { hard: { cpu: '8', memory: '16Gi', 'nvidia.com/gpu': '2' } },
+      },
+      problems: [],
+    });
+  });
+
+  it.each<[string | undefined, string | undefined, number]>([
+    [undefined, undefined, 0],
+    ['Deny', undefined, 0],
+    ['Warn', 'Warn', 0],
+    ['DryRun', 'DryRun', 0],
+    ['dryrun', undefined, 1],
+  ])('the annotation %p makes enforcement %p (%d problems)', (annotation, enforcement, problems) => {
+    const served = servingQuota(frq({ cpu: '1' }, { annotation }));
+    expect(served.quota.spec.enforcement).toBe(enforcement);
+    expect(served.problems).toHaveLength(problems);
+  });
+
+  it('leaves out keys karmada-quota cannot enforce, naming each and why', () => {
+    const served = servingQuota(frq({ cpu: '1', 'limits.cpu': '2', memory: 'lots' }));
+    expect(served.quota.spec.hard).toEqual({ cpu: '1' });
+    expect(served.problems).toEqual([
+      expect.stringMatching(/^spec\.overall.*memory.*it is not enforced$/),
+      expect.stringMatching(/^spec\.overall\[limits\.cpu\]: .*; it is not enforced$/),
+    ]);
+  });
+});
+
+describe('servesAsWanted and servesFrq', () => {
+  const wanted = servingQuota(frq({ cpu: '1' }, { annotation: 'Warn' })).quota;
+  it.each<[string, KarmadaQuota, boolean]>([
+    ['the same', wanted, true],
+    [
+      'the same hard spelled otherwise',
+      { ...wanted, spec: { ...wanted.spec, hard: { cpu: '1000m' } } },
+      true,
+    ],
+    ['another hard', { ...wanted, spec: { ...wanted.spec, hard: { cpu: '2' } } }, false],
+    ['another enforcement', { ...wanted, spec: { hard: { cpu: '1' } } }, false],
+  ])('%s', (_what, current, same) => expect(servesAsWanted(current, wanted)).toBe(same));
+
+  it('a quota serves the FRQ its label names', () => {
+    expect(servesFrq(wanted, 'team')).toBe(true);
+    expect(servesFrq(wanted, 'other')).toBe(false);
+    expect(servesFrq({ ...wanted, metadata: { name: 'frq-team' } }, 'team')).toBe(false);
+  });
+});
+
+describe('frqStatus', () => {
+  const quota = (status: KarmadaQuota['status'], generation = 2): KarmadaQuota => ({
+    metadata: { name: 'frq-team', namespace: 'ns', generation },
+    spec: { hard: { cpu: '8', memory: '16Gi' } },
+    status: { observedGeneration: 2, ...status },
+  });
+  const counted = quota({
+    used: { cpu: '1500m', memory: '1Gi', pods: '3' },
+    reserved: { cpu: '500m' },
+    clusters: [
+      { name: 'member2', used: { cpu: '1', memory: '0', pods: '2' }, lastSyncTime: 't', state: 'Ready' },
+      { name: 'member1', used: { cpu: '500m', memory: '1Gi', pods: '1' }, lastSyncTime: 't', state: 'Ready' },
+    ],
+  });
+  const served = frq(
+    { cpu: '8', memory: '16Gi' },
+    { staticAssignments: [{ clusterName: 'member3', hard: { cpu: '2' } }] },
+  );
+
+  it('writes overall, used + reserved on its keys, and each cluster in Karmada’s shape', () => {
+    expect(frqStatus(served, counted)).toEqual({
+      overall: { cpu: '8', memory: '16Gi' },
+      overallUsed: { cpu: '2', memory: '1Gi' },
+      aggregatedStatus: [
+        { clusterName: 'member1', used: { cpu: '500m', memory: '1Gi' } },
+        { clusterName: 'member2', used: { cpu: '1', memory: '0' } },
+        { clusterName: 'member3', hard: { cpu: '2' }, used: {} },
+      ],
+    });
+  });
+
+  it('only overall before the quota is counted for its spec, or when there is none', () => {
+    expect(frqStatus(served, undefined)).toEqual({ overall: { cpu: '8', memory: '16Gi' } });
+    expect(frqStatus(served, quota({ used: { cpu: '1' } }, 3))).toEqual({
+      overall: { cpu: '8', memory: '16Gi' },
+    });
+  });
+
+  it('frqStatusEquals compares quantities by value and sees every difference', () => {
+    const status = frqStatus(served, counted);
+    expect(frqStatusEquals(status, status)).toBe(true);
+    expect(frqStatusEquals({ ...status, overall: { cpu: '8000m', memory: '16Gi' } }, status)).toBe(true);
+    expect(frqStatusEquals(undefined, status)).toBe(false);
+    expect(frqStatusEquals({ ...status, overallUsed: { cpu: '3', memory: '1Gi' } }, status)).toBe(false);
+    expect(frqStatusEquals({ ...status, aggregatedStatus: status.aggregatedStatus!.slice(1) }, status)).toBe(
+      false,
+    );
+    expect(frqStatusEquals({ overall: status.overall }, status)).toBe(false);
+  });
+});

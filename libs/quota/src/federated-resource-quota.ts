@@ -1,0 +1,141 @@
+/**
+ * Serving Karmada's FederatedResourceQuota (docs/operating/switch-from-frq.md): each FRQ gets a
+ * KarmadaQuota beside it that karmada-quota enforces and counts (spec.overall as its hard, the
+ * enforcement from an annotation), and the FRQ's status is written from that quota's status in
+ * Karmada's shape. Pure: the reconciler's FederatedQuotas service reads and writes.
+ */
+import {
+  ENFORCEMENTS,
+  FEDERATED_RESOURCE_QUOTA,
+  KARMADA_QUOTA,
+  type Enforcement,
+  type FederatedResourceQuota,
+  type FederatedResourceQuotaStatus,
+  type KarmadaQuota,
+  type ResourceList as WireResourceList,
+} from '#api';
+import { addLists, formatList, listsEqual, maskList, parseResourceList, type ResourceList } from '#quantity';
+import { quotaResourceNameErrors } from './validation.js';
+
+/** The annotation on an FRQ that sets its quota's spec.enforcement (absent: Deny). */
+export const FRQ_ENFORCEMENT_ANNOTATION = 'quota.karmada.io/enforcement';
+/** The label on a KarmadaQuota naming the FRQ it serves. */
+export const SERVES_FRQ_LABEL = 'quota.karmada.io/federated-resource-quota';
+
+/** The name of the KarmadaQuota serving the FRQ `name` (FRQ names are at most 63 characters). */
+export const servingQuotaName = (name: string): string => `frq-${name}`;
+
+export interface ServingQuota {
+  /** The KarmadaQuota to create or update (metadata, spec); undefined when none can be made. */
+  quota: KarmadaQuota;
+  /** Why parts of the FRQ are not enforced, for an Event on it: each an admin can act on. */
+  problems: string[];
+}
+
+/** The KarmadaQuota that serves `frq`: spec.overall's enforceable keys, owned by the FRQ. */
+export function servingQuota(frq: FederatedResourceQuota): ServingQuota {
+  const problems: string[] = [];
+  const { list, errors } = parseResourceList(frq.spec?.overall, 'spec.overall');
+  problems.push(...errors.map((e) => `${e.field}: ${e.message}; it is not enforced`));
+  const hard: ResourceList = {};
+  for (const [key, quantity] of Object.entries(list)) {
+    const why = quotaResourceNameErrors(key);
+    if (why.length === 0) hard[key] = quantity;
+    else problems.push(`spec.overall[${key}]: ${why.join('; ')}; it is not enforced`);
+  }
+  const annotated = frq.metadata?.annotations?.[FRQ_ENFORCEMENT_ANNOTATION];
+  const enforcement: Enforcement = (ENFORCEMENTS as readonly unknown[]).includes(annotated)
+    ? (annotated as Enforcement)
+    : 'Deny';
+  if (annotated !== undefined && annotated !== enforcement)
+    problems.push(
+      `annotation ${FRQ_ENFORCEMENT_ANNOTATION}=${JSON.stringify(annotated)}: not one of ` +
+        `${ENFORCEMENTS.join(', ')}; Deny is enforced`,
+    );
+  const name = frq.metadata?.name ?? '';
+  return {
+    quota: {
+      apiVersion: KARMADA_QUOTA.apiVersion,
+      kind: KARMADA_QUOTA.kind,
+      metadata: {
+        name: servingQuotaName(name),
+        namespace: frq.metadata?.namespace ?? '',
+        labels: { [SERVES_FRQ_LABEL]: name },
+        ownerReferences: [
+          {
+            apiVersion: FEDERATED_RESOURCE_QUOTA.apiVersion,
+            kind: FEDERATED_RESOURCE_QUOTA.kind,
+            name,
+            uid: frq.metadata?.uid ?? '',
+            controller: true,
+          },
+        ],
+      },
+      spec: { hard: formatList(hard), ...(enforcement === 'Deny' ? {} : { enforcement }) },
+    },
+    problems,
+  };
+}
+
+/** Whether the quota stored serves `frq` as `wanted` says: same hard (by value), same enforcement. */
+export function servesAsWanted(current: KarmadaQuota, wanted: KarmadaQuota): boolean {
+  const hard = (q: KarmadaQuota) => parseResourceList(q.spec?.hard ?? {}, 'spec.hard').list;
+  return (
+    listsEqual(hard(current), hard(wanted)) &&
+    (current.spec?.enforcement ?? 'Deny') === (wanted.spec?.enforcement ?? 'Deny')
+  );
+}
+
+/** Whether `quota` is the one karmada-quota made for this FRQ (its label names it). */
+export const servesFrq = (quota: KarmadaQuota, frqName: string): boolean =>
+  quota.metadata?.labels?.[SERVES_FRQ_LABEL] === frqName;
+
+/**
+ * The FRQ's status from its serving quota's, in Karmada's shape: `overall` is spec.overall,
+ * `overallUsed` what counts against it (used + reserved: admitted changes count before their pods
+ * run, as Karmada's own enforcement counts a binding at admission), and `aggregatedStatus` each
+ * member cluster's usage, with its static assignment as `hard` where it has one. Before the quota
+ * has been counted, only `overall`.
+ */
+export function frqStatus(
+  frq: FederatedResourceQuota,
+  quota: KarmadaQuota | undefined,
+): FederatedResourceQuotaStatus {
+  const overall = frq.spec?.overall ?? {};
+  const keys = Object.keys(overall);
+  const read = (raw: unknown): ResourceList => maskList(parseResourceList(raw ?? {}, 'list').list, keys);
+  const status: FederatedResourceQuotaStatus = { overall: { ...overall } };
+  const counted =
+    quota?.status?.used !== undefined && quota.status.observedGeneration === quota.metadata?.generation;
+  if (!counted) return status;
+  status.overallUsed = formatList(addLists(read(quota.status?.used), read(quota.status?.reserved)));
+  const assigned = new Map((frq.spec?.staticAssignments ?? []).map((a) => [a.clusterName, a.hard]));
+  const clusters = new Set([...(quota.status?.clusters ?? []).map((c) => c.name), ...assigned.keys()]);
+  status.aggregatedStatus = [...clusters].sort().map((clusterName) => {
+    const used = quota.status?.clusters?.find((c) => c.name === clusterName)?.used;
+    const hard = assigned.get(clusterName);
+    return { clusterName, ...(hard ? { hard: { ...hard } } : {}), used: formatList(read(used)) };
+  });
+  return status;
+}
+
+/** Two FRQ statuses alike (quantities by value), so an unchanged one is not written again. */
+export function frqStatusEquals(
+  a: FederatedResourceQuotaStatus | undefined,
+  b: FederatedResourceQuotaStatus,
+): boolean {
+  const same = (x: WireResourceList | undefined, y: WireResourceList | undefined) =>
+    (x === undefined) === (y === undefined) &&
+    listsEqual(parseResourceList(x ?? {}, 'x').list, parseResourceList(y ?? {}, 'y').list);
+  const clusters = (s: FederatedResourceQuotaStatus | undefined) => s?.aggregatedStatus ?? [];
+  return (
+    same(a?.overall, b.overall) &&
+    same(a?.overallUsed, b.overallUsed) &&
+    (a?.aggregatedStatus === undefined) === (b.aggregatedStatus === undefined) &&
+    clusters(a).length === clusters(b).length &&
+    clusters(a).every((c, i) => {
+      const d = clusters(b)[i]!;
+      return c.clusterName === d.clusterName && same(c.hard, d.hard) && same(c.used, d.used);
+    })
+  );
+}
