@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import {
+  FEDERATED_RESOURCE_QUOTA,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  type FederatedResourceQuota,
+  type KarmadaQuota,
+  type ResourceBinding,
+} from '#api';
 import { Quantity } from '#quantity';
 import { bindingCharge } from '#quota';
 import {
@@ -39,7 +46,12 @@ beforeAll(async () => {
     services: ['webhook', 'aggregator', 'reconciler'],
     // Karmada's detector may race its own creates; a claim merged from one is held until it expires
     // when its binding is deleted (docs/concepts/accounting.md): short claims keep the releases quick here.
-    env: { RESERVATION_TTL_SECONDS: '20', ADMISSION_LANDING_WINDOW_SECONDS: '10' },
+    // Karmada's own FRQ controllers are not run here (KARMADA_CONTROLLERS): FRQs are served by us.
+    env: {
+      RESERVATION_TTL_SECONDS: '20',
+      ADMISSION_LANDING_WINDOW_SECONDS: '10',
+      SERVE_FEDERATED_RESOURCE_QUOTAS: 'true',
+    },
   });
 }, 900_000);
 
@@ -179,6 +191,60 @@ function chargeSampler(namespace: string) {
     },
   };
 }
+
+describe("Karmada's FederatedResourceQuota served after the switch, with real Karmada", () => {
+  test('a Deployment through Karmada is counted in the FRQ status per cluster, and a scale-up past it is refused', async () => {
+    const namespace = uniqueName('kmd');
+    await host()
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    await custom().createNamespacedCustomObject({
+      ...FEDERATED_RESOURCE_QUOTA,
+      namespace,
+      body: {
+        apiVersion: FEDERATED_RESOURCE_QUOTA.apiVersion,
+        kind: FEDERATED_RESOURCE_QUOTA.kind,
+        metadata: { name: 'team', namespace },
+        spec: { overall: { cpu: '3', memory: '2Gi' } },
+      },
+    });
+    await usageCounted(host(), namespace, 'frq-team');
+    await apply(karmadaWorkload({ name: 'web', namespace, replicas: 2, cpu: '1', clusters: CLUSTERS }));
+
+    const served = await eventually(
+      () =>
+        custom().getNamespacedCustomObject({
+          ...FEDERATED_RESOURCE_QUOTA,
+          namespace,
+          name: 'team',
+        }) as Promise<FederatedResourceQuota>,
+      (frq) =>
+        frq.status?.aggregatedStatus?.length === 2 &&
+        frq.status.aggregatedStatus.every((c) => c.used?.['cpu'] === '1'),
+      120_000,
+    );
+    expect(served.status).toEqual({
+      overall: { cpu: '3', memory: '2Gi' },
+      overallUsed: { cpu: '2', memory: '512Mi' },
+      aggregatedStatus: [
+        { clusterName: 'member1', used: { cpu: '1', memory: '256Mi' } },
+        { clusterName: 'member2', used: { cpu: '1', memory: '256Mi' } },
+      ],
+    });
+
+    await scaleDeployment(namespace, 'web', 4);
+    const [refusal] = await eventually(
+      () =>
+        eventsOn(namespace, 'web', 'ApplyPolicyFailed').then((events) =>
+          events.filter((e) => e.message?.includes('exceeded quota')),
+        ),
+      (events) => events.length > 0,
+    );
+    expect(refusal!.message).toContain(
+      'exceeded quota: frq-team, requested: cpu=2, used: cpu=2, limited: cpu=3',
+    );
+  });
+});
 
 describe('PropagationPolicy-driven workloads under a KarmadaQuota, with real Karmada', () => {
   test('a Deployment runs in both members, its usage is counted per cluster, and deleting it releases the usage', async () => {
