@@ -648,6 +648,18 @@ describe('admitBatch: enforcement (Warn and DryRun admit and count what Deny ref
       notEnforced: [{ quota: 'cpu-quota', enforcement: 'Warn', message: 'must specify requests.cpu' }],
     });
     expect(noted.quotas[0]!.wouldBeDenied).toHaveLength(1);
+    const small = { ...quota('cpu-quota', { cpu: '1', pods: '1' }), enforcement: 'Warn' as const };
+    expect(admit([small], [gaps]).decisions[0]).toEqual({
+      allowed: true,
+      notEnforced: [
+        {
+          quota: 'cpu-quota',
+          enforcement: 'Warn',
+          message:
+            'must specify requests.cpu; exceeded quota: cpu-quota, requested: pods=2, used: pods=0, limited: pods=1',
+        },
+      ],
+    });
     expect(noted.awaitsWrite).toEqual([true]);
     const daemons = { ...item('ds', {}), unboundedPods: { 'cpu-quota': 'cannot bound the pods' } };
     expect(admit([cpu], [daemons], () => false).decisions[0]).toMatchObject({

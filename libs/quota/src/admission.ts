@@ -407,7 +407,10 @@ export function admitBatch(
     const notEnforced: { quota: WorkingQuota; message: string }[] = [];
     const enforced = (quota: WorkingQuota, message: string): boolean => {
       if (quota.enforcement === 'Deny') return true;
-      notEnforced.push({ quota, message });
+      // One note per quota: its refusals for missing requests and for a limit, joined.
+      const noted = notEnforced.find((n) => n.quota === quota);
+      if (noted) noted.message = `${noted.message}; ${message}`;
+      else notEnforced.push({ quota, message });
       return false;
     };
     for (const w of working) {
