@@ -9,9 +9,13 @@ export interface KubeBinaries {
   kubectl: string;
   /** Helm, for the chart's lint and rendering tests. */
   helm: string;
+  /** go-containerregistry's in-memory OCI registry (`registry --port N`), for the release test. */
+  registry: string;
   etcdVersion: string;
   kubernetesVersion: string;
   helmVersion: string;
+  /** go-containerregistry's version the registry is built from. */
+  registryVersion: string;
 }
 
 export interface KarmadaBinaries {
@@ -46,24 +50,28 @@ async function buildScript(args: string[], what: string, npmScript: string): Pro
 }
 
 /**
- * Returns the cached etcd, Kubernetes and Helm binaries, building them from the Go module proxy first
- * when this machine has not got them yet.
+ * Returns the cached etcd, Kubernetes, Helm and OCI registry binaries, building them from the Go
+ * module proxy first when this machine has not got them yet.
  */
 export async function ensureBinaries(): Promise<KubeBinaries> {
   const dirs = await buildScript([], 'the Kubernetes binaries', 'kube:binaries');
   const etcdDir = dirs.find((d) => basename(d).startsWith('etcd-'));
   const kubeDir = dirs.find((d) => basename(d).startsWith('kubernetes-'));
   const helmDir = dirs.find((d) => basename(d).startsWith('helm-'));
-  if (!etcdDir || !kubeDir || !helmDir) throw new Error(`unexpected output from build.sh: ${dirs.join(' ')}`);
+  const registryDir = dirs.find((d) => basename(d).startsWith('registry-'));
+  if (!etcdDir || !kubeDir || !helmDir || !registryDir)
+    throw new Error(`unexpected output from build.sh: ${dirs.join(' ')}`);
   return {
     etcd: join(etcdDir, 'etcd'),
     kubeApiserver: join(kubeDir, 'kube-apiserver'),
     kubeControllerManager: join(kubeDir, 'kube-controller-manager'),
     kubectl: join(kubeDir, 'kubectl'),
     helm: join(helmDir, 'helm'),
+    registry: join(registryDir, 'registry'),
     etcdVersion: basename(etcdDir).slice('etcd-'.length),
     kubernetesVersion: basename(kubeDir).slice('kubernetes-'.length),
     helmVersion: basename(helmDir).slice('helm-'.length),
+    registryVersion: basename(registryDir).slice('registry-'.length),
   };
 }
 
