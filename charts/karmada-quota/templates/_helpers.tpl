@@ -32,8 +32,13 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .service }}
 {{- end -}}
 
+{{/* repository@digest when image.digest is set (a released chart), else repository:tag. */}}
 {{- define "karmada-quota.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "karmada-quota.leaseNamespace" -}}
