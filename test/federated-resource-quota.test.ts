@@ -85,26 +85,45 @@ const annotate = (namespace: string, name: string, enforcement: string | null) =
     },
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
   );
+/** A namespace of the test's own. */
+async function newNamespace(): Promise<string> {
+  const namespace = uniqueName('frq');
+  await kubeConfigFor(federation.info.host)
+    .makeApiClient(k8s.CoreV1Api)
+    .createNamespace({ body: { metadata: { name: namespace } } });
+  return namespace;
+}
+
+const createFrq = (
+  namespace: string,
+  name: string,
+  overall: Record<string, string>,
+  annotations?: Record<string, string>,
+) =>
+  objects().createNamespacedCustomObject({
+    ...FEDERATED_RESOURCE_QUOTA,
+    namespace,
+    body: {
+      apiVersion: FEDERATED_RESOURCE_QUOTA.apiVersion,
+      kind: FEDERATED_RESOURCE_QUOTA.kind,
+      metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+      spec: { overall },
+    },
+  });
+
 const kubectl = (...args: string[]) =>
   spawnSync(federation.info.kubectl, ['--kubeconfig', federation.info.host.kubeconfig, ...args], {
     encoding: 'utf8',
   });
 
 test('an FRQ is served: adopted in DryRun, enforced after, its status in Karmada’s shape, and gone with it', async () => {
-  const namespace = uniqueName('frq');
-  await kubeConfigFor(federation.info.host)
-    .makeApiClient(k8s.CoreV1Api)
-    .createNamespace({ body: { metadata: { name: namespace } } });
-  await objects().createNamespacedCustomObject({
-    ...FEDERATED_RESOURCE_QUOTA,
+  const namespace = await newNamespace();
+  await createFrq(
     namespace,
-    body: {
-      apiVersion: FEDERATED_RESOURCE_QUOTA.apiVersion,
-      kind: FEDERATED_RESOURCE_QUOTA.kind,
-      metadata: { name: 'team', namespace, annotations: { 'quota.karmada.io/enforcement': 'DryRun' } },
-      spec: { overall: { cpu: '2', memory: '4Gi' } },
-    },
-  });
+    'team',
+    { cpu: '2', memory: '4Gi' },
+    { 'quota.karmada.io/enforcement': 'DryRun' },
+  );
 
   // Adopted in DryRun: the quota beside it is made, owned by it, and counted; the FRQ shows its figures.
   const served = await eventually(
@@ -151,10 +170,7 @@ test('an FRQ is served: adopted in DryRun, enforced after, its status in Karmada
 });
 
 test('what cannot be served is named in an Event on the FRQ; a KarmadaQuota of the same name is not taken over', async () => {
-  const namespace = uniqueName('frq');
-  await kubeConfigFor(federation.info.host)
-    .makeApiClient(k8s.CoreV1Api)
-    .createNamespace({ body: { metadata: { name: namespace } } });
+  const namespace = await newNamespace();
   await objects().createNamespacedCustomObject({
     ...KARMADA_QUOTA,
     namespace,
@@ -165,20 +181,8 @@ test('what cannot be served is named in an Event on the FRQ; a KarmadaQuota of t
       spec: { hard: { cpu: '5' } },
     },
   });
-  for (const [name, overall] of [
-    ['limits', { cpu: '1', 'limits.cpu': '2' }],
-    ['mine', { cpu: '1' }],
-  ] as const)
-    await objects().createNamespacedCustomObject({
-      ...FEDERATED_RESOURCE_QUOTA,
-      namespace,
-      body: {
-        apiVersion: FEDERATED_RESOURCE_QUOTA.apiVersion,
-        kind: FEDERATED_RESOURCE_QUOTA.kind,
-        metadata: { name, namespace },
-        spec: { overall },
-      },
-    });
+  await createFrq(namespace, 'limits', { cpu: '1', 'limits.cpu': '2' });
+  await createFrq(namespace, 'mine', { cpu: '1' });
   const events = await eventually(
     async () =>
       (
