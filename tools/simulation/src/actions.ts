@@ -101,7 +101,13 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant('edit' as const),
       q: fc.nat({ max: QUOTAS.length - 1 }),
-      edit: fc.constantFrom('scope' as const, 'cpu' as const, 'pods' as const, 'existence' as const),
+      edit: fc.constantFrom(
+        'scope' as const,
+        'cpu' as const,
+        'pods' as const,
+        'existence' as const,
+        'enforcement' as const,
+      ),
       cpu: fc.constantFrom(...CPU_LIMITS),
     }),
   },

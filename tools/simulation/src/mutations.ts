@@ -109,7 +109,7 @@ export const PLANTED: readonly PlantedBug[] = [
   {
     bug: 'a starving change that can never fit (over hard) holds the room it asks',
     invariant: 'LIVENESS',
-    runs: 400,
+    runs: 1000,
     edits: [
       {
         file: 'libs/quota/src/waiting.ts',

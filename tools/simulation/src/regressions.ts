@@ -1080,6 +1080,41 @@ export const REGRESSIONS: Record<string, Regression> = {
   // held the old 1, yet its claim recorded the new charge 4; a second update moving it to member2
   // (running again, charged in full) then found that claim covering all 4 and wrote nothing: 3 of 4
   // counted. A finished workload now holds nothing in the webhook too, as in the count.
+  // Planted, and caught by ACCOUNTED within 2,000 seeds: a change a quota in DryRun or Warn would
+  // refuse must still be claimed, or the accounting under-counts and the next admission over-admits.
+  'a change a DryRun quota would refuse is admitted and counted': {
+    undone: [
+      {
+        bug: 'a change admitted only because its quota does not enforce is not claimed',
+        edits: [
+          {
+            file: ADMISSION,
+            from: '      for (const p of plans) apply(p, item, options);',
+            to: '      if (notEnforced.length === 0) for (const p of plans) apply(p, item, options);',
+          },
+        ],
+        fails: 'ACCOUNTED',
+      },
+    ],
+    actions: [
+      { t: 'publish' },
+      { t: 'edit', q: 0, edit: 'enforcement', cpu: 2_000 },
+      { t: 'reconcile' },
+      complete(),
+      complete(),
+      complete(),
+      complete(),
+      create(1, 13),
+      complete(),
+      complete(),
+      land(),
+    ],
+    shows: [
+      'EDIT quota all: {"hard":{"cpu":"10000m","pods":"12"},"enforcement":"DryRun"}',
+      'request 0 answered allowed',
+      'request 0 stored: CREATE b1',
+    ],
+  },
   'a finished Job scaled up and then run again is counted in full': {
     undone: [
       {

@@ -8,7 +8,8 @@
  * pairwise difference within the bound the docs state; the API server stores an admitted change
  * within LANDING_LIMIT_MS of receiving it, or never.
  * An admin may edit a quota's spec at any step ('edit': its scope widened or narrowed, its cpu limit
- * raised or lowered, its pods key removed or added again).
+ * raised or lowered, its pods key removed or added again, its enforcement set to DryRun, Warn or Deny:
+ * LIMIT holds only under Deny, the rest in every mode).
  * Besides Deployments, clients create Job and DaemonSet bindings (kinds-model.ts), and the member may run
  * what no admission sees: pods beyond spec.replicas (an override, a surge), a finished Job re-created.
  * After every action the invariants are checked against an independent recount:
@@ -81,6 +82,8 @@ export interface QuotaSpec {
   name: string;
   hard: { cpu: number; pods?: number };
   highOnly: boolean;
+  /** spec.enforcement when not Deny: the quota admits what it would refuse (docs/concepts/enforcement.md). */
+  enforcement?: 'Warn' | 'DryRun';
 }
 
 /** The quotas at the start: one for the namespace, one scoped to the `high` priority class. */
@@ -175,9 +178,10 @@ export type Action =
   /**
    * An admin edits quota `q`: 'scope' widens a scoped quota to every binding or narrows an unscoped
    * one to `high`; 'cpu' sets its cpu limit to `cpu`; 'pods' removes its pods key, or adds it back;
-   * 'existence' deletes it, or creates it again (a new uid, nothing counted) once deleted.
+   * 'existence' deletes it, or creates it again (a new uid, nothing counted) once deleted;
+   * 'enforcement' moves it from Deny to DryRun, to Warn, and back to Deny.
    */
-  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods' | 'existence'; cpu: number }
+  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods' | 'existence' | 'enforcement'; cpu: number }
   /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
   | { t: 'skew'; who: number; ms: number }
   /** A create of a binding of another kind than Deployment (kinds-model.ts). */
@@ -279,6 +283,7 @@ const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
         },
       }
     : {}),
+  ...(q.enforcement ? { enforcement: q.enforcement } : {}),
 });
 
 const limitedKeys = (q: QuotaSpec): Key[] => (q.hard.pods === undefined ? ['cpu'] : ['cpu', 'pods']);
@@ -379,6 +384,8 @@ export const exercised = {
   requeueResent: 0,
   /** Quota edits by kind: a spec edit, a quota deleted, a quota created again. */
   quotaEdits: {} as Partial<Record<'edited' | 'deleted' | 'created', number>>,
+  /** Checks that found a Warn or DryRun quota's stored charges over its hard limit (admitted, counted). */
+  overWhileNotEnforced: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -850,6 +857,9 @@ export class Simulation {
     if (current === undefined && action.edit !== 'existence') return;
     if (action.edit === 'scope') q.highOnly = !q.highOnly;
     else if (action.edit === 'cpu') q.hard.cpu = action.cpu;
+    else if (action.edit === 'enforcement')
+      q.enforcement =
+        q.enforcement === undefined ? 'DryRun' : q.enforcement === 'DryRun' ? 'Warn' : undefined;
     else if (action.edit === 'pods') {
       if (q.hard.pods === undefined) q.hard.pods = 12;
       else delete q.hard.pods;
@@ -941,7 +951,11 @@ export class Simulation {
     // Every quota limits cpu: one that selects the binding and was not edited since the decision
     // must have refused a binding whose pods its charge cannot bound.
     const limiting = this.specs.filter(
-      (q) => this.host.quotas.has(q.name) && !req.beforeEdit.has(q.name) && (!q.highOnly || isHigh(object)),
+      (q) =>
+        this.host.quotas.has(q.name) &&
+        q.enforcement === undefined &&
+        !req.beforeEdit.has(q.name) &&
+        (!q.highOnly || isHigh(object)),
     );
     if (declaresNoReplicas(object) && limiting.length > 0)
       this.unboundedStored = `${kindOf(object)} binding ${name} stored, its pods unbounded, while quotas ${limiting.map((q) => q.name).join(', ')} limit cpu`;
@@ -1282,7 +1296,10 @@ export class Simulation {
       const ceiling = this.ceilings.get(q.name)!;
       for (const key of limitedKeys(q)) {
         const charged = this.charged(q, key);
-        if (charged > ceiling[key]) {
+        // Warn and DryRun admit what Deny refuses: no LIMIT then, the rest holds in every mode. Back
+        // to Deny is an edit that may leave the quota over (edit()).
+        if (q.enforcement !== undefined && charged > q.hard[key]!) exercised.overWhileNotEnforced++;
+        if (q.enforcement === undefined && charged > ceiling[key]) {
           const hard = q.hard[key]!;
           return this.violation(
             'LIMIT',
@@ -1296,7 +1313,8 @@ export class Simulation {
         }
         if (this.awaitingRecount.has(q.name)) continue;
         // While over after an edit, the ceiling follows the charges down, never below hard.
-        ceiling[key] = Math.max(q.hard[key]!, Math.min(ceiling[key], this.held(q, key)));
+        if (q.enforcement === undefined)
+          ceiling[key] = Math.max(q.hard[key]!, Math.min(ceiling[key], this.held(q, key)));
         const counted = status?.observedGeneration === stored.metadata?.generation;
         if (!counted || status?.used === undefined || !(key in status.used)) continue;
         const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
