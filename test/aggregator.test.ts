@@ -480,7 +480,12 @@ describe('the aggregator', () => {
 
       await b.process.kill(); // a crash: its Leases expire, then a takes them over
       await eventually(clusterHolders, (h) => sameCounts(held(h), { a: 3 }), 60_000);
-      expect(tookOverFrom(replicas[0]!, 'b').some((l) => clusters.includes(l.cluster as string))).toBe(true);
+      // The Lease shows the new holder before its log line is written: wait for the line too.
+      await eventually(
+        async () => tookOverFrom(replicas[0]!, 'b').some((l) => clusters.includes(l.cluster as string)),
+        (tookOver) => tookOver,
+        10_000,
+      );
       // Everything made was published in the end; then the recordings stop.
       traffic.stopMaking();
       for (const cluster of clusters) {
