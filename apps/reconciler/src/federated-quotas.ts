@@ -111,11 +111,15 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
       try {
         await this.sync(namespace, name);
       } catch (err) {
-        this.logger.warn(
-          { namespace, federatedResourceQuota: name, error: describeError(err) },
-          `could not serve FederatedResourceQuota ${key}; retrying in ${RETRY_MS / 1000} s`,
-        );
-        setTimeout(() => this.enqueue(key), RETRY_MS).unref();
+        // Another reconciler replica wrote (409) or deleted (404) first: every replica serves the
+        // FRQs. The next sync reads what is there, soon and quietly.
+        const conflict = err instanceof k8s.ApiException && (err.code === 409 || err.code === 404);
+        if (!conflict)
+          this.logger.warn(
+            { namespace, federatedResourceQuota: name, error: describeError(err) },
+            `could not serve FederatedResourceQuota ${key}; retrying in ${RETRY_MS / 1000} s`,
+          );
+        setTimeout(() => this.enqueue(key), conflict ? 100 : RETRY_MS).unref();
       }
     }
     this.running = false;
