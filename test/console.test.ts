@@ -433,7 +433,12 @@ describe('the console page in headless Chromium', () => {
     ] as const) {
       await page.setViewportSize(viewport);
       expect(await cpu().isVisible()).toBe(true);
-      const box = (await cpu().locator('.bar').boundingBox())!;
+      // A live update may replace the card between two reads: measure again until it stands still.
+      const box = (await eventually(
+        () => cpu().locator('.bar').boundingBox(),
+        (b) => b !== null,
+        10_000,
+      ))!;
       expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
       const widths = (await page.evaluate(
         '({ scroll: document.scrollingElement.scrollWidth, inner: innerWidth })',
