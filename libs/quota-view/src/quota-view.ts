@@ -1,5 +1,6 @@
-import { ENFORCEMENTS, type Enforcement, type KarmadaQuota } from '#api';
+import type { Enforcement, KarmadaQuota, WouldBeDeniedStatus } from '#api';
 import { addLists, describeFieldError, parseResourceList, Quantity, type ResourceList } from '#quantity';
+import { decodeWouldBeDenied, parseEnforcement } from '#quota';
 
 /**
  * What every surface (kubectl-kq, the console) shows of a KarmadaQuota: its status read once,
@@ -19,7 +20,7 @@ export interface QuotaView {
   /** spec.enforcement: Deny refuses; Warn and DryRun admit and only note (docs/concepts/enforcement.md). */
   enforcement: Enforcement;
   /** Changes admitted only because the quota does not enforce, newest first (status.wouldBeDenied). */
-  wouldBeDenied: WouldBeDeniedRow[];
+  wouldBeDenied: WouldBeDeniedStatus[];
   conditions: { type: string; status: string; reason: string; message: string }[];
   /** The highest (used + reserved) / hard over all resources, in percent: how full the quota is. */
   percentUsed: number;
@@ -60,13 +61,6 @@ export interface WaitingRow {
   requested: Record<string, string>;
   free: Record<string, string>;
   since: string;
-}
-
-export interface WouldBeDeniedRow {
-  binding: string;
-  enforcement: string;
-  message: string;
-  at: string;
 }
 
 export function quotaView(quota: KarmadaQuota): QuotaView {
@@ -139,15 +133,8 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
     clusters,
     reservations,
     waiting,
-    enforcement: (ENFORCEMENTS as readonly unknown[]).includes(quota.spec?.enforcement)
-      ? (quota.spec.enforcement as Enforcement)
-      : 'Deny',
-    wouldBeDenied: (status.wouldBeDenied ?? []).map(({ binding, enforcement, message, at }) => ({
-      binding,
-      enforcement,
-      message,
-      at,
-    })),
+    enforcement: parseEnforcement(quota.spec?.enforcement),
+    wouldBeDenied: decodeWouldBeDenied(status.wouldBeDenied),
     conditions: (status.conditions ?? []).map(({ type, status, reason, message }) => ({
       type,
       status,

@@ -13,9 +13,13 @@ export const WOULD_BE_DENIED_TTL_MS = 3_600_000;
 /** The CRD's maxLength of an entry's message. */
 const MAX_MESSAGE = 1024;
 
+/** Whether `value` is one of the enforcements (the CRD's enum). */
+export const isEnforcement = (value: unknown): value is Enforcement =>
+  (ENFORCEMENTS as readonly unknown[]).includes(value);
+
 /** A quota's enforcement; anything but Warn or DryRun (absent, unknown) is Deny, the safe reading. */
 export function parseEnforcement(value: unknown): Enforcement {
-  return (ENFORCEMENTS as readonly unknown[]).includes(value) ? (value as Enforcement) : 'Deny';
+  return isEnforcement(value) ? value : 'Deny';
 }
 
 /**

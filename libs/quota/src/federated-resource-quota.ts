@@ -8,13 +8,13 @@ import {
   ENFORCEMENTS,
   FEDERATED_RESOURCE_QUOTA,
   KARMADA_QUOTA,
-  type Enforcement,
   type FederatedResourceQuota,
   type FederatedResourceQuotaStatus,
   type KarmadaQuota,
-  type ResourceList as WireResourceList,
 } from '#api';
-import { addLists, formatList, listsEqual, maskList, parseResourceList, type ResourceList } from '#quantity';
+import { addLists, formatList, maskList, parseResourceList, type ResourceList } from '#quantity';
+import { parseEnforcement } from './enforcement.js';
+import { sameArray, sameList } from './status-equality.js';
 import { quotaResourceNameErrors } from './validation.js';
 
 /** The annotation on an FRQ that sets its quota's spec.enforcement (absent: Deny). */
@@ -44,9 +44,7 @@ export function servingQuota(frq: FederatedResourceQuota): ServingQuota {
     else problems.push(`spec.overall[${key}]: ${why.join('; ')}; it is not enforced`);
   }
   const annotated = frq.metadata?.annotations?.[FRQ_ENFORCEMENT_ANNOTATION];
-  const enforcement: Enforcement = (ENFORCEMENTS as readonly unknown[]).includes(annotated)
-    ? (annotated as Enforcement)
-    : 'Deny';
+  const enforcement = parseEnforcement(annotated);
   if (annotated !== undefined && annotated !== enforcement)
     problems.push(
       `annotation ${FRQ_ENFORCEMENT_ANNOTATION}=${JSON.stringify(annotated)}: not one of ` +
@@ -79,10 +77,9 @@ export function servingQuota(frq: FederatedResourceQuota): ServingQuota {
 
 /** Whether the quota stored serves `frq` as `wanted` says: same hard (by value), same enforcement. */
 export function servesAsWanted(current: KarmadaQuota, wanted: KarmadaQuota): boolean {
-  const hard = (q: KarmadaQuota) => parseResourceList(q.spec?.hard ?? {}, 'spec.hard').list;
   return (
-    listsEqual(hard(current), hard(wanted)) &&
-    (current.spec?.enforcement ?? 'Deny') === (wanted.spec?.enforcement ?? 'Deny')
+    sameList(current.spec?.hard, wanted.spec?.hard) &&
+    parseEnforcement(current.spec?.enforcement) === parseEnforcement(wanted.spec?.enforcement)
   );
 }
 
@@ -124,18 +121,16 @@ export function frqStatusEquals(
   a: FederatedResourceQuotaStatus | undefined,
   b: FederatedResourceQuotaStatus,
 ): boolean {
-  const same = (x: WireResourceList | undefined, y: WireResourceList | undefined) =>
-    (x === undefined) === (y === undefined) &&
-    listsEqual(parseResourceList(x ?? {}, 'x').list, parseResourceList(y ?? {}, 'y').list);
-  const clusters = (s: FederatedResourceQuotaStatus | undefined) => s?.aggregatedStatus ?? [];
+  // Unlike a KarmadaQuota status, an absent list and an empty one are written differently here.
+  const same = (x: unknown, y: unknown) => (x === undefined) === (y === undefined) && sameList(x, y);
   return (
     same(a?.overall, b.overall) &&
     same(a?.overallUsed, b.overallUsed) &&
     (a?.aggregatedStatus === undefined) === (b.aggregatedStatus === undefined) &&
-    clusters(a).length === clusters(b).length &&
-    clusters(a).every((c, i) => {
-      const d = clusters(b)[i]!;
-      return c.clusterName === d.clusterName && same(c.hard, d.hard) && same(c.used, d.used);
-    })
+    sameArray(
+      a?.aggregatedStatus,
+      b.aggregatedStatus,
+      (c, d) => c['clusterName'] === d.clusterName && same(c['hard'], d.hard) && same(c['used'], d.used),
+    )
   );
 }

@@ -18,13 +18,13 @@ import {
  * Two wire ResourceLists with the same keys and equal values; absent is `{}`; an unreadable value or a
  * non-object makes them differ.
  */
-function sameList(a: unknown, b: unknown): boolean {
+export function sameList(a: unknown, b: unknown): boolean {
   const x = parseResourceList(a ?? {}, 'a');
   const y = parseResourceList(b ?? {}, 'b');
   return x.errors.length === 0 && y.errors.length === 0 && listsEqual(x.list, y.list);
 }
 
-function sameArray<T>(
+export function sameArray<T>(
   a: unknown,
   b: readonly T[] | undefined,
   same: (x: Record<string, unknown>, y: T) => boolean,

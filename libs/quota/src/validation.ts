@@ -32,6 +32,7 @@ import {
   stripRequests,
 } from './resource-names.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
+import { isEnforcement } from './enforcement.js';
 
 const QUALIFIED_NAME_MAX = 63;
 const DNS_SUBDOMAIN_MAX = 253;
@@ -323,11 +324,7 @@ export function validateKarmadaQuota(obj: unknown): FieldError[] {
   validateHard(spec['hard'], errors);
   validateScopeSelector(spec['scopeSelector'], errors);
   const enforcement = spec['enforcement'];
-  if (
-    enforcement !== undefined &&
-    enforcement !== null &&
-    !(ENFORCEMENTS as readonly unknown[]).includes(enforcement)
-  ) {
+  if (enforcement !== undefined && enforcement !== null && !isEnforcement(enforcement)) {
     errors.push({
       field: 'spec.enforcement',
       message: `Unsupported value: supported values: ${ENFORCEMENTS.map((e) => `"${e}"`).join(', ')}`,
