@@ -63,9 +63,9 @@ interface DeploymentManifest extends Manifest {
 
 const root = repoRoot();
 const chart = join(root, 'charts', 'karmada-quota');
-/** Every service the image runs: the apps with an entry point. */
+/** Every service the image runs: the Nest apps (the installer is the hook Jobs' command, not a service). */
 const SERVICES = readdirSync(join(root, 'apps'))
-  .filter((app) => existsSync(join(root, 'apps', app, 'src', 'main.ts')))
+  .filter((app) => existsSync(join(root, 'apps', app, 'src', 'app.module.ts')))
   .sort();
 /** Each service's environment variables, from its config (KUBECONFIG: in-cluster unless set). */
 const SERVICE_ENV: Record<string, string[]> = {
@@ -138,7 +138,11 @@ describe('the Helm chart charts/karmada-quota', () => {
    * any object of the same name must be the release's (CRDs left out: the host has its own).
    */
   const renderOnHost = (name: string, ...values: string[]) =>
-    renderWith(name, ['--dry-run=server', '--kubeconfig', fed.host.kubeconfig, '--skip-crds'], values);
+    renderWith(
+      name,
+      ['--dry-run=server', '--kubeconfig', fed.host.kubeconfig],
+      ['crd.install=false', ...values],
+    );
   /** The notes `helm install` prints for these values (a client-side dry run: no cluster). */
   const notes = (...values: string[]): string => {
     const installed = helm(
@@ -307,12 +311,22 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(uncovered).toEqual([]);
   });
 
-  test("ships libs/api/crds' KarmadaQuota CRD unchanged", () => {
+  test("ships libs/api/crds' KarmadaQuota CRD unchanged, kept at uninstall unless told", () => {
     const source = join(crdDir(), CRD_FILE_NAMES.karmadaQuota);
-    const copy = join(chart, 'crds', CRD_FILE_NAMES.karmadaQuota);
-    // On failure: cp libs/api/crds/quota.karmada.io_karmadaquotas.yaml charts/karmada-quota/crds/
+    const copy = join(chart, 'files', 'crds', CRD_FILE_NAMES.karmadaQuota);
+    // On failure: cp libs/api/crds/quota.karmada.io_karmadaquotas.yaml charts/karmada-quota/files/crds/
     expect(readFileSync(copy, 'utf8')).toBe(readFileSync(source, 'utf8'));
-    expect(readdirSync(join(chart, 'crds'))).toEqual([CRD_FILE_NAMES.karmadaQuota]);
+    // Not in crds/: Helm would install that into the cluster it installs into, karmada-host included.
+    expect(existsSync(join(chart, 'crds'))).toBe(false);
+    const crdOf = (manifests: Manifest[]) => ofKind(manifests, 'CustomResourceDefinition');
+    const [kept] = crdOf(render().manifests);
+    expect(kept!.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(kept).toEqual({
+      ...(yaml.load(readFileSync(source, 'utf8')) as object),
+      metadata: kept!.metadata,
+    });
+    expect(crdOf(render('crd.keepOnUninstall=false').manifests)[0]!.metadata.annotations).toBeUndefined();
+    expect(crdOf(render('crd.install=false').manifests)).toEqual([]);
   });
 
   test('renders a Deployment per service, each setting every variable of its configuration', () => {
@@ -327,7 +341,7 @@ describe('the Helm chart charts/karmada-quota', () => {
         env: [...expected].sort(),
       });
     }
-    const external = render('hostKubeconfig.existingSecret=karmada-kubeconfig');
+    const external = render('karmadaKubeconfig.secretName=karmada-kubeconfig');
     for (const service of SERVICES) {
       const env = deploymentOf(external.manifests, service).spec.template.spec.containers[0]!.env;
       expect(env.map((e) => e.name)).toContain('KUBECONFIG');
@@ -1052,10 +1066,11 @@ describe('the Dockerfile and docker-compose.yml', () => {
   test('run every service, and only those', () => {
     const entrypoint = JSON.parse(/^ENTRYPOINT (.+)$/m.exec(dockerfile)![1]!) as string[];
     expect(entrypoint).toEqual(['node', 'dist/apps/main.js']);
-    // Without a service it names the ones it runs (the build is in dist/ for the integration tests).
+    // Without an argument it names what it runs: the services and the installer of the chart's hook
+    // Jobs (the build is in dist/ for the integration tests).
     const listed = run(process.execPath, [join(root, entrypoint[1]!)]);
     expect(listed.status).toBe(2);
-    expect(listed.stderr).toContain(`one of ${SERVICES.join(', ')} `);
+    expect(listed.stderr).toContain(`one of ${[...SERVICES, 'installer'].sort().join(', ')} `);
     const compose = yaml.load(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
       services: Record<string, { command?: string[] }>;
     };

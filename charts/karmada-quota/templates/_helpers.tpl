@@ -64,12 +64,13 @@ generated anew, and ca (the Secret's ca.crt, the caBundle) also holds the previo
 serving the old certificate, or an API server still presenting the old client certificate, is
 trusted until the next renewal. Without a cluster (`helm template`, `helm lint`) lookup finds
 nothing: always anew.
-(dict "root" $ "secretName" "x" "caName" "x-ca" "commonName" "x" "dnsNames" (list ...) "validityDays" 3650)
+(dict "root" $ "secretName" "x" "caName" "x-ca" "commonName" "x" "dnsNames" (list ...) "ips" (list ...) "validityDays" 3650)
 gives JSON: { ca, cert, key, annotations }.
 */}}
 {{- define "karmada-quota.keptCertificate" -}}
 {{- $dnsNames := .dnsNames | default list -}}
-{{- $names := join "," (prepend $dnsNames .commonName | uniq) -}}
+{{- $ips := .ips | default list -}}
+{{- $names := join "," (concat (prepend $dnsNames .commonName | uniq) $ips) -}}
 {{- $existing := lookup "v1" "Secret" .root.Release.Namespace .secretName | default dict -}}
 {{- $data := $existing.data | default dict -}}
 {{- $annotations := ($existing.metadata | default dict).annotations | default dict -}}
@@ -80,7 +81,7 @@ gives JSON: { ca, cert, key, annotations }.
 {{- dict "ca" (index $data "ca.crt" | b64dec) "cert" (index $data "tls.crt" | b64dec) "key" (index $data "tls.key" | b64dec) "annotations" (dict "karmada-quota.io/names" $names "karmada-quota.io/not-after" $notAfter) | toJson -}}
 {{- else -}}
 {{- $ca := genCA .caName .validityDays -}}
-{{- $cert := genSignedCert .commonName nil $dnsNames .validityDays $ca -}}
+{{- $cert := genSignedCert .commonName $ips $dnsNames .validityDays $ca -}}
 {{- $notAfter = dateInZone "2006-01-02T15:04:05Z07:00" (now | dateModify (printf "+%dh" (mul .validityDays 24))) "UTC" -}}
 {{- $previousCa := regexFind "(?s)-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----" (index $data "ca.crt" | default "" | b64dec) -}}
 {{- $trusted := ternary (printf "%s%s\n" $ca.Cert $previousCa) $ca.Cert (ne $previousCa "") -}}
@@ -99,9 +100,9 @@ gives JSON: { ca, cert, key, annotations }.
   value: {{ .Values.logLevel | quote }}
 - name: API_REQUEST_TIMEOUT_SECONDS
   value: {{ .Values.apiRequestTimeoutSeconds | quote }}
-{{- if .Values.hostKubeconfig.existingSecret }}
+{{- if .Values.karmadaKubeconfig.secretName }}
 - name: KUBECONFIG
-  value: /etc/karmada-quota/kubeconfig/{{ .Values.hostKubeconfig.key }}
+  value: /etc/karmada-quota/karmada-kubeconfig/{{ .Values.karmadaKubeconfig.key }}
 {{- end }}
 {{- end -}}
 
@@ -120,18 +121,18 @@ gives JSON: { ca, cert, key, annotations }.
 {{- end -}}
 
 {{- define "karmada-quota.kubeconfigVolumeMount" -}}
-{{- if .Values.hostKubeconfig.existingSecret }}
-- name: host-kubeconfig
-  mountPath: /etc/karmada-quota/kubeconfig
+{{- if .Values.karmadaKubeconfig.secretName }}
+- name: karmada-kubeconfig
+  mountPath: /etc/karmada-quota/karmada-kubeconfig
   readOnly: true
 {{- end }}
 {{- end -}}
 
 {{- define "karmada-quota.kubeconfigVolume" -}}
-{{- if .Values.hostKubeconfig.existingSecret }}
-- name: host-kubeconfig
+{{- if .Values.karmadaKubeconfig.secretName }}
+- name: karmada-kubeconfig
   secret:
-    secretName: {{ .Values.hostKubeconfig.existingSecret }}
+    secretName: {{ .Values.karmadaKubeconfig.secretName }}
 {{- end }}
 {{- end -}}
 
@@ -388,4 +389,119 @@ CIDR. NOTES names them too.
 {{- $terms = append $terms (trim (printf "%s %s %s" .key .operator (ternary (printf "(%s)" (join ", " (.values | default list))) "" (not (empty .values))))) -}}
 {{- end -}}
 {{- ternary (join "," $terms) "(any)" (not (empty $terms)) -}}
+{{- end -}}
+
+
+{{/*
+Objects for the Karmada API server, of one phase (setup: the CRD and RBAC, before the services
+start; register: the webhook registration, once they run): (dict "root" $ "phase" "setup" "hook"
+"pre-install,pre-upgrade" "objects" yaml-documents). In one API server they are rendered as they
+are. Installed into karmada-host (karmadaKubeconfig.secretName), a hook ConfigMap holds them,
+labelled quota.karmada.io/install-phase=<release>.<phase> (the CRD excepted: never pruned), and a
+hook Job applies them with the Karmada API server's kubeconfig (docs/operating/install.md).
+*/}}
+{{- define "karmada-quota.forKarmadaApiServer" -}}
+{{- if not .root.Values.karmadaKubeconfig.secretName -}}
+{{ .objects }}
+{{- else -}}
+{{- $label := printf "%s.%s" .root.Release.Name .phase -}}
+{{- $documents := list -}}
+{{- range (regexSplit "(?m)^---[ \t]*$" .objects -1) -}}
+{{- $object := fromYaml . -}}
+{{- if hasKey $object "Error" }}{{ fail (printf "karmada-quota chart: a %s object does not parse: %s" $.phase $object.Error) }}{{ end -}}
+{{- if $object -}}
+{{- if ne $object.kind "CustomResourceDefinition" -}}
+{{- $_ := set $object.metadata "labels" (merge (dict "quota.karmada.io/install-phase" $label) ($object.metadata.labels | default dict)) -}}
+{{- end -}}
+{{- $documents = append $documents (toYaml $object) -}}
+{{- end -}}
+{{- end -}}
+{{ include "karmada-quota.installJob" (dict "root" .root "name" .phase "hook" .hook "action" "apply" "phases" (list $label) "objects" (join "\n---\n" $documents)) }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A hook Job of our image running `installer <action>` on `objects` against the Karmada API server,
+and the hook ConfigMap it reads them from: (dict "root" $ "name" "setup" "hook" "pre-install"
+"action" "apply" "phases" (list "<release>.setup") "objects" yaml-documents).
+*/}}
+{{- define "karmada-quota.installJob" -}}
+{{- $root := .root -}}
+{{- $name := printf "%s-%s" (include "karmada-quota.fullname" $root) .name -}}
+{{- $hookAnnotations := dict "helm.sh/hook" .hook "helm.sh/hook-delete-policy" "before-hook-creation,hook-succeeded" -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "karmada-quota.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: installer
+  annotations:
+    {{- toYaml (merge (dict "helm.sh/hook-weight" "-10") $hookAnnotations) | nindent 4 }}
+data:
+  objects.yaml: |
+    {{- .objects | nindent 4 }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "karmada-quota.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: installer
+  annotations:
+    {{- toYaml (merge (dict "helm.sh/hook-weight" "0") $hookAnnotations) | nindent 4 }}
+spec:
+  backoffLimit: {{ $root.Values.installJob.backoffLimit }}
+  activeDeadlineSeconds: {{ $root.Values.installJob.activeDeadlineSeconds }}
+  template:
+    metadata:
+      labels:
+        {{- include "karmada-quota.labels" $root | nindent 8 }}
+        app.kubernetes.io/component: installer
+    spec:
+      restartPolicy: Never
+      # It calls only the Karmada API server, with the kubeconfig below.
+      automountServiceAccountToken: false
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      containers:
+        - name: installer
+          image: {{ include "karmada-quota.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          args: [installer, {{ .action }}]
+          env:
+            - name: INSTALL_PHASES
+              value: {{ join "," .phases | quote }}
+            - name: OBJECTS_DIR
+              value: /etc/karmada-quota/objects
+            {{- include "karmada-quota.commonEnv" $root | nindent 12 }}
+          resources:
+            {{- toYaml $root.Values.installJob.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
+          volumeMounts:
+            - name: objects
+              mountPath: /etc/karmada-quota/objects
+              readOnly: true
+            {{- include "karmada-quota.kubeconfigVolumeMount" $root | nindent 12 }}
+      volumes:
+        - name: objects
+          configMap:
+            name: {{ $name }}
+        {{- include "karmada-quota.kubeconfigVolume" $root | nindent 8 }}
+      {{- with $root.Values.installJob.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.installJob.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
 {{- end -}}

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync } from 'node:fs';
+import { KARMADA_QUOTA, loadCrds } from '#api';
 import { join } from 'node:path';
 import { ensureBinaries, type KubeBinaries } from './binaries.js';
 import {
@@ -45,6 +46,11 @@ export interface FederationOptions {
    * enough for what watches objects made directly (pods, say), and many members start sooner.
    */
   memberControllers?: boolean;
+  /**
+   * Installs the KarmadaQuota CRD (default on). Off when the test installs it as users do (the chart's
+   * hook Job, test/release.test.ts).
+   */
+  karmadaQuotaCrd?: boolean;
   /** The host API server serves /debug/pprof (the bench's --profile reads its CPU profile). */
   hostProfiling?: boolean;
   /**
@@ -154,7 +160,13 @@ export class Federation {
       log('starting kube-controller-managers');
       await Promise.all([host, ...members].map((c) => c.controllerManager?.start()));
       log('installing CRDs and registering member clusters on the host');
-      await installCrds(host.apiServer.endpoint);
+      const crds = loadCrds();
+      await installCrds(
+        host.apiServer.endpoint,
+        options.karmadaQuotaCrd === false
+          ? crds.filter((crd) => crd.spec.group !== KARMADA_QUOTA.group)
+          : crds,
+      );
       await ensureNamespace(host.apiServer.endpoint, SYSTEM_NAMESPACE);
       for (const member of members) await registerMember(host.apiServer.endpoint, member.apiServer.endpoint);
       if (options.karmada) {
@@ -236,6 +248,24 @@ export class Federation {
     this.extraComponents.push(webhook);
     await webhook.start();
     return webhook;
+  }
+
+  /**
+   * Starts a karmada-host cluster beside the federation: the cluster Karmada's control plane runs in
+   * as pods (the host API server here stands for karmada-apiserver). Only an API server, on the
+   * federation's etcd, without nodes or controllers; stopped with the federation.
+   */
+  async startKarmadaHostCluster(): Promise<ApiEndpoint> {
+    const apiServer = await ApiServer.create(
+      'karmada-host',
+      join(this.stateDir, 'karmada-host', 'apiserver'),
+      this.guard,
+      this.binaries,
+      this.etcd.url,
+    );
+    this.extraComponents.push(apiServer);
+    await apiServer.start();
+    return apiServer.endpoint;
   }
 
   /**
