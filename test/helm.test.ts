@@ -258,6 +258,7 @@ describe('the Helm chart charts/karmada-quota', () => {
         'userRoles.enabled=false',
       ],
       ['webhook.clientAuth.enabled=true', 'webhook.networkPolicy.enabled=false'],
+      ['karmadaKubeconfig.secretName=karmada-kubeconfig', 'webhook.url=https://10.0.0.9:8443'],
     ];
     for (const values of variants) {
       const lint = helm('lint', '--strict', chart, ...values.flatMap((value) => ['--set', value]));
@@ -327,6 +328,119 @@ describe('the Helm chart charts/karmada-quota', () => {
     });
     expect(crdOf(render('crd.keepOnUninstall=false').manifests)[0]!.metadata.annotations).toBeUndefined();
     expect(crdOf(render('crd.install=false').manifests)).toEqual([]);
+  });
+
+  test('into karmada-host: what belongs in the Karmada API server is only in hook ConfigMaps, applied and removed by Jobs of the image', () => {
+    const intoHost = [
+      'karmadaKubeconfig.secretName=karmada-kubeconfig',
+      'webhook.url=https://webhook.example:8443',
+    ];
+    const { manifests } = render(...intoHost);
+    const hooks = manifests.filter((m) => m.metadata.annotations?.['helm.sh/hook']);
+    const chartObjects = manifests.filter((m) => !hooks.includes(m));
+    // Nothing cluster-scoped, nothing of the Karmada API server's, is a chart object in karmada-host.
+    expect(chartObjects.filter((m) => !m.metadata.namespace).map((m) => m.kind)).toEqual([]);
+    expect(new Set(chartObjects.map((m) => m.kind))).toEqual(
+      new Set(['ServiceAccount', 'Secret', 'Deployment', 'Service', 'NetworkPolicy', 'PodDisruptionBudget']),
+    );
+    type Job = Manifest & {
+      spec: {
+        template: {
+          spec: {
+            containers: (Container & { image: string })[];
+            volumes: { configMap?: { name: string } }[];
+          };
+        };
+      };
+    };
+    const jobs = ofKind<Job>(hooks, 'Job');
+    const phases = jobs.map((job) => ({
+      name: job.metadata.name,
+      hook: job.metadata.annotations!['helm.sh/hook'],
+      args: job.spec.template.spec.containers[0]!.args,
+    }));
+    expect(phases).toEqual(
+      expect.arrayContaining([
+        {
+          name: `${release}-karmada-quota-setup`,
+          hook: 'pre-install,pre-upgrade',
+          args: ['installer', 'apply'],
+        },
+        {
+          name: `${release}-karmada-quota-register`,
+          hook: 'post-install,post-upgrade',
+          args: ['installer', 'apply'],
+        },
+        { name: `${release}-karmada-quota-remove`, hook: 'pre-delete', args: ['installer', 'delete'] },
+      ]),
+    );
+    expect(jobs).toHaveLength(3);
+    const [image] = new Set(
+      ofKind<DeploymentManifest & { spec: { template: { spec: { containers: { image: string }[] } } } }>(
+        manifests,
+        'Deployment',
+      ).map((d) => d.spec.template.spec.containers[0]!.image),
+    );
+    for (const job of jobs) {
+      expect(job.spec.template.spec.containers[0]!.image).toBe(image);
+      expect(job.spec.template.spec.containers[0]!.env).toContainEqual({
+        name: 'KUBECONFIG',
+        value: '/etc/karmada-quota/karmada-kubeconfig/kubeconfig',
+      });
+    }
+    const objectsOf = (phase: string) => {
+      const map = ofKind<Manifest & { data: Record<string, string> }>(hooks, 'ConfigMap').find(
+        (m) => m.metadata.name === `${release}-karmada-quota-${phase}`,
+      )!;
+      return loadManifests(map.data['objects.yaml']!);
+    };
+    const setup = objectsOf('setup');
+    expect(new Set(setup.map((o) => o.kind))).toEqual(
+      new Set([
+        'CustomResourceDefinition',
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+      ]),
+    );
+    expect(
+      setup
+        .filter((o) => o.kind !== 'CustomResourceDefinition')
+        .map((o) => o.metadata.labels?.['quota.karmada.io/install-phase']),
+    ).toEqual(setup.filter((o) => o.kind !== 'CustomResourceDefinition').map(() => `${release}.setup`));
+    const [registration] = objectsOf('register') as (Manifest & {
+      webhooks: { clientConfig: { url: string } }[];
+    })[];
+    expect(registration!.kind).toBe('ValidatingWebhookConfiguration');
+    expect(registration!.webhooks[0]!.clientConfig.url).toMatch(/^https:\/\/webhook\.example:8443\//);
+    // The URL's host is in the serving certificate.
+    const tls = ofKind<Manifest & { data: Record<string, string> }>(manifests, 'Secret')[0]!;
+    const certificate = new X509Certificate(Buffer.from(tls.data['tls.crt']!, 'base64'));
+    expect(certificate.subjectAltName).toContain('DNS:webhook.example');
+    // The CRD is kept at uninstall unless told: the removal deletes it only then.
+    expect(objectsOf('remove').map((o) => o.kind)).toEqual(['ValidatingWebhookConfiguration']);
+    const removeAll = render(...intoHost, 'crd.keepOnUninstall=false');
+    const removed = ofKind<Manifest & { data: Record<string, string> }>(
+      removeAll.manifests,
+      'ConfigMap',
+    ).find((m) => m.metadata.name.endsWith('-remove'))!;
+    expect(loadManifests(removed.data['objects.yaml']!).map((o) => o.kind)).toEqual([
+      'ValidatingWebhookConfiguration',
+      'CustomResourceDefinition',
+    ]);
+    // cert-manager's CA injector cannot reach a registration in the Karmada API server.
+    const refused = helm(
+      'template',
+      release,
+      chart,
+      ...[...intoHost, 'certManager.enabled=true'].flatMap((v) => ['--set', v]),
+    );
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'certManager.enabled needs the webhook registration in the cluster cert-manager runs in',
+    );
   });
 
   test('renders a Deployment per service, each setting every variable of its configuration', () => {

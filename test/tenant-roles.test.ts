@@ -15,6 +15,7 @@ import { karmadaQuota } from './support/fixtures.js';
  * (kubectl --as: Impersonate-User), so its RBAC and the clusterrole-aggregation controller decide.
  */
 interface ClusterRole {
+  kind: string;
   metadata: { name: string; labels?: Record<string, string> };
   rules?: object[];
 }
@@ -118,10 +119,14 @@ describe("the chart's roles for people, on the host API server", () => {
       '--kube-version',
       fed.kubernetesVersion,
       '--show-only',
-      'templates/user-roles.yaml',
+      'templates/karmada-apiserver.yaml',
     ]);
     if (rendered.status !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
-    roles = yaml.loadAll(rendered.stdout).filter((doc) => doc != null) as ClusterRole[];
+    // The roles for people, of what the chart puts into the Karmada API server.
+    roles = (yaml.loadAll(rendered.stdout) as (ClusterRole | null)[]).filter(
+      (doc): doc is ClusterRole => doc?.kind === 'ClusterRole' && /-(view|admin)$/.test(doc.metadata.name),
+    );
+    expect(roles).toHaveLength(2);
     await createNamespace(fed.host, team);
     await createNamespace(fed.host, quotaAdminNamespace);
     ok(
