@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -288,6 +289,51 @@ describe('PropagationPolicy-driven workloads under a KarmadaQuota, with real Kar
         ),
       (state) => state === 'gone',
     );
+  });
+
+  test("a Warn quota warns whoever applies the workload (kubectl prints the refusal its binding would meet); Karmada's binding is admitted and counted", async () => {
+    const namespace = uniqueName('kmd');
+    await host()
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    const quota = karmadaQuota(namespace, 'team', { cpu: '2' }, { enforcement: 'Warn' });
+    await custom().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body: quota });
+    await usageCounted(host(), namespace, 'team');
+    const kubectlCreate = (object: object) =>
+      spawnSync(
+        federation.info.kubectl,
+        ['--kubeconfig', federation.info.host.kubeconfig, 'create', '-f', '-'],
+        {
+          input: JSON.stringify(object),
+          encoding: 'utf8',
+        },
+      );
+
+    // Within the quota: no warning.
+    const small = karmadaWorkload({ name: 'small', namespace, replicas: 1, cpu: '1', clusters: CLUSTERS });
+    expect(kubectlCreate(small.policy).status).toBe(0);
+    expect(kubectlCreate(small.workload)).toMatchObject({ status: 0, stderr: '' });
+    await eventually(
+      () => readQuota(namespace),
+      (q) => q.status?.used?.['cpu'] === '1',
+    );
+
+    const web = karmadaWorkload({ name: 'web', namespace, replicas: 2, cpu: '1', clusters: CLUSTERS });
+    expect(kubectlCreate(web.policy).status).toBe(0);
+    const applied = kubectlCreate(web.workload);
+    expect(applied.status).toBe(0);
+    expect(applied.stderr).toContain(
+      'Warning: KarmadaQuota team would deny the ResourceBinding web-deployment of this workload ' +
+        '(spec.enforcement: Warn, not enforced): exceeded quota: team, requested: cpu=2, used: cpu=1, limited: cpu=2',
+    );
+    // Not enforced: Karmada's binding is admitted, counted, and noted where refusals show.
+    const counted = await eventually(
+      () => readQuota(namespace),
+      (q) => q.status?.used?.['cpu'] === '3',
+    );
+    expect(counted.status?.wouldBeDenied).toEqual([
+      expect.objectContaining({ binding: 'web-deployment', enforcement: 'Warn' }),
+    ]);
   });
 
   test('a scale-up past the quota is refused at the detector: members never run more than the quota allows, the Deployment shows why', async () => {

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
-import { isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
+import { describeError, isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { bindingCharge, enforcementWarning, validateKarmadaQuota } from '#quota';
 import { describeFieldError } from '#quantity';
 import {
@@ -22,6 +22,7 @@ import { kindProblem, type GroupVersionKind } from './admission-kind.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
+import { TemplateWarnings } from './template-warnings.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
@@ -42,12 +43,23 @@ export class AdmissionController {
     private readonly denials: DenialEventRecorder,
     private readonly waiting: WaitingRecorder,
     private readonly stored: StoredBindings,
+    private readonly templateWarnings: TemplateWarnings,
   ) {}
 
   @Post('resourcebindings')
   @HttpCode(200)
   async resourceBinding(@Body() body: unknown): Promise<AdmissionReviewResponse> {
     return this.measured('resourcebindings', () => this.admitBinding(body));
+  }
+
+  /**
+   * A workload (resource template) applied: always admitted, with a warning per Warn quota that will
+   * refuse its binding (template-warnings.ts). Registered with failurePolicy Ignore.
+   */
+  @Post('templates')
+  @HttpCode(200)
+  template(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    return this.measured('templates', () => this.warnTemplate(body));
   }
 
   @Post('karmadaquotas')
@@ -151,6 +163,27 @@ export class AdmissionController {
       }
     }
     return this.respond(request, outcome);
+  }
+
+  private async warnTemplate(body: unknown): Promise<AdmissionReviewResponse> {
+    const request = this.parse(body);
+    const namespace = request.namespace;
+    if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || !namespace)
+      return admissionResponse(request.uid, true);
+    try {
+      const answerBy = Date.now() + this.config.ADMISSION_DEADLINE_MS;
+      const warnings = await this.templateWarnings.warnings(namespace, request.object, {
+        deadline: answerBy,
+      });
+      return admittedWithWarnings(request.uid, warnings);
+    } catch (err) {
+      // Only a warning was lost: the binding's own admission still decides.
+      this.logger.warn(
+        { ...requestFields(request), error: describeError(err) },
+        'could not check the workload against Warn quotas',
+      );
+      return admissionResponse(request.uid, true);
+    }
   }
 
   private validateQuota(body: unknown): AdmissionReviewResponse {

@@ -19,6 +19,7 @@ import { AdmissionBatcher } from './admission-batcher.js';
 import type { AdmissionStrategy } from './admission-strategy.js';
 import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
 import { WatchedQuotaStore } from './cached-quota-store.js';
+import { TemplateWarnings } from './template-warnings.js';
 import { CasPerAdmission } from './cas-per-admission.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
@@ -60,6 +61,12 @@ export class WebhookModule {
             ),
         },
         { provide: StoredBindings, useValue: new StoredBindings(host) },
+        {
+          provide: TemplateWarnings,
+          inject: [WatchedQuotaStore, StoredBindings],
+          useFactory: (quotas: WatchedQuotaStore, stored: StoredBindings) =>
+            new TemplateWarnings(quotas, stored, claimTiming),
+        },
         {
           provide: WaitingRecorder,
           inject: [REDIS],

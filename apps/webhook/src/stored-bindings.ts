@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import * as k8s from '@kubernetes/client-node';
-import { describeError, isApiStatus, RESOURCE_BINDING } from '#api';
+import { describeError, isApiStatus, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { abortAt, type StoreCallOptions } from '#service-kit';
 
 /**
- * Whether a ResourceBinding of a name is stored on the host, read from the API server itself (not a
- * cache: Karmada's detector retries a create within milliseconds of the first one).
+ * A ResourceBinding of a name as stored on the Karmada API server, read from the API server itself
+ * (not a cache: Karmada's detector retries a create within milliseconds of the first one).
  */
 export class StoredBindings {
   private readonly objects: k8s.CustomObjectsApi;
@@ -22,8 +22,27 @@ export class StoredBindings {
    * review's own deadline, whose fail-closed answer then goes out (no host call outlasts it).
    */
   async exists(namespace: string, name: string, options: StoreCallOptions = {}): Promise<boolean> {
+    const stored = await this.read(
+      namespace,
+      name,
+      'to refuse a duplicate create, admitting it as usual',
+      options,
+    );
+    return stored !== undefined;
+  }
+
+  /**
+   * The stored binding; undefined when there is none, or when the host could not say (logged, with
+   * what the read was `for`).
+   */
+  async read(
+    namespace: string,
+    name: string,
+    purpose: string,
+    options: StoreCallOptions = {},
+  ): Promise<ResourceBinding | undefined> {
     try {
-      await this.objects.getNamespacedCustomObject(
+      return (await this.objects.getNamespacedCustomObject(
         {
           group: RESOURCE_BINDING.group,
           version: RESOURCE_BINDING.version,
@@ -32,16 +51,15 @@ export class StoredBindings {
           name,
         },
         abortAt(options.deadline),
-      );
-      return true;
+      )) as ResourceBinding;
     } catch (err) {
       if (!isApiStatus(err, 404))
         this.logger.warn(
           { namespace, binding: name, error: describeError(err) },
-          'could not read the ResourceBinding to refuse a duplicate create, admitting it as usual ' +
+          `could not read the ResourceBinding ${purpose} ` +
             `(the webhook needs get on resourcebindings.${RESOURCE_BINDING.group})`,
         );
-      return false;
+      return undefined;
     }
   }
 }

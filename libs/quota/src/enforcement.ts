@@ -61,8 +61,9 @@ export function addWouldBeDenied(
 
 /**
  * The admission warning a client is shown for a change a Warn quota admitted (kubectl prints it as
- * `Warning: ...`): which quota, that it is not enforced, and the refusal it would have met.
+ * `Warning: ...`): which quota, that it is not enforced, and the refusal it would have met. `change`
+ * names what is refused: the binding write itself, or (for a workload applied) its binding to come.
  */
-export function enforcementWarning(quota: string, message: string): string {
-  return `KarmadaQuota ${quota} would deny this change (spec.enforcement: Warn, not enforced): ${message}`;
+export function enforcementWarning(quota: string, message: string, change = 'this change'): string {
+  return `KarmadaQuota ${quota} would deny ${change} (spec.enforcement: Warn, not enforced): ${message}`;
 }

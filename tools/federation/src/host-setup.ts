@@ -144,9 +144,8 @@ export const BINDING_WEBHOOK_NAME = 'resourcebindings.quota.karmada.io';
 interface WebhookEndpoint {
   name: string;
   path: string;
-  group: string;
-  version: string;
-  resource: string;
+  rules: { group: string; version: string; resource: string }[];
+  failurePolicy?: 'Fail' | 'Ignore';
 }
 
 const chartFile = (...path: string[]): unknown =>
@@ -161,28 +160,27 @@ const chartNamespaceSelector = (): k8s.V1LabelSelector =>
     .namespaceSelector;
 
 /**
- * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) for CREATE and UPDATE
- * of ResourceBindings and KarmadaQuotas, each in the one version the webhook reads (matchPolicy
- * Equivalent: the API server converts the others' requests), in the namespaces the chart's default
- * selects; fails closed, no side effects on dry-run. Replaces an earlier registration of the same name.
+ * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) as the chart does, from
+ * its files/webhooks.yaml: CREATE and UPDATE of ResourceBindings and KarmadaQuotas, each in the one
+ * version the webhook reads (matchPolicy Equivalent: the API server converts the others' requests),
+ * failing closed, and of workloads, only warned (failurePolicy Ignore); in the namespaces the chart's
+ * default selects, no side effects on dry-run. Replaces an earlier registration of the same name.
  */
 export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem: string): Promise<void> {
   const api = kubeConfigFor(host).makeApiClient(k8s.AdmissionregistrationV1Api);
   const caBundle = Buffer.from(caPem).toString('base64');
-  const webhook = ({ name, path, group, version, resource }: WebhookEndpoint): k8s.V1ValidatingWebhook => ({
+  const webhook = ({ name, path, rules, failurePolicy }: WebhookEndpoint): k8s.V1ValidatingWebhook => ({
     name,
     clientConfig: { url: `${baseUrl}${path}`, caBundle },
-    rules: [
-      {
-        apiGroups: [group],
-        apiVersions: [version],
-        operations: ['CREATE', 'UPDATE'],
-        resources: [resource],
-        scope: 'Namespaced',
-      },
-    ],
+    rules: rules.map(({ group, version, resource }) => ({
+      apiGroups: [group],
+      apiVersions: [version],
+      operations: ['CREATE', 'UPDATE'],
+      resources: [resource],
+      scope: 'Namespaced',
+    })),
     namespaceSelector: chartNamespaceSelector(),
-    failurePolicy: 'Fail',
+    failurePolicy: failurePolicy ?? 'Fail',
     sideEffects: 'NoneOnDryRun',
     admissionReviewVersions: ['v1'],
     matchPolicy: 'Equivalent',
