@@ -365,6 +365,37 @@ describe('installed from the registry into karmada-host', () => {
   );
 
   test(
+    'helm upgrade: the hook Jobs apply again, and what the release no longer renders leaves the Karmada API server',
+    async () => {
+      const clusterRoles = async () =>
+        (
+          await karmada()
+            .makeApiClient(k8s.RbacAuthorizationV1Api)
+            .listClusterRole({ labelSelector: `app.kubernetes.io/instance=${RELEASE}` })
+        ).items.map((r) => r.metadata!.name!);
+      expect(await clusterRoles()).toContain(`${RELEASE}-console`);
+      const before = ranJobs.length;
+      await installHelm(
+        'upgrade',
+        RELEASE,
+        `oci://${target}/charts/karmada-quota`,
+        ...['--version', version, '--plain-http', '--timeout', '5m', '--reuse-values'],
+        ...['--set', 'console.enabled=false'],
+      );
+      expect(ranJobs.slice(before)).toEqual([`${RELEASE}-setup`, `${RELEASE}-register`]);
+      expect(jobLogs.get(`${RELEASE}-setup`)!.log).toContain(`deleted ClusterRole ${RELEASE}-console`);
+      expect((await clusterRoles()).sort()).toEqual(
+        ['admin', 'aggregator', 'reconciler', 'view', 'webhook'].map((n) => `${RELEASE}-${n}`),
+      );
+      const accounts = await karmada()
+        .makeApiClient(k8s.CoreV1Api)
+        .listNamespacedServiceAccount({ namespace: NAMESPACE });
+      expect(accounts.items.map((a) => a.metadata!.name)).not.toContain(`${RELEASE}-console`);
+    },
+    10 * 60_000,
+  );
+
+  test(
     'helm uninstall: the removal Job empties the Karmada API server, and nothing is left in karmada-host',
     async () => {
       await installHelm('uninstall', RELEASE, '--timeout', '5m');
