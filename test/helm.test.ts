@@ -476,41 +476,48 @@ describe('the Helm chart charts/karmada-quota', () => {
       }[];
     })[];
     // The one version of each kind the webhook reads (checkKind refuses others); with matchPolicy
-    // Equivalent the API server converts a request made through another version to it first.
+    // Equivalent the API server converts a request made through another version to it first. The
+    // workloads' webhook only warns: it must not fail closed.
     expect(
       registration!.webhooks.map((w) => [
         w.name,
         w.clientConfig.service.path,
-        w.rules[0]!.apiGroups[0],
-        w.rules[0]!.apiVersions,
-        w.rules[0]!.resources[0],
-        w.matchPolicy,
+        w.rules.map((r) => [r.apiGroups, r.apiVersions, r.resources]),
+        w.failurePolicy,
       ]),
     ).toEqual([
       [
         'resourcebindings.quota.karmada.io',
         '/validate/resourcebindings',
-        RESOURCE_BINDING.group,
-        [RESOURCE_BINDING.version],
-        'resourcebindings',
-        'Equivalent',
+        [[[RESOURCE_BINDING.group], [RESOURCE_BINDING.version], ['resourcebindings']]],
+        'Fail',
       ],
       [
         'karmadaquotas.quota.karmada.io',
         '/validate/karmadaquotas',
-        KARMADA_QUOTA.group,
-        [KARMADA_QUOTA.version],
-        'karmadaquotas',
-        'Equivalent',
+        [[[KARMADA_QUOTA.group], [KARMADA_QUOTA.version], ['karmadaquotas']]],
+        'Fail',
+      ],
+      [
+        'templates.quota.karmada.io',
+        '/validate/templates',
+        [
+          [['apps'], ['v1'], ['deployments']],
+          [['apps'], ['v1'], ['statefulsets']],
+          [['apps'], ['v1'], ['replicasets']],
+          [['batch'], ['v1'], ['jobs']],
+          [[''], ['v1'], ['pods']],
+        ],
+        'Ignore',
       ],
     ]);
     for (const webhook of registration!.webhooks) {
       expect(webhook).toMatchObject({
-        failurePolicy: 'Fail',
         sideEffects: 'NoneOnDryRun',
+        matchPolicy: 'Equivalent',
         timeoutSeconds: 10,
       });
-      expect(webhook.rules[0]!.operations).toEqual(['CREATE', 'UPDATE']);
+      for (const rule of webhook.rules) expect(rule.operations).toEqual(['CREATE', 'UPDATE']);
     }
     // The registration the harness made on the host, which the other tests run against, is the same
     // but for how the API server reaches the webhook.
