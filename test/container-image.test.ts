@@ -112,7 +112,7 @@ test('the image runs as uid 1000 and refuses an unknown service, naming the ones
   const unknown = await run('podman', ['run', '--rm', '--pull=never', IMAGE, 'scheduler']);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain(
-    'unknown service "scheduler": the container\'s argument names the service to run, one of aggregator, console, reconciler, webhook',
+    'unknown service "scheduler": the container\'s argument names the service to run, one of aggregator, console, installer, reconciler, webhook',
   );
 });
 

@@ -23,7 +23,9 @@ export class TemplateWarnings {
 
   /** The warnings for a CREATE or UPDATE of `template` in `namespace`; [] when none applies. */
   async warnings(namespace: string, template: unknown, options: StoreCallOptions): Promise<string[]> {
-    const warnQuotas = (await this.quotas.list(namespace, options)).filter(
+    // The quotas as the watch last saw them: a workload write in a namespace without a Warn quota
+    // costs no call to the API server.
+    const warnQuotas = (this.quotas.cached(namespace) ?? []).filter(
       (q) => parseEnforcement(q.spec?.enforcement) === 'Warn',
     );
     if (warnQuotas.length === 0 || !isJsonObject(template)) return [];
