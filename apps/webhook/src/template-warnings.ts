@@ -10,14 +10,14 @@ import { bindingForTemplate } from '#usage';
 import { isJsonObject } from '#api';
 import type { StoreCallOptions } from '#service-kit';
 import { asksNothing, bindingChange } from './admission-strategy.js';
-import type { WatchedQuotaStore } from './cached-quota-store.js';
+import type { CachedQuotaStore } from './cached-quota-store.js';
 import { decide, projected, type CasOptions } from './cas-round.js';
 import type { StoredBindings } from './stored-bindings.js';
 
 export class TemplateWarnings {
   constructor(
-    private readonly quotas: WatchedQuotaStore,
-    private readonly stored: StoredBindings,
+    private readonly quotas: Pick<CachedQuotaStore, 'cached'>,
+    private readonly stored: Pick<StoredBindings, 'read'>,
     private readonly timing: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
   ) {}
 
