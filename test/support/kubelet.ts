@@ -219,12 +219,10 @@ export function runJobsAsTheyCome(
         if (seen.has(uid) || job.status?.conditions?.length) continue;
         seen.add(uid);
         // A Job this kubelet cannot run is reported as failed, so the test says why helm waits.
-        const result = await kubelet
-          .runJob(job)
-          .catch((err: unknown) => ({
-            succeeded: false,
-            log: `the test kubelet could not run it: ${String(err)}`,
-          }));
+        const result = await kubelet.runJob(job).catch((err: unknown) => ({
+          succeeded: false,
+          log: `the test kubelet could not run it: ${String(err)}`,
+        }));
         onJob(job.metadata!.name!, result);
       }
       await sleep(500);
