@@ -511,6 +511,17 @@ describe('the Helm chart charts/karmada-quota', () => {
         'Ignore',
       ],
     ]);
+    // webhook.warnAtApply=false leaves the workloads' webhook out.
+    const [withoutWarnings] = ofKind(
+      render('webhook.warnAtApply=false').manifests,
+      'ValidatingWebhookConfiguration',
+    ) as (Manifest & {
+      webhooks: { name: string }[];
+    })[];
+    expect(withoutWarnings!.webhooks.map((w) => w.name)).toEqual([
+      'resourcebindings.quota.karmada.io',
+      'karmadaquotas.quota.karmada.io',
+    ]);
     for (const webhook of registration!.webhooks) {
       expect(webhook).toMatchObject({
         sideEffects: 'NoneOnDryRun',
