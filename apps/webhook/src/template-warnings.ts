@@ -6,7 +6,7 @@
  * does that. Never refuses (docs/concepts/enforcement.md#at-apply).
  */
 import { parseEnforcement, enforcementWarning, bindingCharge } from '#quota';
-import { bindingForTemplate } from '#usage';
+import { bindingForTemplate, updatedForTemplate } from '#usage';
 import { isJsonObject } from '#api';
 import type { StoreCallOptions } from '#service-kit';
 import { asksNothing, bindingChange } from './admission-strategy.js';
@@ -29,11 +29,11 @@ export class TemplateWarnings {
       (q) => parseEnforcement(q.spec?.enforcement) === 'Warn',
     );
     if (warnQuotas.length === 0 || !isJsonObject(template)) return [];
-    const named = bindingForTemplate(template);
-    if (!named) return [];
-    const name = named.metadata!.name!;
+    const fromTemplate = bindingForTemplate(template);
+    if (!fromTemplate) return [];
+    const name = fromTemplate.metadata!.name!;
     const stored = await this.stored.read(namespace, name, 'to warn of a Warn quota at apply', options);
-    const binding = stored ? bindingForTemplate(template, stored)! : named;
+    const binding = stored ? updatedForTemplate(stored, fromTemplate) : fromTemplate;
     const { charge, errors } = bindingCharge(binding);
     const change = bindingChange({ namespace, name }, binding, charge, true, stored);
     const projection = projected(warnQuotas);

@@ -41,4 +41,4 @@ export type {
   WorkloadSnapshot,
 } from './snapshot-layout.js';
 export { countedResource, countedResourceId, type CountedResource } from './counted-resources.js';
-export { bindingForTemplate, TEMPLATE_KINDS, templateBindingName } from './template-binding.js';
+export { bindingForTemplate, templateBindingName, updatedForTemplate } from './template-binding.js';

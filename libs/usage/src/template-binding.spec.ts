@@ -1,5 +1,5 @@
 import type { ResourceBinding } from '#api';
-import { bindingForTemplate, templateBindingName } from './template-binding.js';
+import { bindingForTemplate, templateBindingName, updatedForTemplate } from './template-binding.js';
 
 const podSpec = (cpu: string, extra: object = {}) => ({
   containers: [{ name: 'c', image: 'x', resources: { requests: { cpu, memory: '1Gi' } } }],
@@ -74,7 +74,7 @@ describe('bindingForTemplate', () => {
       },
     };
     const template = workload('apps/v1', 'Deployment', { replicas: 5, template: { spec: podSpec('1') } });
-    expect(bindingForTemplate(template, stored)).toEqual({
+    expect(updatedForTemplate(stored, bindingForTemplate(template)!)).toEqual({
       ...stored,
       spec: {
         ...stored.spec,

@@ -12,7 +12,7 @@ import { formatList } from '#quantity';
 import { podRequests } from './pod-usage.js';
 
 /** The kinds whose binding can be told from the template, by API group. */
-export const TEMPLATE_KINDS: Readonly<Record<string, string>> = {
+const TEMPLATE_KINDS: Readonly<Record<string, string>> = {
   Deployment: 'apps',
   StatefulSet: 'apps',
   ReplicaSet: 'apps',
@@ -53,18 +53,16 @@ function interpret(template: unknown): Interpreted | undefined {
 }
 
 /**
- * The binding Karmada would write for `template`: the stored binding (`stored`, when the template is
- * propagated already) with the template's replicas and requests, or a new one not yet scheduled.
- * Undefined for a kind whose binding cannot be told from the template.
+ * The binding Karmada would write for `template` if none were stored: not yet scheduled. Undefined for
+ * a kind whose binding cannot be told from the template.
  */
-export function bindingForTemplate(template: unknown, stored?: ResourceBinding): ResourceBinding | undefined {
+export function bindingForTemplate(template: unknown): ResourceBinding | undefined {
   const interpreted = interpret(template);
   if (!interpreted) return undefined;
   const { apiVersion, kind, name, namespace, replicas, podSpec } = interpreted;
   const resourceRequest = formatList(podRequests({ spec: podSpec } as V1Pod));
   const priorityClassName = podSpec?.priorityClassName;
   const replicaRequirements = { resourceRequest, ...(priorityClassName ? { priorityClassName } : {}) };
-  if (stored) return { ...stored, spec: { ...stored.spec, replicas, replicaRequirements } };
   return {
     apiVersion: RESOURCE_BINDING.apiVersion,
     kind: RESOURCE_BINDING.kind,
@@ -72,3 +70,19 @@ export function bindingForTemplate(template: unknown, stored?: ResourceBinding):
     spec: { resource: { apiVersion, kind, namespace, name }, replicas, replicaRequirements },
   };
 }
+
+/**
+ * The stored binding as Karmada's detector updates it for the template: its placement and clusters
+ * kept, the replicas and requirements of `fromTemplate` (bindingForTemplate's).
+ */
+export const updatedForTemplate = (
+  stored: ResourceBinding,
+  fromTemplate: ResourceBinding,
+): ResourceBinding => ({
+  ...stored,
+  spec: {
+    ...stored.spec,
+    replicas: fromTemplate.spec.replicas,
+    replicaRequirements: fromTemplate.spec.replicaRequirements,
+  },
+});
