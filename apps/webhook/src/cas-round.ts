@@ -5,8 +5,8 @@ import {
   checksChangeOn,
   missingRequestErrors,
   oldChargeHeld,
+  isResourceVersion,
   parseQuotaState,
-  sumReserved,
   toWireReservations,
   unboundedPodsRefusals,
   type AdmissionItem,
@@ -76,6 +76,9 @@ function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): Admiss
             quotas: oldChargeHeld(old.object)
               ? names.filter((_, i) => bindingMatchesScopes(quotas[i]!, old.object))
               : [],
+            ...(isResourceVersion(old.object.metadata?.resourceVersion)
+              ? { resourceVersion: old.object.metadata!.resourceVersion }
+              : {}),
           },
         }
       : {}),
@@ -253,7 +256,7 @@ async function writeChanged(
           status: {
             ...quota.status,
             reservations: toWireReservations(state.reservations),
-            reserved: formatList(sumReserved(state.reservations)),
+            reserved: formatList(state.reserved),
             wouldBeDenied: state.wouldBeDenied && [...state.wouldBeDenied],
           },
         },

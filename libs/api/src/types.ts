@@ -177,6 +177,12 @@ export interface Reservation {
   expirationTime?: string;
   /** 'Update' when the latest claim was admitted for an UPDATE of `reservedBy.uid`, held only while it is stored. */
   operation?: 'Update';
+  /**
+   * On an 'Update' claim: the newest resourceVersion of `reservedBy.uid` an admission relying on the
+   * claim was decided against. Once the object is seen at a later one, every such update has landed
+   * or can no longer land.
+   */
+  resourceVersion?: string;
 }
 
 export interface WaitingChangeStatus {

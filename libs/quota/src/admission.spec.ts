@@ -36,6 +36,7 @@ const quota = (
   name,
   hard: list(hard),
   used: list({ ...Object.fromEntries(Object.keys(hard).map((k) => [k, '0'])), ...used }),
+  reserved: sumReserved(reservations),
   reservations,
 });
 
@@ -886,6 +887,7 @@ describe('admitBatch: the fixes of the accounting review', () => {
       name: 'team-a',
       hard: list({ cpu: '100', pods: '10' }),
       used: list({ pods: '0' }),
+      reserved: {},
       reservations: [],
     };
     expect(admit([fresh], [item('web', { cpu: '1', pods: '1' })]).decisions[0]).toMatchObject({
@@ -1087,4 +1089,130 @@ describe('admitBatch: property (500 seeded random items)', () => {
       }
     },
   );
+});
+
+describe('admitBatch: what a claim records for its retirement (docs/concepts/accounting.md)', () => {
+  /** An UPDATE of `uid` decided against `version`, raising cpu from `old` to `charge`. */
+  const update = (charge: string, old: string, version: string | undefined, uid = 'u1'): AdmissionItem => ({
+    ...item('web', { cpu: charge }, { uid, old: { cpu: old } }),
+    old: { charge: list({ cpu: old }), quotas: ALL_QUOTAS, ...(version ? { resourceVersion: version } : {}) },
+  });
+  const claim = (extra: Partial<ReservationEntry> = {}): ReservationEntry => ({
+    ...reservation('web', { cpu: '3' }, { cpu: '3' }, { uid: 'u1', expirationTime: EXPIRES }),
+    ...extra,
+  });
+  const written = (result: BatchResult) => result.quotas[0]?.reservations[0];
+
+  it('an increase records the version its update was decided against', () => {
+    const result = admit([quota('team-a', { cpu: '10' })], [update('3', '1', '42')]);
+    expect(written(result)).toMatchObject({ operation: 'Update', resourceVersion: '42' });
+  });
+
+  it('an increase of unknown version records none (the claim is held until it expires)', () => {
+    const result = admit([quota('team-a', { cpu: '10' })], [update('3', '1', undefined)]);
+    expect(written(result)?.operation).toBe('Update');
+    expect(written(result)?.resourceVersion).toBeUndefined();
+  });
+
+  it.each<[string, Partial<ReservationEntry>, string | undefined, string | undefined]>([
+    ['a later version than the claim carries', { operation: 'Update', resourceVersion: '40' }, '42', '42'],
+    ['an earlier one (a stale read)', { operation: 'Update', resourceVersion: '40' }, '39', '40'],
+    ['the claim carries none', { operation: 'Update' }, '42', undefined],
+    ['the update carries none', { operation: 'Update', resourceVersion: '40' }, undefined, undefined],
+    ['a create claim of the object', {}, '42', '42'],
+  ])('an increase over a claim of %s records the later one', (_what, extra, version, recorded) => {
+    const state = quota('team-a', { cpu: '10' }, {}, [claim(extra)]);
+    const result = admit([state], [update('5', '1', version)]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    expect(written(result)?.resourceVersion).toBe(recorded);
+    expect(formatList(written(result)!.charge)).toEqual({ cpu: '5' });
+  });
+
+  // The reconciler retires a create's claim once its object is stored, an update's once the object is
+  // stored past the claim's version: an update relying on the claim from a later version must say so.
+  it.each<[string, Partial<ReservationEntry>, string | undefined, Partial<ReservationEntry> | undefined]>([
+    [
+      'a create claim: marked the update it now covers',
+      {},
+      '42',
+      { operation: 'Update', resourceVersion: '42' },
+    ],
+    [
+      'an update claim of an earlier version: its version raised',
+      { operation: 'Update', resourceVersion: '40' },
+      '42',
+      { operation: 'Update', resourceVersion: '42' },
+    ],
+    [
+      'an update of unknown version: the claim held until it expires',
+      { operation: 'Update', resourceVersion: '40' },
+      undefined,
+      { operation: 'Update' },
+    ],
+    [
+      'an update claim of the same version: nothing to write',
+      { operation: 'Update', resourceVersion: '42' },
+      '42',
+      undefined,
+    ],
+    [
+      'an update claim of a later version: nothing to write',
+      { operation: 'Update', resourceVersion: '43' },
+      '42',
+      undefined,
+    ],
+    [
+      'an update claim of no version (held until it expires): nothing to write',
+      { operation: 'Update' },
+      '42',
+      undefined,
+    ],
+  ])('a change relying on %s', (_what, extra, version, recorded) => {
+    const state = quota('team-a', { cpu: '3' }, {}, [claim(extra)]);
+    // Stored at 1, raised to what the claim already holds: it asks nothing new of the quota.
+    const result = admit([state], [update('3', '1', version)]);
+    expect(result.decisions).toEqual([ALLOWED]);
+    if (recorded === undefined) {
+      expect(result.changed).toEqual([]);
+      expect(result.awaitsWrite).toEqual([false]);
+      return;
+    }
+    expect(result.changed).toEqual(['team-a']);
+    expect(result.awaitsWrite).toEqual([true]);
+    const entry = written(result)!;
+    expect({ operation: entry.operation, resourceVersion: entry.resourceVersion }).toEqual({
+      operation: recorded.operation,
+      resourceVersion: recorded.resourceVersion,
+    });
+    // Recording changes no sum.
+    expect(formatList(result.quotas[0]!.reserved)).toEqual({ cpu: '3' });
+  });
+
+  it('a change its stored object already covers relies on no claim and writes nothing', () => {
+    const state = quota('team-a', { cpu: '3' }, {}, [claim()]);
+    const result = admit([state], [update('2', '3', '42')]);
+    expect(result.changed).toEqual([]);
+  });
+
+  it("an update's claim merged with another object's names no uid (a create's claim would be retired early)", () => {
+    const other = reservation(
+      'web',
+      { cpu: '1' },
+      { cpu: '1' },
+      { uid: 'u0', expirationTime: '2026-11-22T09:59:00.000Z' },
+    );
+    const result = admit([quota('team-a', { cpu: '10' }, {}, [other])], [update('3', '1', '42')]);
+    expect(written(result)?.binding.uid).toBeUndefined();
+    expect(written(result)?.operation).toBeUndefined();
+  });
+
+  it('the total starts from status.reserved, not from the claims listed', () => {
+    const state: QuotaState = { ...quota('team-a', { cpu: '10' }), reserved: list({ cpu: '8' }) };
+    expect(admit([state], [item('web', { cpu: '3' })]).decisions[0]).toMatchObject({
+      allowed: false,
+      message: 'exceeded quota: team-a, requested: cpu=3, used: cpu=8, limited: cpu=10',
+    });
+    const fits = admit([state], [item('web', { cpu: '2' })]);
+    expect(formatList(fits.quotas[0]!.reserved)).toEqual({ cpu: '10' });
+  });
 });

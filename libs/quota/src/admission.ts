@@ -65,9 +65,9 @@ import { addWouldBeDenied } from './enforcement.js';
 import {
   bindingKeyString,
   isExpired,
-  sumReserved,
   type BindingKey,
   type QuotaState,
+  isLaterVersion,
   type ReservationEntry,
 } from './state.js';
 
@@ -79,7 +79,12 @@ export interface AdmissionItem {
    * For an UPDATE: the persisted old object's charge, and the names of the quotas it counts as held on
    * (those whose scopes the old object matched, when oldChargeHeld; none otherwise).
    */
-  old?: { charge: ResourceList; quotas: readonly string[] };
+  old?: {
+    charge: ResourceList;
+    quotas: readonly string[];
+    /** The stored object's resourceVersion the update was decided against, when known. */
+    resourceVersion?: string;
+  };
   dryRun: boolean;
   /**
    * Per quota name, why the binding breaks that quota's "must specify" rule (missingRequestErrors
@@ -196,39 +201,35 @@ interface WorkingQuota {
 }
 
 /**
- * Each reservation list's index and reserved total, once computed: a batch decided on the states an
- * earlier batch returned (the webhook keeps them with its cached quotas) neither indexes nor sums
- * them again. Sound because a QuotaState's reservations are never changed in place.
+ * Each claim list's index by binding, once computed: a batch decided on the states an earlier batch
+ * returned (the webhook keeps them with its cached quotas) does not index them again. Sound because a
+ * QuotaState's reservations are never changed in place.
  */
-const summaries = new WeakMap<
-  readonly ReservationEntry[],
-  { index: ReadonlyMap<string, number>; total: ResourceList }
->();
+const indexes = new WeakMap<readonly ReservationEntry[], ReadonlyMap<string, number>>();
 
-function summaryOf(entries: readonly ReservationEntry[]) {
-  let summary = summaries.get(entries);
-  if (summary === undefined) {
-    const index = new Map<string, number>();
+function indexOf(entries: readonly ReservationEntry[]): ReadonlyMap<string, number> {
+  let index = indexes.get(entries);
+  if (index === undefined) {
+    const built = new Map<string, number>();
     entries.forEach((entry, i) => {
       const key = bindingKeyString(entry.binding);
-      if (!index.has(key)) index.set(key, i);
+      if (!built.has(key)) built.set(key, i);
     });
-    summary = { index, total: sumReserved(entries) };
-    summaries.set(entries, summary);
+    index = built;
+    indexes.set(entries, index);
   }
-  return summary;
+  return index;
 }
 
 function workingQuota(state: QuotaState): WorkingQuota {
-  const { index, total } = summaryOf(state.reservations);
   return {
     original: state,
     enforcement: state.enforcement ?? 'Deny',
     wouldBeDenied: state.wouldBeDenied ?? [],
     hardKeys: Object.keys(state.hard),
     entries: state.reservations,
-    index,
-    total,
+    index: indexOf(state.reservations),
+    total: state.reserved,
     changed: false,
     touched: new Set(),
   };
@@ -242,6 +243,7 @@ interface Plan {
   /** What the existing reservation claims while pending, whatever its uid ({} if nothing). */
   pending: ResourceList;
   charge: ResourceList;
+  /** Empty when the change only relies on the existing claim, which must then record it (relianceToRecord). */
   increase: ResourceList;
 }
 
@@ -272,8 +274,40 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
       ? claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000))
       : {};
   const increase = excessOf(charge, maxLists(stored, claimed));
-  if (Object.keys(increase).length === 0) return undefined;
+  const reliesOnClaim = Object.keys(excessOf(charge, stored)).length > 0;
+  if (Object.keys(increase).length === 0 && !(reliesOnClaim && relianceToRecord(existing!, item)))
+    return undefined;
   return { quota, existing, pending: claimUntil(options.now), charge, increase };
+}
+
+/**
+ * Must an UPDATE relying on this claim (its own object's) record that it does? The reconciler retires a
+ * claim once the object is stored at a version later than the claim's resourceVersion, or, for a
+ * create's claim, once the object is stored at all (docs/concepts/accounting.md, "Claim retirement"):
+ * an update decided against a later version than that may still land after it, so it records its
+ * version, or drops the claim's (held then until it expires) when its own is unknown.
+ */
+function relianceToRecord(existing: ReservationEntry, item: AdmissionItem): boolean {
+  if (item.old === undefined || item.binding.uid === undefined || existing.binding.uid !== item.binding.uid)
+    return false;
+  if (existing.operation === undefined) return true;
+  if (existing.resourceVersion === undefined) return false;
+  return (
+    item.old.resourceVersion === undefined ||
+    isLaterVersion(item.old.resourceVersion, existing.resourceVersion)
+  );
+}
+
+/**
+ * The resourceVersion an entry written for an UPDATE of its own object records: the later of the
+ * update's and the claim's it carries, none when either is unknown (held until it expires).
+ */
+function recordedVersion(existing: ReservationEntry | undefined, item: AdmissionItem): string | undefined {
+  const version = item.old?.resourceVersion;
+  const carried = existing !== undefined && existing.expirationTime !== undefined ? existing : undefined;
+  if (carried === undefined || carried.operation === undefined) return version;
+  if (carried.resourceVersion === undefined || version === undefined) return undefined;
+  return isLaterVersion(carried.resourceVersion, version) ? carried.resourceVersion : version;
 }
 
 /** Why the quota refuses the plan, or undefined when it admits it. */
@@ -336,15 +370,21 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
     p.existing !== undefined &&
     (p.existing.binding.uid === undefined || p.existing.binding.uid !== item.binding.uid);
   const carriesOtherClaim = notKnownOurs && Object.keys(p.pending).length > 0;
-  const uid = item.binding.uid ?? p.existing?.binding.uid;
-  if (uid !== undefined && !carriesOtherClaim) next.binding.uid = uid;
   // An UPDATE's object was stored when it was admitted: the claim can land only while it stays stored,
   // and so can a pending claim of the same object this entry carries (its create has landed). Not
   // when the entry has a claim not known to be this object's, even one lapsed by this clock: the
   // reconciler's clock may still hold it for a create not stored yet.
   const otherClaimMayLive = notKnownOurs && p.existing?.expirationTime !== undefined;
-  if (item.old !== undefined && item.binding.uid !== undefined && !otherClaimMayLive)
+  // An update's claim that cannot be marked so names no uid either: under its object's uid it would
+  // read as a create's, retired once that object is stored, before the update lands.
+  const unmarkedUpdate = item.old !== undefined && otherClaimMayLive;
+  const uid = item.binding.uid ?? p.existing?.binding.uid;
+  if (uid !== undefined && !carriesOtherClaim && !unmarkedUpdate) next.binding.uid = uid;
+  if (item.old !== undefined && item.binding.uid !== undefined && !otherClaimMayLive) {
     next.operation = 'Update';
+    const version = recordedVersion(p.existing, item);
+    if (version !== undefined) next.resourceVersion = version;
+  }
 
   quota.total = addLists(quota.total, p.increase);
   const { entries, index } = ownLists(quota);
@@ -449,9 +489,9 @@ export function admitBatch(
 
   const result = working.map((w): QuotaState => {
     if (!w.changed) return w.original;
-    summaries.set(w.entries, { index: w.index, total: w.total });
+    indexes.set(w.entries, w.index);
     const noted = w.wouldBeDenied.length > 0 ? { wouldBeDenied: w.wouldBeDenied } : {};
-    return { ...w.original, reservations: w.entries, ...noted };
+    return { ...w.original, reserved: w.total, reservations: w.entries, ...noted };
   });
   return {
     decisions,

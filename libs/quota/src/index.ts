@@ -21,7 +21,15 @@ export {
   quotaNamesForRequest,
   STANDARD_QUOTA_RESOURCES,
 } from './resource-names.js';
-export { bindingKeyString, isExpired, parseQuotaState, sumReserved, toWireReservations } from './state.js';
+export {
+  bindingKeyString,
+  isExpired,
+  isLaterVersion,
+  isResourceVersion,
+  parseQuotaState,
+  sumReserved,
+  toWireReservations,
+} from './state.js';
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
 export { admitBatch, exceededMessage, increasesNothing, usageUnknownMessage } from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision, NotEnforced } from './admission.js';

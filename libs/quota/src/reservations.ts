@@ -12,7 +12,9 @@
  * scope reserves all of it):
  * - a PENDING entry (expirationTime after `now`) claims `entry.charge` for changes admitted but maybe not
  *   stored yet: `effective = max(entry.charge, stored)`, kept with its expiration even when it reserves
- *   nothing. Nobody shrinks or drops a claim before it expires: admissions rely on it (admission.ts);
+ *   nothing. Nobody shrinks or drops a claim before it expires (admissions rely on it: admission.ts),
+ *   except one RETIRED by the binding list: every change relying on it has landed or can no longer
+ *   land (retired(), docs/concepts/accounting.md "Claim retirement"); it is then derived as below;
  * - otherwise `effective = stored`: the entry, or a new one for a stored binding without an entry, is
  *   derived from the binding; one that reserves nothing is left out. A binding whose usage falls (pods
  *   evicted, a rolling update, a member gone) is reserved again: its charge was admitted.
@@ -43,7 +45,7 @@ import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingCharge } from './charge.js';
 import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
 import { bindingMatchesScopes } from './scopes.js';
-import { bindingKeyString, isExpired, type ReservationEntry } from './state.js';
+import { bindingKeyString, isExpired, isLaterVersion, type ReservationEntry } from './state.js';
 
 /** How the webhook times claims; known to the reconciler to settle claims that can no longer land. */
 export interface ClaimTiming {
@@ -178,6 +180,20 @@ function provenUnstored(entry: ReservationEntry, input: SettleInput): boolean {
   return input.now.getTime() >= admittedAt + input.timing.landingWindowSeconds * 1000;
 }
 
+/**
+ * Has every change that relies on this claim of the stored binding's own object landed or failed
+ * (docs/concepts/accounting.md, "Claim retirement")? A create's claim once the object is stored (its uid
+ * was fixed before admission; an update relying on the claim would have marked it 'Update'); an
+ * update's once the object is stored at a version later than every one an admission relying on it
+ * was decided against (an update lands only on the version it was decided against). Any binding list
+ * shows this, however old: it is never undone.
+ */
+function retired(entry: ReservationEntry, rb: ResourceBinding): boolean {
+  if (entry.binding.uid === undefined || entry.binding.uid !== rb.metadata?.uid) return false;
+  if (entry.operation === undefined) return true;
+  return isLaterVersion(rb.metadata?.resourceVersion, entry.resourceVersion);
+}
+
 /** One entry against its binding; undefined: drop it (the binding's own entry may still be derived). */
 function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry | undefined | 'derive' {
   if (entry.binding.uid !== undefined && input.deletedBindingUids?.has(entry.binding.uid)) return undefined;
@@ -198,6 +214,7 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   if (rb === undefined)
     return pending && !updateOfGone ? { ...masked(), reserved: masked().charge } : undefined;
   if (otherObject && (!pending || updateOfGone || provenUnstored(entry, input))) return 'derive';
+  if (pending && retired(entry, rb)) return 'derive';
   // Being deleted, the binding holds nothing: its own claims go. Another object's claim stays: its
   // create may still be stored once this one is gone.
   if (entry.binding.uid !== undefined && !otherObject && beingDeleted(rb)) return undefined;
@@ -213,6 +230,7 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   };
   next.expirationTime = entry.expirationTime;
   if (entry.operation !== undefined) next.operation = entry.operation;
+  if (entry.resourceVersion !== undefined) next.resourceVersion = entry.resourceVersion;
   return next;
 }
 

@@ -2,6 +2,8 @@ import { formatList, Quantity, type ResourceList } from '#quantity';
 import type { KarmadaQuota } from '#api';
 import {
   isExpired,
+  isLaterVersion,
+  isResourceVersion,
   parseQuotaState,
   sumReserved,
   toWireReservations,
@@ -178,6 +180,7 @@ describe('isExpired and sumReserved', () => {
     name: 'q',
     hard: list({ cpu: '10' }),
     used: {},
+    reserved: list({ cpu: '15' }),
     reservations: [
       entry('persisted', '1'),
       entry('past', '2', '2026-01-01T00:00:00Z'),
@@ -195,5 +198,79 @@ describe('isExpired and sumReserved', () => {
   it('sums reserved', () => {
     expect(formatList(sumReserved(state.reservations))).toEqual({ cpu: '15' });
     expect(sumReserved([])).toEqual({});
+  });
+});
+
+describe('resourceVersions', () => {
+  it.each<[unknown, boolean]>([
+    ['1', true],
+    ['42', true],
+    ['123456789012345678901234567890', true],
+    ['0', false],
+    ['042', false],
+    ['', false],
+    ['1a', false],
+    [42, false],
+    [undefined, false],
+  ])('%p reads as a revision: %p', (value, expected) => {
+    expect(isResourceVersion(value)).toBe(expected);
+  });
+
+  it.each<[string | undefined, string | undefined, boolean]>([
+    ['43', '42', true],
+    ['42', '42', false],
+    ['41', '42', false],
+    ['100', '99', true],
+    ['99', '100', false],
+    ['43', undefined, false],
+    [undefined, '42', false],
+    ['abc', '42', false],
+  ])('%p is later than %p: %p', (later, earlier, expected) => {
+    expect(isLaterVersion(later, earlier)).toBe(expected);
+  });
+});
+
+describe('parseQuotaState: reserved and claim versions', () => {
+  const quota = (status: Record<string, unknown>): KarmadaQuota =>
+    ({
+      metadata: { name: 'q', namespace: 'ns', generation: 1 },
+      spec: { hard: { cpu: '10' } },
+      status,
+    }) as KarmadaQuota;
+  const claim = (extra: Record<string, unknown>) => ({
+    reservedBy: { apiVersion: 'work.karmada.io/v1alpha2', kind: 'ResourceBinding', name: 'web', uid: 'u1' },
+    reserved: { cpu: '2' },
+    charge: { cpu: '2' },
+    expirationTime: '2026-01-01T00:00:00Z',
+    ...extra,
+  });
+
+  it('reads status.reserved, never below the claims it lists', () => {
+    expect(formatList(parseQuotaState(quota({ reserved: { cpu: '5' } })).state.reserved)).toEqual({
+      cpu: '5',
+    });
+    const short = parseQuotaState(quota({ reserved: { cpu: '1' }, reservations: [claim({})] }));
+    expect(formatList(short.state.reserved)).toEqual({ cpu: '2' });
+    expect(parseQuotaState(quota({})).state.reserved).toEqual({});
+  });
+
+  it('reports an unreadable reserved', () => {
+    expect(parseQuotaState(quota({ reserved: { cpu: 'x' } })).errors.map((e) => e.field)).toEqual([
+      'status.reserved[cpu]',
+    ]);
+  });
+
+  it.each<[string, Record<string, unknown>, string | undefined]>([
+    ["an update's claim", { operation: 'Update', resourceVersion: '42' }, '42'],
+    [
+      "an update's claim, a version that is no revision",
+      { operation: 'Update', resourceVersion: 'x' },
+      undefined,
+    ],
+    ["a create's claim (no version is read)", { resourceVersion: '42' }, undefined],
+  ])('%s: version %p', (_what, extra, version) => {
+    const [entry] = parseQuotaState(quota({ reservations: [claim(extra)] })).state.reservations;
+    expect(entry?.resourceVersion).toBe(version);
+    expect(toWireReservations([entry!])[0]?.resourceVersion).toBe(version);
   });
 });

@@ -12,6 +12,7 @@
 import {
   Quantity,
   formatList,
+  maxLists,
   parseResourceList,
   removeZeros,
   type FieldError,
@@ -53,12 +54,23 @@ export interface ReservationEntry {
    * the claim may be a create's, held while its binding is missing.
    */
   operation?: 'Update';
+  /**
+   * On an 'Update' claim: the newest resourceVersion of the object an admission relying on the claim was
+   * decided against (docs/concepts/accounting.md, "Claim retirement"). Absent: the claim is held until
+   * it expires.
+   */
+  resourceVersion?: string;
 }
 
 export interface QuotaState {
   name: string;
   hard: ResourceList;
   used: ResourceList;
+  /**
+   * `status.reserved`: what every binding of the quota holds beyond its observed usage, stored or
+   * claimed. Never less than the sum of the claims' `reserved`.
+   */
+  reserved: ResourceList;
   /** Never changed in place: admission keeps summaries of these lists by identity (admission.ts). */
   readonly reservations: readonly ReservationEntry[];
   /** `spec.enforcement`; absent is Deny (enforcement.ts). */
@@ -137,7 +149,11 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
     };
     if (typeof by['uid'] === 'string' && by['uid'] !== '') entry.binding.uid = by['uid'];
     // Any other value is read as absent: the claim is then held as a create's would be (conservative).
-    if (item['operation'] === 'Update' && entry.binding.uid !== undefined) entry.operation = 'Update';
+    if (item['operation'] === 'Update' && entry.binding.uid !== undefined) {
+      entry.operation = 'Update';
+      // Any other value is read as absent: the claim is then held until it expires (conservative).
+      if (isResourceVersion(item['resourceVersion'])) entry.resourceVersion = item['resourceVersion'];
+    }
     const expiration = item['expirationTime'];
     if (expiration !== undefined && expiration !== null) {
       if (typeof expiration !== 'string' || Number.isNaN(Date.parse(expiration))) {
@@ -154,7 +170,16 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
     reservations.push(entry);
   });
 
-  const state: QuotaState = { name, hard: hard.list, used: countedForSpec ? used.list : {}, reservations };
+  const reserved = parseResourceList(quota?.status?.reserved, 'status.reserved');
+  errors.push(...reserved.errors);
+  const state: QuotaState = {
+    name,
+    hard: hard.list,
+    used: countedForSpec ? used.list : {},
+    // The claims are part of the sum; a sum written short of them is not trusted.
+    reserved: maxLists(removeZeros(reserved.list), sumReserved(reservations)),
+    reservations,
+  };
   const enforcement = parseEnforcement(quota?.spec?.enforcement);
   if (enforcement !== 'Deny') state.enforcement = enforcement;
   const wouldBeDenied = decodeWouldBeDenied(quota?.status?.wouldBeDenied);
@@ -177,6 +202,7 @@ export function toWireReservations(entries: readonly ReservationEntry[]): Reserv
     if (entry.binding.uid !== undefined) wire.reservedBy.uid = entry.binding.uid;
     if (entry.expirationTime !== undefined) wire.expirationTime = entry.expirationTime;
     if (entry.operation !== undefined) wire.operation = entry.operation;
+    if (entry.resourceVersion !== undefined) wire.resourceVersion = entry.resourceVersion;
     return wire;
   });
 }
@@ -186,4 +212,18 @@ export function isExpired(entry: ReservationEntry, now: Date): boolean {
   if (entry.expirationTime === undefined) return false;
   const at = Date.parse(entry.expirationTime);
   return Number.isNaN(at) || at <= now.getTime();
+}
+
+/** A resourceVersion as the API server writes it: an etcd revision, compared as a number. */
+export function isResourceVersion(value: unknown): value is string {
+  return typeof value === 'string' && /^[1-9][0-9]{0,30}$/.test(value);
+}
+
+/**
+ * Is `later` a later resourceVersion of one object than `earlier`? Both must read as revisions
+ * (isResourceVersion); otherwise nothing can be told, and the answer is false.
+ */
+export function isLaterVersion(later: string | undefined, earlier: string | undefined): boolean {
+  if (!isResourceVersion(later) || !isResourceVersion(earlier)) return false;
+  return later.length !== earlier.length ? later.length > earlier.length : later > earlier;
 }

@@ -273,10 +273,10 @@ describe('computeQuotaStatus: scoped quota', () => {
     });
     const result = run(quota, bindings, []);
     const inScope = bindings.filter((b) => b.spec?.replicaRequirements?.priorityClassName === 'high');
-    expect(result.status.reservations?.map((r) => r.reservedBy.name)).toEqual(
+    expect(result.reservations?.map((r) => r.reservedBy.name)).toEqual(
       inScope.map((b) => b.metadata?.name).sort(),
     );
-    expect(result.status.reservations?.map((r) => r.reservedBy.name)).not.toContain('batch');
+    expect(result.reservations?.map((r) => r.reservedBy.name)).not.toContain('batch');
   });
 });
 
@@ -315,29 +315,27 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
     ['more pods than charged (a rollout surge): dropped', 4, [], {}],
   ])('%s', (_name, pods, reservations, reserved) => {
     const result = run(quota(), [binding], observed(pods));
-    expect(result.status.reservations).toEqual(reservations);
+    expect(result.reservations).toEqual(reservations);
     expect(result.status.reserved).toEqual(reserved);
   });
 
   it('a landed claim keeps its expiration until it lapses, and shrinks like any other', () => {
     const result = run(quota(UNEXPIRED), [binding], observed(2));
-    expect(result.status.reservations).toEqual([
+    expect(result.reservations).toEqual([
       res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' }, { expirationTime: UNEXPIRED }),
     ]);
   });
 
   it('a fully observed claim is kept (reserving nothing) until it lapses: admissions rely on it', () => {
     const result = run(quota(UNEXPIRED), [binding], observed(3));
-    expect(result.status.reservations).toEqual([
+    expect(result.reservations).toEqual([
       res('web', {}, { cpu: '600m', pods: '3' }, { expirationTime: UNEXPIRED }),
     ]);
   });
 
   it('F5: usage that falls again (evictions, a rollout) is reserved again, with no entry before', () => {
     const result = run(kq(), [binding], observed(1));
-    expect(result.status.reservations).toEqual([
-      res('web', { cpu: '400m', pods: '2' }, { cpu: '600m', pods: '3' }),
-    ]);
+    expect(result.reservations).toEqual([res('web', { cpu: '400m', pods: '2' }, { cpu: '600m', pods: '3' })]);
   });
 
   it('usage is matched by the workload kind and name, summed over the clusters it is scheduled to', () => {
@@ -358,9 +356,7 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
         cl('member3', {}, { 'Deployment/web': { cpu: '1', pods: '5' } }),
       ],
     );
-    expect(result.status.reservations).toEqual([
-      res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' }),
-    ]);
+    expect(result.reservations).toEqual([res('web', { cpu: '200m', pods: '1' }, { cpu: '600m', pods: '3' })]);
   });
 
   it('every stored binding reserves what is not observed of its charge, by name after the entries', () => {
@@ -369,7 +365,7 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
       [rb('web', { replicas: 3 }), rb('api'), rb('zeta', { cpu: '1' })],
       [],
     );
-    expect(result.status.reservations).toEqual([
+    expect(result.reservations).toEqual([
       res('zeta', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }),
       res('api', { cpu: '200m', pods: '1' }, { cpu: '200m', pods: '1' }),
       res('web', { cpu: '600m', pods: '3' }, { cpu: '600m', pods: '3' }),
@@ -384,7 +380,7 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
       [],
     );
     expect(result.status.reserved).toEqual({ cpu: '2', pods: '2' });
-    expect(result.status.reservations?.map((r) => r.reservedBy.name)).toEqual(['a', 'b']);
+    expect(result.reservations?.map((r) => r.reservedBy.name)).toEqual(['a', 'b']);
   });
 });
 
@@ -428,7 +424,7 @@ describe('computeQuotaStatus: pending changes', () => {
     ['an unreadable expiration counts as expired', 'soon', 2, []],
   ])('%s', (_name, expirationTime, replicas, reservations) => {
     const result = run(pending(expirationTime), [rb('web', { replicas, cpu: '2' })], fourObserved);
-    expect(result.status.reservations).toEqual(reservations);
+    expect(result.reservations).toEqual(reservations);
   });
 
   it('a pending change that lowers one key and raises another holds the larger of each', () => {
@@ -437,7 +433,7 @@ describe('computeQuotaStatus: pending changes', () => {
       reservations: [res('web', { pods: '2' }, { cpu: '2', pods: '4' }, { expirationTime: UNEXPIRED })],
     });
     const result = run(quota, [rb('web', { replicas: 2, cpu: '2' })], fourObserved);
-    expect(result.status.reservations).toEqual([
+    expect(result.reservations).toEqual([
       res('web', { pods: '2' }, { cpu: '4', pods: '4' }, { expirationTime: UNEXPIRED }),
     ]);
   });
@@ -528,7 +524,7 @@ describe('computeQuotaStatus: missing bindings', () => {
     ],
   ])('%s', (_name, reservation, bindings, expected) => {
     const result = run(kq({ reservations: [reservation] }), bindings, []);
-    expect(result.status.reservations).toEqual(expected);
+    expect(result.reservations).toEqual(expected);
     expect(result.errors).toEqual([]);
   });
 });
@@ -794,8 +790,16 @@ describe('computeQuotaStatus: changed', () => {
     ),
     cl('member1', {}),
   ];
+  // A claim in flight (no uid: held until it expires), so that the status lists one.
   const quota = kq({
-    reservations: [res('web', { cpu: '600m', pods: '3' }, { cpu: '600m', pods: '3' }, { uid: 'u1' })],
+    reservations: [
+      res(
+        'web',
+        { cpu: '600m', pods: '3' },
+        { cpu: '600m', pods: '3' },
+        { expirationTime: '2026-11-22T10:10:00.000Z' },
+      ),
+    ],
   });
 
   it('is true for a quota never reconciled, false when recomputed from its own result', () => {
@@ -875,7 +879,7 @@ describe('computeQuotaStatus: changed', () => {
     ];
     const next = run(written(quota, first), bindings, more);
     expect(next.changed).toBe(true);
-    expect(next.status.reservations).toEqual([]);
+    expect(next.status.reserved).toEqual({});
   });
 });
 
@@ -914,7 +918,7 @@ describe('computeQuotaStatus: invalid input is reported, never thrown', () => {
         /^ResourceBinding team-a\/web: spec\.replicaRequirements\.resourceRequest\[cpu\]: .*lots/,
       ),
     ]);
-    expect(result.status.reservations).toEqual([res('web', { pods: '2' })]);
+    expect(result.reservations).toEqual([res('web', { pods: '2' })]);
     expect(conditionOf(result, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidData' });
   });
 
@@ -977,14 +981,14 @@ describe('computeQuotaStatus: invalid input is reported, never thrown', () => {
       'status.reservations: more than one reservation for ResourceBinding team-a/web; only the first is kept',
     ]);
     // Pending with no stored binding: the whole charge is reserved.
-    expect(result.status.reservations).toEqual([
+    expect(result.reservations).toEqual([
       res('web', { cpu: '1' }, { cpu: '1' }, { expirationTime: UNEXPIRED }),
     ]);
     expect(result.status.reserved).toEqual({ cpu: '1' });
   });
 
-  it('a bad status.used (about to be replaced) is not a problem', () => {
-    expect(run(kq({ status: { used: { cpu: 'x' } } })).errors).toEqual([]);
+  it.each(['used', 'reserved'])('a bad status.%s (about to be replaced) is not a problem', (sum) => {
+    expect(run(kq({ status: { [sum]: { cpu: 'x' } } })).errors).toEqual([]);
   });
 
   it('garbage never throws', () => {
@@ -1082,7 +1086,7 @@ describe('computeQuotaStatus: a binding seen deleted', () => {
     ['seen deleted: released at once, not at expiry', new Set(['uid-web']), 0],
   ])('%s', (_name, deletedBindingUids, kept) => {
     const result = computeQuotaStatus({ quota, bindings: [], clusters: [], now: NOW, deletedBindingUids });
-    expect(result.status.reservations).toHaveLength(kept);
+    expect(result.reservations).toHaveLength(kept);
   });
 });
 
@@ -1105,7 +1109,7 @@ describe("computeQuotaStatus: an update's claim (operation: Update)", () => {
   ])('%s', (_name, bindings, expected) => {
     const claim = res('web', { cpu: '1' }, { cpu: '3', pods: '1' }, update);
     const result = run(kq({ reservations: [claim] }), bindings, []);
-    expect(result.status.reservations).toEqual(expected);
+    expect(result.reservations).toEqual(expected);
     expect(result.errors).toEqual([]);
   });
 
@@ -1147,9 +1151,11 @@ describe('computeQuotaStatus: claims of another uid (a create retried under a ne
   });
 
   it('F4: settled against the stored binding once its create has been tried (landing window past)', () => {
-    expect(at(kq({ reservations: [phantom] }), 20).status.reservations).toEqual([
+    const result = at(kq({ reservations: [phantom] }), 20);
+    expect(result.reservations).toEqual([
       res('web', { cpu: '1', pods: '1' }, { cpu: '1', pods: '1' }, { uid: 'stored' }),
     ]);
+    expect(result.status.reservations).toEqual([]);
   });
 });
 
@@ -1339,5 +1345,72 @@ describe('computeQuotaStatus: running beyond the charge (usage no admission saw)
     expect(beyondEvents(again)).toEqual([]);
     expect(beyondEvents(another)).toHaveLength(1);
     expect(beyondEvents(another)[0]?.message).toMatch(/^api runs pods=2 .*; web runs pods=3 /);
+  });
+});
+
+describe('computeQuotaStatus: claim retirement (a stored binding is its own record)', () => {
+  const stored = (version: string, cpu = '1') => {
+    const binding = rb('web', { uid: 'u1', cpu });
+    binding.metadata!.resourceVersion = version;
+    return binding;
+  };
+  const claimed = { cpu: '3', pods: '1' };
+  const pending = (
+    o: { uid?: string; operation?: 'Update'; resourceVersion?: string } = {},
+  ): Reservation => ({
+    ...res('web', claimed, claimed, { uid: o.uid, expirationTime: UNEXPIRED, operation: o.operation }),
+    ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
+  });
+
+  it.each<[string, Reservation, ResourceBinding[], boolean]>([
+    ["a create's claim, its object stored", pending({ uid: 'u1' }), [stored('7')], true],
+    ["a create's claim, its object not stored yet", pending({ uid: 'u1' }), [], false],
+    [
+      "an update's claim, its object stored past the claim's version",
+      pending({ uid: 'u1', operation: 'Update', resourceVersion: '41' }),
+      [stored('42')],
+      true,
+    ],
+    [
+      "an update's claim, its object at the claim's version (the update may still land)",
+      pending({ uid: 'u1', operation: 'Update', resourceVersion: '42' }),
+      [stored('42')],
+      false,
+    ],
+    [
+      "an update's claim, a list older than the claim's version",
+      pending({ uid: 'u1', operation: 'Update', resourceVersion: '42' }),
+      [stored('9')],
+      false,
+    ],
+    [
+      "an update's claim of no version (held until it expires)",
+      pending({ uid: 'u1', operation: 'Update' }),
+      [stored('42')],
+      false,
+    ],
+    ['a claim naming no uid (it may be either object of the name)', pending(), [stored('42')], false],
+    ["a claim of another object's create", pending({ uid: 'u2' }), [stored('42')], false],
+  ])('%s: retired %s', (_what, claim, bindings, retired) => {
+    const result = run(kq({ reservations: [claim] }), bindings);
+    expect(result.status.reservations).toEqual(
+      retired ? [] : [expect.objectContaining({ expirationTime: UNEXPIRED })],
+    );
+    // Retired, the stored binding holds its own charge: reserved comes from it, not from the claim.
+    expect(result.status.reserved).toEqual(retired ? { cpu: '1', pods: '1' } : claimed);
+  });
+
+  it("keeps an update's claim's version as read", () => {
+    const claim = pending({ uid: 'u1', operation: 'Update', resourceVersion: '42' });
+    expect(run(kq({ reservations: [claim] }), [stored('42')]).status.reservations).toEqual([
+      { ...claim, reserved: claimed },
+    ]);
+  });
+
+  it('lists no entry for a stored binding, and sums every binding in reserved', () => {
+    const result = run(kq(), [rb('web', { uid: 'u1', cpu: '1' }), rb('api', { uid: 'u2', cpu: '2' })]);
+    expect(result.status.reservations).toEqual([]);
+    expect(result.status.reserved).toEqual({ cpu: '3', pods: '2' });
+    expect(result.reservations.map((r) => r.reservedBy.name)).toEqual(['api', 'web']);
   });
 });

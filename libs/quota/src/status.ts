@@ -17,11 +17,11 @@
  *   cluster's share of it (same keys, every hard key present, so the slices add up to `used`), sorted by
  *   name. A Stale or Unreachable cluster keeps counting with its last known usage, never as zero.
  *
- * Reservations (`reservations[]`): settleReservations (reservations.ts), with `now` no later than the
- * start of the binding list.
- * `reserved` = the sum of the entries' reserved, non-zero keys only, `{}` when nothing is reserved:
- * exactly what the webhook writes (`formatList(sumReserved(...))`). `reservations` is always written
- * (possibly `[]`), as the webhook does. `wouldBeDenied` (the webhook's notes of refusals not enforced)
+ * Reservations: settleReservations (reservations.ts), with `now` no later than the start of the binding
+ * list. `reserved` = the sum of every binding's reservation, non-zero keys only, `{}` when nothing is
+ * reserved; `reservations[]` lists only the claims still in flight (those with an expirationTime): a
+ * stored binding is its own charge record, derived again at every reconcile. `reservations` is always
+ * written (possibly `[]`), as the webhook does. `wouldBeDenied` (the webhook's notes of refusals not enforced)
  * is kept as read, less the entries past their hour (enforcement.ts).
  *
  * Conditions (metav1.Condition; `observedGeneration` = metadata.generation on each; a condition whose
@@ -61,6 +61,7 @@ import {
   type KarmadaQuota,
   KarmadaQuotaConditionType,
   type KarmadaQuotaStatus,
+  type Reservation,
   type ResourceBinding,
   type WaitingChangeStatus,
 } from '#api';
@@ -108,6 +109,11 @@ export interface QuotaStatusInput {
 
 export interface QuotaStatusResult {
   status: KarmadaQuotaStatus;
+  /**
+   * Every binding's reservation, in wire form: the claims in flight (as in `status.reservations`) and what
+   * each stored binding holds beyond its observed usage (not written: derived again each time).
+   */
+  reservations: Reservation[];
   /** False when `status` equals the current status semantically: nothing to write. */
   changed: boolean;
   events: QuotaEvent[];
@@ -169,12 +175,13 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   const namespace = quota?.metadata?.namespace ?? '';
   const generation = quota?.metadata?.generation;
 
-  // Hard and the current reservations. status.used is recomputed here, so its problems do not matter.
+  // Hard and the current reservations. status.used and status.reserved are recomputed here, so their
+  // problems do not matter.
   const parsed = parseQuotaState(quota);
   const specErrors = parsed.errors.filter((e) => e.field === 'spec' || e.field.startsWith('spec.'));
-  const otherErrors = parsed.errors.filter(
-    (e) => !specErrors.includes(e) && e.field !== 'status.used' && !e.field.startsWith('status.used['),
-  );
+  const recomputed = (field: string) =>
+    ['status.used', 'status.reserved'].some((sum) => field === sum || field.startsWith(`${sum}[`));
+  const otherErrors = parsed.errors.filter((e) => !specErrors.includes(e) && !recomputed(e.field));
   const hardMissing = quota?.spec?.hard === undefined || quota?.spec?.hard === null;
   if (hardMissing) errors.push('spec.hard: required: the limits of the quota');
   errors.push(...[...specErrors, ...otherErrors].map(describeFieldError));
@@ -249,6 +256,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     errors,
   });
   const reserved = sumReserved(reservations);
+  const allReservations = toWireReservations(reservations);
   const wouldBeDenied = liveWouldBeDenied(parsed.state.wouldBeDenied ?? [], now);
   const beyondCharge = runningBeyondCharge({
     quota,
@@ -278,7 +286,8 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     hard: formatList(hard),
     used: formatList(used),
     reserved: formatList(reserved),
-    reservations: toWireReservations(reservations),
+    // A stored binding is its own record: only the claims in flight are listed.
+    reservations: allReservations.filter((entry) => entry.expirationTime !== undefined),
     clusters,
     ...(input.waiting?.length ? { waiting: input.waiting } : {}),
     ...(wouldBeDenied.length > 0 ? { wouldBeDenied } : {}),
@@ -288,7 +297,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
 
   const events = quotaEvents(views, previousClusters, previousConditions, conditions);
 
-  return { status, changed: !statusEquals(current, status), events, errors };
+  return { status, reservations: allReservations, changed: !statusEquals(current, status), events, errors };
 }
 
 /** What the conditions are computed from. */

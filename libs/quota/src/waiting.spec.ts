@@ -543,7 +543,7 @@ describe('waitingRefusal', () => {
   /** What admission decides for `scaled` over `stored` against quota compute (hard cpu=10, `used`). */
   const decide = (used: Record<string, string>): Extract<Decision, { allowed: false }> => {
     const [decision] = admitBatch(
-      [{ name: 'compute', hard: list({ cpu: '10' }), used: list(used), reservations: [] }],
+      [{ name: 'compute', hard: list({ cpu: '10' }), used: list(used), reserved: {}, reservations: [] }],
       [
         {
           binding: { namespace: 'team-a', name: 'web', uid: 'uid-web' },

@@ -54,7 +54,7 @@ describe('planted bugs', () => {
 
   describe('the seeded hunt finds a planted bug of each invariant within its stated runs', () => {
     it('plants one bug for each invariant, and hunts with the seed npm test uses', async () => {
-      expect(PLANTED.map((p) => p.invariant).sort()).toEqual([...INVARIANTS].sort());
+      expect([...new Set(PLANTED.map((p) => p.invariant))].sort()).toEqual([...INVARIANTS].sort());
       const spec = await readFile(join(REPO_ROOT, 'tools/simulation/src/simulation.spec.ts'), 'utf8');
       expect(spec).toContain(`seed: ${HUNT_SEED}`);
     });

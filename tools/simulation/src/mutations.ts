@@ -71,6 +71,18 @@ export const PLANTED: readonly PlantedBug[] = [
     ],
   },
   {
+    bug: 'a claim retires once its object is stored at the version its update was decided against (one step early)',
+    invariant: 'ACCOUNTED',
+    runs: 300,
+    edits: [
+      {
+        file: 'libs/quota/src/reservations.ts',
+        from: '  return isLaterVersion(rb.metadata?.resourceVersion, entry.resourceVersion);',
+        to: '  return !isLaterVersion(entry.resourceVersion, rb.metadata?.resourceVersion);',
+      },
+    ],
+  },
+  {
     bug: 'the reconciler skips whenever it has a cache, never writing',
     invariant: 'EXACT',
     runs: 50,

@@ -23,15 +23,21 @@
  *   may rely on a count without it, as Kubernetes' quota admission may until its controller recounts;
  * - ACCOUNTED: once a quota's usage is counted for its current spec, used + reserved covers every
  *   stored binding's charge (the accounting never under-counts, which is what makes the next
- *   admission safe), and per binding, its own entry's reserved plus the usage the count attributed
- *   to it covers its charge; not checked while such a stored change awaits its recount.
+ *   admission safe), and also, per binding name, the charge of every admitted change of the name that
+ *   can still land (a claim retired before its change landed fails here); not checked while such a
+ *   stored change awaits its recount.
+ * The API server's write rules are modelled as the claims' retirement relies on them: an update
+ * conflicting at landing is admitted again against the stored version (re-admitted), Karmada's
+ * status writes move a binding's resourceVersion ('statusWrite'), and an answer after the webhook's
+ * deadline is discarded.
  * - DETECTED: a status the reconciler computed from a published snapshot names in RunningBeyondCharge
  *   exactly the bindings whose workload runs beyond what they hold (checked against the binding list and
  *   snapshot it was computed from, and at the end);
  * - LIMIT also: no binding of a kind declaring no replicas (a DaemonSet) is stored while a quota limits
  *   cpu or pods (every quota here limits cpu).
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
- * used + reserved must EQUAL the recount, and each reservation max(0, charge - observed) (EXACT).
+ * used + reserved must EQUAL the recount (reserved: each binding's max(0, charge - observed)) and no
+ * claim is left listed (EXACT).
  * Refusals over a limit or "status unknown" wait as the webhook records them, and the reconciler's
  * requeues are re-sent by Karmada when a 'requeue' delivers them (waiting-model.ts); at the end, a
  * waiting change that fits must be admitted within REQUEUE_ROUNDS settle rounds (LIVENESS).
@@ -202,6 +208,11 @@ export type Action =
    */
   | { t: 'surge'; i: number; n: number }
   | { t: Exclude<UnadmittedKind, 'surge'>; i: number }
+  /**
+   * Karmada writes the status of binding `b` (its aggregated status, no charge changed): the object's
+   * resourceVersion moves on, and an update decided against the old one conflicts.
+   */
+  | { t: 'statusWrite'; b: number }
   /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
   | { t: 'requeue'; i: number; replica: number };
 
@@ -254,12 +265,6 @@ const milli = (value: unknown, key: string): number => {
   const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
   return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
 };
-
-/** What the entries of binding `name` in `status` reserve on `key` (ACCOUNTED and EXACT per binding). */
-const reservedBy = (status: KarmadaQuotaStatus | undefined, name: string, key: Key): number =>
-  (status?.reservations ?? [])
-    .filter((r) => r.reservedBy.name === name)
-    .reduce((sum, r) => sum + milli(r.reserved?.[key], key), 0);
 
 /** A quota as an admin creates it: generation 1, no status. */
 const newQuota = (q: QuotaSpec, uid: string): KarmadaQuota =>
@@ -354,6 +359,8 @@ export const exercised = {
   notStored: 0,
   quotaWrites: 0,
   conflicts: 0,
+  /** Updates the API server ran admission for again after a conflict. */
+  readmitted: 0,
   /** Host operations completed with a fault: not applied, or applied with the answer lost. */
   hostFaults: 0,
   /** Requests a replica refused as they arrived, from the projection of the batch in flight. */
@@ -493,13 +500,14 @@ export class Simulation {
     replica: number,
     dryRun: boolean,
     old?: ResourceBinding,
+    startedAt = this.now,
   ): void {
     const req: Request = {
       id: this.nextId++,
       label,
       object,
       ...(old ? { oldVersion: old.metadata!.resourceVersion! } : {}),
-      startedAt: this.now,
+      startedAt,
       answerBy: this.now + DEADLINE_MS,
       dryRun,
       done: false,
@@ -774,6 +782,14 @@ export class Simulation {
       case 'jobRunsAgain':
         this.unadmitted(action);
         break;
+      case 'statusWrite': {
+        const stored = this.versionOf(action.b);
+        if (stored === undefined) return;
+        const version = this.host.nextVersion();
+        this.host.storeBinding({ ...stored, metadata: { ...stored.metadata, resourceVersion: version } });
+        this.log(`Karmada writes ${stored.metadata!.name}'s status: resourceVersion ${version}`);
+        break;
+      }
     }
   }
 
@@ -927,6 +943,18 @@ export class Simulation {
       this.log(
         `request ${req.id} not stored: ${req.oldVersion === undefined ? 'AlreadyExists' : 'Conflict'}`,
       );
+      // The API server's update loop reads the object again and runs admission again against it.
+      if (req.oldVersion !== undefined && stored?.metadata?.uid === req.object.metadata?.uid) {
+        exercised.readmitted++;
+        this.request(
+          `${req.label} again, against resourceVersion ${stored!.metadata!.resourceVersion}`,
+          asUpdateOf({ ...req.object, metadata: { ...stored!.metadata } }, stored!),
+          req.id % 2,
+          false,
+          stored,
+          req.startedAt,
+        );
+      }
       return;
     }
     const chargedBefore = Object.fromEntries(
@@ -1046,7 +1074,9 @@ export class Simulation {
         const b = BINDING_INDEX.get(workload.name)!;
         const rb = bindings.find((x) => x.metadata?.name === workload.name);
         const sameKind = rb !== undefined && kindOf(rb) === workload.kind;
-        if (sameKind && targetOn(rb, m) > 0) continue;
+        // As the product attributes usage (observedIn): to the binding of the name listing the member,
+        // being deleted or not (its usage then stands in for a claim on the name until it is gone).
+        if (sameKind && (rb.spec?.clusters ?? []).some((c) => c.name === MEMBERS[m])) continue;
         if (scoped && (!sameKind || !isHigh(rb))) continue;
         if (!handMade.has(workload)) continue;
         const pods = Number((workload.used as Record<Key, string>).pods);
@@ -1280,6 +1310,40 @@ export class Simulation {
     return claims;
   }
 
+  /**
+   * Can this admitted change still be stored? Within the API server's request timeout, a create while its
+   * name may yet be free, an update while its object is stored at the version it was decided against.
+   */
+  private landable(req: Request): boolean {
+    if (req.answer !== 'allowed' || req.done || req.dryRun) return false;
+    if (this.now > req.startedAt + LANDING_LIMIT_MS) return false;
+    if (req.oldVersion === undefined) return true;
+    const stored = this.host.bindings.get(req.object.metadata!.name!);
+    return stored?.metadata?.resourceVersion === req.oldVersion;
+  }
+
+  /**
+   * What the quota must cover on `key` (ACCOUNTED): per binding name it selects, the larger of its stored
+   * charge and the charge of each admitted change of the name that can still land, decided after the
+   * quota's last edit.
+   */
+  private coveredInFlight(quota: QuotaSpec, key: Key): { total: number; landable: string[] } {
+    const held = new Map<string, number>();
+    for (const b of this.inScope(quota)) held.set(b.metadata!.name!, charge(b)[key]);
+    const landable: string[] = [];
+    for (const req of this.requests) {
+      // A change decided before an edit of the quota is covered as the edit rules say (LIMIT), not here.
+      if (!this.landable(req) || req.beforeEdit.has(quota.name)) continue;
+      if (quota.highOnly && !isHigh(req.object)) continue;
+      const name = req.object.metadata!.name!;
+      landable.push(`request ${req.id}`);
+      held.set(name, Math.max(held.get(name) ?? 0, charge(req.object)[key]));
+    }
+    let total = 0;
+    for (const amount of held.values()) total += amount;
+    return { total, landable };
+  }
+
   /** What the stored bindings a quota selects are charged on `key`. */
   private charged(quota: QuotaSpec, key: Key): number {
     return this.inScope(quota).reduce((sum, b) => sum + charge(b)[key], 0);
@@ -1329,19 +1393,17 @@ export class Simulation {
             } (${JSON.stringify(status.reservations)})`,
           );
         }
-        // Per binding: each stored binding is counted, by its usage the count attributed to it and
-        // what its own entry reserves (an entry filed under another name keeps every sum right).
-        for (const rb of this.inScope(q)) {
-          const name = rb.metadata!.name!;
-          const reserved = reservedBy(status, name, key);
-          const observed = this.observedCounted.get(q.name)?.get(name)?.[key] ?? 0;
-          if (reserved + observed < charge(rb)[key]) {
-            return this.violation(
-              'ACCOUNTED',
-              step,
-              `quota ${q.name}: ${name} is counted ${key}=${reserved + observed} (its entry reserves ${reserved}, its usage counted ${observed}) < its charge ${charge(rb)[key]} (${JSON.stringify(status.reservations)})`,
-            );
-          }
+        // Every admitted change that can still land is covered too: per name, the larger of the stored
+        // binding's charge and the charge of each such change (a claim retired too early fails here).
+        const covered = this.coveredInFlight(q, key);
+        if (accounted < covered.total + outside) {
+          return this.violation(
+            'ACCOUNTED',
+            step,
+            `quota ${q.name}: used+reserved ${key}=${accounted} < ${covered.total}${
+              outside > 0 ? ` + ${outside}` : ''
+            }, the stored charges with the changes in flight that can still land (${covered.landable.join(', ')}) (${JSON.stringify(status.reservations)})`,
+          );
         }
       }
     }
@@ -1422,19 +1484,14 @@ export class Simulation {
       const status = this.host.quotas.get(q.name)!.status;
       for (const key of limitedKeys(q)) {
         // used: every pod a quota selects on every member, hand-made ones of a selected name included;
-        // reserved: what each selected binding's pods on its own members leave of its charge, in the
-        // binding's own entry (every stored binding counted, none for another name).
+        // reserved: what each selected binding's pods on its own members leave of its charge (a stored
+        // binding is its own record: the status lists no entry for it, only the sum).
         const selected = this.inScope(q);
         let expectedUsed = 0;
         let expectedReserved = 0;
-        const wrong: string[] = [];
         BINDINGS.forEach(({ name, cpuMilli }, b) => {
           const rb = selected.find((x) => x.metadata!.name === name);
-          const held = reservedBy(status, name, key);
-          const expect = (expected: number) => {
-            if (held !== expected) wrong.push(`${name}'s entry reserves ${held}, recount ${expected}`);
-          };
-          if (q.highOnly && rb === undefined) return expect(0);
+          if (q.highOnly && rb === undefined) return;
           const perReplica = key === 'cpu' ? cpuMilli : 1;
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
           // Hand-made Deployments pass for a binding of the name only if it is a Deployment's too.
@@ -1446,17 +1503,16 @@ export class Simulation {
             if (rb !== undefined && targetOn(rb, m) > 0)
               observed += (on[m]! + (sameKind ? handMade : 0)) * perReplica;
           });
-          const expected = rb === undefined ? 0 : Math.max(0, charge(rb)[key] - observed);
-          expectedReserved += expected;
-          expect(expected);
+          expectedReserved += rb === undefined ? 0 : Math.max(0, charge(rb)[key] - observed);
         });
         const used = milli(status?.used?.[key], key);
         const reserved = milli(status?.reserved?.[key], key);
-        if (used !== expectedUsed || reserved !== expectedReserved || wrong.length > 0) {
+        const claims = status?.reservations ?? [];
+        if (used !== expectedUsed || reserved !== expectedReserved || claims.length > 0) {
           return this.violation(
             'EXACT',
             step,
-            `quota ${q.name} after settling: used ${key}=${used} reserved=${reserved}, recount used=${expectedUsed} reserved=${expectedReserved}${wrong.length > 0 ? `; ${wrong.join('; ')}` : ''} (${JSON.stringify(status?.reservations)})`,
+            `quota ${q.name} after settling: used ${key}=${used} reserved=${reserved}, recount used=${expectedUsed} reserved=${expectedReserved}; claims left ${JSON.stringify(claims)}`,
           );
         }
       }
