@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
-import { OTHER_USAGE, quotaView, workloadUsage, type ResourceRow } from '#quota-view';
+import { quotaView, workloadUsage, type ResourceRow } from '#quota-view';
 import { freePort, probe, serviceAccountToken, waitFor } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 import { eventually, testRedisUrl } from './support/federation.js';
@@ -249,7 +249,7 @@ describe('the console page in headless Chromium', () => {
       timeoutMs,
     );
 
-  /** Each row of "Usage by workload": binding, used, reserved, clusters (under the binding's name). */
+  /** Each row of "Usage by workload": binding, charged, in flight, clusters (under the binding's name). */
   const workloadRows = () =>
     card()
       .locator('tr.workload')
@@ -343,24 +343,22 @@ describe('the console page in headless Chromium', () => {
     await hasText(cpu().locator('.numbers .reserved'), '3');
     expect(await text(card().locator('.resource[data-resource="memory"] .numbers .reserved'))).toBe('3Gi');
     expect(await cpu().locator('.bar .reserved').getAttribute('style')).toBe('width: 30%;');
-    expect(await card().locator('table', { hasText: 'Expires' }).textContent()).toContain('web');
 
-    // Who uses the quota: the bindings largest first (by their largest share of a limit: web 3Gi
-    // of 8Gi, batch 2 of 10 cpu), then the pods no binding owns (api: 2 pods of 20). Neither
-    // binding has a workload on the host, so all they hold is reserved.
+    // Who holds the quota: the bindings largest first (by their largest share of a limit: web 3Gi
+    // of 8Gi, batch 2 of 10 cpu), each charged in full; their claims retire once the reconciler
+    // sees them stored, leaving nothing in flight.
     const batch = binding(ALLOWED.namespace, 'batch', { replicas: 2, cpu: '1', clusters: [MEMBER1(2)] });
     batch.spec.replicaRequirements!.resourceRequest!.memory = '512Mi';
     await createBinding(batch);
     await hasText(cpu().locator('.numbers .reserved'), '5');
     const rows = await eventually(
       () => workloadRows(),
-      (shown) => shown.length === 3,
+      (shown) => shown.length === 2 && shown.every((row) => row[2] === '-'),
       30_000,
     );
     expect(rows).toEqual([
-      ['web', '-', 'cpu=3, memory=3Gi, pods=3', 'member1=3'],
-      ['batch', '-', 'cpu=2, memory=1Gi, pods=2', 'member1=2'],
-      [OTHER_USAGE, 'cpu=500m, pods=2', '-', '-'],
+      ['web', 'cpu=3, memory=3Gi, pods=3', '-', 'member1=3'],
+      ['batch', 'cpu=2, memory=1Gi, pods=2', '-', 'member1=2'],
     ]);
     // The same as the view kubectl kq prints of the quota and bindings on the API server.
     const [quota, bindings] = await Promise.all([readQuota(ALLOWED.namespace, ALLOWED.name), listBindings()]);

@@ -104,7 +104,7 @@ describe('object counts and pods are attributed to the propagated workload', () 
     await createBinding(rb);
     const reserved = await eventually(
       () => readQuota(namespace),
-      (k) => k.status?.reservations?.some((r) => r.reservedBy.name === 'web-deployment') === true,
+      (k) => same(k.status?.reserved?.['count/deployments.apps'], '2'),
     );
     expect(reserved.status?.reserved).toMatchObject({ 'count/deployments.apps': '2', pods: '2' });
 

@@ -35,8 +35,7 @@ describe('consoleQuota', () => {
   const row = (binding: string): WorkloadRow => ({
     binding,
     charged: {},
-    observed: {},
-    reserved: {},
+    inFlight: {},
     clusters: [],
   });
   const view = quotaView({ metadata: { namespace: 'ns', name: 'q' }, spec: { hard: { cpu: '1' } } });

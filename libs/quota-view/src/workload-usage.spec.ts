@@ -31,28 +31,40 @@ const quota = (status: KarmadaQuota['status'], scopeSelector?: KarmadaQuota['spe
     status: { hard: { cpu: '4', pods: '10' }, ...status },
   }) as KarmadaQuota;
 
+const claim = (name: string, reserved: Record<string, string>, charge?: Record<string, string>) => ({
+  ...reservation(name, reserved, charge),
+  expirationTime: '2026-11-22T10:02:00Z',
+});
+
+/** Member m1's usage of the named Deployments (cpu in millicores, one pod per 500m). */
+const onM1 = (cpuByWorkload: Record<string, number>) => ({
+  clusters: [
+    {
+      name: 'm1',
+      state: 'Ready' as const,
+      lastSyncTime: '2026-11-22T09:59:59Z',
+      used: {},
+      workloads: Object.entries(cpuByWorkload).map(([name, milli]) => ({
+        kind: 'Deployment',
+        name,
+        used: { cpu: `${milli}m`, pods: String(milli / 500) },
+      })),
+    },
+  ],
+  now: new Date('2026-11-22T10:00:00Z'),
+});
+
 describe('workloadUsage', () => {
   it.each([
     {
-      name: 'a binding fully observed: charged = observed, nothing reserved',
+      name: 'a stored binding: charged, nothing in flight',
       quota: quota({ used: { cpu: '1', pods: '2' } }),
       bindings: [binding('web', 2, '500m', [{ name: 'm1', replicas: 2 }])],
-      rows: [
-        {
-          binding: 'web',
-          charged: { cpu: '1', pods: '2' },
-          observed: { cpu: '1', pods: '2' },
-          reserved: {},
-          clusters: ['m1=2'],
-        },
-      ],
+      rows: [{ binding: 'web', charged: { cpu: '1', pods: '2' }, inFlight: {}, clusters: ['m1=2'] }],
     },
     {
-      name: 'largest share of a limit first; the reserved part is not observed',
-      quota: quota({
-        used: { cpu: '500m', pods: '1' },
-        reservations: [reservation('big', { cpu: '1500m', pods: '3' })],
-      }),
+      name: 'largest share of a limit first',
+      quota: quota({ used: { cpu: '500m', pods: '1' } }),
       bindings: [
         binding('small', 1, '500m', [{ name: 'm1', replicas: 1 }]),
         binding('big', 3, '500m', [
@@ -61,53 +73,34 @@ describe('workloadUsage', () => {
         ]),
       ],
       rows: [
-        {
-          binding: 'big',
-          charged: { cpu: '1500m', pods: '3' },
-          observed: {},
-          reserved: { cpu: '1500m', pods: '3' },
-          clusters: ['m1=1', 'm2=2'],
-        },
-        {
-          binding: 'small',
-          charged: { cpu: '500m', pods: '1' },
-          observed: { cpu: '500m', pods: '1' },
-          reserved: {},
-          clusters: ['m1=1'],
-        },
+        { binding: 'big', charged: { cpu: '1500m', pods: '3' }, inFlight: {}, clusters: ['m1=1', 'm2=2'] },
+        { binding: 'small', charged: { cpu: '500m', pods: '1' }, inFlight: {}, clusters: ['m1=1'] },
       ],
     },
     {
-      name: 'a pending claim above the stored binding (a scale-up admitted, not stored yet) counts its charge',
-      quota: quota({
-        used: { cpu: '1', pods: '2' },
-        reservations: [reservation('web', { cpu: '1', pods: '2' }, { cpu: '2', pods: '4' })],
-      }),
+      name: 'a claim above the stored binding (a scale-up admitted, not stored yet): charged at the claim',
+      quota: quota({ reservations: [claim('web', { cpu: '1', pods: '2' }, { cpu: '2', pods: '4' })] }),
       bindings: [binding('web', 2, '500m', [{ name: 'm1', replicas: 2 }])],
       rows: [
         {
           binding: 'web',
           charged: { cpu: '2', pods: '4' },
-          observed: { cpu: '1', pods: '2' },
-          reserved: { cpu: '1', pods: '2' },
+          inFlight: { cpu: '1', pods: '2' },
           clusters: ['m1=2'],
         },
       ],
     },
     {
-      name: 'a claim whose binding is not stored (a create admitted), and usage no binding accounts for',
-      quota: quota({ used: { cpu: '300m', pods: '1' }, reservations: [reservation('new', { cpu: '1' })] }),
+      name: 'a claim whose binding is not stored (a create admitted)',
+      quota: quota({ used: { cpu: '300m', pods: '1' }, reservations: [claim('new', { cpu: '1' })] }),
       bindings: [],
-      rows: [
-        { binding: 'new', charged: { cpu: '1' }, observed: {}, reserved: { cpu: '1' }, clusters: [] },
-        {
-          binding: OTHER_USAGE,
-          charged: {},
-          observed: { cpu: '300m', pods: '1' },
-          reserved: {},
-          clusters: [],
-        },
-      ],
+      rows: [{ binding: 'new', charged: { cpu: '1' }, inFlight: { cpu: '1' }, clusters: [] }],
+    },
+    {
+      name: 'an entry with no expirationTime (an older status) is no claim',
+      quota: quota({ reservations: [reservation('gone', { cpu: '1' })] }),
+      bindings: [],
+      rows: [],
     },
     {
       name: 'a binding outside the quota scopes is not listed',
@@ -116,18 +109,45 @@ describe('workloadUsage', () => {
         { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
       ),
       bindings: [binding('low', 1, '1', [], 'low'), binding('high', 1, '1', [], 'high')],
-      rows: [
-        {
-          binding: 'high',
-          charged: { cpu: '1', pods: '1' },
-          observed: { cpu: '1', pods: '1' },
-          reserved: {},
-          clusters: [],
-        },
-      ],
+      rows: [{ binding: 'high', charged: { cpu: '1', pods: '1' }, inFlight: {}, clusters: [] }],
     },
   ])('$name', ({ quota, bindings, rows }) => {
     expect(workloadUsage(quota, bindings)).toEqual({ rows, problems: [] });
+  });
+
+  it('with the members usage, splits each charge as the reconciler does, and shows usage no binding accounts for', () => {
+    const stored = [
+      binding('web', 3, '500m', [{ name: 'm1', replicas: 3 }]),
+      binding('api', 1, '500m', [{ name: 'm2', replicas: 1 }]),
+    ];
+    // web runs 2 of its 3 pods; api runs none (m2 published nothing); a pod no binding owns runs on m1.
+    const used = quota({ used: { cpu: '1500m', pods: '3' } });
+    expect(workloadUsage(used, stored, onM1({ web: 1000, 'hand-made': 500 })).rows).toEqual([
+      {
+        binding: 'web',
+        charged: { cpu: '1500m', pods: '3' },
+        inFlight: {},
+        observed: { cpu: '1', pods: '2' },
+        reserved: { cpu: '500m', pods: '1' },
+        clusters: ['m1=3'],
+      },
+      {
+        binding: OTHER_USAGE,
+        charged: {},
+        inFlight: {},
+        observed: { cpu: '500m', pods: '1' },
+        reserved: {},
+        clusters: [],
+      },
+      {
+        binding: 'api',
+        charged: { cpu: '500m', pods: '1' },
+        inFlight: {},
+        observed: {},
+        reserved: { cpu: '500m', pods: '1' },
+        clusters: ['m2=1'],
+      },
+    ]);
   });
 
   it('reports a binding whose charge cannot be read, naming it', () => {

@@ -9,24 +9,28 @@ import {
   removeZeros,
   type ResourceList,
 } from '#quantity';
-import { storedCharge } from '#quota';
+import { computeQuotaStatus, storedCharge, type ObservedCluster } from '#quota';
 import { percentOf } from './quota-view.js';
 
 /**
- * Usage by workload from what the Karmada API server holds (no Redis, so kubectl kq and the console
- * read the same): each ResourceBinding the quota selects with its charge (replicas x requests, as
- * admitted), and status.reservations' part of it not yet seen in the member clusters. The part seen
- * is charged - reserved: the reconciler reserves max(0, charge - observed). What a workload runs
- * beyond its charge, and pods no binding owns, are only in the aggregators' per-workload snapshots
- * (Redis); the quota's `used` minus what the bindings account for is shown as one line for them.
+ * Usage by workload: each ResourceBinding the quota selects with its charge (replicas x requests, as
+ * admitted) and what a change admitted but not stored yet claims beyond it (status.reservations lists
+ * only such claims: a stored binding is its own charge record). How much of each charge runs in the
+ * members is known only from the aggregators' per-workload usage: given it (`usage`), each row is
+ * split into observed and reserved by the reconciler's own rule (computeQuotaStatus), and the quota's
+ * `used` that no binding accounts for (pods no binding owns, or running beyond their charge) is one
+ * more line; without it (kubectl kq reads the Karmada API server only) the split is not shown.
  */
 export interface WorkloadRow {
   /** The ResourceBinding's name, or OTHER_USAGE. */
   binding: string;
   /** Canonical quantities on the quota's limited resources; zero entries left out. */
   charged: Record<string, string>;
-  observed: Record<string, string>;
-  reserved: Record<string, string>;
+  /** What a claim in flight holds beyond the stored charge (a change admitted, not stored yet). */
+  inFlight: Record<string, string>;
+  /** Only with per-workload usage: the part of `charged` running in the members, and the rest. */
+  observed?: Record<string, string>;
+  reserved?: Record<string, string>;
   /** Where Karmada scheduled it, `member1=2` (replicas) or `member1` for a workload without replicas. */
   clusters: string[];
 }
@@ -39,49 +43,75 @@ export interface WorkloadUsage {
   problems: string[];
 }
 
+/** The aggregators' per-workload usage of the quota's namespace, and when it was read. */
+export interface WorkloadObservations {
+  clusters: ObservedCluster[];
+  now: Date;
+}
+
 /** Largest first: the highest share of a limit (charged, else the other usage), then by name. */
-export function workloadUsage(quota: KarmadaQuota, bindings: readonly ResourceBinding[]): WorkloadUsage {
+export function workloadUsage(
+  quota: KarmadaQuota,
+  bindings: readonly ResourceBinding[],
+  usage?: WorkloadObservations,
+): WorkloadUsage {
   const problems: string[] = [];
   const read = (raw: unknown) => parseResourceList(raw, 'list').list;
   const status = quota.status ?? {};
   const hard = read(status.hard ?? quota.spec?.hard);
   const hardKeys = Object.keys(hard);
-  const reservations = new Map((status.reservations ?? []).map((r) => [r.reservedBy?.name, r]));
-  const byName = new Map(bindings.map((rb) => [rb.metadata?.name ?? '', rb]));
-  const names = [...new Set([...byName.keys(), ...reservations.keys()])].filter(
-    (name): name is string => !!name,
+  // Only claims (with an expirationTime) are in flight; an older status may list settled entries too.
+  const claims = new Map(
+    (status.reservations ?? []).filter((r) => r.expirationTime).map((r) => [r.reservedBy?.name, r]),
   );
+  const byName = new Map(bindings.map((rb) => [rb.metadata?.name ?? '', rb]));
+  const names = [...new Set([...byName.keys(), ...claims.keys()])].filter((name): name is string => !!name);
+  const split =
+    usage &&
+    new Map(
+      computeQuotaStatus({ quota, bindings, clusters: usage.clusters, now: usage.now }).reservations.map(
+        (r) => [r.reservedBy.name, read(r.reserved)],
+      ),
+    );
 
   const measured: { row: WorkloadRow; size: ResourceList }[] = [];
   let accounted: ResourceList = {};
   for (const name of names) {
     const rb = byName.get(name);
-    const reservation = reservations.get(name);
+    const claim = claims.get(name);
     const stored = rb ? storedCharge(rb, { quota, hardKeys, errors: problems }) : {};
-    // A pending claim may hold more than the stored binding (a change admitted, not stored yet).
-    const charged = maxLists(stored, maskList(read(reservation?.charge ?? reservation?.reserved), hardKeys));
+    const claimed = maskList(read(claim?.charge ?? claim?.reserved), hardKeys);
+    const charged = maxLists(stored, claimed);
     if (Object.keys(removeZeros(charged)).length === 0) continue;
-    const reserved = maskList(read(reservation?.reserved), hardKeys);
-    const observed = excessOf(charged, reserved);
-    accounted = addLists(accounted, observed);
-    measured.push({
-      size: charged,
-      row: {
-        binding: name,
-        charged: canonical(charged),
-        observed: canonical(observed),
-        reserved: canonical(reserved),
-        clusters: (rb?.spec?.clusters ?? []).map((c) =>
-          c.replicas === undefined ? c.name : `${c.name}=${c.replicas}`,
-        ),
-      },
-    });
+    const row: WorkloadRow = {
+      binding: name,
+      charged: canonical(charged),
+      inFlight: canonical(excessOf(claimed, stored)),
+      clusters: (rb?.spec?.clusters ?? []).map((c) =>
+        c.replicas === undefined ? c.name : `${c.name}=${c.replicas}`,
+      ),
+    };
+    if (split) {
+      const reserved = maskList(split.get(name) ?? {}, hardKeys);
+      const observed = excessOf(charged, reserved);
+      accounted = addLists(accounted, observed);
+      row.observed = canonical(observed);
+      row.reserved = canonical(reserved);
+    }
+    measured.push({ size: charged, row });
   }
-  const other = excessOf(maskList(read(status.used), hardKeys), accounted);
+  const other = split ? excessOf(maskList(read(status.used), hardKeys), accounted) : {};
   if (Object.keys(other).length > 0) {
     measured.push({
       size: other,
-      row: { binding: OTHER_USAGE, charged: {}, observed: canonical(other), reserved: {}, clusters: [] },
+      row: {
+        binding: OTHER_USAGE,
+        charged: {},
+        inFlight: {},
+        observed: canonical(other),
+        reserved: {},
+        clusters: [],
+      },
     });
   }
   const share = (list: ResourceList) =>

@@ -13,7 +13,7 @@ export interface StatusSample {
   hard: Record<string, string>;
   used: Record<string, string>;
   reserved: Record<string, string>;
-  /** Names of the bindings holding a reservation. */
+  /** Names of the bindings with a claim in flight (a stored binding is listed by none). */
   reservations: string[];
 }
 

@@ -14,7 +14,7 @@ import type { Tenant } from './tenant.js';
 export interface Recount {
   /** Usage over every member cluster: what `status.used` must be. */
   used: ResourceList;
-  /** Per persisted binding: what its reservation must be (`max(0, charge - observed)`, no zeros). */
+  /** Per persisted binding: what it reserves (`max(0, charge - observed)`, no zeros); status.reserved is their sum. */
   reservations: Map<string, { uid: string; reserved: ResourceList }>;
   pods: number;
   bindings: number;
@@ -107,39 +107,14 @@ export function statusDifferences(quota: KarmadaQuota, expected: Recount): strin
       differences.push(`${name}: status.used ${show(usedNow, [key])}, recount ${show(expected.used, [key])}`);
   }
   let reservedSum: ResourceList = {};
-  const wanted = new Map<string, { uid: string; reserved: ResourceList }>();
-  for (const [binding, r] of expected.reservations) {
-    const reserved = mask(r.reserved, keys);
-    if (Object.keys(reserved).length === 0) continue;
-    wanted.set(binding, { uid: r.uid, reserved });
-    reservedSum = addLists(reservedSum, reserved);
-  }
-  const actual = new Map((status.reservations ?? []).map((r) => [r.reservedBy.name, r]));
-  for (const [binding, want] of wanted) {
-    const got = actual.get(binding);
-    if (!got) {
-      differences.push(
-        `${name}: binding ${binding} holds no reservation, recount ${show(want.reserved, keys)}`,
-      );
-      continue;
-    }
-    const reserved = mask(parse(got.reserved), keys);
-    if (keys.some((k) => !get(reserved, k).equals(get(want.reserved, k))))
-      differences.push(
-        `${name}: reservation of ${binding} ${show(reserved, keys)}, recount ${show(want.reserved, keys)}`,
-      );
-    if (got.reservedBy.uid !== undefined && got.reservedBy.uid !== want.uid)
-      differences.push(
-        `${name}: reservation of ${binding} is for uid ${got.reservedBy.uid}, binding has ${want.uid}`,
-      );
-    if (got.expirationTime !== undefined)
-      differences.push(`${name}: reservation of ${binding} is still pending (expires ${got.expirationTime})`);
-  }
-  for (const binding of actual.keys()) {
-    if (!wanted.has(binding)) {
-      const why = expected.reservations.has(binding) ? 'fully observed' : 'no such binding';
-      differences.push(`${name}: leaked reservation for ${binding} (${why})`);
-    }
+  for (const r of expected.reservations.values()) reservedSum = addLists(reservedSum, mask(r.reserved, keys));
+  // A stored binding is its own record; once everything settled, no claim is left in flight.
+  for (const claim of status.reservations ?? []) {
+    const binding = claim.reservedBy.name;
+    const why = expected.reservations.has(binding) ? 'its binding is stored' : 'no such binding';
+    differences.push(
+      `${name}: a claim for ${binding} is still listed (${why}; expires ${claim.expirationTime ?? 'never'})`,
+    );
   }
   const reservedNow = parse(status.reserved);
   if (keys.some((k) => !get(reservedNow, k).equals(get(reservedSum, k))))

@@ -4,16 +4,18 @@ import { auditHotQuota, auditPassed, mergeAudits, type BindingRecord } from './h
 
 const perReplica = { cpu: Quantity.parse('250m'), pods: Quantity.parse('1') };
 
-const reservation = (name: string, cpu: string, pods: string, charge = { cpu, pods }) => ({
+/** A claim still listed (in flight). */
+const claim = (name: string, cpu: string, pods: string) => ({
   reservedBy: { apiVersion: 'work.karmada.io/v1alpha2', kind: 'ResourceBinding', name },
   reserved: { cpu, pods },
-  charge,
+  charge: { cpu, pods },
+  expirationTime: '2026-01-01T00:00:10Z',
 });
 
 function quota(
-  reservations: ReturnType<typeof reservation>[],
   reserved: Record<string, string>,
   used: Record<string, string> = {},
+  reservations: ReturnType<typeof claim>[] = [],
 ): KarmadaQuota {
   return {
     apiVersion: 'quota.karmada.io/v1alpha1',
@@ -29,12 +31,16 @@ const record = (name: string, ...possible: number[]): BindingRecord => ({
   possibleReplicas: new Set(possible),
 });
 
+const stored = (replicas: Record<string, number | undefined>) =>
+  new Map(Object.entries(replicas).map(([name, n]) => [name, n ?? 0]));
+
 describe('auditHotQuota', () => {
-  test('passes when every admitted charge is reserved once and the total is within hard', () => {
+  test('passes when the stored bindings are what was admitted, reserved is their charges and within hard', () => {
     const audit = auditHotQuota(
-      quota([reservation('a', '500m', '2'), reservation('b', '250m', '1')], { cpu: '750m', pods: '3' }),
+      quota({ cpu: '750m', pods: '3' }),
       [record('a', 2), record('b', 1), record('never-admitted', 0)],
       perReplica,
+      stored({ a: 2, b: 1, 'never-admitted': 0 }),
     );
     expect(audit).toMatchObject({
       overAdmittedKeys: [],
@@ -49,80 +55,91 @@ describe('auditHotQuota', () => {
 
   test.each([
     {
-      what: 'used + reserved over hard',
-      q: quota([reservation('a', '750m', '3')], { cpu: '750m', pods: '3' }, { pods: '2' }),
+      what: 'used + the stored charges over hard',
+      q: quota({ cpu: '750m', pods: '3' }, { pods: '2' }),
       records: [record('a', 3)],
+      replicas: { a: 3 },
       expected: { overAdmittedKeys: ['pods'] },
     },
     {
-      what: 'status.reserved not the sum of the reservations',
-      q: quota([reservation('a', '250m', '1')], { cpu: '500m', pods: '2' }),
+      what: 'status.reserved not the stored charges',
+      q: quota({ cpu: '500m', pods: '2' }),
       records: [record('a', 1)],
+      replicas: { a: 1 },
       expected: { reservedSumMismatch: true },
     },
     {
       what: 'an admitted scale-up that was lost',
-      q: quota([reservation('a', '250m', '1')], { cpu: '250m', pods: '1' }),
+      q: quota({ cpu: '250m', pods: '1' }),
       records: [record('a', 2)],
+      replicas: { a: 1 },
       expected: { mismatchedBindings: ['a'] },
     },
     {
-      what: 'an admitted create with no reservation',
-      q: quota([], {}),
-      records: [record('a', 1)],
-      expected: { mismatchedBindings: ['a'] },
-    },
-    {
-      what: 'a denied create that holds a reservation',
-      q: quota([reservation('a', '250m', '1')], { cpu: '250m', pods: '1' }),
+      what: 'a denied create that was stored',
+      q: quota({ cpu: '250m', pods: '1' }),
       records: [record('a', 0)],
+      replicas: { a: 1 },
       expected: { mismatchedBindings: ['a'] },
     },
     {
-      what: 'a charge recorded but not reserved in full',
-      q: quota([reservation('a', '250m', '1', { cpu: '500m', pods: '2' })], { cpu: '250m', pods: '1' }),
-      records: [record('a', 2)],
+      what: 'a claim above the stored charge that its client never saw admitted',
+      q: quota({ cpu: '500m', pods: '2' }, {}, [claim('a', '500m', '2')]),
+      records: [record('a', 1)],
+      replicas: { a: 1 },
       expected: { mismatchedBindings: ['a'] },
     },
     {
-      what: 'a reservation nobody asked for',
-      q: quota([reservation('ghost', '250m', '1')], { cpu: '250m', pods: '1' }),
+      what: 'a binding nobody drove',
+      q: quota({ cpu: '250m', pods: '1' }),
       records: [],
+      replicas: { ghost: 1 },
       expected: { unknownReservations: ['ghost'] },
     },
-  ])('fails on $what', ({ q, records, expected }) => {
-    const audit = auditHotQuota(q, records, perReplica);
+  ])('fails on $what', ({ q, records, replicas, expected }) => {
+    const audit = auditHotQuota(q, records, perReplica, stored(replicas));
     expect(audit).toMatchObject(expected);
     expect(auditPassed(audit)).toBe(false);
   });
 
+  test('counts a claim still listed as what its binding holds (nothing stored yet)', () => {
+    const q = quota({ cpu: '500m', pods: '2' }, {}, [claim('a', '500m', '2')]);
+    expect(auditPassed(auditHotQuota(q, [record('a', 2)], perReplica, stored({})))).toBe(true);
+  });
+
   test('accepts either outcome of a request whose answer was lost', () => {
-    for (const reservations of [[reservation('a', '250m', '1')], [reservation('a', '750m', '3')]]) {
-      const reserved = reservations[0]!.reserved;
-      const audit = auditHotQuota(quota(reservations, reserved), [record('a', 1, 3)], perReplica);
+    for (const replicas of [1, 3]) {
+      const reserved = { cpu: `${250 * replicas}m`, pods: String(replicas) };
+      const audit = auditHotQuota(quota(reserved), [record('a', 1, 3)], perReplica, stored({ a: replicas }));
       expect(auditPassed(audit)).toBe(true);
       expect(audit.uncertainBindings).toBe(1);
     }
   });
 
   test('reports a quantity it cannot read instead of passing', () => {
-    const q = quota([reservation('a', 'lots', '1')], { cpu: '250m', pods: '1' });
-    const audit = auditHotQuota(q, [record('a', 1)], perReplica);
-    expect(audit.problems[0]).toContain('status.reservations[0].reserved[cpu]');
+    const audit = auditHotQuota(
+      quota({ cpu: 'lots', pods: '1' }),
+      [record('a', 1)],
+      perReplica,
+      stored({ a: 1 }),
+    );
+    expect(audit.problems[0]).toContain('status.reserved[cpu]');
     expect(auditPassed(audit)).toBe(false);
   });
 });
 
 describe('mergeAudits', () => {
   const passing = auditHotQuota(
-    quota([reservation('a', '250m', '1')], { cpu: '250m', pods: '1' }),
+    quota({ cpu: '250m', pods: '1' }),
     [record('a', 1)],
     perReplica,
+    stored({ a: 1 }),
   );
   const overAdmitted = auditHotQuota(
-    quota([reservation('b', '750m', '3')], { cpu: '750m', pods: '3' }, { pods: '2' }),
+    quota({ cpu: '750m', pods: '3' }, { pods: '2' }),
     [record('b', 3), record('c', 1, 2)],
     perReplica,
+    stored({ b: 3, c: 0 }),
   );
 
   test('one quota: its audit as it is', () => {

@@ -5,6 +5,7 @@ import {
   formatList,
   lessThanOrEqual,
   listsEqual,
+  maxLists,
   parseResourceList,
   removeZeros,
   type ResourceList,
@@ -21,15 +22,15 @@ export interface BindingRecord {
   possibleReplicas: ReadonlySet<number>;
 }
 
-/** The over-admission check of the hot-quota scenario, recounted from the quota as stored. */
+/** The over-admission check of the hot-quota scenario, recounted from the quota and bindings as stored. */
 export interface HotQuotaAudit {
-  /** Keys where used + reserved (the recounted sum of reservations) exceeds hard. */
+  /** Keys where used + what the bindings hold exceeds hard. */
   overAdmittedKeys: string[];
-  /** status.reserved differs from the sum of status.reservations[].reserved. */
+  /** status.reserved differs from what the bindings hold (nothing runs in the members). */
   reservedSumMismatch: boolean;
-  /** Bindings whose reservation is none of the charges the clients had admitted (lost or doubled). */
+  /** Bindings holding none of the charges their client may have had admitted (lost or doubled). */
   mismatchedBindings: string[];
-  /** Reservations of bindings no client drove. */
+  /** Bindings no client drove that hold something (stored, or a claim listed). */
   unknownReservations: string[];
   /** Bindings whose last admission outcome was unknown (an error): either charge is accepted. */
   uncertainBindings: number;
@@ -44,15 +45,18 @@ const scaled = (perReplica: ResourceList, replicas: number): ResourceList =>
     : Object.fromEntries(Object.entries(perReplica).map(([key, q]) => [key, q.mul(BigInt(replicas))]));
 
 /**
- * Checks the quota after a run: used + reserved <= hard on every key, status.reserved is the sum of
- * the reservations, and every binding's reservation holds exactly the charge (`perReplica` x
- * replicas, on the quota's hard keys) of a replica count its client saw admitted last, so no
- * admitted change was lost or counted twice.
+ * Checks the quota after a run. What a binding holds is the larger of its charge as stored
+ * (`storedReplicas` x `perReplica`, on the quota's hard keys: a stored binding is its own charge
+ * record) and the charge of its claim still listed (a change admitted, not stored yet). Nothing runs
+ * in the members, so status.reserved must be the sum of what they hold; used + that sum must be
+ * within hard; and each binding must hold the charge of a replica count its client saw admitted last,
+ * so no admitted change was lost or counted twice.
  */
 export function auditHotQuota(
   quota: KarmadaQuota,
   records: readonly BindingRecord[],
   perReplica: ResourceList,
+  storedReplicas: ReadonlyMap<string, number>,
 ): HotQuotaAudit {
   const problems: string[] = [];
   const parse = (raw: unknown, field: string): ResourceList => {
@@ -63,45 +67,38 @@ export function auditHotQuota(
   const hard = parse(quota.spec?.hard, 'spec.hard');
   const hardKeys = Object.keys(hard);
   const mask = (list: ResourceList) =>
-    Object.fromEntries(Object.entries(list).filter(([key]) => hardKeys.includes(key)));
+    removeZeros(Object.fromEntries(Object.entries(list).filter(([key]) => hardKeys.includes(key))));
   const used = parse(quota.status?.used, 'status.used');
-  const reservations = quota.status?.reservations ?? [];
-  let recounted: ResourceList = {};
-  const held = new Map<string, { reserved: ResourceList; charge: ResourceList }>();
-  reservations.forEach((r, i) => {
-    const reserved = parse(r.reserved, `status.reservations[${i}].reserved`);
-    recounted = addLists(recounted, reserved);
-    const name = r.reservedBy.name;
-    if (held.has(name)) problems.push(`${name} holds two reservations`);
-    held.set(name, { reserved, charge: parse(r.charge ?? r.reserved, `status.reservations[${i}].charge`) });
+  const held = new Map<string, ResourceList>();
+  for (const [name, replicas] of storedReplicas) held.set(name, mask(scaled(perReplica, replicas)));
+  (quota.status?.reservations ?? []).forEach((r, i) => {
+    const claimed = mask(parse(r.charge ?? r.reserved, `status.reservations[${i}].charge`));
+    held.set(r.reservedBy.name, maxLists(held.get(r.reservedBy.name) ?? {}, claimed));
   });
+  let recounted: ResourceList = {};
+  for (const list of held.values()) recounted = addLists(recounted, list);
   const total = addLists(used, recounted);
   const overAdmittedKeys = lessThanOrEqual(mask(total), hard).exceeded;
   const reservedSumMismatch = !listsEqual(
     removeZeros(parse(quota.status?.reserved, 'status.reserved')),
     removeZeros(recounted),
   );
-
-  const mismatchedBindings: string[] = [];
-  for (const record of records) {
-    const reservation = held.get(record.name);
-    held.delete(record.name);
-    const matches = [...record.possibleReplicas].some((replicas) => {
-      const expected = removeZeros(mask(scaled(perReplica, replicas)));
-      if (reservation === undefined) return replicas === 0;
-      // Nothing runs in the members, so a reservation still reserves its whole charge.
-      return (
-        listsEqual(removeZeros(reservation.charge), expected) &&
-        listsEqual(removeZeros(reservation.reserved), expected)
+  const mismatchedBindings = records
+    .filter((record) => {
+      const holds = held.get(record.name) ?? {};
+      return ![...record.possibleReplicas].some((replicas) =>
+        listsEqual(holds, mask(scaled(perReplica, replicas))),
       );
-    });
-    if (!matches) mismatchedBindings.push(record.name);
-  }
+    })
+    .map((record) => record.name);
+  const driven = new Set(records.map((r) => r.name));
   return {
     overAdmittedKeys,
     reservedSumMismatch,
     mismatchedBindings,
-    unknownReservations: [...held.keys()],
+    unknownReservations: [...held]
+      .filter(([name, list]) => !driven.has(name) && Object.keys(list).length > 0)
+      .map(([name]) => name),
     uncertainBindings: records.filter((r) => r.possibleReplicas.size > 1).length,
     hard: formatList(hard),
     usedPlusReserved: formatList(mask(total)),

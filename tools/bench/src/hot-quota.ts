@@ -328,9 +328,9 @@ export async function settledFigures(
   const audits: { namespace: string; audit: HotQuotaAudit }[] = [];
   const offenders: OffendingBinding[] = [];
   for (const [namespace, bindings] of byNamespace(driven.flat())) {
-    const { audit, quota } = await settledAudit(host, namespace, bindings, deadline);
+    const { audit, quota, stored } = await settledAudit(host, namespace, bindings, deadline);
     audits.push({ namespace, audit });
-    if (!auditPassed(audit)) offenders.push(...offendingBindings(quota, audit, bindings));
+    if (!auditPassed(audit)) offenders.push(...offendingBindings(quota, audit, bindings, stored));
   }
   const audit = mergeAudits(audits);
   const { delta } = run;
@@ -375,22 +375,14 @@ export function contendedProblems(label: string, figures: HotQuotaModeFigures): 
 export function offendingBindings(
   quota: KarmadaQuota,
   audit: HotQuotaAudit,
-  driven: readonly { name: string; replicas: number; possibleReplicas: ReadonlySet<number> }[],
+  driven: readonly { name: string; possibleReplicas: ReadonlySet<number> }[],
+  storedReplicas: ReadonlyMap<string, number>,
 ): OffendingBinding[] {
-  const asStored = auditHotQuota(
-    quota,
-    driven.map((b) => ({ name: b.name, possibleReplicas: new Set([b.replicas]) })),
-    PER_REPLICA,
-  );
-  const names = new Set([
-    ...audit.mismatchedBindings,
-    ...audit.unknownReservations,
-    ...asStored.mismatchedBindings,
-  ]);
+  const names = new Set([...audit.mismatchedBindings, ...audit.unknownReservations]);
   const bindings = new Map(driven.map((b) => [b.name, b]));
-  const reservations = new Map((quota.status?.reservations ?? []).map((r) => [r.reservedBy.name, r]));
+  const claims = new Map((quota.status?.reservations ?? []).map((r) => [r.reservedBy.name, r]));
   return [...names].sort().map((name) => {
-    const r = reservations.get(name);
+    const r = claims.get(name);
     const b = bindings.get(name);
     return {
       name,
@@ -402,7 +394,7 @@ export function offendingBindings(
           uid: r.reservedBy.uid,
         },
       }),
-      storedReplicas: b?.replicas,
+      storedReplicas: storedReplicas.get(name),
       possibleReplicas: [...(b?.possibleReplicas ?? [])].sort((x, y) => x - y),
     };
   });
@@ -517,12 +509,17 @@ async function settledAudit(
   namespace: string,
   driven: readonly DrivenBinding[],
   deadline: number,
-): Promise<{ audit: HotQuotaAudit; quota: KarmadaQuota }> {
+): Promise<{ audit: HotQuotaAudit; quota: KarmadaQuota; stored: Map<string, number> }> {
   const records = driven.map((b) => ({ name: b.name, possibleReplicas: b.possibleReplicas }));
+  const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
   for (;;) {
     const quota = await readQuota(host, namespace, QUOTA);
-    const audit = auditHotQuota(quota, records, PER_REPLICA);
-    if (auditPassed(audit) || Date.now() > deadline) return { audit, quota };
+    const list = (await objects.listNamespacedCustomObject({ ...RESOURCE_BINDING, namespace })) as {
+      items: ResourceBinding[];
+    };
+    const stored = new Map(list.items.map((rb) => [rb.metadata!.name!, rb.spec?.replicas ?? 0]));
+    const audit = auditHotQuota(quota, records, PER_REPLICA, stored);
+    if (auditPassed(audit) || Date.now() > deadline) return { audit, quota, stored };
     await sleep(500);
   }
 }

@@ -210,7 +210,8 @@ async function auditQuotas(host: ApiEndpoint, bindings: readonly GrowingBinding[
   const audits: { namespace: string; audit: HotQuotaAudit }[] = [];
   for (const [namespace, mine] of byNamespace(bindings)) {
     const quota: KarmadaQuota = await readQuota(host, namespace, QUOTA);
-    audits.push({ namespace, audit: auditHotQuota(quota, mine, PER_REPLICA) });
+    // Nothing is stored in this scenario: every admitted binding holds its claim.
+    audits.push({ namespace, audit: auditHotQuota(quota, mine, PER_REPLICA, new Map()) });
   }
   return mergeAudits(audits);
 }

@@ -69,12 +69,11 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
   const workloads = details.bindings && workloadUsage(quota, details.bindings);
   section(
     'Workloads',
-    ['Binding', 'Charged', 'Observed', 'Reserved', 'Clusters'],
+    ['Binding', 'Charged', 'In Flight', 'Clusters'],
     workloads?.rows.map((w) => [
       w.binding,
       inline(w.charged),
-      inline(w.observed),
-      inline(w.reserved),
+      inline(w.inFlight),
       w.clusters.join(',') || NONE,
     ]),
     ' (the ResourceBindings could not be listed)',

@@ -137,9 +137,11 @@ function workloadsSection(q: PageQuota): Child[] {
   if (!rows.length) {
     parts.push(el('p', { class: 'empty' }, ['Nothing uses or holds this quota.']));
   } else {
+    // Used and reserved per workload come from the members' usage, which the console may not have.
+    const split = rows.some((row) => row.observed !== undefined);
     parts.push(
       table(
-        ['Binding (clusters)', 'Used', 'Reserved'],
+        ['Binding (clusters)', 'Charged', 'In flight', ...(split ? ['Used', 'Reserved'] : [])],
         rows.map((row) => [
           row.binding === OTHER_USAGE
             ? el('span', { class: 'other', title: 'pods no binding owns, or running beyond their charge' }, [
@@ -150,8 +152,9 @@ function workloadsSection(q: PageQuota): Child[] {
                 // Under the name, not in a column of their own: the table fits a phone.
                 el('span', { class: 'where' }, [row.clusters.join(', ') || 'not scheduled']),
               ]),
-          lines(entries(row.observed)),
-          lines(entries(row.reserved)),
+          lines(entries(row.charged)),
+          lines(entries(row.inFlight)),
+          ...(split ? [lines(entries(row.observed ?? {})), lines(entries(row.reserved ?? {}))] : []),
         ]),
         rows.map((row) => ({ class: 'workload', 'data-binding': row.binding })),
       ),
@@ -221,14 +224,16 @@ function quotaCard(q: PageQuota): HTMLElement {
         )
       : el('p', { class: 'empty' }, ['No cluster has reported usage yet.']),
   );
-  card.append(el('h3', {}, ['Reservations']));
+  card.append(el('h3', {}, ['Claims in flight']));
   card.append(
     q.reservations.length
       ? table(
           ['Binding', 'Reserved', 'Expires'],
           q.reservations.map((r) => [r.binding, pairs(r.reserved), r.expirationTime || '-']),
         )
-      : el('p', { class: 'empty' }, ['None: everything admitted is observed in the member clusters.']),
+      : el('p', { class: 'empty' }, [
+          'None: every admitted change is stored, and held by its binding above.',
+        ]),
   );
   card.append(el('h3', {}, ['Waiting for room']));
   card.append(

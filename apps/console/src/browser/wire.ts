@@ -44,8 +44,10 @@ export interface PageQuota {
   workloads: {
     rows: {
       binding: string;
-      observed: Record<string, string>;
-      reserved: Record<string, string>;
+      charged: Record<string, string>;
+      inFlight: Record<string, string>;
+      observed?: Record<string, string>;
+      reserved?: Record<string, string>;
       clusters: string[];
     }[];
     more: number;
