@@ -11,7 +11,7 @@ export const reconcilerEnv = {
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Full resync of every KarmadaQuota. */
   RESYNC_INTERVAL_SECONDS: seconds(300),
-  /** How often expired reservations are looked for. */
+  /** How often claims that expired, or may be retired, are looked for. */
   EXPIRY_SWEEP_SECONDS: seconds(15),
   /**
    * A waiting change requeued through Karmada is not requeued again for this long: its retry is in

@@ -9,6 +9,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import { describeError, type ResourceBinding } from '#api';
+import { claimAdmittedAt, RETIREMENT_COALESCE_MS } from '#quota';
 import { duplicateRedis, METRICS, REDIS, registerQuotaMetrics, type RedisClient } from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
@@ -116,14 +117,19 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     }
   }
 
-  /** Namespaces holding a reservation whose expirationTime has passed. */
+  /**
+   * Namespaces holding a claim whose expirationTime has passed, or one old enough that a write would
+   * retire it if its change has landed (a retirement alone waits for a later write: libs/quota
+   * RETIREMENT_COALESCE_MS).
+   */
   private async sweepExpired(): Promise<void> {
     const now = Date.now();
     for (const quota of this.cache.quotas()) {
-      const expired = quota.status?.reservations?.some(
-        (r) => r.expirationTime !== undefined && Date.parse(r.expirationTime) <= now,
-      );
-      if (expired) await this.enqueue(quota.metadata?.namespace, 'a reservation expired');
+      const due = quota.status?.reservations?.some((r) => {
+        const admittedAt = claimAdmittedAt(r, this.config.RESERVATION_TTL_SECONDS);
+        return admittedAt !== undefined && now - admittedAt >= RETIREMENT_COALESCE_MS;
+      });
+      if (due) await this.enqueue(quota.metadata?.namespace, 'a claim may be retired or has expired');
     }
   }
 

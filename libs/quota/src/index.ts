@@ -33,7 +33,14 @@ export {
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
 export { admitBatch, exceededMessage, increasesNothing, usageUnknownMessage } from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision, NotEnforced } from './admission.js';
-export { computeQuotaStatus, QuotaConditionReason, QuotaEventReason, clipMessage } from './status.js';
+export {
+  claimAdmittedAt,
+  clipMessage,
+  computeQuotaStatus,
+  QuotaConditionReason,
+  QuotaEventReason,
+  RETIREMENT_COALESCE_MS,
+} from './status.js';
 export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
 export { observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';

@@ -2,7 +2,12 @@ import { formatList, parseResourceList, Quantity } from '#quantity';
 import type { Condition, KarmadaQuota, KarmadaQuotaStatus, Reservation, ResourceBinding } from '#api';
 import { observedUsageOf, type ObservedCluster } from './cluster-usage.js';
 import { beingDeleted, checksChangeOn, oldChargeHeld, workloadFinished } from './reservations.js';
-import { computeQuotaStatus, type QuotaEvent, type QuotaStatusResult } from './status.js';
+import {
+  computeQuotaStatus,
+  RETIREMENT_COALESCE_MS,
+  type QuotaEvent,
+  type QuotaStatusResult,
+} from './status.js';
 
 const NS = 'team-a';
 const NOW = new Date('2026-11-22T10:00:00.250Z');
@@ -1412,5 +1417,55 @@ describe('computeQuotaStatus: claim retirement (a stored binding is its own reco
     expect(result.status.reservations).toEqual([]);
     expect(result.status.reserved).toEqual({ cpu: '3', pods: '2' });
     expect(result.reservations.map((r) => r.reservedBy.name)).toEqual(['api', 'web']);
+  });
+});
+
+describe('computeQuotaStatus: a write that only retires recent claims waits', () => {
+  const timing = { ttlSeconds: 120, landingWindowSeconds: 60 };
+  const charge = { cpu: '1', pods: '1' };
+  /** A create's claim admitted `ago` ms before NOW (its expiration NOW - ago + 120 s). */
+  const claimAdmitted = (ago: number) =>
+    res('web', charge, charge, {
+      uid: 'u1',
+      expirationTime: new Date(NOW.getTime() - ago + 120_000).toISOString(),
+    });
+  const at = (quota: KarmadaQuota, bindings: ResourceBinding[]) =>
+    computeQuotaStatus({ quota, bindings, clusters: [], now: NOW, timing });
+  /** The status as written while the binding was not stored yet, then the binding stored. */
+  const retiring = (ago: number) => {
+    const quota = kq({ reservations: [claimAdmitted(ago)] });
+    const before = written(quota, at(quota, []));
+    return at(before, [rb('web', { uid: 'u1', cpu: '1' })]);
+  };
+
+  it.each<[string, number, boolean]>([
+    ['admitted 1 s ago: left for a later write', 1_000, false],
+    ['admitted 2 s ago: written', RETIREMENT_COALESCE_MS, true],
+    ['admitted a minute ago: written', 60_000, true],
+  ])('%s', (_what, ago, changed) => {
+    const result = retiring(ago);
+    // Retired either way: the binding holds its charge, as the claim did.
+    expect(result.status.reservations).toEqual([]);
+    expect(result.status.reserved).toEqual(charge);
+    expect(result.changed).toBe(changed);
+  });
+
+  it('without the claim timing, every retirement is written', () => {
+    const quota = kq({ reservations: [claimAdmitted(1_000)] });
+    const before = written(quota, run(quota, []));
+    expect(run(before, [rb('web', { uid: 'u1', cpu: '1' })]).changed).toBe(true);
+  });
+
+  it('a retirement with any other change is written', () => {
+    const quota = kq({ reservations: [claimAdmitted(1_000)] });
+    const before = written(quota, at(quota, []));
+    const result = computeQuotaStatus({
+      quota: before,
+      bindings: [rb('web', { uid: 'u1', cpu: '1' })],
+      clusters: [cl('member1', {}, { 'Deployment/web': { cpu: '1', pods: '1' } })],
+      now: NOW,
+      timing,
+    });
+    expect(result.changed).toBe(true);
   });
 });

@@ -42,8 +42,9 @@
  * once the status write succeeded: a retry after a conflict computes them again.
  *
  * `changed` is false when the computed status equals the current one semantically (quantities by value,
- * times as strings, a cluster's lastSyncTime moved forward by less than LAST_SYNC_TIME_SLACK_MS), so the
- * reconciler can skip the write.
+ * times as strings, a cluster's lastSyncTime moved forward by less than LAST_SYNC_TIME_SLACK_MS), or
+ * differs only by claims retired within RETIREMENT_COALESCE_MS of their admission, so the reconciler
+ * can skip the write.
  */
 import {
   addLists,
@@ -297,7 +298,50 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
 
   const events = quotaEvents(views, previousClusters, previousConditions, conditions);
 
-  return { status, reservations: allReservations, changed: !statusEquals(current, status), events, errors };
+  const changed = !statusEquals(current, status) && !onlyRetiresRecentClaims(current, status, input);
+  return { status, reservations: allReservations, changed, events, errors };
+}
+
+/**
+ * A claim retired within this long of its admission is dropped from the status by a later write, not a
+ * write of its own: on a busy quota every landing would otherwise cost a status write that conflicts
+ * with the webhook's. Keeping a retired claim listed is only conservative (it covers what its binding
+ * holds), and the expiry sweep queues the namespace once it is older (docs/concepts/accounting.md,
+ * "Claim retirement").
+ */
+export const RETIREMENT_COALESCE_MS = 2_000;
+
+/** When the claim was admitted (its expiration less the ttl), or undefined when unknown. */
+export function claimAdmittedAt(claim: { expirationTime?: string }, ttlSeconds: number): number | undefined {
+  const expires = typeof claim.expirationTime === 'string' ? Date.parse(claim.expirationTime) : NaN;
+  return Number.isNaN(expires) ? undefined : expires - ttlSeconds * 1000;
+}
+
+/**
+ * Is `next` the current status less claims retired early, each admitted under RETIREMENT_COALESCE_MS
+ * ago, and nothing else? Then the write waits (see RETIREMENT_COALESCE_MS). A claim that expired, or
+ * one retired later than that, is always written.
+ */
+function onlyRetiresRecentClaims(
+  current: KarmadaQuotaStatus,
+  next: KarmadaQuotaStatus,
+  input: QuotaStatusInput,
+): boolean {
+  const ttlSeconds = input.timing?.ttlSeconds;
+  if (ttlSeconds === undefined || !Array.isArray(current.reservations)) return false;
+  const key = (r: Reservation) => `${r?.reservedBy?.name}/${r?.reservedBy?.uid ?? ''}`;
+  const kept = new Set((next.reservations ?? []).map(key));
+  const retired = current.reservations.filter((r) => !kept.has(key(r)));
+  const now = input.now.getTime();
+  const recent = retired.every((r) => {
+    const admittedAt = isJsonObject(r) ? claimAdmittedAt(r, ttlSeconds) : undefined;
+    return admittedAt !== undefined && now - admittedAt < RETIREMENT_COALESCE_MS;
+  });
+  if (retired.length === 0 || !recent) return false;
+  return statusEquals(
+    { ...current, reservations: current.reservations.filter((r) => kept.has(key(r))) },
+    next,
+  );
 }
 
 /** What the conditions are computed from. */
