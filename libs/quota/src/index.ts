@@ -23,6 +23,7 @@ export {
 } from './resource-names.js';
 export {
   bindingKeyString,
+  claimAdmittedAt,
   isExpired,
   isLaterVersion,
   isResourceVersion,
@@ -34,7 +35,6 @@ export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
 export { admitBatch, exceededMessage, increasesNothing, usageUnknownMessage } from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision, NotEnforced } from './admission.js';
 export {
-  claimAdmittedAt,
   clipMessage,
   computeQuotaStatus,
   QuotaConditionReason,

@@ -45,7 +45,13 @@ import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingCharge } from './charge.js';
 import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
 import { bindingMatchesScopes } from './scopes.js';
-import { bindingKeyString, isExpired, isLaterVersion, type ReservationEntry } from './state.js';
+import {
+  bindingKeyString,
+  claimAdmittedAt,
+  isExpired,
+  isLaterVersion,
+  type ReservationEntry,
+} from './state.js';
 
 /** How the webhook times claims; known to the reconciler to settle claims that can no longer land. */
 export interface ClaimTiming {
@@ -175,9 +181,11 @@ function derived(rb: ResourceBinding, input: SettleInput): ReservationEntry | un
 
 /** Has this claim of another object been tried and failed against the stored binding of its name? */
 function provenUnstored(entry: ReservationEntry, input: SettleInput): boolean {
-  if (input.timing === undefined || entry.expirationTime === undefined) return false;
-  const admittedAt = Date.parse(entry.expirationTime) - input.timing.ttlSeconds * 1000;
-  return input.now.getTime() >= admittedAt + input.timing.landingWindowSeconds * 1000;
+  if (input.timing === undefined) return false;
+  const admittedAt = claimAdmittedAt(entry, input.timing.ttlSeconds);
+  return (
+    admittedAt !== undefined && input.now.getTime() >= admittedAt + input.timing.landingWindowSeconds * 1000
+  );
 }
 
 /**

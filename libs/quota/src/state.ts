@@ -214,6 +214,12 @@ export function isExpired(entry: ReservationEntry, now: Date): boolean {
   return Number.isNaN(at) || at <= now.getTime();
 }
 
+/** When the claim was admitted (its expiration less the ttl), or undefined when unknown. */
+export function claimAdmittedAt(claim: { expirationTime?: string }, ttlSeconds: number): number | undefined {
+  const expires = typeof claim.expirationTime === 'string' ? Date.parse(claim.expirationTime) : NaN;
+  return Number.isNaN(expires) ? undefined : expires - ttlSeconds * 1000;
+}
+
 /** A resourceVersion as the API server writes it: an etcd revision, compared as a number. */
 export function isResourceVersion(value: unknown): value is string {
   return typeof value === 'string' && /^[1-9][0-9]{0,30}$/.test(value);

@@ -68,7 +68,7 @@ import {
 } from '#api';
 import { runningBeyondCharge, type BeyondCharge } from './beyond-charge.js';
 import { bindingMatchesScopes, isScoped } from './scopes.js';
-import { parseQuotaState, sumReserved, toWireReservations } from './state.js';
+import { claimAdmittedAt, parseQuotaState, sumReserved, toWireReservations } from './state.js';
 import {
   bindingWorkloadKey,
   compareNames,
@@ -310,12 +310,6 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
  * "Claim retirement").
  */
 export const RETIREMENT_COALESCE_MS = 2_000;
-
-/** When the claim was admitted (its expiration less the ttl), or undefined when unknown. */
-export function claimAdmittedAt(claim: { expirationTime?: string }, ttlSeconds: number): number | undefined {
-  const expires = typeof claim.expirationTime === 'string' ? Date.parse(claim.expirationTime) : NaN;
-  return Number.isNaN(expires) ? undefined : expires - ttlSeconds * 1000;
-}
 
 /**
  * Is `next` the current status less claims retired early, each admitted under RETIREMENT_COALESCE_MS
