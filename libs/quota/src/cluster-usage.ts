@@ -46,6 +46,10 @@ const UNKNOWN_TIME = '1970-01-01T00:00:00Z';
 
 export const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** A usage list as JSON carries it: quantities as strings, checked when parsed. */
+export const isWireList = (value: unknown): value is Record<string, string> =>
+  isJsonObject(value) && Object.values(value).every((v) => typeof v === 'string');
+
 export const isTime = (value: unknown): value is string =>
   typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value));
 

@@ -28,6 +28,7 @@ import {
 } from '#quantity';
 import { freeUnder, type Decision } from './admission.js';
 import { bindingCharge } from './charge.js';
+import { isTime, isWireList } from './cluster-usage.js';
 
 /** Whose write was refused, so whose reaction retries it. */
 export type RetryVia = 'template' | 'scheduler';
@@ -200,12 +201,6 @@ export function recordRefusal(
   };
 }
 
-const wireList = (value: unknown): value is Record<string, string> =>
-  isJsonObject(value) && Object.values(value).every((v) => typeof v === 'string');
-
-const isTime = (value: unknown): value is string =>
-  typeof value === 'string' && !Number.isNaN(Date.parse(value));
-
 /** A stored record, or why it is unreadable (a record written by a different version, say). */
 export function decodeWaiting(raw: string): WaitingChange | { error: string } {
   let value: unknown;
@@ -218,13 +213,13 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
     !isJsonObject(value) ||
     typeof value.binding !== 'string' ||
     typeof value.quota !== 'string' ||
-    !wireList(value.requested) ||
-    !wireList(value.free) ||
+    !isWireList(value.requested) ||
+    !isWireList(value.free) ||
     !isTime(value.since) ||
     !isTime(value.lastRefusedAt) ||
     (value.retryVia !== 'template' && value.retryVia !== 'scheduler') ||
     (value.requeuedAt !== undefined && !isTime(value.requeuedAt)) ||
-    (value.needs !== undefined && !wireList(value.needs)) ||
+    (value.needs !== undefined && !isWireList(value.needs)) ||
     (value.priority !== undefined && !Number.isInteger(value.priority))
   ) {
     return { error: 'not a waiting change record' };
