@@ -217,6 +217,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(answers).toEqual(table);
   };
   const KQ = 'karmadaquotas.quota.karmada.io';
+  const WU = 'workloadusages.quota.karmada.io';
 
   beforeAll(async () => {
     helmPath = (await ensureBinaries()).helm; // built and cached by `npm run kube:binaries`
@@ -312,21 +313,27 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(uncovered).toEqual([]);
   });
 
-  test("ships libs/api/crds' KarmadaQuota CRD unchanged, kept at uninstall unless told", () => {
-    const source = join(crdDir(), CRD_FILE_NAMES.karmadaQuota);
-    const copy = join(chart, 'files', 'crds', CRD_FILE_NAMES.karmadaQuota);
-    // On failure: cp libs/api/crds/quota.karmada.io_karmadaquotas.yaml charts/karmada-quota/files/crds/
-    expect(readFileSync(copy, 'utf8')).toBe(readFileSync(source, 'utf8'));
+  test("ships libs/api/crds' KarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
+    const files = [CRD_FILE_NAMES.karmadaQuota, CRD_FILE_NAMES.workloadUsage];
+    // On failure: cp libs/api/crds/quota.karmada.io_* charts/karmada-quota/files/crds/
+    expect(readdirSync(join(chart, 'files', 'crds')).sort()).toEqual([...files].sort());
+    for (const file of files)
+      expect(readFileSync(join(chart, 'files', 'crds', file), 'utf8')).toBe(
+        readFileSync(join(crdDir(), file), 'utf8'),
+      );
     // Not in crds/: Helm would install that into the cluster it installs into, karmada-host included.
     expect(existsSync(join(chart, 'crds'))).toBe(false);
     const crdOf = (manifests: Manifest[]) => ofKind(manifests, 'CustomResourceDefinition');
-    const [kept] = crdOf(render().manifests);
-    expect(kept!.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
-    expect(kept).toEqual({
-      ...(yaml.load(readFileSync(source, 'utf8')) as object),
-      metadata: kept!.metadata,
-    });
-    expect(crdOf(render('crd.keepOnUninstall=false').manifests)[0]!.metadata.annotations).toBeUndefined();
+    const kept = crdOf(render().manifests);
+    expect(kept).toEqual(
+      files.map((file, i) => ({
+        ...(yaml.load(readFileSync(join(crdDir(), file), 'utf8')) as object),
+        metadata: kept[i]!.metadata,
+      })),
+    );
+    for (const crd of kept) expect(crd.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    for (const crd of crdOf(render('crd.keepOnUninstall=false').manifests))
+      expect(crd.metadata.annotations).toBeUndefined();
     expect(crdOf(render('crd.install=false').manifests)).toEqual([]);
   });
 
@@ -428,6 +435,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     ).find((m) => m.metadata.name.endsWith('-remove'))!;
     expect(loadManifests(removed.data['objects.yaml']!).map((o) => o.kind)).toEqual([
       'ValidatingWebhookConfiguration',
+      'CustomResourceDefinition',
       'CustomResourceDefinition',
     ]);
     // cert-manager's CA injector cannot reach a registration in the Karmada API server.
@@ -971,6 +979,11 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['reconciler', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['reconciler', 'create', 'events', 'team-x', true],
       ['reconciler', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
+      // reconciler: the usage record, by server-side apply
+      ['reconciler', 'create', WU, 'team-x', true],
+      ['reconciler', 'patch', WU, 'team-x', true],
+      ['reconciler', 'delete', WU, 'team-x', false],
+      ['reconciler', 'patch', 'configmaps', 'team-x', false],
       // console: viewers' TokenReviews and SubjectAccessReviews, what it shows
       ['console', 'create', 'tokenreviews.authentication.k8s.io', undefined, true],
       ['console', 'create', 'subjectaccessreviews.authorization.k8s.io', undefined, true],
@@ -981,6 +994,8 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['console', 'list', 'clusters.cluster.karmada.io', undefined, false],
       ['console', 'update', `${KQ}/status`, 'team-x', false],
       ['console', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
+      ['console', 'get', WU, 'team-x', true],
+      ['console', 'patch', WU, 'team-x', false],
     ];
     const FRQ = 'federatedresourcequotas.policy.karmada.io';
     const serving: [string, string, string, string | undefined][] = [
@@ -1027,11 +1042,16 @@ describe('the Helm chart charts/karmada-quota', () => {
         .map((m) => [m.metadata.name, aggregatedInto(m), m.rules]);
     expect(userRoles(render('userRoles.enabled=false').manifests)).toEqual([]);
     const quotas = { apiGroups: [KARMADA_QUOTA.group], resources: [KARMADA_QUOTA.plural] };
+    const usageRecord = {
+      apiGroups: [KARMADA_QUOTA.group],
+      resources: ['workloadusages'],
+      verbs: ['get', 'list', 'watch'],
+    };
     expect(userRoles(render().manifests)).toEqual([
       [
         `${release}-karmada-quota-view`,
         ['view', 'edit', 'admin'],
-        [{ ...quotas, verbs: ['get', 'list', 'watch'] }],
+        [{ ...quotas, verbs: ['get', 'list', 'watch'] }, usageRecord],
       ],
       [
         `${release}-karmada-quota-admin`,
@@ -1041,6 +1061,7 @@ describe('the Helm chart charts/karmada-quota', () => {
             ...quotas,
             verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'],
           },
+          usageRecord,
         ],
       ],
     ]);

@@ -5,8 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import {
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  WORKLOAD_USAGE,
+  type KarmadaQuota,
+  type ResourceBinding,
+} from '#api';
 import { Quantity } from '#quantity';
+import { readUsageRecord, recordedObservations, USAGE_RECORD_NAME, workloadUsage } from '#quota-view';
 import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX } from '#usage';
 import {
   Federation,
@@ -43,6 +50,7 @@ beforeAll(async () => {
     EXPIRY_SWEEP_SECONDS: '1',
     UNREACHABLE_AFTER_MS: '2000',
     MAX_RETRY_BACKOFF_MS: '1000',
+    USAGE_RECORD_SECONDS: '1',
   };
   [webhook] = (await startServices(federation, { redisUrl: REDIS_URL, services: ['webhook'], env })) as [
     RunningService,
@@ -179,6 +187,60 @@ describe('the reconciler, end to end', () => {
     expect(settled.status?.hard).toMatchObject({ cpu: '10', pods: '20' });
     const synced = settled.status?.conditions?.find((c) => c.type === 'ClustersSynced');
     expect(synced?.status).toBe('True');
+  });
+
+  test('the usage by workload is recorded in the namespace for kubectl kq and the console, and goes with the quota', async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10', pods: '20' });
+    const web = binding(namespace, 'web', 3, '200m', [
+      { name: 'member1', replicas: 2 },
+      { name: 'member2', replicas: 1 },
+    ]);
+    await createBinding(web);
+    await propagate('member1', namespace, 'web', 2, '200m');
+    const readRecord = () =>
+      objects().getNamespacedCustomObject({
+        ...WORKLOAD_USAGE,
+        namespace,
+        name: USAGE_RECORD_NAME,
+      }) as Promise<{
+        metadata?: k8s.V1ObjectMeta;
+      }>;
+    const workloadCpu = (record: unknown) => {
+      const read = readUsageRecord(record);
+      if (!('usage' in read)) return [read.problem];
+      return read.usage.clusters.flatMap((c) => c.workloads.map((w) => `${c.name} ${w.name} ${w.used.cpu}`));
+    };
+    await eventually(readRecord, (r) => workloadCpu(r).join() === 'member1 web 400m', 30_000);
+    await propagate('member2', namespace, 'web', 1, '200m');
+    const record = await eventually(
+      readRecord,
+      (r) => workloadCpu(r).join() === 'member1 web 400m,member2 web 200m',
+      30_000,
+    );
+    const quota = await readQuota(namespace);
+    expect(record.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'KarmadaQuota', name: 'team', uid: quota.metadata?.uid }),
+    ]);
+    const stored = (await objects().getNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace,
+      name: 'web',
+    })) as ResourceBinding;
+    expect(workloadUsage(quota, [stored], recordedObservations(record, new Date())).rows).toEqual([
+      expect.objectContaining({ binding: 'web', observed: { cpu: '600m', pods: '3' }, reserved: {} }),
+    ]);
+
+    await objects().deleteNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' });
+    await eventually(
+      () =>
+        readRecord().then(
+          () => 'present',
+          (err: unknown) => String(err),
+        ),
+      (result) => result.includes('404'),
+      30_000,
+    );
   });
 
   test('a workload running beyond its charge (an override raised its replicas) is named by RunningBeyondCharge, an Event and a gauge', async () => {

@@ -7,6 +7,7 @@ import { HostCache } from './host-cache.js';
 import { ReconcileService } from './reconcile.service.js';
 import { ReconcileWorker } from './reconcile.worker.js';
 import { TriggersService } from './triggers.service.js';
+import { UsageRecorder } from './usage-recorder.js';
 
 @Module({})
 export class ReconcilerModule {
@@ -31,6 +32,7 @@ export class ReconcilerModule {
         ReconcileWorker,
         TriggersService,
         FederatedQuotas,
+        UsageRecorder,
       ],
     };
   }

@@ -18,6 +18,11 @@ export const reconcilerEnv = {
    * flight, and what it asked counts as taken meanwhile (no storm of retries).
    */
   REQUEUE_MIN_INTERVAL_SECONDS: seconds(10),
+  /**
+   * The usage by workload kubectl kq and the console show (a WorkloadUsage in each namespace with a
+   * quota) is written at most this often per namespace, when it changed.
+   */
+  USAGE_RECORD_SECONDS: seconds(10),
   /** Status writes before a reconcile gives up on a quota that keeps changing (the job retries). */
   MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
   /**

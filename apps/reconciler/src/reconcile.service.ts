@@ -9,6 +9,7 @@ import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './con
 import { HostCache } from './host-cache.js';
 import { reconcileQuotas, statusesCurrentIn, type ReconcileInput } from './reconcile-loop.js';
 import { countedClusters, readObservedUsage } from './usage-reader.js';
+import { UsageRecorder } from './usage-recorder.js';
 import { WaitingChanges } from './waiting-changes.js';
 
 const bindingResource = {
@@ -47,6 +48,7 @@ export class ReconcileService {
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
     private readonly cache: HostCache,
+    private readonly usageRecorder: UsageRecorder,
   ) {
     this.objects = host.makeApiClient(k8s.CustomObjectsApi);
     this.quotas = new KubeQuotaStore(host);
@@ -66,8 +68,10 @@ export class ReconcileService {
       const counted = countedClusters(view.quotas);
       const input = await this.readInput(namespace, counted);
       if (input.unknown.length === 0) {
-        if (statusesCurrentIn(view, input, Date.now()))
+        if (statusesCurrentIn(view, input, Date.now())) {
+          this.usageRecorder.offer(namespace, view.quotas, input.clusters);
           return { quotas: view.quotas.length, written: 0, conflicts: 0, skipped: true };
+        }
         cachedInput = { counted, input };
       }
     }
@@ -102,6 +106,7 @@ export class ReconcileService {
       (message) => this.logger.warn({ namespace }, message),
     );
     await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
+    this.usageRecorder.offer(namespace, quotas, input.clusters);
     return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
   }
 

@@ -11,7 +11,7 @@ import {
   loadCrdManifests,
   loadCrds,
 } from './crds.js';
-import { type ApiResourceInfo, CLUSTER, KARMADA_QUOTA, RESOURCE_BINDING } from './types.js';
+import { type ApiResourceInfo, CLUSTER, KARMADA_QUOTA, RESOURCE_BINDING, WORKLOAD_USAGE } from './types.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Schema helpers
@@ -190,16 +190,24 @@ interface CrdCase {
   file: string;
   info: ApiResourceInfo;
   categories?: string[];
+  /** A record written whole by one writer (as a ConfigMap's data is): its fields, no spec and no status. */
+  record?: string[];
 }
 
 const cases: CrdCase[] = [
   { file: CRD_FILE_NAMES.karmadaQuota, info: KARMADA_QUOTA, categories: ['karmada-io'] },
+  {
+    file: CRD_FILE_NAMES.workloadUsage,
+    info: WORKLOAD_USAGE,
+    categories: ['karmada-io'],
+    record: ['clusters', 'observedAt', 'tooManyWorkloads'],
+  },
   { file: CRD_FILE_NAMES.resourceBinding, info: RESOURCE_BINDING, categories: ['karmada-io'] },
   { file: CRD_FILE_NAMES.cluster, info: CLUSTER },
 ];
 
 describe('crdFiles', () => {
-  it('returns the three files as absolute, existing paths in libs/api/crds', () => {
+  it('returns the four files as absolute, existing paths in libs/api/crds', () => {
     const files = crdFiles();
     expect(files.map((f) => f.slice(crdDir().length + 1))).toEqual(cases.map((c) => c.file));
     for (const file of files) {
@@ -209,7 +217,7 @@ describe('crdFiles', () => {
   });
 });
 
-describe.each(cases)('CRD $file', ({ file, info, categories }) => {
+describe.each(cases)('CRD $file', ({ file, info, categories, record }) => {
   const crd = manifests[cases.findIndex((c) => c.file === file)]!;
 
   it('parses as one apiextensions.k8s.io/v1 CustomResourceDefinition', () => {
@@ -234,26 +242,22 @@ describe.each(cases)('CRD $file', ({ file, info, categories }) => {
     expect(info.apiVersion).toBe(`${info.group}/${info.version}`);
   });
 
-  it('stores the version it is read in, first, with the status subresource; others only served', () => {
+  it('stores the version it is read in, first, with the status subresource (a record: none); others only served', () => {
     expect(crd.spec.versions[0]).toMatchObject({ name: info.version, served: true, storage: true });
-    expect(crd.spec.versions[0]!.subresources?.status).toEqual({});
+    expect(crd.spec.versions[0]!.subresources?.status).toEqual(record ? undefined : {});
     for (const other of crd.spec.versions.slice(1))
       expect(other).toMatchObject({ served: true, storage: false });
     // Renaming alone (strategy None): no conversion webhook.
     expect(crd.spec.conversion).toBeUndefined();
   });
 
-  it('has a structural schema that requires spec', () => {
+  it('has a structural schema that requires spec (a record: when it was observed)', () => {
     const schema = schemaOf(crd);
     expect(structuralProblems(schema)).toEqual([]);
-    expect(schema.required).toEqual(['spec']);
-    expect(Object.keys(schema.properties ?? {}).sort()).toEqual([
-      'apiVersion',
-      'kind',
-      'metadata',
-      'spec',
-      'status',
-    ]);
+    expect(schema.required).toEqual(record ? ['observedAt'] : ['spec']);
+    expect(Object.keys(schema.properties ?? {}).sort()).toEqual(
+      ['apiVersion', 'kind', 'metadata', ...(record ?? ['spec', 'status'])].sort(),
+    );
   });
 
   it('has printer columns whose JSONPaths exist in the schema (or under preserved fields)', () => {

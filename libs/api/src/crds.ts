@@ -9,6 +9,7 @@ import yaml from 'js-yaml';
 /** File names in libs/api/crds, by kind. */
 export const CRD_FILE_NAMES = {
   karmadaQuota: 'quota.karmada.io_karmadaquotas.yaml',
+  workloadUsage: 'quota.karmada.io_workloadusages.yaml',
   resourceBinding: 'work.karmada.io_resourcebindings.yaml',
   cluster: 'cluster.karmada.io_clusters.yaml',
 } as const;
@@ -85,7 +86,7 @@ export function crdDir(): string {
   throw new Error(`CRD files not found: no ${CRDS_SUBDIR} in ${start} or any parent directory`);
 }
 
-/** Absolute paths of the CRD files, in install order: KarmadaQuota, ResourceBinding, Cluster. */
+/** Absolute paths of the CRD files, in install order: KarmadaQuota, WorkloadUsage, ResourceBinding, Cluster. */
 export function crdFiles(): string[] {
   const dir = crdDir();
   return Object.values(CRD_FILE_NAMES).map((name) => join(dir, name));

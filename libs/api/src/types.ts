@@ -39,6 +39,19 @@ export const KARMADA_QUOTA = {
   namespaced: true,
 } as const satisfies ApiResourceInfo;
 
+/** The members' usage of a namespace by workload, as the reconciler records it for display. */
+export const WORKLOAD_USAGE = {
+  group: 'quota.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'WorkloadUsage',
+  listKind: 'WorkloadUsageList',
+  plural: 'workloadusages',
+  singular: 'workloadusage',
+  shortNames: [],
+  namespaced: true,
+} as const satisfies ApiResourceInfo;
+
 export const RESOURCE_BINDING = {
   group: 'work.karmada.io',
   version: 'v1alpha2',

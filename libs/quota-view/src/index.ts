@@ -3,4 +3,12 @@ export type { ClusterRow, QuotaView, ReservationRow, ResourceRow } from './quota
 export { sparkline } from './trend.js';
 export type { Sparkline, TrendSample } from './trend.js';
 export { OTHER_USAGE, workloadUsage } from './workload-usage.js';
-export type { WorkloadRow, WorkloadUsage } from './workload-usage.js';
+export type { WorkloadObservations, WorkloadRow, WorkloadUsage } from './workload-usage.js';
+export {
+  readUsageRecord,
+  recordedObservations,
+  USAGE_RECORD_NAME,
+  usageFingerprint,
+  usageRecord,
+} from './usage-record.js';
+export type { RecordedUsage } from './usage-record.js';

@@ -150,6 +150,19 @@ describe('workloadUsage', () => {
     ]);
   });
 
+  it('says when the usage it split by was read, or why there is no split', () => {
+    const stored = [binding('web', 1, '500m', [{ name: 'm1', replicas: 1 }])];
+    const recorded = { ...onM1({ web: 500 }), observedAt: '2026-11-22T09:59:50Z' };
+    expect(workloadUsage(quota({}), stored, recorded)).toMatchObject({
+      usageAsOf: '2026-11-22T09:59:50Z',
+    });
+    expect(workloadUsage(quota({}), stored, onM1({ web: 500 })).usageAsOf).toBe('2026-11-22T10:00:00.000Z');
+    const without = workloadUsage(quota({}), stored, { problem: 'no record yet' });
+    expect(without).toMatchObject({ usageNotShown: 'no record yet' });
+    expect(without.rows[0]).not.toHaveProperty('observed');
+    expect(without).not.toHaveProperty('usageAsOf');
+  });
+
   it('reports a binding whose charge cannot be read, naming it', () => {
     const broken = binding('broken', 1, 'lots');
     expect(workloadUsage(quota({}), [broken]).problems).toEqual([

@@ -16,10 +16,11 @@ import { percentOf } from './quota-view.js';
  * Usage by workload: each ResourceBinding the quota selects with its charge (replicas x requests, as
  * admitted) and what a change admitted but not stored yet claims beyond it (status.reservations lists
  * only such claims: a stored binding is its own charge record). How much of each charge runs in the
- * members is known only from the aggregators' per-workload usage: given it (`usage`), each row is
- * split into observed and reserved by the reconciler's own rule (computeQuotaStatus), and the quota's
- * `used` that no binding accounts for (pods no binding owns, or running beyond their charge) is one
- * more line; without it (kubectl kq reads the Karmada API server only) the split is not shown.
+ * members is known only from the aggregators' per-workload usage (kubectl kq and the console read
+ * it from the reconciler's usage record, usage-record.ts): given it, each row is split into observed
+ * and reserved by the reconciler's own rule (computeQuotaStatus), and the quota's `used` that no
+ * binding accounts for (pods no binding owns, or running beyond their charge) is one more line;
+ * without it the split is not shown, and `usageNotShown` says why.
  */
 export interface WorkloadRow {
   /** The ResourceBinding's name, or OTHER_USAGE. */
@@ -41,13 +42,18 @@ export interface WorkloadUsage {
   rows: WorkloadRow[];
   /** Bindings whose charge could not be read in full, one message each. */
   problems: string[];
+  /** With the split: when the members' usage it used was read. */
+  usageAsOf?: string;
+  /** Why there is no split, when the usage could not be had (no usage record yet, say). */
+  usageNotShown?: string;
 }
 
-/** The aggregators' per-workload usage of the quota's namespace, and when it was read. */
-export interface WorkloadObservations {
-  clusters: ObservedCluster[];
-  now: Date;
-}
+/**
+ * The aggregators' per-workload usage of the quota's namespace (`observedAt`: when it was read, if
+ * not just now), with the time to settle claims at; or why it cannot be had.
+ */
+export type WorkloadObservations =
+  { clusters: ObservedCluster[]; now: Date; observedAt?: string } | { problem: string };
 
 /** Largest first: the highest share of a limit (charged, else the other usage), then by name. */
 export function workloadUsage(
@@ -66,12 +72,16 @@ export function workloadUsage(
   );
   const byName = new Map(bindings.map((rb) => [rb.metadata?.name ?? '', rb]));
   const names = [...new Set([...byName.keys(), ...claims.keys()])].filter((name): name is string => !!name);
+  const observed = usage && 'clusters' in usage ? usage : undefined;
   const split =
-    usage &&
+    observed &&
     new Map(
-      computeQuotaStatus({ quota, bindings, clusters: usage.clusters, now: usage.now }).reservations.map(
-        (r) => [r.reservedBy.name, read(r.reserved)],
-      ),
+      computeQuotaStatus({
+        quota,
+        bindings,
+        clusters: observed.clusters,
+        now: observed.now,
+      }).reservations.map((r) => [r.reservedBy.name, read(r.reserved)]),
     );
 
   const measured: { row: WorkloadRow; size: ResourceList }[] = [];
@@ -117,7 +127,12 @@ export function workloadUsage(
   const share = (list: ResourceList) =>
     Math.max(0, ...hardKeys.map((key) => percentOf(list[key] ?? Quantity.zero(), hard[key]!)));
   measured.sort((a, b) => share(b.size) - share(a.size) || compare(a.row.binding, b.row.binding));
-  return { rows: measured.map((m) => m.row), problems };
+  return {
+    rows: measured.map((m) => m.row),
+    problems,
+    ...(observed ? { usageAsOf: observed.observedAt ?? observed.now.toISOString() } : {}),
+    ...(usage && 'problem' in usage ? { usageNotShown: usage.problem } : {}),
+  };
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
