@@ -6,8 +6,21 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
-import { quotaView, workloadUsage, type ResourceRow } from '#quota-view';
+import {
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  WORKLOAD_USAGE,
+  type KarmadaQuota,
+  type ResourceBinding,
+} from '#api';
+import {
+  OTHER_USAGE,
+  quotaView,
+  recordedObservations,
+  USAGE_RECORD_NAME,
+  workloadUsage,
+  type ResourceRow,
+} from '#quota-view';
 import { freePort, probe, serviceAccountToken, waitFor } from '../tools/federation/src/index.js';
 import type { SandboxEnv } from '../tools/sandbox/src/sandbox.js';
 import { eventually, testRedisUrl } from './support/federation.js';
@@ -265,6 +278,8 @@ describe('the console page in headless Chromium', () => {
             row.getAttribute('data-binding') ?? '',
             items(cells[1]),
             items(cells[2]),
+            // Used and reserved, once the reconciler has recorded the usage by workload.
+            ...cells.slice(3).map(items),
             cells[0]?.querySelector('.where')?.textContent ?? '-',
           ];
         }),
@@ -346,23 +361,37 @@ describe('the console page in headless Chromium', () => {
 
     // Who holds the quota: the bindings largest first (by their largest share of a limit: web 3Gi
     // of 8Gi, batch 2 of 10 cpu), each charged in full; their claims retire once the reconciler
-    // sees them stored, leaving nothing in flight.
+    // sees them stored, leaving nothing in flight. None of their pods runs (all reserved); the
+    // Deployment made in member1 is no binding's (its 2 pods: 10 % of the pods, last).
     const batch = binding(ALLOWED.namespace, 'batch', { replicas: 2, cpu: '1', clusters: [MEMBER1(2)] });
     batch.spec.replicaRequirements!.resourceRequest!.memory = '512Mi';
     await createBinding(batch);
     await hasText(cpu().locator('.numbers .reserved'), '5');
     const rows = await eventually(
       () => workloadRows(),
-      (shown) => shown.length === 2 && shown.every((row) => row[2] === '-'),
+      (shown) => shown.length === 3 && shown.every((row) => row[2] === '-' && row.length === 6),
       30_000,
     );
     expect(rows).toEqual([
-      ['web', 'cpu=3, memory=3Gi, pods=3', '-', 'member1=3'],
-      ['batch', 'cpu=2, memory=1Gi, pods=2', '-', 'member1=2'],
+      ['web', 'cpu=3, memory=3Gi, pods=3', '-', '-', 'cpu=3, memory=3Gi, pods=3', 'member1=3'],
+      ['batch', 'cpu=2, memory=1Gi, pods=2', '-', '-', 'cpu=2, memory=1Gi, pods=2', 'member1=2'],
+      [OTHER_USAGE, '-', '-', 'cpu=500m, pods=2', '-', '-'],
     ]);
-    // The same as the view kubectl kq prints of the quota and bindings on the API server.
-    const [quota, bindings] = await Promise.all([readQuota(ALLOWED.namespace, ALLOWED.name), listBindings()]);
-    expect(rows.map(([name]) => name)).toEqual(workloadUsage(quota, bindings).rows.map((r) => r.binding));
+    expect(await text(card().locator('.usage-as-of'))).toMatch(
+      /^Used and reserved by workload as the members ran at \S+\.$/,
+    );
+    // The same as the view kubectl kq prints of the quota, bindings and usage record on the API server.
+    const [quota, bindings, record] = await Promise.all([
+      readQuota(ALLOWED.namespace, ALLOWED.name),
+      listBindings(),
+      objects().getNamespacedCustomObject({
+        ...WORKLOAD_USAGE,
+        namespace: ALLOWED.namespace,
+        name: USAGE_RECORD_NAME,
+      }),
+    ]);
+    const view = workloadUsage(quota, bindings, recordedObservations(record, new Date()));
+    expect(rows.map(([name]) => name)).toEqual(view.rows.map((r) => r.binding));
     await expectNumbersOfStatus();
 
     // A federation admin lowers the limit under what is used and reserved: the page marks it.

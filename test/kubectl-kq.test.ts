@@ -15,9 +15,16 @@ import { dirname, join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { Redis } from 'ioredis';
-import { CLUSTER, KARMADA_QUOTA, RESOURCE_BINDING, type Cluster, type KarmadaQuota } from '#api';
+import {
+  CLUSTER,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  WORKLOAD_USAGE,
+  type Cluster,
+  type KarmadaQuota,
+} from '#api';
 import { Quantity } from '#quantity';
-import { age } from '#quota-view';
+import { age, readUsageRecord, USAGE_RECORD_NAME } from '#quota-view';
 import {
   Federation,
   freePort,
@@ -278,6 +285,19 @@ describe('kubectl kq', () => {
           events.some((e) => e.reason === 'AdmissionDenied'),
         240_000,
       );
+      // The reconciler's record of the usage by workload has both members' usage.
+      await eventually(
+        () =>
+          objects()
+            .getNamespacedCustomObject({ ...WORKLOAD_USAGE, namespace, name: USAGE_RECORD_NAME })
+            .then(readUsageRecord),
+        (read) =>
+          'usage' in read &&
+          read.usage.clusters
+            .flatMap((c) => c.workloads.map((w) => `${c.name}/${w.name}=${w.used.cpu}`))
+            .join() === 'member1/web=400m,member2/direct=100m',
+        60_000,
+      );
       const clusters = (await objects().listClusterCustomObject(CLUSTER)) as { items: Cluster[] };
 
       const { quota, run, startedAt, finishedAt } = await runAgainstSteadyStatus(namespace, 'team', [
@@ -335,10 +355,17 @@ describe('kubectl kq', () => {
         ['member2', '100m'],
       ]);
 
-      // web is charged 3 x 200m, its claim retired once it was stored: nothing in flight.
+      // web is charged 3 x 200m, its claim retired once it was stored: nothing in flight. Of its
+      // charge 2 pods run (observed), one is reserved; the pod made in member2 is no binding's.
       const [workloadHeader, , ...workloadRows] = section(lines, 'Workloads');
-      expect(workloadHeader).toEqual(['Binding', 'Charged', 'In Flight', 'Clusters']);
-      expect(workloadRows).toEqual([['web', 'cpu=600m,pods=3', '<none>', 'member1=2,member2=1']]);
+      expect(workloadHeader).toEqual(['Binding', 'Charged', 'In Flight', 'Observed', 'Reserved', 'Clusters']);
+      expect(workloadRows.slice(0, -1)).toEqual([
+        ['web', 'cpu=600m,pods=3', '<none>', 'cpu=400m,pods=2', 'cpu=200m,pods=1', 'member1=2,member2=1'],
+        ['<not from a binding>', '<none>', '<none>', 'cpu=100m,pods=1', '<none>', '<none>'],
+      ]);
+      expect(workloadRows.at(-1)!.join(' ')).toMatch(
+        /^Observed and reserved as the members ran at \S+ \(\d+s ago\)\.$/,
+      );
       // Only claims in flight are listed: a stored binding is its own charge record.
       expect(status.reservations).toEqual([]);
       expect(lines.find((line) => line.startsWith('Reservations:'))).toMatch(/^Reservations:\s+<none>$/);

@@ -9,6 +9,7 @@ import { BindingCache, QuotaCache } from './host-cache.js';
 import { PrometheusTrends } from './prometheus-trends.js';
 import { QuotaReader } from './quota-reader.js';
 import { UsageHistory } from './usage-history.js';
+import { UsageRecords } from './usage-records.js';
 
 @Module({})
 export class ConsoleModule {
@@ -50,6 +51,7 @@ export class ConsoleModule {
               quotas,
               bindings,
               config.PROMETHEUS_URL ? new PrometheusTrends(config.PROMETHEUS_URL, history) : history,
+              new UsageRecords(host),
             ),
         },
         {

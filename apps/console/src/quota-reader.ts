@@ -5,12 +5,19 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import type { KarmadaQuota } from '#api';
-import { quotaView, workloadUsage, type QuotaView, type WorkloadUsage } from '#quota-view';
+import {
+  quotaView,
+  workloadUsage,
+  type QuotaView,
+  type WorkloadObservations,
+  type WorkloadUsage,
+} from '#quota-view';
 import { namespacesOf, visibleQuotas, type Caller } from './access.js';
 import type { Authorizer } from './authorizer.js';
 import type { BindingCache, QuotaCache } from './host-cache.js';
 import { consoleQuota, type ConsoleQuota } from './snapshot.js';
 import type { Trends } from './usage-history.js';
+import type { UsageRecords } from './usage-records.js';
 
 /** Where the trends come from: the console's own samples (UsageHistory) or Prometheus (PrometheusTrends). */
 export interface TrendSource {
@@ -34,6 +41,7 @@ export class QuotaReader {
     private readonly quotas: QuotaCache,
     private readonly bindings: BindingCache,
     private readonly trendSource: TrendSource,
+    private readonly usageRecords: UsageRecords,
   ) {}
 
   authenticate(authorization: string | undefined): Promise<Caller> {
@@ -61,16 +69,19 @@ export class QuotaReader {
 
   /** As served: the view, who holds the quota (its namespace's bindings) and how it filled. */
   async present({ quota, view }: Visible, now: Date): Promise<ConsoleQuota> {
-    const { trends, source } = await this.trendSource.trends(view, now);
+    const [{ trends, source }, usage] = await Promise.all([
+      this.trendSource.trends(view, now),
+      this.usageRecords.observations(view.namespace, now),
+    ]);
     return consoleQuota(view, now, {
-      workloads: this.workloads(quota, view.namespace),
+      workloads: this.workloads(quota, view.namespace, usage),
       trends,
       trendSource: source,
     });
   }
 
   /** Without the bindings, every use would look like "not from a binding": say why there are no rows instead. */
-  private workloads(quota: KarmadaQuota, namespace: string): WorkloadUsage {
+  private workloads(quota: KarmadaQuota, namespace: string, usage: WorkloadObservations): WorkloadUsage {
     let bindings;
     try {
       bindings = this.bindings.list(namespace);
@@ -83,6 +94,6 @@ export class QuotaReader {
         ],
       };
     }
-    return workloadUsage(quota, bindings);
+    return workloadUsage(quota, bindings, usage);
   }
 }

@@ -43,14 +43,14 @@ export const PAGE_READS_SNAPSHOT: ConsoleSnapshot extends PageSnapshot ? true : 
 export const PAGE_NAMES_OTHER_USAGE: typeof PAGE_OTHER_USAGE = OTHER_USAGE;
 
 export function consoleQuota(view: QuotaView, now: Date, details: QuotaDetails): ConsoleQuota {
-  const { rows, problems } = details.workloads;
+  const { rows, ...rest } = details.workloads;
   return {
     ...view,
     clusters: view.clusters.map((cluster) => ({ ...cluster, lastSyncAge: age(cluster.lastSyncTime, now) })),
     workloads: {
       rows: rows.slice(0, MAX_WORKLOAD_ROWS),
       more: Math.max(0, rows.length - MAX_WORKLOAD_ROWS),
-      problems,
+      ...rest,
     },
     trends: details.trends,
     trendSource: details.trendSource,

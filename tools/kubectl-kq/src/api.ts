@@ -3,11 +3,13 @@ import {
   CLUSTER,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
+  WORKLOAD_USAGE,
   type ApiResourceInfo,
   type Cluster,
   type KarmadaQuota,
   type ResourceBinding,
 } from '#api';
+import { recordedObservations, USAGE_RECORD_NAME, type WorkloadObservations } from '#quota-view';
 import type { QueryCommand } from './args.js';
 import { CliError, explainError, isObjectNotFound, type RequestTarget } from './errors.js';
 import type { QuotaDetails } from './format.js';
@@ -113,6 +115,7 @@ export async function fetchDetails(
     target(connection, 'list', clusterResource),
   );
   const bindingsOf = new Map<string, Promise<ResourceBinding[] | undefined>>();
+  const usageOf = new Map<string, Promise<WorkloadObservations>>();
   const details: QuotaDetails[] = [];
   for (const quota of quotas) {
     const namespace = quota.metadata?.namespace ?? '';
@@ -132,6 +135,7 @@ export async function fetchDetails(
         ),
       );
     }
+    if (!usageOf.has(namespace)) usageOf.set(namespace, usageRecord(objects, connection, namespace));
     const events = await attempt(
       `the Events of KarmadaQuota ${namespace}/${name} are`,
       async () =>
@@ -150,10 +154,32 @@ export async function fetchDetails(
       quota,
       clusters,
       bindings: await bindingsOf.get(namespace),
+      usage: await usageOf.get(namespace),
       events: events?.filter((e) => !e.involvedObject.uid || !uid || e.involvedObject.uid === uid),
     });
   }
   return { details, warnings: warningSlots.filter((w): w is string => w !== undefined) };
+}
+
+/** The namespace's usage record (the reconciler writes it): the split of each workload's charge. */
+async function usageRecord(
+  objects: k8s.CustomObjectsApi,
+  connection: Connection,
+  namespace: string,
+): Promise<WorkloadObservations> {
+  try {
+    const name = USAGE_RECORD_NAME;
+    const record: unknown = await objects.getNamespacedCustomObject({
+      ...coordinates(WORKLOAD_USAGE),
+      namespace,
+      name,
+    });
+    return recordedObservations(record, new Date());
+  } catch (err) {
+    if (isObjectNotFound(err)) return recordedObservations(undefined, new Date());
+    const failure = target(connection, 'get', resourceName(WORKLOAD_USAGE), namespace, USAGE_RECORD_NAME);
+    return { problem: explainError(err, failure).replace(/^error: /, '') };
+  }
 }
 
 /** Names for shell completion: the namespaces, and the quotas of one namespace. */

@@ -114,6 +114,27 @@ describe('describeQuotas', () => {
         event('Warning', 'AdmissionDenied', 'exceeded quota: team, requested: cpu=3', 300, 30, 4),
         event('Normal', 'Reconciled', 'first status', 3600, 3600, 1),
       ],
+      // web runs 2 of its pods on member1; member2 (Stale) last showed none of them, but a pod of its own.
+      usage: {
+        clusters: [
+          {
+            name: 'member1',
+            state: 'Ready' as const,
+            lastSyncTime: ago(5),
+            used: { cpu: '400m', pods: '2' },
+            workloads: [{ kind: 'Deployment', name: 'web', used: { cpu: '400m', pods: '2' } }],
+          },
+          {
+            name: 'member2',
+            state: 'Stale' as const,
+            lastSyncTime: ago(200),
+            used: { cpu: '100m', pods: '1' },
+            workloads: [{ kind: 'Pod', name: 'debug', used: { cpu: '100m', pods: '1' } }],
+          },
+        ],
+        now,
+        observedAt: ago(4),
+      },
     };
     expect(describeQuotas([details], now)).toEqual({
       text: [
@@ -132,10 +153,12 @@ describe('describeQuotas', () => {
         '  member2  False  Stale   3m20s      100m  0       1',
         '  member3  True   <none>  <none>     0     0       0',
         'Workloads:',
-        '  Binding  Charged          In Flight     Clusters',
-        '  -------  -------          ---------     --------',
-        '  batch    memory=512Mi     memory=512Mi  <none>',
-        '  web      cpu=600m,pods=3  <none>        member1=2,member2=1',
+        '  Binding               Charged          In Flight     Observed         Reserved         Clusters',
+        '  -------               -------          ---------     --------         --------         --------',
+        '  batch                 memory=512Mi     memory=512Mi  <none>           memory=512Mi     <none>',
+        '  web                   cpu=600m,pods=3  <none>        cpu=400m,pods=2  cpu=200m,pods=1  member1=2,member2=1',
+        '  <not from a binding>  <none>           <none>        cpu=100m,pods=1  <none>           <none>',
+        '  Observed and reserved as the members ran at 2026-11-22T11:59:56.000Z (4s ago).',
         'Reservations:',
         '  Binding  Reserved         Expires',
         '  -------  --------         -------',
@@ -170,6 +193,13 @@ const fresh: KarmadaQuota = {
 };
 
 describe('describeQuotas', () => {
+  it('says why the workloads are not split into observed and reserved', () => {
+    const details = { quota: team, bindings: [rb('web', 1, [])], usage: { problem: 'no record yet' } };
+    const { text } = describeQuotas([details], now);
+    expect(text).toContain('  Binding  Charged          In Flight     Clusters\n');
+    expect(text).toContain('  Not split into observed and reserved: no record yet.\n');
+  });
+
   it('shows <none> for empty sections and spec.hard before the first reconcile', () => {
     expect(describeQuotas([{ quota: fresh, clusters: [], bindings: [], events: [] }], now).text).toBe(
       [

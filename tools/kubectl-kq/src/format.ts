@@ -1,6 +1,6 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { KARMADA_QUOTA, type Cluster, type KarmadaQuota, type ResourceBinding } from '#api';
-import { age, quotaView, workloadUsage, type QuotaView } from '#quota-view';
+import { age, quotaView, workloadUsage, type QuotaView, type WorkloadObservations } from '#quota-view';
 import { DESCRIBE_LAYOUT, GET_LAYOUT, tabwrite } from './tabwriter.js';
 
 /** Text for stdout, and warnings (status fields that could not be read) for stderr. */
@@ -24,6 +24,8 @@ export interface QuotaDetails {
   bindings?: ResourceBinding[];
   /** Events whose involvedObject is the quota. */
   events?: CoreV1Event[];
+  /** The members' usage by workload, from the namespace's usage record, or why there is none. */
+  usage?: WorkloadObservations;
 }
 
 /**
@@ -66,18 +68,28 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
     ['Cluster', 'Ready', 'Sync', 'Last Sync', ...resources],
     clusterRows(details, view, now),
   );
-  const workloads = details.bindings && workloadUsage(quota, details.bindings);
+  const workloads = details.bindings && workloadUsage(quota, details.bindings, details.usage);
+  const split = workloads?.usageAsOf !== undefined;
   section(
     'Workloads',
-    ['Binding', 'Charged', 'In Flight', 'Clusters'],
+    ['Binding', 'Charged', 'In Flight', ...(split ? ['Observed', 'Reserved'] : []), 'Clusters'],
     workloads?.rows.map((w) => [
       w.binding,
       inline(w.charged),
       inline(w.inFlight),
+      ...(split ? [inline(w.observed ?? {}), inline(w.reserved ?? {})] : []),
       w.clusters.join(',') || NONE,
     ]),
     ' (the ResourceBindings could not be listed)',
   );
+  // A line without a tab: it ends the table's column block instead of widening its first column.
+  const asOf = workloads?.usageAsOf;
+  if (workloads?.rows.length)
+    lines.push(
+      asOf === undefined
+        ? `  Not split into observed and reserved: ${workloads.usageNotShown ?? 'no usage record read'}.`
+        : `  Observed and reserved as the members ran at ${asOf} (${age(asOf, now)} ago).`,
+    );
   section(
     'Reservations',
     ['Binding', 'Reserved', 'Expires'],

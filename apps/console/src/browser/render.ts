@@ -132,13 +132,13 @@ function resourceRow(r: PageQuota['resources'][number], trend: PageQuota['trends
 }
 
 function workloadsSection(q: PageQuota): Child[] {
-  const { rows, more, problems } = q.workloads;
+  const { rows, more, problems, usageAsOf, usageNotShown } = q.workloads;
   const parts: Child[] = [el('h3', {}, ['Usage by workload'])];
   if (!rows.length) {
     parts.push(el('p', { class: 'empty' }, ['Nothing uses or holds this quota.']));
   } else {
-    // Used and reserved per workload come from the members' usage, which the console may not have.
-    const split = rows.some((row) => row.observed !== undefined);
+    // Used and reserved per workload come from the reconciler's usage record, which may not be there yet.
+    const split = usageAsOf !== undefined;
     parts.push(
       table(
         ['Binding (clusters)', 'Charged', 'In flight', ...(split ? ['Used', 'Reserved'] : [])],
@@ -160,6 +160,13 @@ function workloadsSection(q: PageQuota): Child[] {
       ),
     );
     if (more) parts.push(el('p', { class: 'hint' }, [`and ${more} smaller ones`]));
+    parts.push(
+      el('p', { class: 'hint usage-as-of' }, [
+        split
+          ? `Used and reserved by workload as the members ran at ${usageAsOf}.`
+          : `Used and reserved by workload not shown: ${usageNotShown ?? 'no usage of the members'}.`,
+      ]),
+    );
   }
   if (problems.length) parts.push(el('p', { class: 'problems' }, [`Could not read: ${problems.join('; ')}`]));
   return parts;

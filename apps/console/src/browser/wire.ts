@@ -52,6 +52,8 @@ export interface PageQuota {
     }[];
     more: number;
     problems: string[];
+    usageAsOf?: string;
+    usageNotShown?: string;
   };
   trendSource: string;
   trends: {
