@@ -60,14 +60,18 @@ describe('LatestPerInterval', () => {
     expect(writes).toEqual(['one=a at 08:00:00', 'two=a at 08:00:00']);
   });
 
-  it('writes again with the next offer after a failed write, even if unchanged', async () => {
+  it('after a failed write, writes the next offer again, even unchanged, once the interval has passed', async () => {
     succeed = false;
     schedule.offer('ns', 'a', 'A');
     await settle();
-    succeed = true;
     schedule.offer('ns', 'a', 'A');
-    await settle();
-    expect(writes).toEqual(['ns=a at 08:00:00', 'ns=a at 08:00:00']);
+    await jest.advanceTimersByTimeAsync(9_999);
+    expect(writes).toEqual(['ns=a at 08:00:00']);
+    succeed = true;
+    await jest.advanceTimersByTimeAsync(1);
+    schedule.offer('ns', 'a', 'A');
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(writes).toEqual(['ns=a at 08:00:00', 'ns=a at 08:00:10']);
   });
 
   it('writes nothing that waited once stopped', async () => {

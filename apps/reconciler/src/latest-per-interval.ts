@@ -1,8 +1,9 @@
 /**
  * Hands each key's latest value to `write` at most once per interval, and only when it differs (by
  * fingerprint) from the last one handed over: a value offered sooner waits for the interval and is
- * replaced by any later offer. A write that fails (resolves false) is forgotten, so the next offer
- * writes again.
+ * replaced by any later offer. A write that fails (resolves false) is not taken for written: the
+ * next offer, even of the same value, writes again once the interval has passed (a write that keeps
+ * failing, a CRD not installed say, is tried once per interval, not at every offer).
  */
 export class LatestPerInterval<T> {
   /** Per key: what was last handed over (or is being written), and when. */
@@ -42,7 +43,7 @@ export class LatestPerInterval<T> {
     const at = Date.now();
     this.written.set(key, { fingerprint, at });
     void this.write(key, value, new Date(at)).then((written) => {
-      if (!written && this.written.get(key)?.at === at) this.written.delete(key);
+      if (!written && this.written.get(key)?.at === at) this.written.set(key, { fingerprint: '', at });
     });
   }
 }

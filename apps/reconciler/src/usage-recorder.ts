@@ -2,8 +2,8 @@
  * Writes each namespace's usage record (libs/quota-view usage-record.ts): the per-workload usage the
  * reconciler read from the aggregators, for kubectl kq and the console. Off the admission path: a
  * record is written at most once per USAGE_RECORD_SECONDS per namespace and only when the usage
- * changed, the latest reading wins, and a failed write is logged and retried with the next reading;
- * it never fails a reconcile. Owned by the namespace's quotas, so it goes with the last of them.
+ * changed, the latest reading wins, and a failed write is retried with a reading after the interval
+ * and logged at most once a minute (with how many failed since); it never fails a reconcile. Owned by the namespace's quotas, so it goes with the last of them.
  */
 import * as k8s from '@kubernetes/client-node';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
@@ -12,6 +12,9 @@ import type { ObservedCluster } from '#quota';
 import { USAGE_RECORD_NAME, usageFingerprint, usageRecord } from '#quota-view';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { LatestPerInterval } from './latest-per-interval.js';
+
+/** A write failing in every namespace (the CRD not installed, say) is one warning a minute, not one each. */
+const WARN_EVERY_MS = 60_000;
 
 interface Reading {
   quotas: readonly KarmadaQuota[];
@@ -23,6 +26,8 @@ export class UsageRecorder implements OnModuleDestroy {
   private readonly logger = new Logger('usage-record');
   private readonly objects: k8s.KubernetesObjectApi;
   private readonly schedule: LatestPerInterval<Reading>;
+  private warnedAt = -Infinity;
+  private failedSinceWarning = 0;
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
@@ -71,8 +76,12 @@ export class UsageRecorder implements OnModuleDestroy {
       );
       return true;
     } catch (err) {
+      this.failedSinceWarning++;
+      if (Date.now() - this.warnedAt < WARN_EVERY_MS) return false;
+      const failures = this.failedSinceWarning;
+      [this.warnedAt, this.failedSinceWarning] = [Date.now(), 0];
       this.logger.warn(
-        { namespace, error: describeError(err) },
+        { namespace, error: describeError(err), failures },
         `could not write ${WORKLOAD_USAGE.kind} ${USAGE_RECORD_NAME} (the usage by workload kubectl kq and the ` +
           `console show): the reconciler needs get, create and patch on ${WORKLOAD_USAGE.plural}.` +
           `${WORKLOAD_USAGE.group} in the Karmada API server, and the CRD installed (helm upgrade installs it)`,
