@@ -10,7 +10,7 @@ describe('LatestPerInterval', () => {
     jest.useFakeTimers({ now: new Date('2026-11-28T08:00:00Z') });
     writes = [];
     succeed = true;
-    schedule = new LatestPerInterval(10_000, async (key, value, at) => {
+    schedule = new LatestPerInterval(10_000, 60_000, async (key, value, at) => {
       writes.push(`${key}=${value} at ${at.toISOString().slice(11, 19)}`);
       return succeed;
     });
@@ -23,13 +23,54 @@ describe('LatestPerInterval', () => {
 
   const settle = () => jest.advanceTimersByTimeAsync(0);
 
-  it('writes a first value at once, and an unchanged one never again', async () => {
+  it('writes a first value at once, and an unchanged one again only once it is older than the refresh', async () => {
     schedule.offer('ns', 'a', 'A');
     await settle();
-    await jest.advanceTimersByTimeAsync(60_000);
+    await jest.advanceTimersByTimeAsync(59_999);
     schedule.offer('ns', 'a again', 'A');
     await settle();
     expect(writes).toEqual(['ns=a at 08:00:00']);
+    await jest.advanceTimersByTimeAsync(1);
+    schedule.offer('ns', 'a again', 'A');
+    await settle();
+    expect(writes).toEqual(['ns=a at 08:00:00', 'ns=a again at 08:01:00']);
+  });
+
+  it('writes one key one write after the other: an older value never lands after a newer one', async () => {
+    const landed: string[] = [];
+    const release: (() => void)[] = [];
+    const slow = new LatestPerInterval<string>(10_000, 60_000, (_key, value) => {
+      writes.push(value);
+      return new Promise((resolve) => release.push(() => (landed.push(value), resolve(true))));
+    });
+    slow.offer('ns', 'a', 'A');
+    await jest.advanceTimersByTimeAsync(10_000);
+    slow.offer('ns', 'b', 'B'); // the interval has passed, the write of a has not landed
+    await settle();
+    expect(writes).toEqual(['a']);
+    release.shift()!();
+    await settle();
+    expect(writes).toEqual(['a', 'b']);
+    release.shift()!();
+    await settle();
+    expect(landed).toEqual(['a', 'b']);
+    slow.stop();
+  });
+
+  it('takes a write that throws for a failed one: written again after the interval', async () => {
+    let calls = 0;
+    const throwing = new LatestPerInterval<string>(10_000, 60_000, async () => {
+      if (++calls === 1) throw new Error('boom');
+      return true;
+    });
+    throwing.offer('ns', 'a', 'A');
+    await jest.advanceTimersByTimeAsync(10_000);
+    throwing.offer('ns', 'a', 'A');
+    await settle();
+    throwing.offer('ns', 'a', 'A');
+    await settle();
+    expect(calls).toBe(2);
+    throwing.stop();
   });
 
   it('holds a change made within the interval until it passes, and writes only the latest', async () => {
@@ -74,10 +115,11 @@ describe('LatestPerInterval', () => {
     expect(writes).toEqual(['ns=a at 08:00:00', 'ns=a at 08:00:10']);
   });
 
-  it('writes nothing that waited once stopped', async () => {
+  it('writes nothing that waited, nor anything offered, once stopped', async () => {
     schedule.offer('ns', 'a', 'A');
     schedule.offer('ns', 'b', 'B');
     schedule.stop();
+    schedule.offer('other', 'c', 'C');
     await jest.advanceTimersByTimeAsync(60_000);
     expect(writes).toEqual(['ns=a at 08:00:00']);
   });

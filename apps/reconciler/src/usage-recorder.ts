@@ -1,8 +1,8 @@
 /**
  * Writes each namespace's usage record (libs/quota-view usage-record.ts): the per-workload usage the
  * reconciler read from the aggregators, for kubectl kq and the console. Off the admission path: a
- * record is written at most once per USAGE_RECORD_SECONDS per namespace and only when the usage
- * changed, the latest reading wins, and a failed write is retried with a reading after the interval
+ * record is written at most once per USAGE_RECORD_SECONDS per namespace, when the usage changed or
+ * the record is a minute old, the latest reading wins, and a failed write is retried with a reading after the interval
  * and logged at most once a minute (with how many failed since); it never fails a reconcile. Owned by the namespace's quotas, so it goes with the last of them.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -12,6 +12,12 @@ import type { ObservedCluster } from '#quota';
 import { USAGE_RECORD_NAME, usageFingerprint, usageRecord } from '#quota-view';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { LatestPerInterval } from './latest-per-interval.js';
+
+/**
+ * An unchanged record is written again at a reconcile once it is this old: what a second replica
+ * wrote over it stands no longer than until the next reconcile after that (the resync at the latest).
+ */
+const USAGE_RECORD_REFRESH_MS = 60_000;
 
 /** A write failing in every namespace (the CRD not installed, say) is one warning a minute, not one each. */
 const WARN_EVERY_MS = 60_000;
@@ -34,8 +40,10 @@ export class UsageRecorder implements OnModuleDestroy {
     @Inject(RECONCILER_CONFIG) config: ReconcilerConfig,
   ) {
     this.objects = k8s.KubernetesObjectApi.makeApiClient(host);
-    this.schedule = new LatestPerInterval(config.USAGE_RECORD_SECONDS * 1000, (namespace, reading, at) =>
-      this.write(namespace, reading, at),
+    this.schedule = new LatestPerInterval(
+      config.USAGE_RECORD_SECONDS * 1000,
+      USAGE_RECORD_REFRESH_MS,
+      (namespace, reading, at) => this.write(namespace, reading, at),
     );
   }
 
