@@ -4,6 +4,8 @@ import { recordedObservations, USAGE_RECORD_NAME, type WorkloadObservations } fr
 
 /** A record changes at most every USAGE_RECORD_SECONDS; the live streams ask for it at each refresh. */
 const KEEP_MS = 2_000;
+/** A Karmada API server that does not answer leaves the split out rather than hold the page. */
+const READ_TIMEOUT_MS = 2_000;
 
 /** The record as got: the object (undefined when there is none), or why it could not be got. */
 type Got = { record: unknown } | { problem: string };
@@ -32,8 +34,22 @@ export class UsageRecords {
     const kept = this.kept.get(namespace);
     if (kept) return kept.got;
     const { group, version, plural, kind } = WORKLOAD_USAGE;
-    const got = this.objects
-      .getNamespacedCustomObject({ group, version, plural, namespace, name: USAGE_RECORD_NAME })
+    const request = this.objects.getNamespacedCustomObject({
+      group,
+      version,
+      plural,
+      namespace,
+      name: USAGE_RECORD_NAME,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${READ_TIMEOUT_MS / 1000} s`)),
+        READ_TIMEOUT_MS,
+      );
+    });
+    const got = Promise.race([request, timeout])
+      .finally(() => clearTimeout(timer))
       .then(
         (record: unknown): Got => ({ record }),
         (err: unknown): Got =>
