@@ -826,7 +826,7 @@ describe('kubectl kq', () => {
       expect([run.status, run.stderr]).toEqual([
         1,
         `error: the server ${federation.info.members[0]!.server} doesn't have a resource type ` +
-          `"karmadaquotas.quota.karmada.io": is karmada-quota installed there (its KarmadaQuota CRD), and is ` +
+          `"karmadaquotas.quota.karmada.io": is karmada-quota installed there (its CRDs), and is ` +
           `kubeconfig context "member1" the Karmada control plane?\n`,
       ]);
     },

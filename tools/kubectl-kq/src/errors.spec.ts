@@ -47,7 +47,7 @@ describe('explainError', () => {
       err: status(404, 'NotFound', 'the server could not find the requested resource'),
       message:
         'error: the server https://karmada.example:5443 doesn\'t have a resource type "karmadaquotas.quota.karmada.io": ' +
-        'is karmada-quota installed there (its KarmadaQuota CRD), and is kubeconfig context "karmada-apiserver" ' +
+        'is karmada-quota installed there (its CRDs), and is kubeconfig context "karmada-apiserver" ' +
         'the Karmada control plane?',
     },
     {

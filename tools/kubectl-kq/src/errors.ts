@@ -61,7 +61,7 @@ export function explainError(err: unknown, target: RequestTarget): string {
       // The API group or resource itself is missing, not the object.
       return (
         `error: the server ${target.server} doesn't have a resource type "${target.resource}": ` +
-        `is karmada-quota installed there (its KarmadaQuota CRD), and is ${where} the Karmada control plane?`
+        `is karmada-quota installed there (its CRDs), and is ${where} the Karmada control plane?`
       );
     }
     if (err.code === 403 && !status?.message) {
