@@ -2,7 +2,7 @@
  * Writes each namespace's usage record (libs/quota-view usage-record.ts): the per-workload usage the
  * reconciler read from the aggregators, for kubectl kq and the console. Off the admission path: a
  * record is written at most once per USAGE_RECORD_SECONDS per namespace, when the usage changed or
- * the record is a minute old, the latest reading wins, and a failed write is retried with a reading after the interval
+ * the record is five minutes old, the latest reading wins, and a failed write is retried with a reading after the interval
  * and logged at most once a minute (with how many failed since); it never fails a reconcile. Owned by the namespace's quotas, so it goes with the last of them.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -15,9 +15,10 @@ import { LatestPerInterval } from './latest-per-interval.js';
 
 /**
  * An unchanged record is written again at a reconcile once it is this old: what a second replica
- * wrote over it stands no longer than until the next reconcile after that (the resync at the latest).
+ * wrote over it stands no longer than until the next reconcile after that (the resync at the
+ * latest). As long as the default resync: an idle federation rewrites each record once per resync.
  */
-const USAGE_RECORD_REFRESH_MS = 60_000;
+const USAGE_RECORD_REFRESH_MS = 300_000;
 
 /** A write failing in every namespace (the CRD not installed, say) is one warning a minute, not one each. */
 const WARN_EVERY_MS = 60_000;
