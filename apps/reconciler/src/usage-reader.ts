@@ -88,6 +88,7 @@ export async function readObservedUsage(
       workloads: snapshot.workloads.map((w) => ({
         kind: w.kind,
         name: w.name,
+        ...(w.terminating ? { terminating: true } : {}),
         used: list(w.used, `workloads[${w.kind}/${w.name}]`),
       })),
     });

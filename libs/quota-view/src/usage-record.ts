@@ -36,7 +36,12 @@ function usageOf(clusters: readonly ObservedCluster[]) {
     name: c.name,
     state: c.state,
     used: wire(c.used),
-    workloads: c.workloads.map((w) => ({ kind: w.kind, name: w.name, used: wire(w.used) })),
+    workloads: c.workloads.map((w) => ({
+      kind: w.kind,
+      name: w.name,
+      ...(w.terminating ? { terminating: true } : {}),
+      used: wire(w.used),
+    })),
   }));
 }
 
@@ -102,7 +107,11 @@ function isRecordedCluster(value: unknown): value is ObservedCluster {
     Array.isArray(value.workloads) &&
     value.workloads.every(
       (w) =>
-        isJsonObject(w) && typeof w.kind === 'string' && typeof w.name === 'string' && isWireList(w.used),
+        isJsonObject(w) &&
+        typeof w.kind === 'string' &&
+        typeof w.name === 'string' &&
+        (w.terminating === undefined || typeof w.terminating === 'boolean') &&
+        isWireList(w.used),
     )
   );
 }

@@ -150,3 +150,87 @@ describe("N4: a binding's observed usage is counted only in the clusters it is s
     expect(decision?.allowed).toBe(expected.admits4);
   });
 });
+
+describe("review 3, new 2: pods on their way out never stand in for a binding's charge", () => {
+  /** member1 runs `web`'s pods: `current` cpu of live ones, `leaving` cpu of ones being deleted. */
+  const running = (current: number, leaving: number): ObservedCluster => ({
+    name: 'member1',
+    state: 'Ready',
+    lastSyncTime: SYNC,
+    used: { cpu: `${current + leaving}` },
+    workloads: [
+      ...(current > 0 ? [{ kind: 'Deployment', name: 'web', used: { cpu: `${current}` } }] : []),
+      ...(leaving > 0
+        ? [{ kind: 'Deployment', name: 'web', terminating: true, used: { cpu: `${leaving}` } }]
+        : []),
+    ],
+  });
+  const high = (rb: ResourceBinding): ResourceBinding =>
+    ({
+      ...rb,
+      spec: { ...rb.spec, replicaRequirements: { resourceRequest: { cpu: '1' }, priorityClassName: 'high' } },
+    }) as ResourceBinding;
+  const quotaOf = (scoped: boolean): KarmadaQuota => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: 'team-a', namespace: NS, generation: 1 },
+    spec: {
+      hard: { cpu: '10' },
+      ...(scoped
+        ? {
+            scopeSelector: {
+              matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+            },
+          }
+        : {}),
+    },
+  });
+
+  // Sequence A: web 4 x 1 cpu scaled 4 -> 0 -> 4; its 4 old pods still terminate when the scale-up
+  // is stored. Then a 6-cpu create: 4 old + 4 new + 6 would run, 14 of 10.
+  it.each<[string, boolean, ObservedCluster, { used: string; reserved?: string; admits6: boolean }]>([
+    [
+      'unscoped: the old pods count, the new ones stay reserved',
+      false,
+      running(0, 4),
+      { used: '4', reserved: '4', admits6: false },
+    ],
+    [
+      'scoped: the old pods of a workload in scope count in its used',
+      true,
+      running(0, 4),
+      { used: '4', reserved: '4', admits6: false },
+    ],
+    [
+      'two of the new pods started beside the old ones',
+      false,
+      running(2, 4),
+      { used: '6', reserved: '2', admits6: false },
+    ],
+    [
+      'the old pods gone, the new ones running: room for 6',
+      false,
+      running(4, 0),
+      { used: '4', admits6: true },
+    ],
+  ])('%s', (_name, scoped, cluster, expected) => {
+    const quota = quotaOf(scoped);
+    const binding = high(web({ member1: 4 }));
+    const result = computeQuotaStatus({ quota, bindings: [binding], clusters: [cluster], now: NOW });
+    expect(result.errors).toEqual([]);
+    expect(result.status.used).toEqual({ cpu: expected.used });
+    expect(result.status.reserved).toEqual(expected.reserved === undefined ? {} : { cpu: expected.reserved });
+    const live = cluster.workloads.find((w) => !w.terminating)?.used ?? {};
+    expect(formatList(observedUsageOf(binding, [cluster], ['cpu']))).toEqual(live);
+
+    const written = parseQuotaState({ ...quota, status: result.status });
+    const create = bindingCharge(high({ ...web({ member1: 6 }) })).charge;
+    const decision = admitBatch(
+      [written.state],
+      [{ binding: { namespace: NS, name: 'x', uid: 'uid-x' }, charge: create, dryRun: false }],
+      () => true,
+      { now: NOW, ttlSeconds: 120, landingWindowSeconds: 60 },
+    ).decisions[0];
+    expect(decision?.allowed).toBe(expected.admits6);
+  });
+});

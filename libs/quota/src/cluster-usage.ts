@@ -22,10 +22,14 @@ import {
 /** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
 export type UsageList = ResourceList | Readonly<Record<string, string>>;
 
-/** One workload's usage in one cluster (a WorkloadSnapshot). */
+/**
+ * One workload's usage in one cluster (a WorkloadSnapshot). `terminating`: its pods being deleted,
+ * counted in the cluster's `used` but never as the binding's (observedIn).
+ */
 export interface ObservedWorkload {
   kind: string;
   name: string;
+  terminating?: boolean;
   used: UsageList;
 }
 
@@ -93,8 +97,10 @@ export interface ClusterView {
   lastSyncTime: string;
   message?: string;
   used: ResourceList;
-  /** Workload key -> usage (several entries of one workload summed). */
+  /** Workload key -> usage of its pods not being deleted (several entries of one workload summed). */
   workloads: Map<string, ResourceList>;
+  /** Workload key -> usage of its pods being deleted: never a binding's, counted in `used` only. */
+  terminating: Map<string, ResourceList>;
 }
 
 function readWorkloads(
@@ -102,12 +108,13 @@ function readWorkloads(
   field: string,
   keys: readonly string[],
   errors: string[],
-): Map<string, ResourceList> {
+): Pick<ClusterView, 'workloads' | 'terminating'> {
   const workloads = new Map<string, ResourceList>();
-  if (raw === undefined || raw === null) return workloads;
+  const terminating = new Map<string, ResourceList>();
+  if (raw === undefined || raw === null) return { workloads, terminating };
   if (!Array.isArray(raw)) {
     errors.push(`${field}: must be a list`);
-    return workloads;
+    return { workloads, terminating };
   }
   raw.forEach((item: unknown, i) => {
     const at = `${field}[${i}]`;
@@ -121,10 +128,11 @@ function readWorkloads(
     }
     const key = workloadKey(item['kind'], item['name']);
     const used = readUsage(item['used'], `${at}.used`, keys, errors);
-    const current = workloads.get(key);
-    workloads.set(key, current === undefined ? used : addLists(current, used));
+    const into = item['terminating'] === true ? terminating : workloads;
+    const current = into.get(key);
+    into.set(key, current === undefined ? used : addLists(current, used));
   });
-  return workloads;
+  return { workloads, terminating };
 }
 
 /**
@@ -179,7 +187,7 @@ export function readClusters(
       state,
       lastSyncTime,
       used: readUsage(item['used'], `${field}.used`, keys, errors),
-      workloads: readWorkloads(item['workloads'], `${field}.workloads`, keys, errors),
+      ...readWorkloads(item['workloads'], `${field}.workloads`, keys, errors),
     };
     if (typeof item['message'] === 'string' && item['message'] !== '') view.message = item['message'];
     views.set(name, view);
@@ -205,9 +213,10 @@ export function targetClusterNames(rb: ResourceBinding): ReadonlySet<string> {
 
 /**
  * The usage observed for the binding: its workload's (`spec.resource` kind/name) in the clusters it is
- * scheduled to. A workload of that kind and name in any other cluster was not put there by Karmada for
- * this binding (one made in a member by hand, or a copy being evicted): it counts in `used`, but never
- * as this binding's.
+ * scheduled to, pods being deleted left out. A workload of that kind and name in any other cluster was
+ * not put there by Karmada for this binding (one made in a member by hand, or a copy being evicted),
+ * and a pod on its way out holds room its replacement will need: both count in `used`, never as this
+ * binding's.
  */
 export function observedIn(rb: ResourceBinding, views: readonly ClusterView[]): ResourceList {
   const key = bindingWorkloadKey(rb);

@@ -225,6 +225,8 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     if (!scoped) return view.used;
     let total: ResourceList = {};
     for (const [key, used] of view.workloads) if (inScope.has(key)) total = addLists(total, used);
+    // Pods on their way out count as long as they run, for the scope of their workload's binding.
+    for (const [key, used] of view.terminating) if (inScope.has(key)) total = addLists(total, used);
     return total;
   };
   let usedTotal: ResourceList = {};

@@ -23,10 +23,15 @@
  */
 import type { V1ObjectMeta, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 
-/** The top-level workload an object is attributed to. */
+/**
+ * The top-level workload an object is attributed to. `terminating`: a pod being deleted, still counted
+ * in the namespace's usage until it is gone, but never standing in for its workload's binding
+ * (docs/concepts/observed-usage.md, "Pods on their way out").
+ */
 export interface WorkloadRef {
   kind: string;
   name: string;
+  terminating?: true;
 }
 
 /** A namespaced object as attribution knows it: API group ('' for core), kind and name. */

@@ -120,6 +120,28 @@ describe('UsageLedger', () => {
     expect(ledger.stats().workloads).toBe(1);
   });
 
+  it("keeps a workload's terminating pods apart, and moves a pod there when its deletion begins", () => {
+    const ledger = new UsageLedger();
+    ledger.upsertPod('a', 'u1', usage(web, large));
+    ledger.upsertPod('a', 'u2', usage(web, large));
+    ledger.clearDirty();
+    expect(ledger.upsertPod('a', 'u1', usage({ ...web, terminating: true }, large))).toBe(true);
+    const snap = ledger.snapshot('a');
+    expect(snap.used.cpu).toBe('2');
+    expect(snap.workloads.map((w) => [w.kind, w.name, w.terminating, w.used.cpu])).toEqual([
+      ['Deployment', 'web', undefined, '1'],
+      ['Deployment', 'web', true, '1'],
+    ]);
+    expect(ledger.dirtyNamespaces()).toEqual(['a']);
+    // A reattribution of the workload's own name leaves its terminating pods where they are.
+    ledger.upsertPod('a', 'u3', usage(webRs, large));
+    ledger.reattribute('a', webRs, web);
+    expect(ledger.snapshot('a').workloads.map((w) => [w.name, w.terminating, w.used.cpu])).toEqual([
+      ['web', undefined, '2'],
+      ['web', true, '1'],
+    ]);
+  });
+
   it('moves a pod to another workload and vector at once', () => {
     const ledger = new UsageLedger();
     ledger.upsertPod('a', 'u1', usage(webRs, small));

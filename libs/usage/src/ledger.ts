@@ -51,6 +51,8 @@ export interface NamespaceUsage {
 export interface WorkloadUsage {
   kind: string;
   name: string;
+  /** The workload's pods being deleted, apart from its others (WorkloadRef.terminating). */
+  terminating?: true;
   used: Record<string, string>;
 }
 
@@ -68,6 +70,7 @@ interface Workload {
   namespace: string;
   kind: string;
   name: string;
+  terminating?: true;
   key: string;
   pods: number;
   /** vector index -> number of this workload's pods with that vector */
@@ -302,9 +305,19 @@ export class UsageLedger {
       for (const [name, count] of workload.objects ?? []) {
         totals.set(name, (totals.get(name) ?? 0n) + BigInt(count) * NANO);
       }
-      workloads.push({ kind: workload.kind, name: workload.name, used: format(totals) });
+      workloads.push({
+        kind: workload.kind,
+        name: workload.name,
+        ...(workload.terminating ? { terminating: true as const } : {}),
+        used: format(totals),
+      });
     }
-    workloads.sort((a, b) => compare(a.kind, b.kind) || compare(a.name, b.name));
+    workloads.sort(
+      (a, b) =>
+        compare(a.kind, b.kind) ||
+        compare(a.name, b.name) ||
+        Number(!!a.terminating) - Number(!!b.terminating),
+    );
     return { used: format(used), workloads };
   }
 
@@ -379,6 +392,7 @@ export class UsageLedger {
       namespace,
       kind: ref.kind,
       name: ref.name,
+      ...(ref.terminating ? { terminating: true as const } : {}),
       key,
       pods: 0,
       vectors: new Map(),
@@ -476,9 +490,9 @@ function keyOf(requests: ResourceList): string {
   return key;
 }
 
-/** Kinds never contain '/', so kind/name is unambiguous. */
+/** Kinds never contain '/' or ' ', so the key is unambiguous. */
 function workloadKeyOf(ref: WorkloadRef): string {
-  return `${ref.kind}/${ref.name}`;
+  return ref.terminating ? `${ref.kind}/${ref.name} terminating` : `${ref.kind}/${ref.name}`;
 }
 
 const BYTE_RESOURCES = new Set(['memory', 'ephemeral-storage', 'storage']);

@@ -289,6 +289,33 @@ describe('isChargeable (QuotaV1Pod)', () => {
 describe('podUsage', () => {
   const now = new Date('2025-06-01T12:00:00Z');
 
+  it.each<[string, Partial<V1Pod>['metadata'], { kind: string; name: string; terminating?: true }]>([
+    ['not being deleted: its workload', {}, { kind: 'Job', name: 'etl' }],
+    [
+      "being deleted: its workload, terminating (counted, never its binding's room)",
+      { deletionTimestamp: new Date('2025-06-01T11:59:50Z'), deletionGracePeriodSeconds: 30 },
+      { kind: 'Job', name: 'etl', terminating: true },
+    ],
+    [
+      'being deleted, as raw JSON',
+      { deletionTimestamp: '2025-06-01T11:59:50Z' as unknown as Date, deletionGracePeriodSeconds: 30 },
+      { kind: 'Job', name: 'etl', terminating: true },
+    ],
+  ])('%s', (_name, metadata, expected) => {
+    const pod = makePod(
+      { containers: [{ cpu: '1' }] },
+      {
+        metadata: {
+          name: 'etl-x',
+          namespace: 'team-a',
+          ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'etl', uid: 'u', controller: true }],
+          ...metadata,
+        },
+      },
+    );
+    expect(podUsage(pod, now)?.workload).toEqual(expected);
+  });
+
   it('gives quota-named requests and the workload', () => {
     const pod = makePod(
       { containers: [{ cpu: '250m', memory: '64Mi', 'nvidia.com/gpu': '1' }], overhead: { memory: '64Mi' } },

@@ -61,11 +61,17 @@ function timeOf(value: unknown): number | undefined {
 
 /**
  * The pod's usage at `now`, or undefined when it does not count (terminal, or past its deletion
- * grace period). `owners` resolves the pod's controller to its top-level workload (see attribution).
+ * grace period). `owners` resolves the pod's controller to its top-level workload (see attribution);
+ * a pod being deleted is attributed to it as `terminating`.
  */
 export function podUsage(pod: V1Pod, now: Date, owners?: OwnerIndex | OwnerLookup): PodUsage | undefined {
   if (!isChargeable(pod, now)) return undefined;
-  return { requests: quotaRequests(podRequests(pod)), workload: topLevelWorkload(pod, owners) };
+  const workload = topLevelWorkload(pod, owners);
+  // A pod being deleted is on its way out: what it uses still counts, but it is never the room its
+  // workload's binding has been given (its replacement may be starting beside it).
+  if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null)
+    workload.terminating = true;
+  return { requests: quotaRequests(podRequests(pod)), workload };
 }
 
 /**

@@ -126,6 +126,19 @@ describe('snapshots', () => {
     });
   });
 
+  it("round-trips a workload's terminating pods, and refuses a terminating that is not true", () => {
+    const leaving = {
+      ...snapshot,
+      workloads: [{ kind: 'Job', name: 'etl', terminating: true as const, used: { cpu: '1' } }],
+    };
+    expect(decodeSnapshot(encodeSnapshot(leaving))).toEqual({ ok: true, value: leaving });
+    const text = encodeSnapshot(leaving).replace('"terminating":true', '"terminating":"yes"');
+    expect(decodeSnapshot(text)).toEqual({
+      ok: false,
+      error: expect.stringContaining('workloads[0].terminating: must be true when present'),
+    });
+  });
+
   it('round-trips an empty snapshot', () => {
     const empty = { ...snapshot, used: {}, workloads: [], generation: 0 };
     expect(decodeSnapshot(encodeSnapshot(empty))).toEqual({ ok: true, value: empty });

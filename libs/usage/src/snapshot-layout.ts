@@ -221,6 +221,8 @@ export function parseUsageKey(key: string): { namespace: string; cluster: string
 export interface WorkloadSnapshot {
   kind: string;
   name: string;
+  /** Its pods being deleted (counted in the namespace's `used`, never as its binding's). */
+  terminating?: true;
   used: Record<string, string>;
 }
 
@@ -266,7 +268,12 @@ export function encodeSnapshot(snapshot: ClusterNamespaceSnapshot): string {
     cluster: snapshot.cluster,
     namespace: snapshot.namespace,
     used: snapshot.used,
-    workloads: snapshot.workloads.map((w) => ({ kind: w.kind, name: w.name, used: w.used })),
+    workloads: snapshot.workloads.map((w) => ({
+      kind: w.kind,
+      name: w.name,
+      ...(w.terminating ? { terminating: true } : {}),
+      used: w.used,
+    })),
     observedAt: snapshot.observedAt,
     generation: snapshot.generation,
     epoch: snapshot.epoch,
@@ -306,7 +313,15 @@ export function decodeSnapshot(
         const kind = readString(item, 'kind', errors, field);
         const name = readString(item, 'name', errors, field);
         const wused = readUsed(item.used, `${field}.used`, errors);
-        if (kind !== undefined && name !== undefined) workloads.push({ kind, name, used: wused });
+        if (item.terminating !== undefined && item.terminating !== true)
+          errors.push(`${field}.terminating: must be true when present, got ${describe(item.terminating)}`);
+        if (kind !== undefined && name !== undefined)
+          workloads.push({
+            kind,
+            name,
+            ...(item.terminating === true ? { terminating: true } : {}),
+            used: wused,
+          });
       });
     }
     const observedAt = readTime(obj, 'observedAt', errors);
