@@ -373,6 +373,46 @@ describe('the quota webhook, through the host API server', () => {
     expect((await refusal(createBinding(high))).reason).toBe('QuotaExceeded');
   });
 
+  test("with Karmada's default gates the class of the template's pods decides the scope; with the gate, the binding's", async () => {
+    const scoped = (operator: 'In' | 'NotIn') => ({
+      scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator, values: ['high'] }] },
+    });
+    await createQuota(karmadaQuota(namespace, 'high', { cpu: '2' }, scoped('In')));
+    await createQuota(karmadaQuota(namespace, 'others', { cpu: '2' }, scoped('NotIn')));
+    // The template as the user applied it: Deployment `web`, pods of class `high`.
+    await client(fed.host)
+      .makeApiClient(k8s.AppsV1Api)
+      .createNamespacedDeployment({
+        namespace,
+        body: {
+          metadata: { name: 'web', namespace },
+          spec: {
+            replicas: 4,
+            selector: { matchLabels: { app: 'web' } },
+            template: {
+              metadata: { labels: { app: 'web' } },
+              spec: {
+                priorityClassName: 'high',
+                containers: [{ name: 'web', image: 'web', resources: { requests: { cpu: '1' } } }],
+              },
+            },
+          },
+        },
+      });
+    // Its binding as Karmada v1.18.2 writes it by default: no class, no replicaRequirements.namespace.
+    const web = binding(namespace, 'web-deployment', { replicas: 4 });
+    web.spec.resource.name = 'web';
+    const status = await refusal(createBinding(web));
+    expect(status).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    expect(status.message).toContain('exceeded quota: high, requested: cpu=4, used: cpu=0, limited: cpu=2');
+    // With the ResourceQuotaEstimate gate the detector writes the class (none here) and the namespace:
+    // the binding says it all, the template is not read.
+    const gated = binding(namespace, 'web-deployment', { replicas: 4 });
+    gated.spec.resource.name = 'web';
+    gated.spec.replicaRequirements!.namespace = namespace;
+    expect((await refusal(createBinding(gated))).message).toContain('exceeded quota: others');
+  });
+
   test('a binding moved into a scoped quota by a priority change is charged in full there: denied', async () => {
     const highOnly = {
       scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },

@@ -3,7 +3,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
 import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
-import { KubeQuotaStore, METRICS, QuotaEventWriter, REDIS, type RedisClient } from '#service-kit';
+import {
+  KubeQuotaStore,
+  METRICS,
+  QuotaEventWriter,
+  REDIS,
+  TemplateClasses,
+  type RedisClient,
+} from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { HostCache } from './host-cache.js';
@@ -30,8 +37,9 @@ const sameMembers = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x) => b.includes(x));
 
 /**
- * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host and the
- * observed usage from Redis, compute each status (libs/quota status.ts), and write the ones that
+ * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host (and, for
+ * PriorityClass scopes, the priority classes of the bindings' templates) and the observed usage from
+ * Redis, compute each status (libs/quota status.ts), and write the ones that
  * changed by compare-and-swap (reconcile-loop.ts).
  */
 @Injectable()
@@ -41,6 +49,7 @@ export class ReconcileService {
   private readonly quotas: KubeQuotaStore;
   private readonly events: QuotaEventWriter;
   private readonly waiting: WaitingChanges;
+  private readonly templateClasses: TemplateClasses;
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
@@ -54,6 +63,7 @@ export class ReconcileService {
     this.quotas = new KubeQuotaStore(host);
     this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
     this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
+    this.templateClasses = new TemplateClasses(host);
   }
 
   /**
@@ -68,7 +78,9 @@ export class ReconcileService {
       const counted = countedClusters(view.quotas);
       const input = await this.readInput(namespace, counted);
       if (input.unknown.length === 0) {
-        if (statusesCurrentIn(view, input, Date.now())) {
+        // Bindings Karmada wrote without its ResourceQuotaEstimate gate get their template's class.
+        const bindings = await this.templateClasses.classify(view.bindings, view.quotas);
+        if (statusesCurrentIn({ ...view, bindings }, input, Date.now())) {
           this.usageRecorder.offer(namespace, view.quotas, input.clusters);
           return { quotas: view.quotas.length, written: 0, conflicts: 0, skipped: true };
         }
@@ -91,7 +103,7 @@ export class ReconcileService {
     const outcome = await reconcileQuotas(
       {
         getQuota: (ns, name) => this.quotas.get(ns, name),
-        listBindings: (ns) => this.listBindings(ns),
+        listBindings: async (ns) => this.templateClasses.classify(await this.listBindings(ns), quotas),
         writeStatus: async (quota) => {
           const written = await this.quotas.writeStatus(quota);
           this.cache.noteOwnWrite(written);

@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import { describeError, isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { bindingCharge, enforcementWarning, validateKarmadaQuota } from '#quota';
+import { bindingCharge, enforcementWarning, templateClassNeeded, validateKarmadaQuota } from '#quota';
 import { describeFieldError } from '#quantity';
 import {
   asksNothing,
@@ -22,6 +22,8 @@ import { kindProblem, type GroupVersionKind } from './admission-kind.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
+import { TemplateClasses, TemplateClassUnreadable } from '#service-kit';
+import { WatchedQuotaStore } from './cached-quota-store.js';
 import { TemplateWarnings } from './template-warnings.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
@@ -44,6 +46,8 @@ export class AdmissionController {
     private readonly waiting: WaitingRecorder,
     private readonly stored: StoredBindings,
     private readonly templateWarnings: TemplateWarnings,
+    private readonly templateClasses: TemplateClasses,
+    private readonly quotas: WatchedQuotaStore,
   ) {}
 
   @Post('resourcebindings')
@@ -119,17 +123,28 @@ export class AdmissionController {
     const wrongUid = oldObject && uidProblem(rb, oldObject);
     if (wrongUid)
       return this.invalid(request, `ResourceBinding ${namespace}/${name} is invalid: ${wrongUid}`);
-    const change = bindingChange({ namespace, name }, rb, charge, request.dryRun, oldObject);
     const key = { namespace, name };
-    if (asksNothing(change)) return this.answered(request, key, rb, oldObject, { allowed: true });
+    const unscoped = bindingChange(key, rb, charge, request.dryRun, oldObject);
+    const needsTemplates = [rb, oldObject].some((b) => b && templateClassNeeded(b));
+    if (!needsTemplates && asksNothing(unscoped))
+      return this.answered(request, key, rb, oldObject, { allowed: true });
     // A create of a stored name fails with AlreadyExists after admission: refused here, it claims
     // nothing (Karmada's detector retries its creates; a claim for one would hold quota until it
-    // expires). Its read is a host call of the review like the others: inside the review's deadline.
-    const outcome = await this.withDeadline(async (answerBy) =>
-      request.operation === 'CREATE' && (await this.stored.exists(namespace, name, { deadline: answerBy }))
+    // expires). Its read, and the templates' priority classes, are host calls of the review like the
+    // others: inside the review's deadline.
+    const outcome = await this.withDeadline(async (answerBy) => {
+      let change = unscoped;
+      if (needsTemplates) {
+        const classified = await this.classified(namespace, rb, oldObject, answerBy);
+        if (!('object' in classified)) return classified;
+        change = bindingChange(key, classified.object, charge, request.dryRun, classified.old);
+        if (asksNothing(change)) return { allowed: true };
+      }
+      return request.operation === 'CREATE' &&
+        (await this.stored.exists(namespace, name, { deadline: answerBy }))
         ? ALREADY_STORED
-        : this.admission.admit(change, answerBy),
-    );
+        : this.admission.admit(change, answerBy);
+    });
     if (outcome === ALREADY_STORED)
       return admissionResponse(request.uid, false, {
         code: 409,
@@ -137,6 +152,30 @@ export class AdmissionController {
         message: `resourcebindings.${RESOURCE_BINDING.group} "${name}" already exists`,
       });
     return this.answered(request, key, rb, oldObject, outcome);
+  }
+
+  /**
+   * The binding and its old object as PriorityClass scopes judge them: with Karmada's default gates
+   * the class is read from the template (libs/service-kit template-classes.ts), when a quota of the
+   * namespace selects by class. A template that cannot be read then fails the review closed.
+   */
+  private async classified(
+    namespace: string,
+    object: ResourceBinding,
+    old: ResourceBinding | undefined,
+    answerBy: number,
+  ): Promise<{ object: ResourceBinding; old?: ResourceBinding } | AdmissionOutcome> {
+    try {
+      // The watched quotas when the watch has them, else a read (a quota just created counts at once).
+      const quotas =
+        this.quotas.cached(namespace) ?? (await this.quotas.list(namespace, { deadline: answerBy }));
+      const [scopedObject, scopedOld] = await this.templateClasses.classify([object, old], quotas, {
+        deadline: answerBy,
+      });
+      return { object: scopedObject!, ...(scopedOld ? { old: scopedOld } : {}) };
+    } catch (err) {
+      return failClosed(err instanceof TemplateClassUnreadable ? err.message : describeError(err));
+    }
   }
 
   /**

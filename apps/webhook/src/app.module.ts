@@ -24,6 +24,7 @@ import { CasPerAdmission } from './cas-per-admission.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
+import { TemplateClasses } from '#service-kit';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
@@ -61,6 +62,7 @@ export class WebhookModule {
             ),
         },
         { provide: StoredBindings, useValue: new StoredBindings(host) },
+        { provide: TemplateClasses, useValue: new TemplateClasses(host) },
         {
           provide: TemplateWarnings,
           inject: [WatchedQuotaStore, StoredBindings],

@@ -579,7 +579,22 @@ describe('unboundedPodsRefusals', () => {
       false,
       true,
     ],
-    ['ReplicaSet', { apiVersion: 'apps/v1', kind: 'ReplicaSet' }, undefined, ['pods'], false, true],
+    [
+      'a ReplicaSet: Karmada v1.18.2 declares its replicas (0 here, omitted), bounded',
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet' },
+      undefined,
+      ['pods'],
+      false,
+      false,
+    ],
+    [
+      'a ReplicaSet of extensions/v1beta1: not interpreted',
+      { apiVersion: 'extensions/v1beta1', kind: 'ReplicaSet' },
+      undefined,
+      ['pods'],
+      false,
+      true,
+    ],
     [
       'ReplicationController',
       { apiVersion: 'v1', kind: 'ReplicationController' },

@@ -41,7 +41,7 @@
  * Zero entries are dropped from the charge (absent means zero everywhere in this library).
  *
  * Where the rule does not hold (docs/concepts/binding-cost.md lists every case): kinds that run pods
- * but for which Karmada declares no replicas (DaemonSet, CronJob, ReplicaSet, ReplicationController)
+ * but for which Karmada declares no replicas (DaemonSet, CronJob, ReplicationController)
  * are charged their object count only, so unboundedPodsError has them refused where a quota limits
  * pods or compute; custom kinds without a replica interpreter are charged so too, and admitted. What
  * the members run beyond the binding's description (OverridePolicies, rolling-update surge, a member
@@ -356,13 +356,12 @@ export function missingRequestErrors(
 
 /**
  * Kinds that run pods but for which Karmada's default resource interpreter declares no replicas (it
- * declares them for Deployment, StatefulSet, Job and Pod only): their bindings carry neither
+ * declares them for the kinds of karmada-interpreter.ts only): their bindings carry neither
  * `spec.replicas` nor `spec.replicaRequirements`, so they are charged their object count only.
  * `<group>/<Kind>`, the core group empty. `extensions` is the group older clusters served them in.
  */
 const PODS_WITHOUT_DECLARED_REPLICAS: ReadonlySet<string> = new Set([
   'apps/DaemonSet',
-  'apps/ReplicaSet',
   'batch/CronJob',
   '/ReplicationController',
   'extensions/DaemonSet',

@@ -10,7 +10,18 @@ export {
   unboundedPodsRefusals,
 } from './charge.js';
 export type { BindingCharge, BindingTemplate } from './charge.js';
-export { bindingMatchesScopes, priorityClassMatches, sameScopeInputs, SUPPORTED_SCOPES } from './scopes.js';
+export {
+  bindingMatchesScopes,
+  hasPriorityClassScope,
+  priorityClassMatches,
+  sameScopeInputs,
+  SUPPORTED_SCOPES,
+  templateClassNeeded,
+  withTemplateClass,
+} from './scopes.js';
+export type { TemplateRef } from './scopes.js';
+export { interpretTemplate, isNativeReplicaKind, templatePriorityClass } from './karmada-interpreter.js';
+export type { InterpretedTemplate } from './karmada-interpreter.js';
 export { quotaResourceNameErrors, validateKarmadaQuota } from './validation.js';
 export {
   COMPUTE_RESOURCES,

@@ -11,7 +11,12 @@
  * | Exists       | match                   | no match                |
  * | DoesNotExist | no match                | match                   |
  *
- * The priority class is `spec.replicaRequirements.priorityClassName`. A multi-template binding
+ * The priority class is `spec.replicaRequirements.priorityClassName`. Karmada writes it only with its
+ * alpha ResourceQuotaEstimate gate (off by default), and then writes `replicaRequirements.namespace`
+ * too. A binding of a kind Karmada interprets natively written without the gate (no `namespace`
+ * there) gets its class from its resource template's pod spec instead: the services read the template
+ * (templateClassNeeded, withTemplateClass) before any rule here sees the binding
+ * (docs/concepts/scopes.md, "Karmada's feature gate"). A multi-template binding
  * (`spec.components`) matches when ANY of its components matches the whole selector, each component
  * taking its own `replicaRequirements.priorityClassName` or, without one, the top-level one: a quota
  * scoped to "high" is then charged for a workload with any high-priority part, rather than letting it
@@ -22,6 +27,7 @@
  */
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingTemplates } from './charge.js';
+import { isNativeReplicaKind } from './karmada-interpreter.js';
 
 /** The scopes this product can evaluate from a ResourceBinding. */
 export const SUPPORTED_SCOPES = ['PriorityClass'] as const;
@@ -83,4 +89,66 @@ export function bindingMatchesScopes(quota: KarmadaQuota, rb: ResourceBinding): 
   return scopeInputs(rb).some((priorityClassName) =>
     expressions.every((expression) => priorityClassMatches(expression, priorityClassName)),
   );
+}
+
+/** Does any expression of the quota's selector look at the priority class? */
+export function hasPriorityClassScope(quota: KarmadaQuota): boolean {
+  const selector: unknown = quota?.spec?.scopeSelector;
+  const expressions = isJsonObject(selector) ? selector['matchExpressions'] : undefined;
+  return (
+    Array.isArray(expressions) &&
+    expressions.some((e) => isJsonObject(e) && e['scopeName'] === 'PriorityClass')
+  );
+}
+
+/** The resource template a binding propagates, as `spec.resource` names it. */
+export interface TemplateRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** The template's uid and resourceVersion when the detector wrote the binding, if given. */
+  uid?: string;
+  resourceVersion?: string;
+}
+
+/**
+ * The template whose pod spec carries this binding's priority class, when the binding cannot tell it
+ * itself: written without Karmada's ResourceQuotaEstimate gate (no `replicaRequirements.namespace`),
+ * naming no class, for a single-template kind Karmada interprets natively. Undefined otherwise: the
+ * binding's own class (none included) is the one scopes judge.
+ */
+export function templateClassNeeded(rb: ResourceBinding): TemplateRef | undefined {
+  const spec: unknown = rb?.spec;
+  if (!isJsonObject(spec)) return undefined;
+  if (Array.isArray(spec['components']) && spec['components'].length > 0) return undefined;
+  const requirements = isJsonObject(spec['replicaRequirements']) ? spec['replicaRequirements'] : {};
+  const named = (value: unknown): value is string => typeof value === 'string' && value !== '';
+  if (named(requirements['priorityClassName']) || named(requirements['namespace'])) return undefined;
+  const resource = spec['resource'];
+  if (!isJsonObject(resource)) return undefined;
+  const { apiVersion, kind, name, uid, resourceVersion } = resource;
+  const namespace = named(resource['namespace']) ? resource['namespace'] : rb.metadata?.namespace;
+  if (!isNativeReplicaKind(apiVersion, kind) || !named(name) || !named(namespace)) return undefined;
+  return {
+    apiVersion: apiVersion as string,
+    kind: kind as string,
+    namespace,
+    name,
+    ...(named(uid) ? { uid } : {}),
+    ...(named(resourceVersion) ? { resourceVersion } : {}),
+  };
+}
+
+/** The binding as scopes judge it: `priorityClassName` set from its template ('' or undefined: none). */
+export function withTemplateClass(
+  rb: ResourceBinding,
+  priorityClassName: string | undefined,
+): ResourceBinding {
+  if (!priorityClassName) return rb;
+  const requirements = isJsonObject(rb.spec?.replicaRequirements) ? rb.spec.replicaRequirements : {};
+  return {
+    ...rb,
+    spec: { ...rb.spec, replicaRequirements: { ...requirements, priorityClassName } },
+  } as ResourceBinding;
 }

@@ -31,3 +31,4 @@ export {
   type StoreCallOptions,
 } from './quota-store.js';
 export { QuotaEventWriter, type QuotaRef } from './quota-events.js';
+export { TemplateClasses, TemplateClassUnreadable } from './template-classes.js';

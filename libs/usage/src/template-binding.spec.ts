@@ -20,9 +20,9 @@ describe('bindingForTemplate', () => {
       3,
     ],
     [
-      'a Deployment without replicas: 1',
+      'a Deployment without replicas: 0, as Karmada reads it (the API server defaults it to 1 first)',
       workload('apps/v1', 'Deployment', { template: { spec: podSpec('500m') } }),
-      1,
+      0,
     ],
     [
       'a StatefulSet',
@@ -38,6 +38,11 @@ describe('bindingForTemplate', () => {
       'a Job: spec.parallelism',
       workload('batch/v1', 'Job', { parallelism: 4, completions: 8, template: { spec: podSpec('500m') } }),
       4,
+    ],
+    [
+      'a Job with fewer completions than parallelism: spec.completions',
+      workload('batch/v1', 'Job', { parallelism: 4, completions: 2, template: { spec: podSpec('500m') } }),
+      2,
     ],
     ['a Pod: 1', workload('v1', 'Pod', podSpec('500m')), 1],
   ])('%s replicas, each asking what its pod template asks', (_, template, replicas) => {
