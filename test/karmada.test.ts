@@ -533,3 +533,136 @@ function scheduledCondition(
   )?.conditions;
   return conditions?.find((c) => c.type === 'Scheduled');
 }
+
+/** A PriorityClass in every member: the members' API servers refuse pods of a class they lack. */
+async function priorityClassInMembers(name: string): Promise<void> {
+  for (const cluster of CLUSTERS) {
+    await member(cluster)
+      .makeApiClient(k8s.SchedulingV1Api)
+      .createPriorityClass({ body: { metadata: { name }, value: 1000 } })
+      .catch((err: unknown) => {
+        if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
+      });
+  }
+}
+
+describe('the limit holds with Karmada as it ships (default feature gates)', () => {
+  test("a PriorityClass scope limits a Deployment of that class: Karmada writes no class into the binding, the template's is judged", async () => {
+    const namespace = uniqueName('kmd');
+    await host()
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
+    const scoped = (name: string, operator: 'In' | 'NotIn') =>
+      custom().createNamespacedCustomObject({
+        ...KARMADA_QUOTA,
+        namespace,
+        body: karmadaQuota(
+          namespace,
+          name,
+          { cpu: '2' },
+          {
+            scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator, values: ['high'] }] },
+          },
+        ),
+      });
+    await scoped('high', 'In');
+    await scoped('others', 'NotIn');
+    await usageCounted(host(), namespace, 'high');
+    await usageCounted(host(), namespace, 'others');
+    await priorityClassInMembers('high');
+    const ofClass = (name: string, replicas: number) => {
+      const workload = karmadaWorkload({ name, namespace, replicas, cpu: '1', clusters: ['member1'] });
+      (workload.workload as unknown as k8s.V1Deployment).spec!.template.spec!.priorityClassName = 'high';
+      return workload;
+    };
+
+    // 4 x 1 cpu of class high against high's 2: refused at the detector; others (NotIn high) is not asked.
+    await apply(ofClass('web', 4));
+    const [refusal] = await eventually(
+      () =>
+        eventsOn(namespace, 'web', 'ApplyPolicyFailed').then((events) =>
+          events.filter((e) => e.message?.includes('exceeded quota')),
+        ),
+      (events) => events.length > 0,
+    );
+    expect(refusal!.message).toContain('exceeded quota: high, requested: cpu=4, used: cpu=0, limited: cpu=2');
+
+    // 2 x 1 cpu fits: admitted, counted by high only, though its binding names no class.
+    await apply(ofClass('small', 2));
+    const high = await eventually(
+      () => custom().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'high' }),
+      (q) => {
+        const status = (q as KarmadaQuota).status;
+        return cpu(status?.used?.['cpu']) + cpu(status?.reserved?.['cpu']) === 2000;
+      },
+    );
+    expect(high).toBeDefined();
+    const stored = await readBinding(namespace, 'small');
+    expect(stored.spec.replicaRequirements?.priorityClassName).toBeUndefined();
+    expect(stored.spec.replicaRequirements?.namespace).toBeUndefined();
+    const others = (await custom().getNamespacedCustomObject({
+      ...KARMADA_QUOTA,
+      namespace,
+      name: 'others',
+    })) as KarmadaQuota;
+    expect(cpu(others.status?.used?.['cpu']) + cpu(others.status?.reserved?.['cpu'])).toBe(0);
+  });
+
+  test('pods on their way out never stand in for a scale-up: 4 -> 0 -> 4 while the old pods terminate', async () => {
+    const namespace = await teamWithQuota({ cpu: '10' });
+    const core1 = member('member1').makeApiClient(k8s.CoreV1Api);
+    await apply(karmadaWorkload({ name: 'web', namespace, replicas: 4, cpu: '1', clusters: ['member1'] }));
+    const pods = await eventually(
+      () => core1.listNamespacedPod({ namespace }),
+      (list) => list.items.length === 4,
+    );
+    // Bound to a node (no kubelet runs it), a deleted pod terminates for its grace period (30 s)
+    // instead of going at once; a member ResourceQuota of 4 pods, which counts terminating pods as
+    // Kubernetes does, keeps the new pods from being made until then.
+    const node = uniqueName('node');
+    await core1.createNode({ body: { metadata: { name: node } } });
+    for (const pod of pods.items)
+      await core1.createNamespacedPodBinding({
+        namespace,
+        name: pod.metadata!.name!,
+        body: { metadata: { name: pod.metadata!.name! }, target: { kind: 'Node', name: node } },
+      });
+    await core1.createNamespacedResourceQuota({
+      namespace,
+      body: { metadata: { name: 'pods' }, spec: { hard: { pods: '4' } } },
+    });
+    await eventually(
+      () => core1.readNamespacedResourceQuota({ namespace, name: 'pods' }),
+      (q) => q.status?.used?.['pods'] === '4',
+    );
+
+    await scaleDeployment(namespace, 'web', 0);
+    await eventually(
+      () => core1.listNamespacedPod({ namespace }),
+      (list) => list.items.length === 4 && list.items.every((p) => p.metadata?.deletionTimestamp),
+    );
+    await scaleDeployment(namespace, 'web', 4);
+    // The old pods still run: used 4; the scale-up's 4 are not running yet, so they stay reserved.
+    const counted = await eventually(
+      () => readQuota(namespace),
+      (q) => cpu(q.status?.used?.['cpu']) === 4000 && cpu(q.status?.reserved?.['cpu']) === 4000,
+      20_000,
+    );
+    expect(counted.status?.used?.['cpu']).toBe('4');
+
+    // So a further 6 cpu does not fit (4 old + 4 new + 6 would run, 14 of 10): refused.
+    await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
+    const [refusal] = await eventually(
+      () =>
+        eventsOn(namespace, 'more', 'ApplyPolicyFailed').then((events) =>
+          events.filter((e) => e.message?.includes('exceeded quota')),
+        ),
+      (events) => events.length > 0,
+      20_000,
+    );
+    expect(refusal!.message).toContain(
+      'exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10',
+    );
+    await core1.deleteNode({ name: node });
+  });
+});

@@ -312,6 +312,9 @@ export const MEMBER_CONTROLLERS = [
   'serviceaccount-token',
   'podgc',
   'ttl-after-finished',
+  // A member's own ResourceQuotas (FRQ static assignments, an admin's) and a deleted claim's release.
+  'resourcequota',
+  'pvc-protection',
 ];
 /**
  * What Karmada's own control plane runs: no workload controllers, so nothing runs on the host;

@@ -174,16 +174,15 @@ class KarmadaControllerManager extends KarmadaComponent {
     const controllers = this.quotaEnforcement
       ? [...KARMADA_CONTROLLERS, 'federatedResourceQuotaEnforcement']
       : KARMADA_CONTROLLERS;
-    const gates = [
-      'PropagateDeps=false',
-      ...(this.quotaEnforcement ? [`${QUOTA_ENFORCEMENT_GATE}=true`] : []),
-    ];
+    // Karmada's default feature gates (karmada-in-the-loop: the promise is kept with Karmada as it
+    // ships), but for its own quota enforcement where that is what runs.
+    const gates = this.quotaEnforcement ? [`${QUOTA_ENFORCEMENT_GATE}=true`] : [];
     return [
       '--leader-elect=false',
       `--controllers=${controllers.join(',')}`,
       '--cluster-status-update-frequency=2s',
       '--skipped-propagating-apis=quota.karmada.io', // the detector leaves our KarmadaQuotas alone
-      `--feature-gates=${gates.join(',')}`,
+      ...(gates.length > 0 ? [`--feature-gates=${gates.join(',')}`] : []),
     ];
   }
 
