@@ -211,6 +211,84 @@ describe('bindingCharge: placement (never less than what Karmada may apply to th
   });
 });
 
+describe('bindingCharge: a copy left behind by a graceful eviction (review 3, new 3)', () => {
+  const evicting = (tasks: Record<string, unknown>[], shape: Shape): ResourceBinding => {
+    const rb = binding(shape);
+    (rb.spec as unknown as Record<string, unknown>)['gracefulEvictionTasks'] = tasks.map((t) => ({
+      producer: 'TaintManager',
+      reason: 'TaintUntolerated',
+      ...t,
+    }));
+    return rb;
+  };
+  // [case, tasks, spec.replicas, spec.clusters[].replicas, placement, pods, deployments counted]
+  it.each<[string, Record<string, unknown>[], number, number[], Record<string, unknown>, number, number]>([
+    [
+      'Divided 4 moved from m9 to m0: the old 4 on top',
+      [{ fromCluster: 'm9', replicas: 4 }],
+      4,
+      [4],
+      divided,
+      8,
+      2,
+    ],
+    [
+      'Divided, a task without replicas: spec.replicas on top',
+      [{ fromCluster: 'm9' }],
+      4,
+      [2, 2],
+      divided,
+      8,
+      3,
+    ],
+    [
+      'Duplicated 3 on two clusters, one leaving: its 3 on top',
+      [{ fromCluster: 'm9', replicas: 3 }],
+      3,
+      [3, 3],
+      duplicated,
+      9,
+      3,
+    ],
+    [
+      'a task for a cluster still scheduled (the eviction undone) adds nothing',
+      [{ fromCluster: 'm0', replicas: 4 }],
+      4,
+      [4],
+      divided,
+      4,
+      1,
+    ],
+    [
+      'two tasks of one cluster count it once',
+      [
+        { fromCluster: 'm9', replicas: 2 },
+        { fromCluster: 'm9', replicas: 2 },
+      ],
+      4,
+      [4],
+      divided,
+      6,
+      2,
+    ],
+  ])('%s', (_name, tasks, replicas, scheduled, placement, pods, deployments) => {
+    const rb = evicting(tasks, {
+      replicas,
+      request: { cpu: '1' },
+      clusters: onClusters(...scheduled),
+      placement,
+    });
+    const result = bindingCharge(rb);
+    expect(result.errors).toEqual([]);
+    expect(formatList(result.charge)).toEqual({
+      'count/deployments.apps': String(deployments),
+      cpu: String(pods),
+      pods: String(pods),
+      'requests.cpu': String(pods),
+    });
+  });
+});
+
 describe('bindingCharge: object counts', () => {
   it.each<[string, string, number, Record<string, string>]>([
     ['v1', 'Service', 0, { 'count/services': '1', services: '1' }],

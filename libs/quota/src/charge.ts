@@ -32,6 +32,12 @@
  *   `requests.nvidia.com/gpu`); other request names (e.g. `storage`) are not quota-tracked and ignored.
  *   `pods` is the sum of the templates' replicas.
  *
+ * - A cluster Karmada is moving the workload away from (`spec.gracefulEvictionTasks[].fromCluster`, no
+ *   longer in spec.clusters) runs its old copy beside the new one until that is healthy or Karmada's
+ *   `--graceful-eviction-timeout` passes: it is charged on top while its task is listed, the task's
+ *   `replicas` (Karmada writes the evicted cluster's share), or `spec.replicas` without them (each
+ *   component's for multi-template bindings); for object counts it is one more copy.
+ *
  * Object counts: the kind in `spec.resource` counts one per copy, `max(1, len(spec.clusters))`, under
  * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy
  * bare name (`services`, `secrets`, `configmaps`, `persistentvolumeclaims`, `replicationcontrollers`,
@@ -180,6 +186,38 @@ function isDivided(placement: unknown): boolean {
   return isJsonObject(scheduling) && scheduling['replicaSchedulingType'] === 'Divided';
 }
 
+/**
+ * The clusters a binding's workload is being moved away from while their copy still runs: each
+ * `spec.gracefulEvictionTasks[].fromCluster` not (or no longer) in `spec.clusters`, once, with the
+ * task's `replicas` when it has them.
+ */
+export function evictedCopies(
+  rb: ResourceBinding,
+  errors: string[],
+): { cluster: string; replicas?: number }[] {
+  const spec: unknown = rb?.spec;
+  if (!isJsonObject(spec)) return [];
+  const targets = new Set(
+    readArray(spec['clusters'], 'spec.clusters', []).flatMap((c) =>
+      isJsonObject(c) && typeof c['name'] === 'string' ? [c['name']] : [],
+    ),
+  );
+  const found = new Map<string, { cluster: string; replicas?: number }>();
+  readArray(spec['gracefulEvictionTasks'], 'spec.gracefulEvictionTasks', errors).forEach((task, i) => {
+    if (!isJsonObject(task)) return;
+    const cluster = readString(task['fromCluster']);
+    if (cluster === undefined || targets.has(cluster) || found.has(cluster)) return;
+    const raw = task['replicas'];
+    found.set(
+      cluster,
+      raw === undefined || raw === null
+        ? { cluster }
+        : { cluster, replicas: readCount(raw, `spec.gracefulEvictionTasks[${i}].replicas`, errors) },
+    );
+  });
+  return [...found.values()];
+}
+
 function isCorePod(rb: ResourceBinding): boolean {
   const resource: unknown = rb.spec?.resource;
   return (
@@ -199,6 +237,7 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
   if (!isJsonObject(spec)) return [];
   const clusters = readArray(spec['clusters'], 'spec.clusters', errors);
   const copies = Math.max(1, clusters.length);
+  const evictions = evictedCopies(rb, errors);
   const topRequirements = isJsonObject(spec['replicaRequirements']) ? spec['replicaRequirements'] : {};
   const topPriority = readString(topRequirements['priorityClassName']);
   const components = readArray(spec['components'], 'spec.components', errors);
@@ -211,8 +250,9 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
     });
     const declared = readCount(spec['replicas'], 'spec.replicas', errors);
     const applied = isDivided(spec['placement']) ? declared : declared * copies;
-    let replicas = Math.max(applied, scheduled);
-    if (isCorePod(rb)) replicas = Math.max(replicas, copies);
+    const evicted = evictions.reduce((sum, task) => sum + (task.replicas ?? declared), 0);
+    let replicas = Math.max(applied, scheduled) + evicted;
+    if (isCorePod(rb)) replicas = Math.max(replicas, copies + evictions.length);
     return [
       {
         path: 'spec.replicaRequirements',
@@ -242,7 +282,7 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
     return {
       component: name,
       path: `spec.components[${i}].replicaRequirements`,
-      replicas: Math.max(declared * copies, assigned),
+      replicas: Math.max(declared * copies, assigned) + declared * evictions.length,
       resourceRequest: requirements['resourceRequest'],
       priorityClassName: readString(requirements['priorityClassName']) ?? topPriority,
     };
@@ -294,7 +334,8 @@ export function bindingCharge(rb: ResourceBinding): BindingCharge {
     }
     if (kind !== undefined && apiVersion !== undefined && apiVersion !== '') {
       const clusters = Array.isArray(spec['clusters']) ? spec['clusters'] : [];
-      const copies = Quantity.fromInt(BigInt(Math.max(1, clusters.length)));
+      const evicted = evictedCopies(rb, []).length;
+      const copies = Quantity.fromInt(BigInt(Math.max(1, clusters.length) + evicted));
       add(countResourceName(apiVersion, kind), copies);
       if (groupOf(apiVersion) === '' && Object.hasOwn(LEGACY_COUNT_NAMES, kind)) {
         add(LEGACY_COUNT_NAMES[kind] as string, copies);

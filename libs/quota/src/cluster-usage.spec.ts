@@ -61,8 +61,8 @@ describe('targetClusterNames', () => {
     expect([...targetClusterNames(rb)]).toEqual(expected);
   });
 
-  it('leaves out a cluster the binding is being evicted from', () => {
-    expect([...targetClusterNames(web({ member1: 4 }, ['member2']))]).toEqual(['member1']);
+  it('adds a cluster the binding is being moved away from: its copy is charged while it runs', () => {
+    expect([...targetClusterNames(web({ member1: 4 }, ['member2']))]).toEqual(['member1', 'member2']);
   });
 });
 
@@ -77,10 +77,10 @@ describe("N4: a binding's observed usage is counted only in the clusters it is s
       '4',
     ],
     [
-      'a cluster it is being evicted from is not',
+      'a cluster it is being moved away from is, as it is charged for it',
       web({ member1: 4 }, ['member2']),
       [member('member2', 4)],
-      '0',
+      '4',
     ],
   ])('%s', (_name, binding, clusters, cpu) => {
     expect(formatList(observedUsageOf(binding, clusters, ['cpu']))).toEqual(cpu === '0' ? {} : { cpu });

@@ -18,6 +18,7 @@ import {
   isJsonObject,
   type ResourceBinding,
 } from '#api';
+import { evictedCopies } from './charge.js';
 
 /** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
 export type UsageList = ResourceList | Readonly<Record<string, string>>;
@@ -196,26 +197,28 @@ export function readClusters(
 }
 
 /**
- * The clusters Karmada scheduled the binding to (`spec.clusters[].name`). A cluster it is leaving
- * (`spec.gracefulEvictionTasks[].fromCluster`) is not among them: its copy runs on until the new one
- * is healthy, beside it, so its usage counts in `used` without covering the charge.
+ * The clusters a binding's charge covers: those Karmada scheduled it to (`spec.clusters[].name`) and
+ * those it is moving away from while their copy still runs (`spec.gracefulEvictionTasks`, charged on
+ * top until the task goes: charge.ts evictedCopies).
  */
 export function targetClusterNames(rb: ResourceBinding): ReadonlySet<string> {
   const clusters: unknown = rb?.spec?.clusters;
   const names = new Set<string>();
-  if (!Array.isArray(clusters)) return names;
-  for (const target of clusters) {
-    if (isJsonObject(target) && typeof target['name'] === 'string' && target['name'] !== '')
-      names.add(target['name']);
+  if (Array.isArray(clusters)) {
+    for (const target of clusters) {
+      if (isJsonObject(target) && typeof target['name'] === 'string' && target['name'] !== '')
+        names.add(target['name']);
+    }
   }
+  for (const { cluster } of evictedCopies(rb, [])) names.add(cluster);
   return names;
 }
 
 /**
- * The usage observed for the binding: its workload's (`spec.resource` kind/name) in the clusters it is
- * scheduled to, pods being deleted left out. A workload of that kind and name in any other cluster was
- * not put there by Karmada for this binding (one made in a member by hand, or a copy being evicted),
- * and a pod on its way out holds room its replacement will need: both count in `used`, never as this
+ * The usage observed for the binding: its workload's (`spec.resource` kind/name) in the clusters its
+ * charge covers (targetClusterNames), pods being deleted left out. A workload of that kind and name in
+ * any other cluster was not put there by Karmada for this binding (one made in a member by hand), and
+ * a pod on its way out holds room its replacement will need: both count in `used`, never as this
  * binding's.
  */
 export function observedIn(rb: ResourceBinding, views: readonly ClusterView[]): ResourceList {
