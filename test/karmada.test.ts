@@ -608,7 +608,7 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
     expect(cpu(others.status?.used?.['cpu']) + cpu(others.status?.reserved?.['cpu'])).toBe(0);
   });
 
-  test('pods on their way out never stand in for a scale-up: 4 -> 0 -> 4 while the old pods terminate', async () => {
+  test('pods on their way out never stand in for a scale-up: 4 -> 2 -> 4 while the old pods terminate', async () => {
     const namespace = await teamWithQuota({ cpu: '10' });
     const core1 = member('member1').makeApiClient(k8s.CoreV1Api);
     await apply(karmadaWorkload({ name: 'web', namespace, replicas: 4, cpu: '1', clusters: ['member1'] }));
@@ -618,7 +618,8 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
     );
     // Bound to a node (no kubelet runs it), a deleted pod terminates for its grace period (30 s)
     // instead of going at once; a member ResourceQuota of 4 pods, which counts terminating pods as
-    // Kubernetes does, keeps the new pods from being made until then.
+    // Kubernetes does, keeps the new pods from being made until then. (Scaled to 0, Karmada would
+    // delete the member Deployment and make a new one, whose ReplicaSet has the old one's name.)
     const node = uniqueName('node');
     await core1.createNode({ body: { metadata: { name: node } } });
     for (const pod of pods.items)
@@ -636,21 +637,26 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
       (q) => q.status?.used?.['pods'] === '4',
     );
 
-    await scaleDeployment(namespace, 'web', 0);
+    await scaleDeployment(namespace, 'web', 2);
     await eventually(
       () => core1.listNamespacedPod({ namespace }),
-      (list) => list.items.length === 4 && list.items.every((p) => p.metadata?.deletionTimestamp),
+      (list) => list.items.filter((p) => p.metadata?.deletionTimestamp).length === 2,
     );
     await scaleDeployment(namespace, 'web', 4);
-    // The old pods still run: used 4; the scale-up's 4 are not running yet, so they stay reserved.
+    // Once the reconciler has counted the stored scale-up (its claim retired, no longer listed): the
+    // 2 old pods still run beside web's 2 others, used 4, and the scale-up's 2 are not running yet,
+    // so they stay reserved.
     const counted = await eventually(
       () => readQuota(namespace),
-      (q) => cpu(q.status?.used?.['cpu']) === 4000 && cpu(q.status?.reserved?.['cpu']) === 4000,
+      (q) =>
+        (q.status?.reservations ?? []).length === 0 &&
+        cpu(q.status?.used?.['cpu']) === 4000 &&
+        cpu(q.status?.reserved?.['cpu']) === 2000,
       20_000,
     );
     expect(counted.status?.used?.['cpu']).toBe('4');
 
-    // So a further 6 cpu does not fit (4 old + 4 new + 6 would run, 14 of 10): refused.
+    // So a further 6 cpu does not fit (2 old + 4 + 6 would run, 12 of 10): refused.
     await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
     const [refusal] = await eventually(
       () =>
@@ -661,7 +667,7 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
       20_000,
     );
     expect(refusal!.message).toContain(
-      'exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10',
+      'exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10',
     );
     await core1.deleteNode({ name: node });
   });
