@@ -331,6 +331,12 @@ describe('the console page in headless Chromium', () => {
     expect(await text(cpu().locator('.numbers .reserved'))).toBe('0');
     expect(await text(cpu().locator('.numbers .hard'))).toBe('10');
     expect(await cpu().locator('.bar .used').getAttribute('style')).toBe('width: 5%;');
+    // OverQuota and RunningBeyondCharge are healthy when False; Ready and ClustersSynced when True.
+    const conditionClass = (condition: string) =>
+      card().locator('ul.conditions li', { hasText: condition }).getAttribute('class', { timeout: 10_000 });
+    expect(await conditionClass('OverQuota False')).toBe('good');
+    expect(await conditionClass('RunningBeyondCharge False')).toBe('good');
+    expect(await conditionClass('Ready True')).toBe('good');
     expect(await cpu().getAttribute('class')).not.toContain('exceeded');
     expect(await text(card().locator('.resource[data-resource="memory"] .numbers .hard'))).toBe('8Gi');
     const clusterRow = card().locator('table tbody tr', { hasText: 'member1' });

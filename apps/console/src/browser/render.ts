@@ -1,5 +1,8 @@
 import { OTHER_USAGE, type PageQuota, type PageSnapshot } from './wire.js';
 
+/** Conditions whose True is the alarm (the others are healthy when True). */
+const ALARM_WHEN_TRUE: ReadonlySet<string> = new Set(['OverQuota', 'RunningBeyondCharge']);
+
 /**
  * The page's DOM from a snapshot. Every string from the API reaches the DOM as text (Text nodes,
  * setAttribute of fixed attribute names), never as markup.
@@ -195,7 +198,7 @@ function quotaCard(q: PageQuota): HTMLElement {
         'ul',
         { class: 'conditions' },
         q.conditions.map((c) => {
-          const good = c.type === 'OverQuota' ? c.status !== 'True' : c.status === 'True';
+          const good = ALARM_WHEN_TRUE.has(c.type) ? c.status !== 'True' : c.status === 'True';
           return el(
             'li',
             { class: good ? 'good' : 'bad', title: c.reason + (c.message ? `: ${c.message}` : '') },
