@@ -10,10 +10,11 @@
  *   finished workload again (scheduled to a new cluster), is charged in full there, as a CREATE would
  *   be. A new object that holds nothing (being deleted, finished) is never checked (checksChangeOn);
  * - `claimed`: the charge of the binding's pending reservation (same object: the uids agree or one is
- *   unknown) while it still has at least `landingWindowSeconds` to live. Nobody shrinks or drops a
- *   pending reservation before its expirationTime (the reconciler settles it only after, judged by
- *   a binding list started after it), and an admitted change lands within the API server's request
- *   timeout or never, so a claim with that much life left covers this change until it has landed.
+ *   unknown) while it still has at least `landingWindowSeconds` to live. The reconciler retires a claim
+ *   only once a binding list shows every change relying on it stored or failed (a change relying on a
+ *   claim records that, below), else at its expirationTime; an admitted change is stored within 34 s
+ *   (the API server's bound on a write) or never, so a claim with that much life left covers this
+ *   change until it has landed (docs/concepts/accounting.md, "Claim retirement").
  *
  * Per item and matching quota, `increase = max(0, charge - max(stored, claimed))`:
  * - nothing to increase -> the quota needs nothing: no check, no write (a decrease, a retry, a change
