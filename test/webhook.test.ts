@@ -439,20 +439,31 @@ describe('the quota webhook, through the host API server', () => {
     await createBinding(binding(namespace, 'early'));
   });
 
-  test('after a scope is widened, increases are refused as status unknown until the usage is counted again', async () => {
+  test("a quota's scope cannot change; after a limit edit, increases are refused as status unknown until counted again", async () => {
     const scope = (values: string[]) => ({
       scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values }] },
     });
     await createQuota(karmadaQuota(namespace, 'gold', { cpu: '10' }, scope(['high'])));
-    const low = binding(namespace, 'batch', { replicas: 8 });
-    low.spec.replicaRequirements!.priorityClassName = 'low';
-    const stored = await createBinding(low); // not gold's: admitted beside it
+    const batch = binding(namespace, 'batch', { replicas: 8 });
+    batch.spec.replicaRequirements!.priorityClassName = 'high';
+    const stored = await createBinding(batch);
     const gold = await readQuota(namespace, 'gold');
+    const widened = refusal(
+      objects().replaceNamespacedCustomObject({
+        ...KARMADA_QUOTA,
+        namespace,
+        name: 'gold',
+        body: { ...gold, spec: { ...gold.spec, ...scope(['high', 'low']) } },
+      }),
+    );
+    expect(await widened).toMatchObject({ code: 422 });
+    expect((await widened).message).toContain('spec.scopeSelector: Invalid value: field is immutable');
+    // A limit may change: the count of the old spec is not trusted until the new one is counted.
     await objects().replaceNamespacedCustomObject({
       ...KARMADA_QUOTA,
       namespace,
       name: 'gold',
-      body: { ...gold, spec: { ...gold.spec, ...scope(['high', 'low']) } },
+      body: { ...gold, spec: { ...gold.spec, hard: { cpu: '12' } } },
     });
     const scaledUp = structuredClone(stored);
     scaledUp.spec.replicas = 12;

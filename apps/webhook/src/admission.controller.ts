@@ -231,7 +231,10 @@ export class AdmissionController {
     if (wrongKind) return wrongKind;
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
       return admissionResponse(request.uid, true);
-    const errors = validateKarmadaQuota(request.object);
+    const errors = validateKarmadaQuota(
+      request.object,
+      request.operation === 'UPDATE' ? request.oldObject : undefined,
+    );
     if (errors.length === 0) return admissionResponse(request.uid, true);
     const details = errors.map(describeFieldError).join('; ');
     return this.invalid(

@@ -467,3 +467,30 @@ describe('validateKarmadaQuota: scopeSelector', () => {
     ]);
   });
 });
+
+describe('validateKarmadaQuota: an update may not change the scope (review 3, new 4)', () => {
+  const quota = (scopeSelector?: unknown, hard: Record<string, string> = { cpu: '4' }) => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: 'q', namespace: 'team-a' },
+    spec: { hard, ...(scopeSelector === undefined ? {} : { scopeSelector }) },
+  });
+  const high = { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] };
+  const highOrLow = {
+    matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high', 'low'] }],
+  };
+  it.each<[string, unknown, unknown, boolean]>([
+    ['the same scope, hard raised', quota(high, { cpu: '8' }), quota(high), true],
+    ['no scope either way', quota(undefined, { cpu: '8' }), quota(), true],
+    ['an empty selector is no scope', quota({ matchExpressions: [] }), quota(), true],
+    ['a scope widened', quota(highOrLow), quota(high), false],
+    ['a scope added', quota(high), quota(), false],
+    ['a scope removed', quota(), quota(high), false],
+  ])('%s', (_name, updated, stored, valid) => {
+    const errors = validateKarmadaQuota(updated, stored);
+    expect(errors.map((e) => e.field)).toEqual(valid ? [] : ['spec.scopeSelector']);
+    if (!valid) expect(errors[0]!.message).toContain('field is immutable');
+    // A create has no stored object: any valid scope.
+    expect(validateKarmadaQuota(updated)).toEqual([]);
+  });
+});

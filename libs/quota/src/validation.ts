@@ -302,8 +302,21 @@ function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
   });
 }
 
-/** Field errors of a KarmadaQuota object (its spec); [] when valid. */
-export function validateKarmadaQuota(obj: unknown): FieldError[] {
+/** The selector's expressions as compared for immutability: absent, null and empty are the same. */
+function scopeOf(spec: unknown): string {
+  const selector = isJsonObject(spec) ? spec['scopeSelector'] : undefined;
+  const expressions = isJsonObject(selector) ? selector['matchExpressions'] : selector;
+  return Array.isArray(expressions) && expressions.length === 0
+    ? 'null'
+    : JSON.stringify(expressions ?? null);
+}
+
+/**
+ * Field errors of a KarmadaQuota object (its spec); [] when valid. With `old` (an UPDATE's stored
+ * object) the scope may not change, as ResourceQuota's scopes may not: a change decided against the
+ * old scope could otherwise be counted against neither (docs/concepts/scopes.md).
+ */
+export function validateKarmadaQuota(obj: unknown, old?: unknown): FieldError[] {
   const errors: FieldError[] = [];
   if (!isJsonObject(obj)) {
     return [{ field: '<root>', message: `must be a KarmadaQuota object, got ${kindOf(obj)}`, value: obj }];
@@ -323,6 +336,15 @@ export function validateKarmadaQuota(obj: unknown): FieldError[] {
   }
   validateHard(spec['hard'], errors);
   validateScopeSelector(spec['scopeSelector'], errors);
+  if (isJsonObject(old) && scopeOf(old['spec']) !== scopeOf(spec)) {
+    errors.push({
+      field: 'spec.scopeSelector',
+      message:
+        "Invalid value: field is immutable: a quota's scope cannot change, as a ResourceQuota's cannot; " +
+        'create a quota with the new scope, then delete this one',
+      value: spec['scopeSelector'],
+    });
+  }
   const enforcement = spec['enforcement'];
   if (enforcement !== undefined && enforcement !== null && !isEnforcement(enforcement)) {
     errors.push({
