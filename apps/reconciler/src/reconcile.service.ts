@@ -4,6 +4,7 @@ import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeErro
 import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
+  ClockCheck,
   KubeQuotaStore,
   METRICS,
   QuotaEventWriter,
@@ -58,6 +59,7 @@ export class ReconcileService {
     @Inject(METRICS) metrics: Registry,
     private readonly cache: HostCache,
     private readonly usageRecorder: UsageRecorder,
+    private readonly clockCheck: ClockCheck,
   ) {
     this.objects = host.makeApiClient(k8s.CustomObjectsApi);
     this.quotas = new KubeQuotaStore(host);
@@ -72,6 +74,10 @@ export class ReconcileService {
    * the bindings listed from the host, and the changed statuses written.
    */
   async reconcileNamespace(namespace: string): Promise<NamespaceReconcile> {
+    // Claims carry other services' wall-clock times: a reconciler whose clock may be off settles and
+    // expires none. Failing keeps every status as it is (conservative); the job retries with back-off.
+    const clockOff = this.clockCheck.distrust();
+    if (clockOff !== undefined) throw new Error(clockOff);
     const view = this.cache.view(namespace);
     let cachedInput: { counted: string[]; input: ReconcileInput & { unknown: string[] } } | undefined;
     if (view) {

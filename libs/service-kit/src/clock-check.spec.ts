@@ -1,4 +1,4 @@
-import { clockOffsetLimitMs, clockOffsetMs } from './clock-check.js';
+import { clockDistrust, clockOffsetLimitMs, clockOffsetMs } from './clock-check.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -41,5 +41,36 @@ describe('clockOffsetLimitMs: how far one service may be from the API server', (
     [10, 0],
   ])('L = %i s: %i ms', (landingWindowSeconds, expected) => {
     expect(clockOffsetLimitMs(landingWindowSeconds)).toBe(expected);
+  });
+});
+
+describe('clockDistrust: a reconciler whose clock may be off judges no claim (review 3, new 6)', () => {
+  const measured = (offsetMs: number, uncertaintyMs = 600) => ({
+    offsetMs,
+    uncertaintyMs,
+    wallAt: 1_000_000,
+    monotonicAt: 5_000,
+  });
+  // [case, measurement, wall clock now, monotonic now, trusted]
+  it.each<[string, ReturnType<typeof measured> | undefined, number, number, boolean]>([
+    ['not measured yet', undefined, 1_000_000, 5_000, true],
+    ['in step', measured(200), 1_060_000, 65_000, true],
+    ['12 s ahead, within 13 s with its error', measured(12_000, 600), 1_000_000, 5_000, true],
+    ['12.5 s ahead: with its error it may be past 13 s', measured(12_500, 600), 1_000_000, 5_000, false],
+    ['20 s behind', measured(-20_000), 1_000_000, 5_000, false],
+    // A step of the wall clock since the measurement shows at once against the monotonic clock.
+    ['in step when measured, the wall clock stepped 30 s ahead since', measured(0), 1_090_000, 65_000, false],
+    ['in step when measured, stepped 30 s back', measured(0), 1_030_000, 65_000, false],
+    [
+      '20 s behind when measured, stepped 20 s ahead since: in step',
+      measured(-20_000),
+      1_080_000,
+      65_000,
+      true,
+    ],
+  ])('%s', (_name, measurement, wallNow, monotonicNow, trusted) => {
+    const why = clockDistrust(measurement, wallNow, monotonicNow, 13_000);
+    expect(why === undefined).toBe(trusted);
+    if (!trusted) expect(why).toContain('settles and expires no claim');
   });
 });

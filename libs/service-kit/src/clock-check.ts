@@ -46,18 +46,54 @@ export function clockOffsetMs(
 /** The error of clockOffsetMs for a call that took `roundTripMs`. */
 const uncertaintyMs = (roundTripMs: number): number => roundTripMs / 2 + 500;
 
+/** One comparison with the API server's clock, with where this process's two clocks stood then. */
+export interface ClockMeasurement {
+  offsetMs: number;
+  uncertaintyMs: number;
+  /** This process's wall clock (Date.now) and monotonic clock (performance.now) when it was taken. */
+  wallAt: number;
+  monotonicAt: number;
+}
+
+/**
+ * Why claims may not be judged on this clock now, or undefined when they may: the offset last
+ * measured, moved by any step of the wall clock since (against the monotonic clock, which a step of
+ * the wall clock does not move), plus the measurement's error, is beyond `limitMs`. Stricter than the
+ * warning (which allows for the error in the other direction): a reconciler that may be off does not
+ * settle or expire claims. Not measured yet: undefined (the first check runs at start).
+ */
+export function clockDistrust(
+  measured: ClockMeasurement | undefined,
+  wallNow: number,
+  monotonicNow: number,
+  limitMs: number,
+): string | undefined {
+  if (measured === undefined) return undefined;
+  const stepped = wallNow - measured.wallAt - (monotonicNow - measured.monotonicAt);
+  const offset = measured.offsetMs + stepped;
+  if (Math.abs(offset) + measured.uncertaintyMs <= limitMs) return undefined;
+  return (
+    `this reconciler's clock may be ${(Math.abs(offset) / 1000).toFixed(1)} s ${offset > 0 ? 'ahead of' : 'behind'} ` +
+    `the Karmada API server's (within ${(measured.uncertaintyMs / 1000).toFixed(1)} s), beyond the ${limitMs / 1000} s ` +
+    'claims allow: it settles and expires no claim until its clock is synchronised (NTP) and measured again ' +
+    '(docs/concepts/accounting.md#clocks)'
+  );
+}
+
 /** Compares the clock at start and every CLOCK_CHECK_INTERVAL_MS; see the file comment. */
 export class ClockCheck implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('clock');
   private readonly version: k8s.VersionApi;
   private readonly offset: Gauge;
   private timer?: NodeJS.Timeout;
+  private measured?: ClockMeasurement;
 
   constructor(
     host: k8s.KubeConfig,
     metrics: Registry,
     private readonly landingWindowSeconds: number,
     private readonly clock: () => number = Date.now,
+    private readonly monotonic: () => number = () => performance.now(),
   ) {
     this.version = host.makeApiClient(k8s.VersionApi);
     this.offset = new Gauge({
@@ -93,12 +129,19 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
       return undefined;
     }
     const receivedAt = this.clock();
+    const monotonicAt = this.monotonic();
     const offset = clockOffsetMs(sentAt, receivedAt, date);
     if (offset === undefined) {
       this.logger.warn('clock check: the Karmada API server answered without a readable Date header');
       return undefined;
     }
     this.offset.set(offset / 1000);
+    this.measured = {
+      offsetMs: offset,
+      uncertaintyMs: uncertaintyMs(receivedAt - sentAt),
+      wallAt: receivedAt,
+      monotonicAt,
+    };
     const limit = clockOffsetLimitMs(this.landingWindowSeconds);
     const beyondLimit = Math.abs(offset) - uncertaintyMs(receivedAt - sentAt) > limit;
     if (beyondLimit) {
@@ -111,6 +154,16 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
       );
     }
     return { offsetMs: offset, beyondLimit };
+  }
+
+  /** Why claims may not be judged on this clock now (clockDistrust), or undefined. */
+  distrust(): string | undefined {
+    return clockDistrust(
+      this.measured,
+      this.clock(),
+      this.monotonic(),
+      clockOffsetLimitMs(this.landingWindowSeconds),
+    );
   }
 }
 
@@ -128,6 +181,7 @@ export class ClockCheckModule {
             new ClockCheck(hostKubeConfig(options.host), metrics, options.landingWindowSeconds),
         },
       ],
+      exports: [ClockCheck],
     };
   }
 }

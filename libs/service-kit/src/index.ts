@@ -12,6 +12,7 @@ export {
   API_SERVER_WRITE_BOUND_SECONDS,
   ClockCheck,
   ClockCheckModule,
+  clockDistrust,
   clockOffsetLimitMs,
   clockOffsetMs,
 } from './clock-check.js';
