@@ -42,6 +42,11 @@ export interface FederationOptions {
   /** With `karmada`: Karmada's own quota enforcement on too (see Karmada.start). */
   karmadaQuotaEnforcement?: boolean;
   /**
+   * With `karmada`: Karmada feature gates turned on beyond its defaults (`ResourceQuotaEstimate`), in
+   * the controller-manager whose detector writes the bindings. Karmada runs with its defaults otherwise.
+   */
+  karmadaFeatureGates?: readonly string[];
+  /**
    * Runs a kube-controller-manager per member (default on). Off, members have only their API server:
    * enough for what watches objects made directly (pods, say), and many members start sooner.
    */
@@ -176,6 +181,7 @@ export class Federation {
           guard,
           log,
           quotaEnforcement: options.karmadaQuotaEnforcement ?? false,
+          featureGates: options.karmadaFeatureGates ?? [],
         });
       }
       return federation;

@@ -165,6 +165,7 @@ class KarmadaControllerManager extends KarmadaComponent {
     binary: string,
     kubeconfig: string,
     private readonly quotaEnforcement: boolean,
+    private readonly featureGates: readonly string[],
   ) {
     super(name, dir, guard, binary, kubeconfig);
   }
@@ -174,9 +175,12 @@ class KarmadaControllerManager extends KarmadaComponent {
     const controllers = this.quotaEnforcement
       ? [...KARMADA_CONTROLLERS, 'federatedResourceQuotaEnforcement']
       : KARMADA_CONTROLLERS;
-    // Karmada's default feature gates (karmada-in-the-loop: the promise is kept with Karmada as it
-    // ships), but for its own quota enforcement where that is what runs.
-    const gates = this.quotaEnforcement ? [`${QUOTA_ENFORCEMENT_GATE}=true`] : [];
+    // Karmada's default feature gates (the promise is kept with Karmada as it ships), but for its own
+    // quota enforcement where that is what runs, and the gates a test is about.
+    const gates = [
+      ...(this.quotaEnforcement ? [`${QUOTA_ENFORCEMENT_GATE}=true`] : []),
+      ...this.featureGates.map((gate) => `${gate}=true`),
+    ];
     return [
       '--leader-elect=false',
       `--controllers=${controllers.join(',')}`,
@@ -234,6 +238,8 @@ export class Karmada {
     guard: OrphanGuard;
     log: (message: string) => void;
     quotaEnforcement?: boolean;
+    /** Gates turned on in the controller-manager (its detector writes the bindings) beyond the defaults. */
+    featureGates?: readonly string[];
   }): Promise<Karmada> {
     const { host, dir, guard, log } = options;
     const quotaEnforcement = options.quotaEnforcement ?? false;
@@ -253,6 +259,7 @@ export class Karmada {
         binaries.controllerManager,
         kubeconfig,
         quotaEnforcement,
+        options.featureGates ?? [],
       ),
       new KarmadaScheduler(
         'karmada-scheduler',
