@@ -1,0 +1,92 @@
+/**
+ * The controller's own wiring, with its collaborators stubbed (the admission itself is tested against
+ * the real API server in test/webhook.test.ts): a CREATE's read of whether its name is stored is a
+ * host call of the review, given the review's deadline and answered fail-closed when it outlasts it
+ * (review 3: moving the read out of the deadline, or dropping the deadline, failed no test).
+ */
+import type { ResourceBinding } from '#api';
+import { AdmissionController } from './admission.controller.js';
+import type { AdmissionStrategy } from './admission-strategy.js';
+import type { WebhookConfig } from './config.js';
+
+const DEADLINE_MS = 200;
+
+function controller(
+  exists: (namespace: string, name: string, options: { deadline?: number }) => Promise<boolean>,
+) {
+  const admitted: unknown[] = [];
+  const strategy: AdmissionStrategy = {
+    admit: async (change) => {
+      admitted.push(change);
+      return { allowed: true };
+    },
+  } as AdmissionStrategy;
+  const noop = () => undefined;
+  const c = new AdmissionController(
+    strategy,
+    { ADMISSION_DEADLINE_MS: DEADLINE_MS } as WebhookConfig,
+    { admitted: noop, notEnforced: noop } as never,
+    { record: noop } as never,
+    { admitted: noop, refused: noop } as never,
+    { exists } as never,
+    {} as never,
+    { classify: async (bindings: ResourceBinding[]) => bindings } as never,
+    { cached: () => [], list: async () => [] } as never,
+  );
+  return { controller: c, admitted };
+}
+
+const review = {
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: 'r1',
+    operation: 'CREATE',
+    kind: { group: 'work.karmada.io', version: 'v1alpha2', kind: 'ResourceBinding' },
+    namespace: 'team-a',
+    name: 'web-deployment',
+    object: {
+      apiVersion: 'work.karmada.io/v1alpha2',
+      kind: 'ResourceBinding',
+      metadata: { name: 'web-deployment', namespace: 'team-a' },
+      spec: {
+        resource: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'web' },
+        replicas: 2,
+        replicaRequirements: { resourceRequest: { cpu: '1' } },
+      },
+    },
+  },
+};
+
+describe('AdmissionController: the stored-name read of a CREATE', () => {
+  it('is given the review’s deadline, and a read that outlasts it is answered fail-closed in time', async () => {
+    const deadlines: (number | undefined)[] = [];
+    const { controller: c, admitted } = controller(
+      (_namespace, _name, options) =>
+        new Promise<boolean>(() => {
+          deadlines.push(options.deadline); // never answers: the host hangs
+        }),
+    );
+    const startedAt = Date.now();
+    const answer = await c.resourceBinding(review);
+    expect(answer.response).toMatchObject({ allowed: false, status: { code: 503 } });
+    expect(answer.response.status?.message).toContain(`did not answer within ${DEADLINE_MS} ms`);
+    expect(Date.now() - startedAt).toBeLessThan(DEADLINE_MS * 5);
+    expect(deadlines).toHaveLength(1);
+    expect(deadlines[0]).toBeGreaterThanOrEqual(startedAt + DEADLINE_MS);
+    expect(deadlines[0]).toBeLessThanOrEqual(Date.now());
+    expect(admitted).toEqual([]);
+  });
+
+  it('a name already stored is refused 409 before any admission; a new one is admitted', async () => {
+    const stored = controller(async () => true);
+    expect((await stored.controller.resourceBinding(review)).response).toMatchObject({
+      allowed: false,
+      status: { code: 409, reason: 'AlreadyExists' },
+    });
+    expect(stored.admitted).toEqual([]);
+    const fresh = controller(async () => false);
+    expect((await fresh.controller.resourceBinding(review)).response.allowed).toBe(true);
+    expect(fresh.admitted).toHaveLength(1);
+  });
+});
