@@ -123,6 +123,19 @@ async function eventsOn(namespace: string, name: string, reason: string): Promis
   return events.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
 }
 
+/** The first Warning Karmada's detector records on the template when our webhook refuses its binding. */
+async function detectorRefusal(namespace: string, name: string): Promise<k8s.CoreV1Event> {
+  // (Karmada's detector may also report its own duplicate-create race as ApplyPolicyFailed.)
+  const [refusal] = await eventually(
+    () =>
+      eventsOn(namespace, name, 'ApplyPolicyFailed').then((events) =>
+        events.filter((e) => e.message?.includes('exceeded quota')),
+      ),
+    (events) => events.length > 0,
+  );
+  return refusal!;
+}
+
 /** What Karmada applied in the members, per workload name: replicas it runs at once x CPU per pod, in millicores. */
 async function appliedCpu(namespace: string): Promise<Map<string, number>> {
   const applied = new Map<string, number>();
@@ -241,14 +254,8 @@ describe("Karmada's FederatedResourceQuota served after the switch, with real Ka
     });
 
     await scaleDeployment(namespace, 'web', 4);
-    const [refusal] = await eventually(
-      () =>
-        eventsOn(namespace, 'web', 'ApplyPolicyFailed').then((events) =>
-          events.filter((e) => e.message?.includes('exceeded quota')),
-        ),
-      (events) => events.length > 0,
-    );
-    expect(refusal!.message).toContain(
+    const refusal = await detectorRefusal(namespace, 'web');
+    expect(refusal.message).toContain(
       'exceeded quota: frq-team, requested: cpu=2, used: cpu=2, limited: cpu=3',
     );
   });
@@ -353,16 +360,9 @@ describe('PropagationPolicy-driven workloads under a KarmadaQuota, with real Kar
     );
 
     await scaleDeployment(namespace, 'web', 6);
-    // (Karmada's detector may also report its own duplicate-create race as ApplyPolicyFailed.)
-    const [refusal] = await eventually(
-      () =>
-        eventsOn(namespace, 'web', 'ApplyPolicyFailed').then((events) =>
-          events.filter((e) => e.message?.includes('exceeded quota')),
-        ),
-      (events) => events.length > 0,
-    );
-    expect(refusal!.type).toBe('Warning');
-    expect(refusal!.message).toContain('exceeded quota: team, requested: cpu=4, used: cpu=2, limited: cpu=4');
+    const refusal = await detectorRefusal(namespace, 'web');
+    expect(refusal.type).toBe('Warning');
+    expect(refusal.message).toContain('exceeded quota: team, requested: cpu=4, used: cpu=2, limited: cpu=4');
     // What waits, and why, is in the quota's status (kubectl kq describe and the console show it).
     const waiting = await eventually(
       () => readQuota(namespace),
@@ -578,14 +578,8 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
 
     // 4 x 1 cpu of class high against high's 2: refused at the detector; others (NotIn high) is not asked.
     await apply(ofClass('web', 4));
-    const [refusal] = await eventually(
-      () =>
-        eventsOn(namespace, 'web', 'ApplyPolicyFailed').then((events) =>
-          events.filter((e) => e.message?.includes('exceeded quota')),
-        ),
-      (events) => events.length > 0,
-    );
-    expect(refusal!.message).toContain('exceeded quota: high, requested: cpu=4, used: cpu=0, limited: cpu=2');
+    const refusal = await detectorRefusal(namespace, 'web');
+    expect(refusal.message).toContain('exceeded quota: high, requested: cpu=4, used: cpu=0, limited: cpu=2');
 
     // 2 x 1 cpu fits: admitted, counted by high only, though its binding names no class.
     await apply(ofClass('small', 2));
@@ -658,17 +652,8 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
 
     // So a further 6 cpu does not fit (2 old + 4 + 6 would run, 12 of 10): refused.
     await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
-    const [refusal] = await eventually(
-      () =>
-        eventsOn(namespace, 'more', 'ApplyPolicyFailed').then((events) =>
-          events.filter((e) => e.message?.includes('exceeded quota')),
-        ),
-      (events) => events.length > 0,
-      20_000,
-    );
-    expect(refusal!.message).toContain(
-      'exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10',
-    );
+    const refusal = await detectorRefusal(namespace, 'more');
+    expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10');
     await core1.deleteNode({ name: node });
   });
 });

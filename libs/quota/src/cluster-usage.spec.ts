@@ -1,4 +1,4 @@
-import { formatList } from '#quantity';
+import { formatList, type ResourceList } from '#quantity';
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { admitBatch } from './admission.js';
 import { bindingCharge } from './charge.js';
@@ -36,6 +36,15 @@ const web = (clusters: Record<string, number>, evictedFrom: string[] = []): Reso
     },
   } as ResourceBinding;
 };
+
+/** Whether a further create charged `charge` is admitted against the status just computed. */
+const admitsCreate = (quota: KarmadaQuota, status: KarmadaQuota['status'], charge: ResourceList): boolean =>
+  admitBatch(
+    [parseQuotaState({ ...quota, status }).state],
+    [{ binding: { namespace: NS, name: 'x', uid: 'uid-x' }, charge, dryRun: false }],
+    () => true,
+    { now: NOW, ttlSeconds: 120, landingWindowSeconds: 60 },
+  ).decisions[0]!.allowed;
 
 /** A Ready member running Deployment `web` with `cpu` cpu (nothing when 0). */
 const member = (name: string, cpu: number): ObservedCluster => ({
@@ -139,15 +148,9 @@ describe("N4: a binding's observed usage is counted only in the clusters it is s
     expect(result.status.reserved).toEqual(expected.reserved === undefined ? {} : { cpu: expected.reserved });
 
     // A further 4-cpu create against the status just written.
-    const written = parseQuotaState({ ...quota, status: result.status });
-    const create = bindingCharge(web({ member1: 4 })).charge;
-    const decision = admitBatch(
-      [written.state],
-      [{ binding: { namespace: NS, name: 'x', uid: 'uid-x' }, charge: create, dryRun: false }],
-      () => true,
-      { now: NOW, ttlSeconds: 120, landingWindowSeconds: 60 },
-    ).decisions[0];
-    expect(decision?.allowed).toBe(expected.admits4);
+    expect(admitsCreate(quota, result.status, bindingCharge(web({ member1: 4 })).charge)).toBe(
+      expected.admits4,
+    );
   });
 });
 
@@ -223,14 +226,8 @@ describe("review 3, new 2: pods on their way out never stand in for a binding's 
     const live = cluster.workloads.find((w) => !w.terminating)?.used ?? {};
     expect(formatList(observedUsageOf(binding, [cluster], ['cpu']))).toEqual(live);
 
-    const written = parseQuotaState({ ...quota, status: result.status });
-    const create = bindingCharge(high({ ...web({ member1: 6 }) })).charge;
-    const decision = admitBatch(
-      [written.state],
-      [{ binding: { namespace: NS, name: 'x', uid: 'uid-x' }, charge: create, dryRun: false }],
-      () => true,
-      { now: NOW, ttlSeconds: 120, landingWindowSeconds: 60 },
-    ).decisions[0];
-    expect(decision?.allowed).toBe(expected.admits6);
+    expect(admitsCreate(quota, result.status, bindingCharge(high(web({ member1: 6 }))).charge)).toBe(
+      expected.admits6,
+    );
   });
 });
