@@ -166,9 +166,12 @@ export class AdmissionController {
     answerBy: number,
   ): Promise<{ object: ResourceBinding; old?: ResourceBinding } | AdmissionOutcome> {
     try {
-      // The watched quotas when the watch has them, else a read (a quota just created counts at once).
+      // The watched quotas; none when the running watch has seen none (a quota it has not seen yet was
+      // just created: its usage is not counted, so it refuses every increase anyway); a read when the
+      // watch is down.
       const quotas =
-        this.quotas.cached(namespace) ?? (await this.quotas.list(namespace, { deadline: answerBy }));
+        this.quotas.cached(namespace) ??
+        (this.quotas.isWatching ? [] : await this.quotas.list(namespace, { deadline: answerBy }));
       const [scopedObject, scopedOld] = await this.templateClasses.classify([object, old], quotas, {
         deadline: answerBy,
       });

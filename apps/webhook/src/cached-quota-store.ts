@@ -33,6 +33,11 @@ export class CachedQuotaStore implements QuotaStore {
 
   constructor(private readonly inner: QuotaStore) {}
 
+  /** Whether the watch is listed and running (then `cached` knows every quota the watch has seen). */
+  get isWatching(): boolean {
+    return this.watching;
+  }
+
   /** Whether the watch is listed and running; nothing is reused while it is not. */
   setWatching(watching: boolean): void {
     if (watching === this.watching) return;
