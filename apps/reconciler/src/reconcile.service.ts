@@ -106,10 +106,17 @@ export class ReconcileService {
           `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
       );
     }
+    // Bindings get their templates' classes for every quota read so far: one read again after a
+    // conflict (reconcile-loop.ts) may select by class where the one listed first did not.
+    const read = [...quotas];
     const outcome = await reconcileQuotas(
       {
-        getQuota: (ns, name) => this.quotas.get(ns, name),
-        listBindings: async (ns) => this.templateClasses.classify(await this.listBindings(ns), quotas),
+        getQuota: async (ns, name) => {
+          const quota = await this.quotas.get(ns, name);
+          read.push(quota);
+          return quota;
+        },
+        listBindings: async (ns) => this.templateClasses.classify(await this.listBindings(ns), read),
         writeStatus: async (quota) => {
           const written = await this.quotas.writeStatus(quota);
           this.cache.noteOwnWrite(written);
