@@ -181,6 +181,15 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       replica: fc.nat({ max: 1 }),
     }),
   },
+  // Pods on their way out finish (their grace period ends), some at a time.
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('terminate' as const),
+      i: fc.nat({ max: 3 }),
+      n: fc.integer({ min: 1, max: 6 }),
+    }),
+  },
 );
 
 export const actionsArbitrary = fc.array(actionArbitrary, { minLength: 1, maxLength: 400, size: 'max' });

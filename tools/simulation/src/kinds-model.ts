@@ -33,10 +33,13 @@ export function asKind(rb: ResourceBinding, kind: WorkloadKind): ResourceBinding
 
 /**
  * An update of the stored binding `old`: it keeps its kind (Karmada names a binding after its
- * workload's kind), and its status, which the API server takes from the stored object (a subresource).
+ * workload's kind) but names the template version it was written from, and keeps its status, which
+ * the API server takes from the stored object (a subresource).
  */
 export function asUpdateOf(rb: ResourceBinding, old: ResourceBinding): ResourceBinding {
-  const updated: ResourceBinding = { ...rb, spec: { ...rb.spec!, resource: { ...old.spec!.resource } } };
+  const version = rb.spec?.resource?.resourceVersion;
+  const resource = { ...old.spec!.resource, ...(version === undefined ? {} : { resourceVersion: version }) };
+  const updated: ResourceBinding = { ...rb, spec: { ...rb.spec!, resource } };
   if (old.status !== undefined) updated.status = old.status;
   return updated;
 }
@@ -82,7 +85,11 @@ const amount = (value: unknown, key: string): number => {
   return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
 };
 
-/** The one scope the simulation uses: the `high` priority class. */
+/**
+ * The one scope the simulation uses: the `high` priority class, of a binding as the services judge it
+ * (the simulation writes bindings as Karmada does by default, with no class: its template's class is
+ * given to it first, as the services do: Simulation.classified).
+ */
 export const isHigh = (rb: ResourceBinding): boolean =>
   rb.spec?.replicaRequirements?.priorityClassName === 'high';
 
@@ -122,10 +129,14 @@ export function expectedBeyondCharge(
       let running = 0;
       for (const cluster of clusters) {
         if (!targets.has(cluster.name)) continue;
-        const workload = cluster.workloads.find(
-          (w) => w.kind === kindOf(rb) && w.name === rb.spec!.resource.name,
-        );
-        running += amount((workload?.used as Record<string, unknown> | undefined)?.[key], key);
+        // Pods on their way out (published apart, `terminating`) are never the binding's.
+        for (const workload of cluster.workloads)
+          if (
+            workload.kind === kindOf(rb) &&
+            workload.name === rb.spec!.resource.name &&
+            !workload.terminating
+          )
+            running += amount((workload.used as Record<string, unknown>)[key], key);
       }
       return running > Math.max(charge[key], amount(claim?.charge?.[key], key));
     });

@@ -10,6 +10,7 @@ import type { Violation } from './simulation.js';
 const INVARIANTS = Object.keys({
   LIMIT: 0,
   ACCOUNTED: 0,
+  RUNS: 0,
   EXACT: 0,
   ERROR: 0,
   DETECTED: 0,

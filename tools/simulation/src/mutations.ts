@@ -83,6 +83,35 @@ export const PLANTED: readonly PlantedBug[] = [
     ],
   },
   {
+    bug: 'a quota counts the pods of workloads in used, not those on their way out',
+    invariant: 'RUNS',
+    runs: 1500,
+    edits: [
+      {
+        file: 'libs/quota/src/status.ts',
+        from: '    if (!scoped) return view.used;\n',
+        to: '    if (!scoped) return [...view.workloads.values()].reduce((sum, u) => addLists(sum, u), {});\n',
+      },
+      {
+        file: 'libs/quota/src/status.ts',
+        from: '    for (const [key, used] of view.terminating) if (inScope.has(key)) total = addLists(total, used);\n',
+        to: '',
+      },
+    ],
+  },
+  {
+    bug: "pods on their way out are published apart but read as their workload's (they net its binding's charge)",
+    invariant: 'DETECTED',
+    runs: 50,
+    edits: [
+      {
+        file: 'libs/quota/src/cluster-usage.ts',
+        from: "const into = item['terminating'] === true ? terminating : workloads;",
+        to: 'const into = workloads;',
+      },
+    ],
+  },
+  {
     bug: 'the reconciler skips whenever it has a cache, never writing',
     invariant: 'EXACT',
     runs: 50,

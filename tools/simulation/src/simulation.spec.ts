@@ -53,6 +53,21 @@ describe('accounting simulation', () => {
     // Refusals waited, and Karmada re-sent the writes the reconciler requeued.
     expect(exercised.waitingRecorded).toBeGreaterThan(RUNS);
     expect(exercised.requeueResent).toBeGreaterThan(RUNS / 2);
+    // Pods went away terminating (scaled down, deleted, moved off a member, evicted, hand-made ones),
+    // ran on until 'terminate' finished them, and RUNS counted them; workloads were created again
+    // while their old pods terminated.
+    expect(exercised.terminating.scaledDown).toBeGreaterThan(RUNS / 2);
+    expect(exercised.terminating.deleted).toBeGreaterThan(RUNS / 2);
+    expect(exercised.terminating.moved).toBeGreaterThan(RUNS / 10);
+    expect(exercised.terminating.evicted).toBeGreaterThan(RUNS / 20);
+    expect(exercised.terminating.handMade).toBeGreaterThan(RUNS / 10);
+    expect(exercised.actions.terminate).toBeGreaterThan(RUNS);
+    expect(exercised.terminated).toBeGreaterThan(RUNS);
+    expect(exercised.runsTerminating).toBeGreaterThan(RUNS);
+    expect(exercised.recreatedWhileTerminating).toBeGreaterThan(RUNS / 100);
+    // Bindings carry no priority class (Karmada's default gates): the services gave them their
+    // templates', so the quotas scoped to `high` selected them.
+    expect(exercised.templateClassed).toBeGreaterThan(RUNS);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

@@ -12,6 +12,23 @@
  * LIMIT holds only under Deny, the rest in every mode).
  * Besides Deployments, clients create Job and DaemonSet bindings (kinds-model.ts), and the member may run
  * what no admission sees: pods beyond spec.replicas (an override, a surge), a finished Job re-created.
+ * Pods terminate: wherever the members' pods go away (a landing scales a member's copy down or takes
+ * it off a member, a binding is deleted or its finalizer done, 'evict', another object of the name
+ * takes over the copy, a hand-made workload scaled down) they are on their way out, run on and count
+ * in the cluster's `used`, until a 'terminate' ends their grace period (settling ends them all). The
+ * model aggregator publishes them apart from their workload, one `terminating: true` entry per kind
+ * and name, as the real one does (libs/usage pod-usage.ts, snapshot-layout.ts). A workload deleted
+ * and created again under its name is a new object: its old pods are on their way out, never its own.
+ * Bindings are written as Karmada v1.18.2's detector writes them with its default gates: no priority
+ * class in spec.replicaRequirements; the class is on the model's template (per kind and name, a new
+ * version whenever the user changes its replicas or class; the binding names the version in
+ * spec.resource.resourceVersion). The webhook and the reconciler shells give a binding its template's
+ * class (templateClassNeeded, withTemplateClass, the template read at the version the binding names)
+ * before the core sees it, when a quota they judge selects by class, as template-classes.ts does
+ * (for the reconciler: those it listed and one it read again after a conflict, where the product
+ * asks only those it listed first: see listBindings in reconcile()); the simulation's own recount
+ * judges every binding by its template's class. The reconciler shell
+ * also waits, as usage-reader.ts makes it, while a member a status counts has no usage in Redis.
  * After every action the invariants are checked against an independent recount:
  * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted).
  *   An edit may leave a quota over (docs/concepts/accounting.md, "Quota edits"): from then on its
@@ -35,6 +52,26 @@
  *   snapshot it was computed from, and at the end);
  * - LIMIT also: no binding of a kind declaring no replicas (a DaemonSet) is stored while a quota limits
  *   cpu or pods (every quota here limits cpu).
+ * - RUNS (review 3, new 2): under Deny, what the members are given never exceeds hard: every pod of
+ *   Karmada's they run that the quota counts (on their way out or not; a scoped quota counts a
+ *   workload's pods while a binding it selects names the workload, status.ts), plus, per stored
+ *   binding it selects, what its charge still lets it start (max(0, charge - its pods not
+ *   terminating on its target members)). Exempt, as docs/concepts/accounting.md's table says:
+ *   usage outside the federation (hand-made pods are never counted); a quota edit (at an edit the
+ *   members may keep what they are given, claims included, and that follows them down to hard, as
+ *   LIMIT's ceiling does, raised by what a change decided before the edit adds when it lands); what
+ *   Karmada or a member runs beyond a binding's charge with no admission (a surge, a finished Job's
+ *   pods run again: 'jobRecreated' or 'pods' of a finished Job, 'jobRunsAgain', an evicted pod
+ *   terminating beside the replacement its charge lets start, pods beyond spec.clusters (a surge's)
+ *   terminating while the charge lets others start, a landing's pods taken off a member or
+ *   scaled away terminating beside what its charge lets start elsewhere, beyond the increase that
+ *   was admitted): what each adds to a quota is allowed on top while the quota's stored status does
+ *   not count it (counted from bindings listed after it and a snapshot of each member it touched
+ *   observed after it: runsPending, runsCountedFrom; a quota's edit takes it as it adds under the
+ *   new spec), and once counted the members may keep it, down to hard as they shrink; a
+ *   scoped quota's exceptions, by its counting rule: pods of a binding deleted or moved out of its
+ *   scope are not counted, and pods counted again because a landing names their workload in its
+ *   scope are the landing's beyond what was admitted. Clocks are kept within their bound.
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
  * used + reserved must EQUAL the recount (reserved: each binding's max(0, charge - observed)) and no
  * claim is left listed (EXACT).
@@ -43,12 +80,20 @@
  * waiting change that fits must be admitted within REQUEUE_ROUNDS settle rounds (LIVENESS).
  */
 import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
-import { bindingCharge, type ObservedCluster } from '#quota';
+import {
+  bindingCharge,
+  hasPriorityClassScope,
+  templateClassNeeded,
+  withTemplateClass,
+  type ObservedCluster,
+  type ObservedWorkload,
+} from '#quota';
 import { parseResourceList } from '#quantity';
 import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js';
 import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/src/admission-strategy.js';
 import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
 import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
+import { countedClusters } from '../../../apps/reconciler/src/usage-reader.js';
 import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
 import {
   asKind,
@@ -167,7 +212,13 @@ export type Action =
   | { t: 'publish' }
   /** Binding `b`'s pods on member `m` (absent: its first target) start or stop, `n` of them. */
   | { t: 'pods'; b: number; n: number; m?: number }
+  /** `n` of binding `b`'s pods on member `m` are evicted: they terminate, and its charge may start others. */
   | { t: 'evict'; b: number; n: number; m?: number }
+  /**
+   * `n` pods of the `i`-th group of pods on their way out (in the order they began terminating) are
+   * gone: their grace period is over. Until then they run, and count in `used` (Terminating).
+   */
+  | { t: 'terminate'; i: number; n: number }
   /**
    * Someone runs `n` pods (0: none) of a Deployment made by hand on member `m`, named as binding `b`'s
    * workload: usage outside the federation that must never pass for the binding's. Karmada cannot
@@ -234,7 +285,7 @@ interface Request {
 }
 
 export interface Violation {
-  invariant: 'LIMIT' | 'ACCOUNTED' | 'EXACT' | 'ERROR' | 'DETECTED' | 'LIVENESS';
+  invariant: 'LIMIT' | 'ACCOUNTED' | 'RUNS' | 'EXACT' | 'ERROR' | 'DETECTED' | 'LIVENESS';
   message: string;
   step: number;
   trace: string[];
@@ -293,11 +344,16 @@ const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
 
 const limitedKeys = (q: QuotaSpec): Key[] => (q.hard.pods === undefined ? ['cpu'] : ['cpu', 'pods']);
 
+/**
+ * A binding as Karmada v1.18.2's detector writes it with its default feature gates: no priority class
+ * (nor `replicaRequirements.namespace`) in spec.replicaRequirements, the class being on the template
+ * it names (`spec.resource`, at the template's resourceVersion `template`: Simulation.templateOf).
+ */
 function bindingObject(
   b: number,
   uid: string,
   replicas: number,
-  high: boolean,
+  template: string,
   version: string,
   deletionTimestamp: Date | undefined,
   placement: Placement,
@@ -325,12 +381,15 @@ function bindingObject(
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
     },
     spec: {
-      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NAMESPACE },
-      replicas,
-      replicaRequirements: {
-        resourceRequest: { cpu: `${cpuMilli}m` },
-        ...(high ? { priorityClassName: 'high' } : {}),
+      resource: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name,
+        namespace: NAMESPACE,
+        resourceVersion: template,
       },
+      replicas,
+      replicaRequirements: { resourceRequest: { cpu: `${cpuMilli}m` } },
       placement: { replicaScheduling: { replicaSchedulingType: duplicated ? 'Duplicated' : 'Divided' } },
       clusters,
     },
@@ -393,9 +452,64 @@ export const exercised = {
   quotaEdits: {} as Partial<Record<'edited' | 'deleted' | 'created', number>>,
   /** Checks that found a Warn or DryRun quota's stored charges over its hard limit (admitted, counted). */
   overWhileNotEnforced: 0,
+  /** Pods that began terminating (on their way out), by why. */
+  terminating: {} as Partial<Record<TerminatingCause, number>>,
+  /** Pods on their way out that a 'terminate' finished. */
+  terminated: 0,
+  /** Creates stored while pods of an earlier object of their name were on their way out. */
+  recreatedWhileTerminating: 0,
+  /** RUNS checks, and those that counted pods on their way out. */
+  runsChecked: 0,
+  runsTerminating: 0,
+  /** Bindings the webhook or the reconciler gave their template's class ('high'): Karmada writes none. */
+  templateClassed: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
+
+/**
+ * Why pods began terminating: their member copy scaled down ('scaledDown'), or taken off a member
+ * ('moved'); their binding deleted ('deleted'); evicted ('evicted'); another object of the name took
+ * over the member copy ('replaced'); a hand-made workload scaled down or deleted ('handMade').
+ */
+export type TerminatingCause = 'scaledDown' | 'moved' | 'deleted' | 'evicted' | 'replaced' | 'handMade';
+
+/** The keys the simulation's quotas may limit. */
+const KEYS: readonly Key[] = ['cpu', 'pods'];
+
+/** What no admission decided that gave the members more (Simulation.runsPending). */
+interface RunsEvent {
+  seq: number;
+  /** The members whose pods it changed: a count must read each as observed after it. */
+  members: number[];
+  /** The workload it concerns and what it added to an unscoped count (a quota's edit takes that). */
+  workload: { kind: string; name: string; added: Record<Key, number> };
+  /** Per quota name, what it added there. */
+  amounts: Map<string, Record<Key, number>>;
+}
+
+/**
+ * What a quota's stored status was counted from (RUNS): bindings listed after `seen` of runsEvents,
+ * and each member `m` as observed at `at[m]`.
+ */
+interface CountedFrom {
+  seen: number;
+  at: readonly number[];
+}
+
+/** Has a status counted `from` those inputs counted what event `e` did? */
+const runsCovered = (e: RunsEvent, from: CountedFrom | undefined): boolean =>
+  from !== undefined && e.seq <= from.seen && e.members.every((m) => from.at[m]! >= e.seq);
+
+/** Pods on their way out on a member: published apart from their workload, counted in `used`. */
+interface Terminating {
+  m: number;
+  name: string;
+  kind: string;
+  n: number;
+  /** Pods of a hand-made workload (usage outside the federation, RUNS leaves them out). */
+  handMade: boolean;
+}
 
 export class Simulation {
   readonly host = new ModelHost();
@@ -409,8 +523,40 @@ export class Simulation {
   private readonly requests: Request[] = [];
   private nextId = 0;
   private delivered = 0;
-  /** Pods running per binding name: the uid they belong to, how many on each member. */
+  /** Pods running per binding name: the uid they belong to, how many on each member (none terminating). */
   private readonly pods = new Map<string, { uid: string; on: number[] }>();
+  /** Pods on their way out, in the order they began terminating ('terminate' finishes them). */
+  private readonly terminating: Terminating[] = [];
+  /** While a change runs (unadmittedRuns): the members whose pods it changed. */
+  private touched?: Set<number>;
+  /**
+   * The resource templates on the Karmada API server, by kind and name: the version the detector last
+   * wrote a binding from, and its content (a new version when the content changes); and the priority
+   * class of each version's pods ('' for none), which the services read (classified).
+   */
+  private readonly templates = new Map<string, { version: string; replicas: number; high: boolean }>();
+  private readonly templateClasses = new Map<string, string>();
+  private templateVersions = 0;
+  /**
+   * Per quota and key, what the members may be given (RUNS), besides what pending causes add
+   * (runsPending): hard, or more while an edit or a counted cause left them over; it follows them
+   * down to hard.
+   */
+  private readonly runsCeilings = new Map<string, Record<Key, number>>();
+  /**
+   * What no admission decided that gave the members more (RUNS), in order: until a quota has counted
+   * one (a reconcile started after it, `seq` of runsEvents, read a snapshot of each of its `members`
+   * observed after it), what it added to the quota (`amounts`) is allowed on top of the ceiling, and
+   * then added to the ceiling, which follows the members down from there.
+   */
+  private readonly runsPending: RunsEvent[] = [];
+  private runsEvents = 0;
+  /** Per quota, what the status stored now was counted from (RUNS: which causes it counts). */
+  private readonly runsCountedFrom = new Map<string, CountedFrom>();
+  /** Per member, runsEvents when the usage the aggregator keeps for it was observed (-1: none). */
+  private readonly observedAt: number[] = MEMBERS.map(() => -1);
+  /** Members withdrawn from the federation, until they are published again (their usage is none). */
+  private readonly withdrawn = new Set<string>();
   /** Pods of hand-made Deployments, per member and binding name they share (outside the federation). */
   private readonly outside: number[][] = MEMBERS.map(() => BINDINGS.map(() => 0));
   /** Each member's health as the aggregator sees it, and what it published last (kept while not Ready). */
@@ -473,6 +619,7 @@ export class Simulation {
     for (const q of this.specs) {
       this.host.putQuota(newQuota(q, `quota-${q.name}`));
       this.ceilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
+      this.runsCeilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
       this.lastEdit.set(q.name, -1);
     }
     const options = (replica: number) => ({
@@ -519,12 +666,16 @@ export class Simulation {
       ),
     };
     this.requests.push(req);
+    // As the webhook's controller does: the charge from the binding as written, the scopes from the
+    // binding given its template's class when a quota it watches selects by class (the cached
+    // replica's watch lags the host until 'deliver').
+    const [scoped, scopedOld] = this.forServices([object, old], this.watchedQuotas(replica));
     const change = bindingChange(
       { namespace: NAMESPACE, name: object.metadata!.name! },
-      object,
+      scoped!,
       bindingCharge(object).charge,
       dryRun,
-      old,
+      scopedOld,
     );
     if (asksNothing(change)) {
       req.answer = 'allowed';
@@ -563,6 +714,19 @@ export class Simulation {
     );
   }
 
+  /**
+   * The quotas a webhook replica's watch has reported: the host's as they are for webhook-0, as of
+   * the events 'deliver' has given webhook-1 (its watch's first list included).
+   */
+  private watchedQuotas(replica: number): KarmadaQuota[] {
+    if (replica !== 1) return [...this.host.quotas.values()];
+    const watched = new Map<string, KarmadaQuota>();
+    for (const { quota, deleted } of this.host.quotaEvents.slice(0, this.delivered))
+      if (deleted) watched.delete(quota.metadata!.name!);
+      else watched.set(quota.metadata!.name!, quota);
+    return [...watched.values()];
+  }
+
   /** The API server answers a request the webhook did not answer in time: refused, nothing to wait on. */
   private timedOut(req: Request): void {
     req.answer = 'refused';
@@ -578,11 +742,175 @@ export class Simulation {
     return this.host.bindings.get(BINDINGS[b]!.name);
   }
 
-  /** The binding is gone from the host, and its pods from the members. */
+  /** The binding is gone from the host; its pods in the members begin terminating. */
   private remove(stored: ResourceBinding): void {
-    this.host.deleteBinding(stored.metadata!.name!);
-    this.pods.delete(stored.metadata!.name!);
-    this.log(`DELETE ${stored.metadata!.name} (${stored.metadata!.uid})`);
+    const name = stored.metadata!.name!;
+    this.host.deleteBinding(name);
+    this.log(`DELETE ${name} (${stored.metadata!.uid})`);
+    const pods = this.pods.get(name);
+    if (pods === undefined) return;
+    this.pods.delete(name);
+    const kind = this.kinds.get(pods.uid) ?? 'Deployment';
+    pods.on.forEach((n, m) => this.beginTerminating(m, name, kind, n, false, 'deleted'));
+  }
+
+  /**
+   * The version of the template of `kind` named as binding `b` that the detector writes a binding
+   * from: the user has set its replicas and its pods' priority class (a new version if either changed).
+   */
+  private templateOf(kind: string, b: number, replicas: number, high: boolean): string {
+    const key = `${kind}/${BINDINGS[b]!.name}`;
+    const current = this.templates.get(key);
+    if (current?.replicas === replicas && current.high === high) return current.version;
+    const version = String(++this.templateVersions);
+    this.templates.set(key, { version, replicas, high });
+    this.templateClasses.set(version, high ? 'high' : '');
+    return version;
+  }
+
+  /**
+   * `rb` as PriorityClass scopes judge it: a binding Karmada wrote with its default gates (naming no
+   * class) given the class of its template's pods, at the version it names, by the services' own
+   * rule (templateClassNeeded, withTemplateClass). The template read returns that version: this
+   * models the class each binding was written with, not a template edited since.
+   */
+  private classified(rb: ResourceBinding): ResourceBinding {
+    const ref = templateClassNeeded(rb);
+    return ref === undefined
+      ? rb
+      : withTemplateClass(rb, this.templateClasses.get(ref.resourceVersion ?? ''));
+  }
+
+  /** Is the binding's workload of the `high` class (its template's, as the services read it)? */
+  private high(rb: ResourceBinding): boolean {
+    return isHigh(this.classified(rb));
+  }
+
+  /**
+   * The bindings as the webhook and the reconciler hand them to the core (libs/service-kit
+   * template-classes.ts classify): classified, when one of `quotas` selects by priority class.
+   */
+  private forServices<T extends ResourceBinding | undefined>(
+    bindings: readonly T[],
+    quotas: readonly KarmadaQuota[],
+  ): T[] {
+    if (!quotas.some(hasPriorityClassScope)) return [...bindings];
+    return bindings.map((rb) => {
+      if (rb === undefined) return rb;
+      const scoped = this.classified(rb);
+      if (scoped !== rb && isHigh(scoped)) exercised.templateClassed++;
+      return scoped as T;
+    });
+  }
+
+  /**
+   * Sets the pods the binding object `uid` runs on each member. Pods that go away begin terminating:
+   * on each member those it runs fewer of (`cause(m)` says why), and all of another object's of the name.
+   */
+  private setPods(name: string, uid: string, on: number[], cause: (m: number) => TerminatingCause): void {
+    const before = this.pods.get(name);
+    const kind = before === undefined ? 'Deployment' : (this.kinds.get(before.uid) ?? 'Deployment');
+    MEMBERS.forEach((_, m) => {
+      const was = before?.on[m] ?? 0;
+      const same = before?.uid === uid;
+      if (same ? was !== on[m]! : was > 0 || on[m]! > 0) this.touched?.add(m);
+      if (was > 0)
+        this.beginTerminating(m, name, kind, was - (same ? on[m]! : 0), false, same ? cause(m) : 'replaced');
+    });
+    this.pods.set(name, { uid, on });
+  }
+
+  /** `n` pods of `kind`/`name` on member `m` begin terminating: they run until a 'terminate'. */
+  private beginTerminating(
+    m: number,
+    name: string,
+    kind: string,
+    n: number,
+    handMade: boolean,
+    cause: TerminatingCause,
+  ): void {
+    if (n <= 0) return;
+    this.terminating.push({ m, name, kind, n, handMade });
+    this.touched?.add(m);
+    exercised.terminating[cause] = (exercised.terminating[cause] ?? 0) + n;
+    this.log(
+      `${MEMBERS[m]}: ${n} pods of ${handMade ? 'a hand-made ' : ''}${kind} ${name} terminating (${cause})`,
+    );
+  }
+
+  /**
+   * Runs `change` of workload `kind`/`name`, which no admission decides (what a member does, or what
+   * a landing gives beyond the charge it was admitted for), and records what it adds to what the
+   * members are given (RUNS) as pending until counted: per quota, what it adds less, for a landing
+   * (`landing`: the quotas it was decided before an edit of, for which all of it counts as the
+   * edit's), what it adds to the quota's stored charges (an admission decided that); and as it adds
+   * to an unscoped count, which a quota's edit takes for it again (editRuns).
+   */
+  private unadmittedRuns(
+    kind: string,
+    name: string,
+    change: () => void,
+    landing?: ReadonlySet<string>,
+  ): void {
+    const all: QuotaSpec = { name: '', hard: { cpu: 0 }, highOnly: false };
+    const measure = () =>
+      [all, ...this.specs].map((q) =>
+        KEYS.map((key) => ({ given: this.given(q, key).total, charged: this.charged(q, key) })),
+      );
+    const before = measure();
+    this.touched = new Set();
+    try {
+      change();
+    } finally {
+      const after = measure();
+      const members = [...this.touched];
+      this.touched = undefined;
+      const added = (i: number, admitted: boolean) =>
+        Object.fromEntries(
+          KEYS.map((key, j) => {
+            const was = before[i]![j]!;
+            const now = after[i]![j]!;
+            const charged = admitted ? Math.max(0, now.charged - was.charged) : 0;
+            return [key, Math.max(0, now.given - was.given - charged)];
+          }),
+        ) as Record<Key, number>;
+      const amounts = new Map(
+        this.specs.map((q, i) => [q.name, added(i + 1, landing !== undefined && !landing.has(q.name))]),
+      );
+      const workload = added(0, landing !== undefined);
+      if ([...amounts.values(), workload].some((a) => a.cpu > 0 || a.pods > 0))
+        this.runsPending.push({
+          seq: ++this.runsEvents,
+          members,
+          workload: { kind, name, added: workload },
+          amounts,
+        });
+    }
+  }
+
+  /** What pending causes add to what the members may be given under quota `q` (RUNS). */
+  private runsAllowance(q: QuotaSpec, key: Key): number {
+    const from = this.runsCountedFrom.get(q.name);
+    return this.runsPending
+      .filter((e) => !runsCovered(e, from))
+      .reduce((sum, e) => sum + (e.amounts.get(q.name)?.[key] ?? 0), 0);
+  }
+
+  /**
+   * The quota's stored status is now one counted `from` those inputs: what the causes it counts
+   * added joins its RUNS ceiling (which then follows the members down), and leaves it again for
+   * those it no longer counts (a status computed from an older snapshot written over a newer one).
+   */
+  private runsCountedAs(name: string, from: CountedFrom | undefined): void {
+    const before = this.runsCountedFrom.get(name);
+    const ceiling = this.runsCeilings.get(name)!;
+    for (const e of this.runsPending) {
+      const now = runsCovered(e, from);
+      if (runsCovered(e, before) === now) continue;
+      for (const key of KEYS) ceiling[key] += (now ? 1 : -1) * (e.amounts.get(name)?.[key] ?? 0);
+    }
+    if (from === undefined) this.runsCountedFrom.delete(name);
+    else this.runsCountedFrom.set(name, from);
   }
 
   private async apply(action: Action): Promise<void> {
@@ -590,7 +918,8 @@ export class Simulation {
     switch (action.t) {
       case 'create': {
         const uid = `uid-${this.nextId}`;
-        const rb = bindingObject(action.b, uid, action.replicas, action.high, '', undefined, action);
+        const template = this.templateOf('Deployment', action.b, action.replicas, action.high);
+        const rb = bindingObject(action.b, uid, action.replicas, template, '', undefined, action);
         this.request(
           `CREATE ${BINDINGS[action.b]!.name} (${uid}) replicas=${action.replicas}${action.high ? ' high' : ''}${describePlacement(rb)}${action.dryRun ? ' dry-run' : ''}`,
           rb,
@@ -607,7 +936,7 @@ export class Simulation {
           action.b,
           old.metadata!.uid!,
           action.replicas,
-          action.high,
+          this.templateOf(kindOf(old), action.b, action.replicas, action.high),
           old.metadata!.resourceVersion!,
           old.metadata?.deletionTimestamp,
           action,
@@ -702,8 +1031,15 @@ export class Simulation {
           action.t === 'pods'
             ? Math.min(targetOn(stored, m % MEMBERS.length), running + action.n)
             : Math.max(0, running - action.n);
-        this.pods.set(name, { uid: stored.metadata!.uid!, on });
         this.log(`${MEMBERS[m % MEMBERS.length]}: ${name} runs ${on[m % MEMBERS.length]} pods`);
+        const set = (cause: TerminatingCause) => () =>
+          this.setPods(name, stored.metadata!.uid!, on, () => cause);
+        // No admission decides what this gives the members beyond the binding's charge: an evicted
+        // pod terminates while the charge lets its workload start another (the members run both, as
+        // in a rolling update's surge); pods beyond spec.clusters (a surge's) terminate while the
+        // charge lets others start; a finished Job's pods start again (its member object
+        // re-created), though it holds nothing. Pods starting within the charge give nothing more.
+        this.unadmittedRuns(kindOf(stored), name, set(action.t === 'evict' ? 'evicted' : 'scaledDown'));
         break;
       }
       case 'outside': {
@@ -712,8 +1048,21 @@ export class Simulation {
         const karmadas = this.pods.get(name)?.on[m] ?? 0;
         // A hand-made workload cannot take a name Karmada's copy already has on the member.
         if (karmadas > 0) return;
+        const gone = this.outside[m]![action.b]! - action.n;
         this.outside[m]![action.b] = action.n;
         this.log(`${MEMBERS[m]}: a hand-made Deployment ${name} runs ${action.n} pods`);
+        this.beginTerminating(m, name, 'Deployment', gone, true, 'handMade');
+        break;
+      }
+      case 'terminate': {
+        const at = action.i % Math.max(1, this.terminating.length);
+        const group = this.terminating[at];
+        if (group === undefined) return;
+        const n = Math.min(group.n, action.n);
+        group.n -= n;
+        if (group.n === 0) this.terminating.splice(at, 1);
+        exercised.terminated += n;
+        this.log(`${MEMBERS[group.m]}: ${n} terminating pods of ${group.kind} ${group.name} are gone`);
         break;
       }
       case 'member':
@@ -723,6 +1072,7 @@ export class Simulation {
         if (this.published === undefined) return;
         this.published = [];
         this.lastPublished.fill(undefined);
+        this.observedAt.fill(-1);
         this.log('Redis loses every published usage');
         break;
       case 'deliver': {
@@ -762,8 +1112,9 @@ export class Simulation {
       case 'createKind': {
         const uid = `uid-${this.nextId}`;
         this.kinds.set(uid, action.kind);
+        const template = this.templateOf(action.kind, action.b, action.replicas, action.high);
         const rb = asKind(
-          bindingObject(action.b, uid, action.replicas, action.high, '', undefined, {}),
+          bindingObject(action.b, uid, action.replicas, template, '', undefined, {}),
           action.kind,
         );
         const replicas =
@@ -825,28 +1176,31 @@ export class Simulation {
       // On the first member it is scheduled to.
       const m = targets.findIndex((n) => n > 0);
       const on = targets.map((n, i) => (i === m ? n + action.n : n));
-      this.pods.set(name, { uid, on });
       this.log(
         `${MEMBERS[m]}: ${name} runs ${on[m]} pods, spec.clusters says ${targets[m]} (override or surge)`,
       );
+      this.unadmittedRuns(kindOf(stored), name, () => this.setPods(name, uid, on, () => 'scaledDown'));
     } else if (action.t === 'jobFinishes') {
       this.host.storeBinding({
         ...stored,
         metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
         status: finishedStatus(stored),
       });
+      // Completed pods are gone at once: they do not terminate.
       this.pods.set(name, { uid, on: MEMBERS.map(() => 0) });
       this.log(`member: Job ${name} completed; Karmada writes the binding's status: finished`);
     } else if (action.t === 'jobRecreated') {
-      this.pods.set(name, { uid, on: targets });
       this.log(`members: finished Job ${name} re-created by Karmada, runs ${declared} pods`);
+      this.unadmittedRuns(kindOf(stored), name, () => this.setPods(name, uid, targets, () => 'scaledDown'));
     } else {
       const before = this.specs.map((q) => limitedKeys(q).map((key) => this.charged(q, key)));
-      this.host.storeBinding({
-        ...stored,
-        metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
-        status: runningStatus(stored),
-      });
+      this.unadmittedRuns(kindOf(stored), name, () =>
+        this.host.storeBinding({
+          ...stored,
+          metadata: { ...stored.metadata, resourceVersion: this.host.nextVersion() },
+          status: runningStatus(stored),
+        }),
+      );
       // A charge grown with no admission: as for a change decided before an edit (LIMIT), the ceiling
       // rises by what it adds, and the accounting covers it once a recount has listed it.
       this.specs.forEach((q, i) => {
@@ -897,6 +1251,25 @@ export class Simulation {
     const ceiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
     for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.held(q, key));
     this.ceilings.set(q.name, ceiling);
+    // RUNS likewise: the members may keep what they are given at the edit, claims included; what
+    // pending causes add is taken as they add under the new spec (its count may not see them yet).
+    if (kind !== 'edited') this.runsCountedAs(q.name, undefined); // a quota of no status yet, or none
+    const from = this.runsCountedFrom.get(q.name);
+    for (const e of this.runsPending)
+      if (!runsCovered(e, from))
+        e.amounts.set(
+          q.name,
+          this.countsPodsOf(q, e.workload.kind, e.workload.name)
+            ? { ...e.workload.added }
+            : { cpu: 0, pods: 0 },
+        );
+    const runsCeiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
+    for (const key of limitedKeys(q))
+      runsCeiling[key] = Math.max(
+        runsCeiling[key],
+        this.given(q, key, true).total - this.runsAllowance(q, key),
+      );
+    this.runsCeilings.set(q.name, runsCeiling);
     this.log(
       `${kind === 'edited' ? 'EDIT' : kind === 'deleted' ? 'DELETE' : 'CREATE'} quota ${q.name}: ${JSON.stringify(specOf(q))}`,
     );
@@ -962,13 +1335,27 @@ export class Simulation {
     );
     const object = structuredClone(req.object);
     object.metadata!.resourceVersion = this.host.nextVersion();
-    this.host.storeBinding(object);
-    // Karmada scales each member's copy down to the new spec at once (a new object starts from none).
-    if (this.pods.has(name))
-      this.pods.set(name, {
-        uid: object.metadata!.uid!,
-        on: this.podsOf(object).map((n, m) => Math.min(n, targetOn(object, m))),
-      });
+    if (req.oldVersion === undefined && this.terminating.some((t) => t.name === name && !t.handMade))
+      exercised.recreatedWhileTerminating++;
+    // Karmada scales each member's copy down to the new spec at once (a new object starts from none):
+    // the pods it takes away begin terminating. What that gives the members beyond what the change
+    // was admitted for (a copy taken off a member runs on, terminating, beside the one its charge
+    // lets start elsewhere) is Karmada's doing, not the admission's (RUNS).
+    this.unadmittedRuns(
+      kindOf(object),
+      name,
+      () => {
+        this.host.storeBinding(object);
+        if (!this.pods.has(name)) return;
+        const on = this.podsOf(object).map((n, m) => Math.min(n, targetOn(object, m)));
+        const elsewhere = (m: number) =>
+          targetOn(object, m) === 0 && MEMBERS.some((_, i) => targetOn(object, i) > 0);
+        this.setPods(name, object.metadata!.uid!, on, (m) =>
+          object.metadata?.deletionTimestamp ? 'deleted' : elsewhere(m) ? 'moved' : 'scaledDown',
+        );
+      },
+      req.beforeEdit,
+    );
     for (const q of this.specs) {
       if (!req.beforeEdit.has(q.name)) continue;
       const ceiling = this.ceilings.get(q.name)!;
@@ -983,7 +1370,7 @@ export class Simulation {
         this.host.quotas.has(q.name) &&
         q.enforcement === undefined &&
         !req.beforeEdit.has(q.name) &&
-        (!q.highOnly || isHigh(object)),
+        (!q.highOnly || this.high(object)),
     );
     if (declaresNoReplicas(object) && limiting.length > 0)
       this.unboundedStored = `${kindOf(object)} binding ${name} stored, its pods unbounded, while quotas ${limiting.map((q) => q.name).join(', ')} limit cpu`;
@@ -1004,13 +1391,19 @@ export class Simulation {
   private publish(): void {
     const entries: ObservedCluster[] = [];
     MEMBERS.forEach((_, m) => {
-      if (this.memberStates[m] === 'Ready') this.lastPublished[m] = this.observed(m);
+      if (this.memberStates[m] === 'Ready') {
+        this.lastPublished[m] = this.observed(m);
+        this.observedAt[m] = this.runsEvents;
+        this.withdrawn.delete(MEMBERS[m]!);
+      }
       const last = this.lastPublished[m];
       if (last !== undefined) entries.push({ ...last, state: this.memberStates[m]! });
     });
     this.published = entries;
+    const described = (w: ObservedWorkload) =>
+      `${w.name}${w.terminating ? ' terminating' : ''}=${(w.used as Record<Key, string>).pods}`;
     this.log(
-      `aggregator publishes ${entries.map((c) => `${c.name} (${c.state}) ${JSON.stringify(c.workloads.map((w) => `${w.name}=${(w.used as Record<Key, string>).pods}`))}`).join(', ')}`,
+      `aggregator publishes ${entries.map((c) => `${c.name} (${c.state}) ${JSON.stringify(c.workloads.map(described))}`).join(', ')}`,
     );
   }
 
@@ -1024,6 +1417,10 @@ export class Simulation {
     // that name joining later starts empty.
     for (const pods of this.pods.values()) pods.on[m] = 0;
     this.outside[m]!.fill(0);
+    this.terminating.splice(0, this.terminating.length, ...this.terminating.filter((t) => t.m !== m));
+    // What the reconciler reads of it from now on (nothing) is what runs there.
+    this.observedAt[m] = this.runsEvents;
+    this.withdrawn.add(MEMBERS[m]!);
     this.memberStates[m] = 'Ready';
     this.lastPublished[m] = undefined;
     if (this.published) this.published = this.published.filter((c) => c.name !== MEMBERS[m]);
@@ -1052,6 +1449,16 @@ export class Simulation {
         return [
           ...(karmadas > 0 ? [workload(this.kinds.get(pods!.uid) ?? 'Deployment', karmadas)] : []),
           ...(handMadeReplicas > 0 ? [handMadeOne] : []),
+          // Pods on their way out, published apart from their workload as the aggregator does
+          // (libs/usage pod-usage.ts): one entry per kind, Karmada's and hand-made ones alike.
+          ...[
+            ...new Set(this.terminating.filter((t) => t.m === m && t.name === name).map((t) => t.kind)),
+          ].map((kind): ObservedWorkload => {
+            const n = this.terminating
+              .filter((t) => t.m === m && t.name === name && t.kind === kind)
+              .reduce((sum, t) => sum + t.n, 0);
+            return { ...workload(kind, n), terminating: true };
+          }),
         ];
       }),
     };
@@ -1100,6 +1507,7 @@ export class Simulation {
     const observed = new Map<string, Record<Key, number>>();
     for (const cluster of clusters) {
       for (const workload of cluster.workloads) {
+        if (workload.terminating) continue; // on its way out: never the binding's (observedIn)
         const rb = bindings.find((x) => x.metadata?.name === workload.name);
         // Scheduled there, however many replicas and even while being deleted (observedIn).
         const scheduled = rb?.spec?.clusters?.some((c) => c.name === cluster.name) ?? false;
@@ -1117,6 +1525,9 @@ export class Simulation {
 
   private async reconcile(): Promise<void> {
     const landingsSeen = this.staleLandings;
+    // What it reads: bindings listed after these events, and each member as observed then.
+    const runsSeen = this.runsEvents;
+    const snapshotAt = [...this.observedAt];
     const clusters = this.published!.map((c) => ({
       ...c,
       used: Object.fromEntries(
@@ -1134,10 +1545,21 @@ export class Simulation {
       waiting: this.waiting.read(),
     };
     const cache = this.reconcilerCache;
+    // As the reconciler reads Redis (usage-reader.ts): a member a status counts whose usage is not
+    // published (Redis lost it, and it is not published again yet) is unknown, never zero.
+    const unknown = (quotas: readonly KarmadaQuota[]) =>
+      countedClusters(quotas).filter(
+        (name) => !clusters.some((c) => c.name === name) && !this.withdrawn.has(name),
+      );
     if (
       cache &&
+      unknown([...cache.quotas.values()]).length === 0 &&
       statusesCurrentIn(
-        { quotas: [...cache.quotas.values()], bindings: [...cache.bindings.values()] },
+        {
+          quotas: [...cache.quotas.values()],
+          // As the reconciler gives its cached bindings their templates' classes.
+          bindings: this.forServices([...cache.bindings.values()], [...cache.quotas.values()]),
+        },
         input,
         this.clockOf(2)(),
       )
@@ -1157,10 +1579,17 @@ export class Simulation {
     const written = new Set<string>();
     const countedFrom = (quota: KarmadaQuota, bindings: ResourceBinding[]) => {
       const name = quota.metadata!.name!;
+      // What no admission decided is counted by a status computed from bindings listed after it
+      // and a snapshot of each member it touched observed after it (RUNS).
+      this.runsCountedAs(name, { seen: runsSeen, at: snapshotAt });
       this.outsideCounted.set(name, this.outsideIn(selectsHighOnly(quota), clusters, bindings));
       this.observedCounted.set(name, this.observedIn(selectsHighOnly(quota), clusters, bindings));
     };
     const quotas = await this.host.listQuotas('reconciler');
+    const missing = unknown(quotas);
+    if (missing.length > 0)
+      // The status is kept until the aggregator publishes the usage again (reconcile.service.ts).
+      throw new Error(`the usage of ${missing.join(', ')} is missing from Redis, not published again yet`);
     const outcome = await reconcileQuotas(
       {
         getQuota: async (_ns, name) => {
@@ -1170,7 +1599,14 @@ export class Simulation {
           return quota;
         },
         listBindings: async () => {
-          listed = await this.host.listBindings('reconciler');
+          // Given their templates' classes when a quota it judges selects by class: those it listed,
+          // and one read again after a conflict. (reconcile.service.ts asks only those it listed
+          // first: a quota edited to select by class during the reconcile is then counted from
+          // bindings without their class; reported, not modelled.)
+          listed = this.forServices(await this.host.listBindings('reconciler'), [
+            ...quotas,
+            ...read.values(),
+          ]);
           firstList ??= listed;
           if (rereading !== undefined) listedAfterRead.set(rereading, listed);
           rereading = undefined;
@@ -1243,7 +1679,7 @@ export class Simulation {
     const b = BINDING_INDEX.get(name)!;
     const stored = this.versionOf(b);
     const replicas = poke.write.spec?.replicas ?? 0;
-    const high = isHigh(poke.write);
+    const high = this.high(poke.write);
     if (poke.record.uid === undefined ? stored !== undefined : stored?.metadata?.uid !== poke.record.uid) {
       this.log(`requeue of ${name}: nothing to re-send, the binding changed meanwhile`);
       return;
@@ -1276,7 +1712,7 @@ export class Simulation {
 
   /** The stored bindings a quota selects, by an independent recount. */
   private inScope(quota: QuotaSpec): ResourceBinding[] {
-    return [...this.host.bindings.values()].filter((b) => !quota.highOnly || isHigh(b));
+    return [...this.host.bindings.values()].filter((b) => !quota.highOnly || this.high(b));
   }
 
   /**
@@ -1334,7 +1770,7 @@ export class Simulation {
     for (const req of this.requests) {
       // A change decided before an edit of the quota is covered as the edit rules say (LIMIT), not here.
       if (!this.landable(req) || req.beforeEdit.has(quota.name)) continue;
-      if (quota.highOnly && !isHigh(req.object)) continue;
+      if (quota.highOnly && !this.high(req.object)) continue;
       const name = req.object.metadata!.name!;
       landable.push(`request ${req.id}`);
       held.set(name, Math.max(held.get(name) ?? 0, charge(req.object)[key]));
@@ -1347,6 +1783,69 @@ export class Simulation {
   /** What the stored bindings a quota selects are charged on `key`. */
   private charged(quota: QuotaSpec, key: Key): number {
     return this.inScope(quota).reduce((sum, b) => sum + charge(b)[key], 0);
+  }
+
+  /**
+   * Does the quota count pods of workload `kind`/`name`? An unscoped one counts every pod; a scoped
+   * one those of a workload a stored binding it selects names (status.ts, Terminating included).
+   */
+  private countsPodsOf(quota: QuotaSpec, kind: string, name: string): boolean {
+    return this.podsCounter(quota)(kind, name);
+  }
+
+  /** countsPodsOf for the bindings stored now, the quota's selection read once. */
+  private podsCounter(quota: QuotaSpec): (kind: string, name: string) => boolean {
+    if (!quota.highOnly) return () => true;
+    const named = new Set(this.inScope(quota).map((rb) => `${kindOf(rb)}/${rb.metadata!.name}`));
+    return (kind, name) => named.has(`${kind}/${name}`);
+  }
+
+  /** What the pods on their way out that the quota counts take of `key` (hand-made ones included). */
+  private terminatingCounted(quota: QuotaSpec, key: Key): number {
+    const counts = this.podsCounter(quota);
+    return this.terminating
+      .filter((t) => counts(t.kind, t.name))
+      .reduce((sum, t) => sum + t.n * perReplica(t.name, key), 0);
+  }
+
+  /**
+   * What the members are given of `key` under the quota (RUNS): every pod of Karmada's they run that
+   * the quota counts, those on their way out included, plus what each stored binding it selects may
+   * still start: its charge (`withClaims`: or its pending claim, if larger) less its pods not
+   * terminating on the members it is scheduled to. Hand-made pods (usage outside the federation) are
+   * left out. With `withClaims`, a pending claim of a name with no binding stored counts in full.
+   */
+  private given(
+    quota: QuotaSpec,
+    key: Key,
+    withClaims = false,
+  ): { total: number; running: number; terminating: number; toStart: string[] } {
+    const counts = this.podsCounter(quota);
+    let running = 0;
+    for (const [name, pods] of this.pods)
+      if (counts(this.kinds.get(pods.uid) ?? 'Deployment', name))
+        running += pods.on.reduce((sum, n) => sum + n, 0) * perReplica(name, key);
+    let terminating = 0;
+    for (const t of this.terminating)
+      if (!t.handMade && counts(t.kind, t.name)) terminating += t.n * perReplica(t.name, key);
+    const claims = withClaims ? this.claims(quota, key) : new Map<string, number>();
+    const toStart: string[] = [];
+    let startable = 0;
+    for (const rb of this.inScope(quota)) {
+      const name = rb.metadata!.name!;
+      const targets = new Set((rb.spec?.clusters ?? []).map((c) => c.name));
+      const own = this.podsOf(rb).reduce((sum, n, m) => sum + (targets.has(MEMBERS[m]!) ? n : 0), 0);
+      const allowed = Math.max(charge(rb)[key], claims.get(name) ?? 0);
+      claims.delete(name);
+      const left = Math.max(0, allowed - own * perReplica(name, key));
+      if (left > 0) toStart.push(`${name} ${left}`);
+      startable += left;
+    }
+    for (const [name, claimed] of claims) {
+      toStart.push(`${name} ${claimed} (claimed)`);
+      startable += claimed;
+    }
+    return { total: running + terminating + startable, running, terminating, toStart };
   }
 
   private check(step: number): Violation | undefined {
@@ -1405,6 +1904,45 @@ export class Simulation {
             }, the stored charges with the changes in flight that can still land (${covered.landable.join(', ')}) (${JSON.stringify(status.reservations)})`,
           );
         }
+      }
+    }
+    return this.checkRuns(step);
+  }
+
+  /**
+   * RUNS: under Deny, what the members are given (given: the pods they run that the quota counts, on
+   * their way out or not, and what each binding's charge lets it start yet) never exceeds hard, but by
+   * what the docs' causes add (runsCeilings: an edit, a change decided before it, what no admission
+   * decides), until a recount has counted it; then the ceiling follows the members down to hard.
+   */
+  private checkRuns(step: number): Violation | undefined {
+    for (const q of this.specs) {
+      if (!this.host.quotas.has(q.name) || q.enforcement !== undefined) continue;
+      const ceiling = this.runsCeilings.get(q.name)!;
+      for (const key of limitedKeys(q)) {
+        exercised.runsChecked++;
+        const given = this.given(q, key);
+        if (given.terminating > 0) exercised.runsTerminating++;
+        const pending = this.runsAllowance(q, key);
+        if (given.total > ceiling[key] + pending) {
+          const hard = q.hard[key]!;
+          const causes = [
+            ...(ceiling[key] > hard ? [`${ceiling[key] - hard} left by an edit or counted causes`] : []),
+            ...(pending > 0 ? [`${pending} not counted yet`] : []),
+          ];
+          return this.violation(
+            'RUNS',
+            step,
+            `quota ${q.name}: the members are given ${key}=${given.total} > hard ${hard}${
+              causes.length > 0 ? ` + ${causes.join(' + ')}` : ''
+            }: running ${given.running}, terminating ${given.terminating}, still to start [${given.toStart.join(', ')}]`,
+          );
+        }
+        if (this.awaitingRecount.has(q.name)) continue;
+        ceiling[key] = Math.max(
+          q.hard[key]!,
+          Math.min(ceiling[key], this.given(q, key, true).total - pending),
+        );
       }
     }
     return undefined;
@@ -1468,6 +2006,11 @@ export class Simulation {
     // Claims were written on clocks up to the skew ahead: past every expiration on every clock.
     this.offsets.fill(0);
     this.now += (TIMING.ttlSeconds + 1) * 1000 + MAX_CLOCK_SKEW_MS;
+    // And past the grace period of every pod on its way out.
+    if (this.terminating.length > 0) {
+      this.terminating.length = 0;
+      this.log('every pod on its way out is gone');
+    }
     // Every member's watch recovers.
     this.memberStates.fill('Ready');
     this.publish();
@@ -1517,8 +2060,9 @@ export class Simulation {
         }
       }
     }
+    const bindings = [...this.host.bindings.values()].map((rb) => this.classified(rb));
     for (const quota of this.host.quotas.values())
-      this.checkDetected(quota, quota.status ?? {}, [...this.host.bindings.values()], this.published ?? []);
+      this.checkDetected(quota, quota.status ?? {}, bindings, this.published ?? []);
     if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
     return this.settleWaiting(step);
   }
@@ -1565,7 +2109,7 @@ export class Simulation {
       // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
       const stored = this.host.bindings.get(record.binding);
       const write = this.waiting.wantedWrite(record.binding)!;
-      if (stored && stored.spec?.replicas === write.spec?.replicas && isHigh(stored) === isHigh(write))
+      if (stored && stored.spec?.replicas === write.spec?.replicas && this.high(stored) === this.high(write))
         continue;
       // More than hard once admitted, on a key it was not refused on (a limit lowered since): it can
       // never fit, whatever frees.
@@ -1610,12 +2154,16 @@ export class Simulation {
           : stored?.metadata?.uid !== wanted.metadata.uid
       )
         continue; // created since, or deleted or re-created: Karmada wants something else now
-      if (stored && stored.spec?.replicas === wanted.spec?.replicas && isHigh(stored) === isHigh(wanted))
+      if (
+        stored &&
+        stored.spec?.replicas === wanted.spec?.replicas &&
+        this.high(stored) === this.high(wanted)
+      )
         continue;
       return this.violation(
         'LIVENESS',
         step,
-        `${name}'s change to ${wanted.spec?.replicas} replicas${isHigh(wanted) ? ' high' : ''}, refused at t+${(answer.at - Date.parse('2026-11-23T00:00:00Z')) / 1000}s, is neither stored nor waiting`,
+        `${name}'s change to ${wanted.spec?.replicas} replicas${this.high(wanted) ? ' high' : ''}, refused at t+${(answer.at - Date.parse('2026-11-23T00:00:00Z')) / 1000}s, is neither stored nor waiting`,
       );
     }
     return undefined;
@@ -1626,7 +2174,8 @@ export class Simulation {
    * holds: its stored binding's charge, its pods still running on any member, or its pending claim,
    * whichever is most (a binding being deleted charges nothing, but its pods count until its
    * finalizer is done; a write admitted during the requeue rounds claims until its pods run), less
-   * the hand-made pods it counts.
+   * the hand-made pods it counts and the pods on their way out it counts (a scale-down stored during
+   * the requeue rounds).
    */
   private free(q: QuotaSpec, key: Key): number {
     const selected = this.inScope(q);
@@ -1636,7 +2185,7 @@ export class Simulation {
       if (q.highOnly && (rb === undefined || kindOf(rb) !== 'Deployment')) return;
       for (const row of this.outside) handMade += row[b]! * perReplica(name, key);
     });
-    return q.hard[key]! - this.held(q, key, true) - handMade;
+    return q.hard[key]! - this.held(q, key, true) - handMade - this.terminatingCounted(q, key);
   }
 }
 
