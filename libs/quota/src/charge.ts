@@ -186,6 +186,18 @@ function isDivided(placement: unknown): boolean {
   return isJsonObject(scheduling) && scheduling['replicaSchedulingType'] === 'Divided';
 }
 
+/** The clusters Karmada scheduled the binding to (`spec.clusters[].name`, named ones only). */
+export function scheduledClusterNames(rb: ResourceBinding): Set<string> {
+  const clusters: unknown = rb?.spec?.clusters;
+  const names = new Set<string>();
+  if (!Array.isArray(clusters)) return names;
+  for (const target of clusters) {
+    if (isJsonObject(target) && typeof target['name'] === 'string' && target['name'] !== '')
+      names.add(target['name']);
+  }
+  return names;
+}
+
 /**
  * The clusters a binding's workload is being moved away from while their copy still runs: each
  * `spec.gracefulEvictionTasks[].fromCluster` not (or no longer) in `spec.clusters`, once, with the
@@ -196,14 +208,11 @@ export function evictedCopies(
   errors: string[],
 ): { cluster: string; replicas?: number }[] {
   const spec: unknown = rb?.spec;
-  if (!isJsonObject(spec)) return [];
-  const targets = new Set(
-    readArray(spec['clusters'], 'spec.clusters', []).flatMap((c) =>
-      isJsonObject(c) && typeof c['name'] === 'string' ? [c['name']] : [],
-    ),
-  );
+  const tasks = isJsonObject(spec) ? spec['gracefulEvictionTasks'] : undefined;
+  if (tasks === undefined || tasks === null) return []; // the common case, on every charge
+  const targets = scheduledClusterNames(rb);
   const found = new Map<string, { cluster: string; replicas?: number }>();
-  readArray(spec['gracefulEvictionTasks'], 'spec.gracefulEvictionTasks', errors).forEach((task, i) => {
+  readArray(tasks, 'spec.gracefulEvictionTasks', errors).forEach((task, i) => {
     if (!isJsonObject(task)) return;
     const cluster = readString(task['fromCluster']);
     if (cluster === undefined || targets.has(cluster) || found.has(cluster)) return;

@@ -18,7 +18,7 @@ import {
   isJsonObject,
   type ResourceBinding,
 } from '#api';
-import { evictedCopies } from './charge.js';
+import { evictedCopies, scheduledClusterNames } from './charge.js';
 
 /** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
 export type UsageList = ResourceList | Readonly<Record<string, string>>;
@@ -202,14 +202,7 @@ export function readClusters(
  * top until the task goes: charge.ts evictedCopies).
  */
 export function targetClusterNames(rb: ResourceBinding): ReadonlySet<string> {
-  const clusters: unknown = rb?.spec?.clusters;
-  const names = new Set<string>();
-  if (Array.isArray(clusters)) {
-    for (const target of clusters) {
-      if (isJsonObject(target) && typeof target['name'] === 'string' && target['name'] !== '')
-        names.add(target['name']);
-    }
-  }
+  const names = scheduledClusterNames(rb);
   for (const { cluster } of evictedCopies(rb, [])) names.add(cluster);
   return names;
 }

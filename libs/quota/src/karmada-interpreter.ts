@@ -8,6 +8,7 @@
  * undefined here. Pure.
  */
 import { isJsonObject } from '#api';
+import { groupOf } from './charge.js';
 
 /** A kind Karmada interprets natively: its API group and how its replicas are read from `spec`. */
 interface NativeKind {
@@ -36,15 +37,11 @@ const NATIVE_KINDS: Readonly<Record<string, NativeKind>> = {
   Pod: { group: '', replicas: () => 1 },
 };
 
-/** The API group of an apiVersion: `apps/v1` -> `apps`, `v1` -> `` (core). */
-const groupOfVersion = (apiVersion: string): string =>
-  apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-
 /** Does Karmada's default interpreter read replicas and a pod template from this kind? */
 export function isNativeReplicaKind(apiVersion: unknown, kind: unknown): boolean {
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !Object.hasOwn(NATIVE_KINDS, kind))
     return false;
-  return NATIVE_KINDS[kind]!.group === groupOfVersion(apiVersion);
+  return NATIVE_KINDS[kind]!.group === groupOf(apiVersion);
 }
 
 /** A template as Karmada's default interpreter reads it: replicas and one replica's pod spec. */
