@@ -32,11 +32,8 @@
  *   `requests.nvidia.com/gpu`); other request names (e.g. `storage`) are not quota-tracked and ignored.
  *   `pods` is the sum of the templates' replicas.
  *
- * - A cluster Karmada is moving the workload away from (`spec.gracefulEvictionTasks[].fromCluster`, no
- *   longer in spec.clusters) runs its old copy beside the new one until that is healthy or Karmada's
- *   `--graceful-eviction-timeout` passes: it is charged on top while its task is listed, the task's
- *   `replicas` (Karmada writes the evicted cluster's share), or `spec.replicas` without them (each
- *   component's for multi-template bindings); for object counts it is one more copy.
+ * - A cluster in `spec.gracefulEvictionTasks` runs its old copy too: charged on top while listed
+ *   (evictedCopies; docs/concepts/binding-cost.md#moves-and-graceful-eviction).
  *
  * Object counts: the kind in `spec.resource` counts one per copy, `max(1, len(spec.clusters))`, under
  * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy

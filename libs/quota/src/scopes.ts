@@ -11,12 +11,9 @@
  * | Exists       | match                   | no match                |
  * | DoesNotExist | no match                | match                   |
  *
- * The priority class is `spec.replicaRequirements.priorityClassName`. Karmada writes it only with its
- * alpha ResourceQuotaEstimate gate (off by default), and then writes `replicaRequirements.namespace`
- * too. A binding of a kind Karmada interprets natively written without the gate (no `namespace`
- * there) gets its class from its resource template's pod spec instead: the services read the template
- * (templateClassNeeded, withTemplateClass) before any rule here sees the binding
- * (docs/concepts/scopes.md, "Karmada's feature gate"). A multi-template binding
+ * The priority class is `spec.replicaRequirements.priorityClassName`, or the template's, set by the
+ * services before any rule here runs (templateClassNeeded; docs/concepts/scopes.md#karmadas-feature-gate).
+ * A multi-template binding
  * (`spec.components`) matches when ANY of its components matches the whole selector, each component
  * taking its own `replicaRequirements.priorityClassName` or, without one, the top-level one: a quota
  * scoped to "high" is then charged for a workload with any high-priority part, rather than letting it
