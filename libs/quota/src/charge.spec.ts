@@ -6,6 +6,8 @@ import {
   guessPlural,
   missingRequestErrors,
   unboundedPodsRefusals,
+  withClusterOverrides,
+  type ClusterOverride,
 } from './charge.js';
 
 interface Shape {
@@ -286,6 +288,82 @@ describe('bindingCharge: a copy left behind by a graceful eviction (review 3, ne
       pods: String(pods),
       'requests.cpu': String(pods),
     });
+  });
+});
+
+describe('bindingCharge: what OverridePolicies make a target cluster run (review 3, item 4)', () => {
+  const override = (
+    cluster: string,
+    change: Omit<ClusterOverride, 'cluster' | 'policies'>,
+  ): ClusterOverride => ({
+    cluster,
+    ...change,
+    policies: ['OverridePolicy team-a/p'],
+  });
+  // [case, spec.replicas, spec.clusters[].replicas, placement, overrides, cpu, pods]
+  it.each<[string, number, number[], Record<string, unknown>, ClusterOverride[], string, number]>([
+    ['none: the binding itself', 4, [2, 2], divided, [], '4', 4],
+    ['Divided 2 + 2, m0 overridden to 4: 6', 4, [2, 2], divided, [override('m0', { replicas: 4 })], '6', 6],
+    ['Divided, m1 overridden down to 1: 3', 4, [2, 2], divided, [override('m1', { replicas: 1 })], '3', 3],
+    [
+      'Divided, m0 at 2 cpu a replica: 2 x 2 + 2',
+      4,
+      [2, 2],
+      divided,
+      [override('m0', { resourceRequest: { cpu: '2' } })],
+      '6',
+      4,
+    ],
+    [
+      'Duplicated 3 on two, m1 overridden to 5 at 500m: 3 + 2.5',
+      3,
+      [3, 3],
+      duplicated,
+      [override('m1', { replicas: 5, resourceRequest: { cpu: '500m' } })],
+      '5500m',
+      8,
+    ],
+    [
+      'Duplicated, a cluster still listed below spec.replicas keeps spec.replicas as its share',
+      3,
+      [3, 1],
+      duplicated,
+      [override('m1', { replicas: 4 })],
+      '7',
+      7,
+    ],
+    [
+      'an override of a cluster not targeted charges nothing',
+      4,
+      [2, 2],
+      divided,
+      [override('m9', { replicas: 9 })],
+      '4',
+      4,
+    ],
+    [
+      'Divided, not all scheduled yet: the unscheduled rest stays charged',
+      6,
+      [2, 2],
+      divided,
+      [override('m0', { replicas: 3 })],
+      '7',
+      7,
+    ],
+  ])('%s', (_name, replicas, scheduled, placement, overrides, cpu, pods) => {
+    const rb = binding({ replicas, request: { cpu: '1' }, clusters: onClusters(...scheduled), placement });
+    const result = bindingCharge(withClusterOverrides(rb, overrides));
+    expect(result.errors).toEqual([]);
+    expect(formatList(result.charge)).toMatchObject({ cpu, pods: String(pods), 'requests.cpu': cpu });
+  });
+
+  it('travels with copies of the binding, never on the wire', () => {
+    const rb = withClusterOverrides(
+      binding({ replicas: 2, request: { cpu: '1' }, clusters: onClusters(2), placement: divided }),
+      [override('m0', { replicas: 5 })],
+    );
+    expect(formatList(bindingCharge({ ...rb }).charge)['cpu']).toBe('5');
+    expect(formatList(bindingCharge(JSON.parse(JSON.stringify(rb))).charge)['cpu']).toBe('2');
   });
 });
 

@@ -34,6 +34,11 @@
  *
  * - A cluster in `spec.gracefulEvictionTasks` runs its old copy too: charged on top while listed
  *   (evictedCopies; docs/concepts/binding-cost.md#moves-and-graceful-eviction).
+ * - A target cluster an OverridePolicy changes (withClusterOverrides; what it makes the cluster run is
+ *   read from the template by libs/usage cluster-overrides.ts) is charged what it runs there instead
+ *   of its share of the binding: `spec.clusters[].replicas` (Duplicated: at least `spec.replicas`),
+ *   or the overridden replicas, times the overridden requests
+ *   (docs/concepts/binding-cost.md#overridepolicies).
  *
  * Object counts: the kind in `spec.resource` counts one per copy, `max(1, len(spec.clusters))`, under
  * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy
@@ -86,7 +91,43 @@ export interface BindingTemplate {
   resourceRequest: unknown;
   /** The template's priority class (a component without one inherits `spec.replicaRequirements`'). */
   priorityClassName?: string;
+  /** The one target cluster this entry charges, for a cluster an OverridePolicy changes. */
+  cluster?: string;
 }
+
+/**
+ * What the OverridePolicies that apply to a binding make one of its target clusters run, where that
+ * differs from the binding's own description (single-template bindings of kinds Karmada interprets).
+ */
+export interface ClusterOverride {
+  cluster: string;
+  /** The replicas the overridden workload declares there, when an override changes them. */
+  replicas?: number;
+  /** One replica's requests there (resource name -> quantity), when an override changes them. */
+  resourceRequest?: Readonly<Record<string, string>>;
+  /** The policies that changed it, `OverridePolicy ns/name` or `ClusterOverridePolicy name`. */
+  policies: readonly string[];
+}
+
+/*
+ * The overrides travel with the binding as it is judged, never on the wire: a symbol key no JSON
+ * carries, set only by withClusterOverrides (like withTemplateClass's class, read by whoever charges).
+ */
+const CLUSTER_OVERRIDES = Symbol('karmada-quota cluster overrides');
+type WithOverrides = ResourceBinding & { [CLUSTER_OVERRIDES]?: readonly ClusterOverride[] };
+
+/** The binding as charged with what OverridePolicies make its clusters run (none: the binding itself). */
+export function withClusterOverrides(
+  rb: ResourceBinding,
+  overrides: readonly ClusterOverride[],
+): ResourceBinding {
+  if (overrides.length === 0 && clusterOverridesOf(rb).length === 0) return rb;
+  return { ...rb, [CLUSTER_OVERRIDES]: overrides } as WithOverrides;
+}
+
+/** The cluster overrides a binding was given by withClusterOverrides; none for a wire object. */
+export const clusterOverridesOf = (rb: ResourceBinding): readonly ClusterOverride[] =>
+  (rb as WithOverrides)[CLUSTER_OVERRIDES] ?? [];
 
 /** Well-known kinds -> plural resource name. Anything else: `guessPlural`. */
 export const KNOWN_PLURALS: Readonly<Record<string, string>> = {
@@ -224,6 +265,29 @@ export function evictedCopies(
   return [...found.values()];
 }
 
+/**
+ * The binding's overridden target clusters with the share of its replicas each has without the
+ * override: `spec.clusters[].replicas`, at least `spec.replicas` when Duplicated (older Karmada gives
+ * every cluster the full count), at least 1 for a bare Pod.
+ */
+function overriddenClusters(
+  rb: ResourceBinding,
+  clusters: readonly unknown[],
+  declared: number,
+): { override: ClusterOverride; share: number }[] {
+  const overrides = clusterOverridesOf(rb);
+  if (overrides.length === 0) return [];
+  const divided = isDivided(rb.spec?.placement);
+  const pod = isCorePod(rb);
+  return overrides.flatMap((override) => {
+    const target = clusters.find((c) => isJsonObject(c) && c['name'] === override.cluster);
+    if (!isJsonObject(target)) return [];
+    const assigned = readCount(target['replicas'], 'spec.clusters[].replicas', []);
+    const share = pod ? Math.max(1, assigned) : divided ? assigned : Math.max(declared, assigned);
+    return [{ override, share }];
+  });
+}
+
 function isCorePod(rb: ResourceBinding): boolean {
   const resource: unknown = rb.spec?.resource;
   return (
@@ -259,13 +323,22 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
     const evicted = evictions.reduce((sum, task) => sum + (task.replicas ?? declared), 0);
     let replicas = Math.max(applied, scheduled) + evicted;
     if (isCorePod(rb)) replicas = Math.max(replicas, copies + evictions.length);
+    const template = {
+      path: 'spec.replicaRequirements',
+      resourceRequest: topRequirements['resourceRequest'],
+      priorityClassName: topPriority,
+    };
+    const overridden = overriddenClusters(rb, clusters, declared);
+    const moved = overridden.reduce((sum, entry) => sum + entry.share, 0);
     return [
-      {
-        path: 'spec.replicaRequirements',
-        replicas,
-        resourceRequest: topRequirements['resourceRequest'],
-        priorityClassName: topPriority,
-      },
+      { ...template, replicas: Math.max(0, replicas - moved) },
+      ...overridden.map(({ override, share }) => ({
+        ...template,
+        path: `spec.clusters[${override.cluster}] as overridden by ${override.policies.join(', ')}`,
+        cluster: override.cluster,
+        replicas: override.replicas ?? share,
+        resourceRequest: override.resourceRequest ?? template.resourceRequest,
+      })),
     ];
   }
 

@@ -1,6 +1,7 @@
 export {
   bindingCharge,
   bindingTemplates,
+  clusterOverridesOf,
   countResourceName,
   groupOf,
   guessPlural,
@@ -8,8 +9,9 @@ export {
   LEGACY_COUNT_NAMES,
   missingRequestErrors,
   unboundedPodsRefusals,
+  withClusterOverrides,
 } from './charge.js';
-export type { BindingCharge, BindingTemplate } from './charge.js';
+export type { BindingCharge, BindingTemplate, ClusterOverride } from './charge.js';
 export {
   bindingMatchesScopes,
   hasPriorityClassScope,
@@ -20,7 +22,13 @@ export {
   withTemplateClass,
 } from './scopes.js';
 export type { TemplateRef } from './scopes.js';
-export { interpretTemplate, isNativeReplicaKind, templatePriorityClass } from './karmada-interpreter.js';
+export {
+  interpretTemplate,
+  isNativeReplicaKind,
+  memberReplicas,
+  reviseReplicas,
+  templatePriorityClass,
+} from './karmada-interpreter.js';
 export type { InterpretedTemplate } from './karmada-interpreter.js';
 export { quotaResourceNameErrors, validateKarmadaQuota } from './validation.js';
 export {

@@ -10,10 +10,15 @@
 import { isJsonObject } from '#api';
 import { groupOf } from './charge.js';
 
-/** A kind Karmada interprets natively: its API group and how its replicas are read from `spec`. */
+/**
+ * A kind Karmada interprets natively: its API group, how its replicas are read from `spec`, and the
+ * field Karmada sets to a target cluster's replicas when it builds that cluster's Work
+ * (pkg/resourceinterpreter/default/native/revisereplica.go; none for a Pod).
+ */
 interface NativeKind {
   group: string;
   replicas: (spec: Readonly<Record<string, unknown>>) => number;
+  revisedField?: string;
 }
 
 const count = (value: unknown): number | undefined =>
@@ -23,9 +28,9 @@ const count = (value: unknown): number | undefined =>
 const specReplicas = (spec: Readonly<Record<string, unknown>>): number => count(spec['replicas']) ?? 0;
 
 const NATIVE_KINDS: Readonly<Record<string, NativeKind>> = {
-  Deployment: { group: 'apps', replicas: specReplicas },
-  ReplicaSet: { group: 'apps', replicas: specReplicas },
-  StatefulSet: { group: 'apps', replicas: specReplicas },
+  Deployment: { group: 'apps', replicas: specReplicas, revisedField: 'replicas' },
+  ReplicaSet: { group: 'apps', replicas: specReplicas, revisedField: 'replicas' },
+  StatefulSet: { group: 'apps', replicas: specReplicas, revisedField: 'replicas' },
   // spec.parallelism, never more than spec.completions (a fixed completion count runs no more).
   Job: {
     group: 'batch',
@@ -33,6 +38,7 @@ const NATIVE_KINDS: Readonly<Record<string, NativeKind>> = {
       const parallelism = count(spec['parallelism']) ?? 0;
       return Math.min(parallelism, count(spec['completions']) ?? parallelism);
     },
+    revisedField: 'parallelism',
   },
   Pod: { group: '', replicas: () => 1 },
 };
@@ -68,4 +74,36 @@ export function templatePriorityClass(template: unknown): string | undefined {
   if (interpreted === undefined) return undefined;
   const name = interpreted.podSpec['priorityClassName'];
   return typeof name === 'string' ? name : '';
+}
+
+/**
+ * The template as Karmada sends it to one target cluster before overrides: its replica field set to
+ * the cluster's `spec.clusters[].replicas` (a copy; the template itself is not changed). Undefined for
+ * a kind not interpreted natively.
+ */
+export function reviseReplicas(
+  template: Readonly<Record<string, unknown>>,
+  replicas: number,
+): Record<string, unknown> | undefined {
+  if (!isNativeReplicaKind(template['apiVersion'], template['kind'])) return undefined;
+  const field = NATIVE_KINDS[template['kind'] as string]!.revisedField;
+  const copy = structuredClone(template) as Record<string, unknown>;
+  if (field === undefined) return copy;
+  const spec = isJsonObject(copy['spec']) ? copy['spec'] : {};
+  copy['spec'] = { ...spec, [field]: replicas };
+  return copy;
+}
+
+/**
+ * The template's replicas as the member cluster runs it: as interpretTemplate reads them, but an
+ * unset or null replica field is 1, as the member's API server defaults it (an OverridePolicy can
+ * remove the field, or null it: Karmada drops a zero `value` from its JSON patch).
+ */
+export function memberReplicas(template: Readonly<Record<string, unknown>>): number | undefined {
+  if (!isNativeReplicaKind(template['apiVersion'], template['kind'])) return undefined;
+  const native = NATIVE_KINDS[template['kind'] as string]!;
+  const spec = isJsonObject(template['spec']) ? template['spec'] : {};
+  const field = native.revisedField;
+  const unset = field !== undefined && (spec[field] === undefined || spec[field] === null);
+  return native.replicas(unset ? { ...spec, [field]: 1 } : spec);
 }

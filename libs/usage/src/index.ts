@@ -42,3 +42,4 @@ export type {
 } from './snapshot-layout.js';
 export { countedResource, countedResourceId, type CountedResource } from './counted-resources.js';
 export { bindingForTemplate, templateBindingName, updatedForTemplate } from './template-binding.js';
+export { clusterOverrides, type ClusterOverridesInput, type OverridePolicies } from './cluster-overrides.js';

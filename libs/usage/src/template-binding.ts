@@ -6,7 +6,7 @@
  * (DaemonSets, CronJobs, custom resources) are left out: their binding is not predictable from the
  * template alone.
  */
-import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { isJsonObject, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import { formatList } from '#quantity';
 import { interpretTemplate } from '#quota';
@@ -22,8 +22,12 @@ interface Interpreted {
   name: string;
   namespace: string;
   replicas: number;
-  podSpec: V1PodSpec;
+  podSpec: Readonly<Record<string, unknown>>;
 }
+
+/** One replica's requests, by the scheduler's rule (podRequests), as a binding's `resourceRequest`. */
+export const replicaRequests = (podSpec: Readonly<Record<string, unknown>>): Record<string, string> =>
+  formatList(podRequests({ spec: podSpec } as unknown as V1Pod));
 
 function interpret(template: unknown): Interpreted | undefined {
   const interpreted = interpretTemplate(template);
@@ -31,8 +35,7 @@ function interpret(template: unknown): Interpreted | undefined {
   const { name, namespace } = template['metadata'];
   if (typeof name !== 'string' || typeof namespace !== 'string') return undefined;
   const { apiVersion, kind } = template as { apiVersion: string; kind: string };
-  const podSpec = interpreted.podSpec as unknown as V1PodSpec;
-  return { apiVersion, kind, name, namespace, replicas: interpreted.replicas, podSpec };
+  return { apiVersion, kind, name, namespace, replicas: interpreted.replicas, podSpec: interpreted.podSpec };
 }
 
 /**
@@ -43,8 +46,9 @@ export function bindingForTemplate(template: unknown): ResourceBinding | undefin
   const interpreted = interpret(template);
   if (!interpreted) return undefined;
   const { apiVersion, kind, name, namespace, replicas, podSpec } = interpreted;
-  const resourceRequest = formatList(podRequests({ spec: podSpec } as V1Pod));
-  const priorityClassName = podSpec.priorityClassName;
+  const resourceRequest = replicaRequests(podSpec);
+  const priorityClassName =
+    typeof podSpec['priorityClassName'] === 'string' ? podSpec['priorityClassName'] : '';
   const replicaRequirements = { resourceRequest, ...(priorityClassName ? { priorityClassName } : {}) };
   return {
     apiVersion: RESOURCE_BINDING.apiVersion,
