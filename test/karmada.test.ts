@@ -656,4 +656,41 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
     expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10');
     await core1.deleteNode({ name: node });
   });
+
+  test("an OverridePolicy raising one member's replicas is charged at admission: 2 + 2 runs 4 + 2", async () => {
+    const namespace = await teamWithQuota({ cpu: '10' });
+    // As a user writes it: member1 runs 4 of web, whatever share the scheduler gives it.
+    await objects().create({
+      apiVersion: 'policy.karmada.io/v1alpha1',
+      kind: 'OverridePolicy',
+      metadata: { name: 'web-member1', namespace },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
+        overrideRules: [
+          {
+            targetCluster: { clusterNames: ['member1'] },
+            overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 4 }] },
+          },
+        ],
+      },
+    });
+    await apply(karmadaWorkload({ name: 'web', namespace, replicas: 4, cpu: '1', clusters: CLUSTERS }));
+    await eventually(
+      () => podCount('member1', namespace),
+      (n) => n === 4,
+    );
+    // Charged 4 + 2: the quota holds 6, whether running yet or reserved.
+    await eventually(
+      () => readQuota(namespace),
+      (q) =>
+        (q.status?.reservations ?? []).length === 0 &&
+        cpu(q.status?.used?.['cpu']) + cpu(q.status?.reserved?.['cpu']) === 6000,
+      30_000,
+    );
+    // So 6 more cpu do not fit (4 + 2 + 6 = 12 of 10); charged for the binding alone (4), they would.
+    await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
+    const refusal = await detectorRefusal(namespace, 'more');
+    expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10');
+    expect(await podCount('member1', namespace)).toBe(4);
+  });
 });

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
 import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
@@ -9,6 +9,7 @@ import {
   METRICS,
   QuotaEventWriter,
   REDIS,
+  BindingOverrides,
   TemplateClasses,
   type RedisClient,
 } from '#service-kit';
@@ -44,13 +45,14 @@ const sameMembers = (a: readonly string[], b: readonly string[]) =>
  * changed by compare-and-swap (reconcile-loop.ts).
  */
 @Injectable()
-export class ReconcileService {
+export class ReconcileService implements OnModuleDestroy {
   private readonly logger = new Logger('reconcile');
   private readonly objects: k8s.CustomObjectsApi;
   private readonly quotas: KubeQuotaStore;
   private readonly events: QuotaEventWriter;
   private readonly waiting: WaitingChanges;
   private readonly templateClasses: TemplateClasses;
+  private readonly overrides: BindingOverrides;
 
   constructor(
     @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
@@ -66,6 +68,19 @@ export class ReconcileService {
     this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
     this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
     this.templateClasses = new TemplateClasses(host);
+    this.overrides = new BindingOverrides(host);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.overrides.onModuleDestroy();
+  }
+
+  /**
+   * The bindings as the charge judges them: their templates' priority classes where Karmada wrote
+   * none (for the quotas that select by class) and what OverridePolicies make their clusters run.
+   */
+  private async judged(bindings: readonly ResourceBinding[], quotas: readonly KarmadaQuota[]) {
+    return this.overrides.apply(await this.templateClasses.classify(bindings, quotas));
   }
 
   /**
@@ -84,8 +99,7 @@ export class ReconcileService {
       const counted = countedClusters(view.quotas);
       const input = await this.readInput(namespace, counted);
       if (input.unknown.length === 0) {
-        // Bindings Karmada wrote without its ResourceQuotaEstimate gate get their template's class.
-        const bindings = await this.templateClasses.classify(view.bindings, view.quotas);
+        const bindings = await this.judged(view.bindings, view.quotas);
         if (statusesCurrentIn({ ...view, bindings }, input, Date.now())) {
           this.usageRecorder.offer(namespace, view.quotas, input.clusters);
           return { quotas: view.quotas.length, written: 0, conflicts: 0, skipped: true };
@@ -116,7 +130,7 @@ export class ReconcileService {
           read.push(quota);
           return quota;
         },
-        listBindings: async (ns) => this.templateClasses.classify(await this.listBindings(ns), read),
+        listBindings: async (ns) => this.judged(await this.listBindings(ns), read),
         writeStatus: async (quota) => {
           const written = await this.quotas.writeStatus(quota);
           this.cache.noteOwnWrite(written);

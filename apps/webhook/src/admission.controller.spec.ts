@@ -31,6 +31,7 @@ function controller(
     { exists } as never,
     {} as never,
     { classify: async (bindings: ResourceBinding[]) => bindings } as never,
+    { mayChange: () => false, apply: async (bindings: ResourceBinding[]) => bindings } as never,
     { cached: () => [], list: async () => [], isWatching: true } as never,
   );
   return { controller: c, admitted };

@@ -22,7 +22,7 @@ import { kindProblem, type GroupVersionKind } from './admission-kind.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
-import { TemplateClasses, TemplateClassUnreadable } from '#service-kit';
+import { BindingOverrides, OverridesUnknown, TemplateClasses, TemplateClassUnreadable } from '#service-kit';
 import { WatchedQuotaStore } from './cached-quota-store.js';
 import { TemplateWarnings } from './template-warnings.js';
 import { WaitingRecorder } from './waiting-recorder.js';
@@ -47,6 +47,7 @@ export class AdmissionController {
     private readonly stored: StoredBindings,
     private readonly templateWarnings: TemplateWarnings,
     private readonly templateClasses: TemplateClasses,
+    private readonly overrides: BindingOverrides,
     private readonly quotas: WatchedQuotaStore,
   ) {}
 
@@ -125,7 +126,9 @@ export class AdmissionController {
       return this.invalid(request, `ResourceBinding ${namespace}/${name} is invalid: ${wrongUid}`);
     const key = { namespace, name };
     const unscoped = bindingChange(key, rb, charge, request.dryRun, oldObject);
-    const needsTemplates = [rb, oldObject].some((b) => b && templateClassNeeded(b));
+    const needsTemplates = [rb, oldObject].some(
+      (b) => b && (templateClassNeeded(b) || this.overrides.mayChange(b)),
+    );
     if (!needsTemplates && asksNothing(unscoped))
       return this.answered(request, key, rb, oldObject, { allowed: true });
     // A create of a stored name fails with AlreadyExists after admission: refused here, it claims
@@ -135,9 +138,10 @@ export class AdmissionController {
     const outcome = await this.withDeadline(async (answerBy) => {
       let change = unscoped;
       if (needsTemplates) {
-        const classified = await this.classified(namespace, rb, oldObject, answerBy);
-        if (!('object' in classified)) return classified;
-        change = bindingChange(key, classified.object, charge, request.dryRun, classified.old);
+        const judged = await this.judged(namespace, rb, oldObject, answerBy);
+        if (!('object' in judged)) return judged;
+        const { object, old } = judged;
+        change = bindingChange(key, object, bindingCharge(object).charge, request.dryRun, old);
         if (asksNothing(change)) return { allowed: true };
       }
       return request.operation === 'CREATE' &&
@@ -155,11 +159,12 @@ export class AdmissionController {
   }
 
   /**
-   * The binding and its old object as PriorityClass scopes judge them: with Karmada's default gates
-   * the class is read from the template (libs/service-kit template-classes.ts), when a quota of the
-   * namespace selects by class. A template that cannot be read then fails the review closed.
+   * The binding and its old object as PriorityClass scopes and the charge judge them: with Karmada's
+   * default gates the class is read from the template (libs/service-kit template-classes.ts), when a
+   * quota of the namespace selects by class; and what OverridePolicies make each target cluster run
+   * (binding-overrides.ts). What cannot be read fails the review closed.
    */
-  private async classified(
+  private async judged(
     namespace: string,
     object: ResourceBinding,
     old: ResourceBinding | undefined,
@@ -172,12 +177,12 @@ export class AdmissionController {
       const quotas =
         this.quotas.cached(namespace) ??
         (this.quotas.isWatching ? [] : await this.quotas.list(namespace, { deadline: answerBy }));
-      const [scopedObject, scopedOld] = await this.templateClasses.classify([object, old], quotas, {
-        deadline: answerBy,
-      });
-      return { object: scopedObject!, ...(scopedOld ? { old: scopedOld } : {}) };
+      const classified = await this.templateClasses.classify([object, old], quotas, { deadline: answerBy });
+      const [judgedObject, judgedOld] = await this.overrides.apply(classified, { deadline: answerBy });
+      return { object: judgedObject!, ...(judgedOld ? { old: judgedOld } : {}) };
     } catch (err) {
-      return failClosed(err instanceof TemplateClassUnreadable ? err.message : describeError(err));
+      const explained = err instanceof TemplateClassUnreadable || err instanceof OverridesUnknown;
+      return failClosed(explained ? err.message : describeError(err));
     }
   }
 

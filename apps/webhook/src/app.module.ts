@@ -24,7 +24,7 @@ import { CasPerAdmission } from './cas-per-admission.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
-import { TemplateClasses } from '#service-kit';
+import { BindingOverrides, TemplateClasses } from '#service-kit';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
@@ -63,6 +63,7 @@ export class WebhookModule {
         },
         { provide: StoredBindings, useValue: new StoredBindings(host) },
         { provide: TemplateClasses, useValue: new TemplateClasses(host) },
+        { provide: BindingOverrides, useValue: new BindingOverrides(host) },
         {
           provide: TemplateWarnings,
           inject: [WatchedQuotaStore, StoredBindings],

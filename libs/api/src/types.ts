@@ -88,6 +88,32 @@ export const FEDERATED_RESOURCE_QUOTA = {
   namespaced: true,
 } as const satisfies ApiResourceInfo;
 
+/** Karmada's per-cluster changes of a namespace's templates (read for the charge, never written). */
+export const OVERRIDE_POLICY = {
+  group: 'policy.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'policy.karmada.io/v1alpha1',
+  kind: 'OverridePolicy',
+  listKind: 'OverridePolicyList',
+  plural: 'overridepolicies',
+  singular: 'overridepolicy',
+  shortNames: ['op'],
+  namespaced: true,
+} as const satisfies ApiResourceInfo;
+
+/** Karmada's per-cluster changes of templates in every namespace (read for the charge, never written). */
+export const CLUSTER_OVERRIDE_POLICY = {
+  group: 'policy.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'policy.karmada.io/v1alpha1',
+  kind: 'ClusterOverridePolicy',
+  listKind: 'ClusterOverridePolicyList',
+  plural: 'clusteroverridepolicies',
+  singular: 'clusteroverridepolicy',
+  shortNames: ['cop'],
+  namespaced: false,
+} as const satisfies ApiResourceInfo;
+
 /** A resource.Quantity in its wire form, e.g. "100m", "2Gi", "10". */
 export type Quantity = string;
 

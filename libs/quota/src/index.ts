@@ -19,6 +19,7 @@ export {
   sameScopeInputs,
   SUPPORTED_SCOPES,
   templateClassNeeded,
+  templateRefOf,
   withTemplateClass,
 } from './scopes.js';
 export type { TemplateRef } from './scopes.js';

@@ -1,5 +1,11 @@
 import type { ResourceBinding } from '#api';
-import { interpretTemplate, isNativeReplicaKind, templatePriorityClass } from './karmada-interpreter.js';
+import {
+  interpretTemplate,
+  isNativeReplicaKind,
+  memberReplicas,
+  reviseReplicas,
+  templatePriorityClass,
+} from './karmada-interpreter.js';
 import { hasPriorityClassScope, templateClassNeeded, withTemplateClass } from './scopes.js';
 import type { KarmadaQuota } from '#api';
 
@@ -72,6 +78,53 @@ describe("Karmada v1.18.2's default replica interpreter (its replica_test.go cas
     [undefined, 'Pod', false],
   ])('isNativeReplicaKind(%s, %s) = %s', (apiVersion, kind, expected) => {
     expect(isNativeReplicaKind(apiVersion, kind)).toBe(expected);
+  });
+});
+
+describe("a cluster's copy: Karmada's ReviseReplica, then the member's defaults", () => {
+  // [case, template, cluster replicas, revised spec fields, replicas the member runs]
+  it.each<[string, Record<string, unknown>, number, Record<string, unknown>, number]>([
+    [
+      'a Deployment: spec.replicas',
+      template('apps/v1', 'Deployment', { replicas: 6 }),
+      2,
+      { replicas: 2 },
+      2,
+    ],
+    ['a StatefulSet', template('apps/v1', 'StatefulSet', { replicas: 6 }), 3, { replicas: 3 }, 3],
+    ['a ReplicaSet', template('apps/v1', 'ReplicaSet', {}), 1, { replicas: 1 }, 1],
+    [
+      'a Job: spec.parallelism, completions kept',
+      template('batch/v1', 'Job', { parallelism: 4, completions: 8 }),
+      2,
+      { parallelism: 2, completions: 8 },
+      2,
+    ],
+    ['a Pod: unchanged', template('v1', 'Pod', { containers: [] }), 3, { containers: [] }, 1],
+  ])('%s', (_name, workload, replicas, fields, runs) => {
+    const revised = reviseReplicas(workload, replicas)!;
+    expect(revised['spec']).toMatchObject(fields);
+    expect(memberReplicas(revised)).toBe(runs);
+    expect(workload['spec']).not.toBe(revised['spec']);
+  });
+
+  it.each<[string, Record<string, unknown>, number]>([
+    ['replicas removed: the member defaults them to 1', template('apps/v1', 'Deployment', {}), 1],
+    ['replicas null: 1', template('apps/v1', 'Deployment', { replicas: null }), 1],
+    ['a Job without parallelism: 1', template('batch/v1', 'Job', { completions: 5 }), 1],
+    [
+      'a Job whose completions are fewer: completions',
+      template('batch/v1', 'Job', { parallelism: 3, completions: 1 }),
+      1,
+    ],
+  ])('%s', (_name, workload, runs) => {
+    expect(memberReplicas(workload)).toBe(runs);
+  });
+
+  it('reads nothing of kinds Karmada does not interpret', () => {
+    const daemonSet = template('apps/v1', 'DaemonSet', {});
+    expect(reviseReplicas(daemonSet, 2)).toBeUndefined();
+    expect(memberReplicas(daemonSet)).toBeUndefined();
   });
 });
 

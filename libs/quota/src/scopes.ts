@@ -116,12 +116,21 @@ export interface TemplateRef {
  * binding's own class (none included) is the one scopes judge.
  */
 export function templateClassNeeded(rb: ResourceBinding): TemplateRef | undefined {
+  const requirements = isJsonObject(rb?.spec?.replicaRequirements) ? rb.spec.replicaRequirements : {};
+  if (named(requirements['priorityClassName']) || named(requirements['namespace'])) return undefined;
+  return templateRefOf(rb);
+}
+
+const named = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/**
+ * The resource template of a single-template binding of a kind Karmada interprets natively, as
+ * `spec.resource` names it; undefined for other bindings (their templates are not read).
+ */
+export function templateRefOf(rb: ResourceBinding): TemplateRef | undefined {
   const spec: unknown = rb?.spec;
   if (!isJsonObject(spec)) return undefined;
   if (Array.isArray(spec['components']) && spec['components'].length > 0) return undefined;
-  const requirements = isJsonObject(spec['replicaRequirements']) ? spec['replicaRequirements'] : {};
-  const named = (value: unknown): value is string => typeof value === 'string' && value !== '';
-  if (named(requirements['priorityClassName']) || named(requirements['namespace'])) return undefined;
   const resource = spec['resource'];
   if (!isJsonObject(resource)) return undefined;
   const { apiVersion, kind, name, uid, resourceVersion } = resource;

@@ -33,3 +33,4 @@ export {
 } from './quota-store.js';
 export { QuotaEventWriter, type QuotaRef } from './quota-events.js';
 export { TemplateClasses, TemplateClassUnreadable } from './template-classes.js';
+export { BindingOverrides, OverridesUnknown } from './binding-overrides.js';

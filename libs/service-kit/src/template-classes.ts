@@ -5,49 +5,29 @@
  * gate"). Only in namespaces with a quota that selects by priority class; a template is read again
  * only when its binding names a later resourceVersion than the one read.
  */
-import * as k8s from '@kubernetes/client-node';
-import { describeError, isApiStatus, type KarmadaQuota, type ResourceBinding } from '#api';
+import type * as k8s from '@kubernetes/client-node';
+import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import {
   hasPriorityClassScope,
-  isLaterVersion,
   templateClassNeeded,
   templatePriorityClass,
   withTemplateClass,
   type TemplateRef,
 } from '#quota';
-import { abortAt, type StoreCallOptions } from './quota-store.js';
+import type { StoreCallOptions } from './quota-store.js';
+import { CONCURRENT_READS, TEMPLATE_PLURALS, TemplateReader } from './template-reader.js';
 
-/** The plural of each kind Karmada interprets natively (karmada-interpreter.ts). */
-const PLURALS: Readonly<Record<string, string>> = {
-  Deployment: 'deployments',
-  ReplicaSet: 'replicasets',
-  StatefulSet: 'statefulsets',
-  Job: 'jobs',
-  Pod: 'pods',
-};
-
-/** Templates read at once by one call: a first reconcile of a large namespace reads many. */
-const CONCURRENT_READS = 16;
 /** Cached classes; cleared when full (each entry is a few short strings). */
 const CACHE_LIMIT = 20_000;
-
-interface CachedClass {
-  uid?: string;
-  resourceVersion?: string;
-  priorityClassName: string;
-}
 
 /** Thrown when a template that decides a binding's scope cannot be read; the message says what to fix. */
 export class TemplateClassUnreadable extends Error {}
 
 export class TemplateClasses {
-  private readonly objects: k8s.CustomObjectsApi;
-  private readonly core: k8s.CoreV1Api;
-  private readonly cache = new Map<string, CachedClass>();
+  private readonly templates: TemplateReader<string>;
 
   constructor(host: k8s.KubeConfig) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
-    this.core = host.makeApiClient(k8s.CoreV1Api);
+    this.templates = new TemplateReader(host, (t) => templatePriorityClass(t) ?? '', CACHE_LIMIT);
   }
 
   /**
@@ -79,44 +59,16 @@ export class TemplateClasses {
   }
 
   private async classOf(ref: TemplateRef, options: StoreCallOptions): Promise<string> {
-    const key = `${ref.namespace}/${ref.kind}/${ref.name}`;
-    const cached = this.cache.get(key);
-    const current =
-      cached !== undefined &&
-      ref.uid !== undefined &&
-      cached.uid === ref.uid &&
-      ref.resourceVersion !== undefined &&
-      !isLaterVersion(ref.resourceVersion, cached.resourceVersion);
-    if (current) return cached.priorityClassName;
-    let template: k8s.KubernetesObject;
     try {
-      template = await this.read(ref, options);
+      // A gone template reads as no class: its binding is going too.
+      return (await this.templates.read(ref, options)) ?? '';
     } catch (err) {
-      if (isApiStatus(err, 404)) return '';
       throw new TemplateClassUnreadable(
         `cannot read ${ref.kind} ${ref.namespace}/${ref.name}, whose pod template gives its ResourceBinding ` +
           `the priority class a PriorityClass-scoped KarmadaQuota judges (Karmada writes it into the binding ` +
           `only with its ResourceQuotaEstimate gate): ${describeError(err)}; karmada-quota needs get on ` +
-          `${PLURALS[ref.kind]} in the Karmada API server`,
+          `${TEMPLATE_PLURALS[ref.kind]} in the Karmada API server`,
       );
     }
-    const priorityClassName =
-      templatePriorityClass({ ...template, apiVersion: ref.apiVersion, kind: ref.kind }) ?? '';
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    const { uid, resourceVersion } = template.metadata ?? {};
-    this.cache.set(key, { uid, resourceVersion, priorityClassName });
-    return priorityClassName;
-  }
-
-  private async read(ref: TemplateRef, options: StoreCallOptions): Promise<k8s.KubernetesObject> {
-    const abort = abortAt(options.deadline);
-    if (ref.kind === 'Pod')
-      return this.core.readNamespacedPod({ namespace: ref.namespace, name: ref.name }, abort);
-    const [group, version] = ref.apiVersion.split('/') as [string, string];
-    const read = this.objects.getNamespacedCustomObject(
-      { group, version, plural: PLURALS[ref.kind]!, namespace: ref.namespace, name: ref.name },
-      abort,
-    );
-    return (await read) as k8s.KubernetesObject;
   }
 }

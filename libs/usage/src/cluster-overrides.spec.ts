@@ -274,8 +274,8 @@ describe('clusterOverrides', () => {
       spec: { parallelism: 4, completions: 4, template: { spec: { containers: [{ name: 'c' }] } } },
     };
     const rb = binding([['member1', 2]]);
-    (rb.spec.resource as Record<string, unknown>)['apiVersion'] = 'batch/v1';
-    (rb.spec.resource as Record<string, unknown>)['kind'] = 'Job';
+    (rb.spec.resource as unknown as Record<string, unknown>)['apiVersion'] = 'batch/v1';
+    (rb.spec.resource as unknown as Record<string, unknown>)['kind'] = 'Job';
     const jobPolicy = {
       metadata: { name: 'p', namespace: 'team' },
       spec: {
