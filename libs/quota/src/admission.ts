@@ -9,12 +9,13 @@
  *   not finished): a change that moves a binding into a quota (a new priority class), or runs a
  *   finished workload again (scheduled to a new cluster), is charged in full there, as a CREATE would
  *   be. A new object that holds nothing (being deleted, finished) is never checked (checksChangeOn);
- * - `claimed`: the charge of the binding's pending reservation (same object: the uids agree or one is
- *   unknown) while it still has at least `landingWindowSeconds` to live. The reconciler retires a claim
- *   only once a binding list shows every change relying on it stored or failed (a change relying on a
- *   claim records that, below), else at its expirationTime; an admitted change is stored within 34 s
- *   (the API server's bound on a write) or never, so a claim with that much life left covers this
- *   change until it has landed (docs/concepts/accounting.md, "Claim retirement").
+ * - `claimed`: the charge of the binding's pending reservation when it is this very change's claim
+ *   (claimCovers: a re-review of the same CREATE or of the same UPDATE, which cannot have landed yet)
+ *   while it still has at least `landingWindowSeconds` to live. The reconciler retires a claim only
+ *   once a binding list shows its change stored or failed, else at its expirationTime; an admitted
+ *   change is stored within 34 s (the API server's bound on a write) or never, so a claim with that
+ *   much life left covers this change until it has landed (docs/concepts/accounting.md, "Claim
+ *   retirement").
  *
  * Per item and matching quota, `increase = max(0, charge - max(stored, claimed))`:
  * - nothing to increase -> the quota needs nothing: no check, no write (a decrease, a retry, a change
@@ -244,18 +245,26 @@ interface Plan {
   /** What the existing reservation claims while pending, whatever its uid ({} if nothing). */
   pending: ResourceList;
   charge: ResourceList;
-  /** Empty when the change only relies on the existing claim, which must then record it (relianceToRecord). */
   increase: ResourceList;
 }
 
 /**
- * May this entry's claim be the binding's own? An unknown uid on either side matches by name, except
- * for an update's claim: the reconciler drops it once that uid is gone, so only that uid may rely on it.
+ * Is the entry this very change's claim, so that the change may rely on it: a re-review of the same
+ * CREATE (its uid, a create's claim) or of the same UPDATE (its uid, decided against the same
+ * resourceVersion)? Its change cannot have landed yet. A claim whose change may have landed is not:
+ * the object may have shrunk since, its pods on their way out holding the room the claim counts
+ * (an update of the object shows its create landed; one decided against another version may follow
+ * the claim's landing and a decrease), nor is a claim naming no uid (merged: any object's).
  */
-const sameObject = (entry: ReservationEntry, binding: BindingKey): boolean =>
-  entry.operation === 'Update'
-    ? entry.binding.uid === binding.uid
-    : entry.binding.uid === undefined || binding.uid === undefined || entry.binding.uid === binding.uid;
+function claimCovers(entry: ReservationEntry, item: AdmissionItem): boolean {
+  if (item.binding.uid === undefined || entry.binding.uid !== item.binding.uid) return false;
+  if (item.old === undefined) return entry.operation === undefined;
+  return (
+    entry.operation === 'Update' &&
+    entry.resourceVersion !== undefined &&
+    entry.resourceVersion === item.old.resourceVersion
+  );
+}
 
 function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): Plan | undefined {
   const keys = quota.hardKeys;
@@ -271,32 +280,12 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
       ? maskList(existing.charge, keys)
       : {};
   const claimed =
-    existing !== undefined && sameObject(existing, item.binding)
+    existing !== undefined && claimCovers(existing, item)
       ? claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000))
       : {};
   const increase = excessOf(charge, maxLists(stored, claimed));
-  const reliesOnClaim = Object.keys(excessOf(charge, stored)).length > 0;
-  if (Object.keys(increase).length === 0 && !(reliesOnClaim && relianceToRecord(existing!, item)))
-    return undefined;
+  if (Object.keys(increase).length === 0) return undefined;
   return { quota, existing, pending: claimUntil(options.now), charge, increase };
-}
-
-/**
- * Must an UPDATE relying on this claim (its own object's) record that it does? The reconciler retires a
- * claim once the object is stored at a version later than the claim's resourceVersion, or, for a
- * create's claim, once the object is stored at all (docs/concepts/accounting.md, "Claim retirement"):
- * an update decided against a later version than that may still land after it, so it records its
- * version, or drops the claim's (held then until it expires) when its own is unknown.
- */
-function relianceToRecord(existing: ReservationEntry, item: AdmissionItem): boolean {
-  if (item.old === undefined || item.binding.uid === undefined || existing.binding.uid !== item.binding.uid)
-    return false;
-  if (existing.operation === undefined) return true;
-  if (existing.resourceVersion === undefined) return false;
-  return (
-    item.old.resourceVersion === undefined ||
-    isLaterVersion(item.old.resourceVersion, existing.resourceVersion)
-  );
 }
 
 /**

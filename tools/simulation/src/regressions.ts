@@ -43,7 +43,7 @@ const TERMINATING_AS_WORKLOAD: Undone = {
 const OTHER_CLAIM_NOT_PENDING: Edit = {
   file: ADMISSION,
   from: 'return { quota, existing, pending: claimUntil(options.now), charge, increase };',
-  to: 'return {\n    quota,\n    existing,\n    pending: existing !== undefined && sameObject(existing, item.binding) ? claimUntil(options.now) : {},\n    charge,\n    increase,\n  };',
+  to: 'return {\n    quota,\n    existing,\n    pending: existing?.binding.uid === undefined || existing.binding.uid === item.binding.uid ? claimUntil(options.now) : {},\n    charge,\n    increase,\n  };',
 };
 const MERGED_CLAIM_NAMED: Edit = {
   file: ADMISSION,
@@ -72,6 +72,22 @@ const EXPIRY_AFTER_LIST: Edit[] = [
     to: 'bindings = await host.listBindings(namespace);\n        now = host.clock();',
   },
 ];
+
+/**
+ * The rule before a claim was relied on only by the change it is for: any pending claim of the
+ * object's uid, or naming no uid, was relied on.
+ */
+const ANY_CLAIM_OF_THE_NAME_RELIED_ON: Undone = {
+  bug: 'a claim whose change may have landed is relied on (a create claim by an update, a merged claim by anyone)',
+  edits: [
+    {
+      file: ADMISSION,
+      from: 'existing !== undefined && claimCovers(existing, item)',
+      to: "existing !== undefined && (existing.operation === 'Update' ? existing.binding.uid === item.binding.uid : existing.binding.uid === undefined || item.binding.uid === undefined || existing.binding.uid === item.binding.uid)",
+    },
+  ],
+  fails: 'RUNS',
+};
 
 /** A patch that undoes a fix, and a fragment of the failure it must cause (mutations.spec.ts checks both). */
 export interface Undone extends Mutation {
@@ -915,23 +931,12 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     shows: ['UPDATE b1 0->1'],
   },
-  // Found by the search once claims retired early (seed 540271249, with the record undone): a finished
-  // Job holds nothing, so running it again relied on its create's pending claim; the reconciler then
-  // retired that claim (its object stored) while the update was still in flight.
-  'an update relying on a claim records the version it was decided against': {
-    undone: [
-      {
-        bug: 'an update relying on a create claim leaves the claim as it is',
-        edits: [
-          {
-            file: ADMISSION,
-            from: '  if (existing.operation === undefined) return true;',
-            to: '  if (existing.operation === undefined) return false;',
-          },
-        ],
-        fails: 'ACCOUNTED',
-      },
-    ],
+  // Found by the search once claims retired early (seed 540271249): a finished Job holds nothing, so
+  // running it again relied on its create's pending claim, which the reconciler then retired (its
+  // object stored) while the update was still in flight. An update never relies on its object's
+  // create claim now (the create landed): it is charged, and its own claim waits for it.
+  "running a finished Job again does not rely on its create's claim": {
+    undone: [{ ...ANY_CLAIM_OF_THE_NAME_RELIED_ON, fails: 'ACCOUNTED' }],
     actions: [
       { t: 'createKind', b: 3, kind: 'Job', replicas: 1, high: false, replica: 0 },
       complete(),
@@ -1355,6 +1360,66 @@ export const REGRESSIONS: Record<string, Regression> = {
       'request 2 UPDATE b1 1->4 on ["member2=4"] sent to webhook-0',
       'webhook-0 writes quota all reserving [b1 (Update) cpu=4,pods=4]',
       'request 2 stored: UPDATE b1 1->4 on ["member2=4"]',
+    ],
+  },
+  // b1 is created at 4 (its claim not retired yet: no reconcile), its 4 pods run, it is scaled 4 -> 0
+  // (the pods terminate, still counted) and back to 4. Relying on the create's claim, the scale-up
+  // asked nothing: 4 terminating + 4 new + b2's 6 = 14 of 10 (RUNS). The create landed (an update of
+  // its object shows it), so the claim covers no change in flight: the scale-up is checked, refused.
+  "a create's claim is not relied on by a scale-up while the old pods terminate": {
+    undone: [ANY_CLAIM_OF_THE_NAME_RELIED_ON],
+    actions: [
+      create(2, 4),
+      complete(),
+      complete(),
+      land(),
+      create(1, 4),
+      complete(),
+      complete(),
+      land(),
+      { t: 'pods', b: 1, n: 4, m: 0 },
+      update(1, 0),
+      land(),
+      { t: 'publish' },
+      update(1, 4),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+    ],
+    shows: [
+      'host: webhook-0 writes quota all reserving [b2 cpu=6,pods=4; b1 cpu=4,pods=4]',
+      'member1: 4 pods of Deployment b1 terminating (scaledDown)',
+      'request 3 answered refused: exceeded quota: all, requested: cpu=4, used: cpu=10, limited: cpu=10',
+    ],
+  },
+  // Two creates of b0 race (uid-0 4 pods, uid-1 6 pods): their claims merge into one naming no uid.
+  // Both land in turn, run and are deleted (10 pods terminating); a third object's create of the
+  // name relied on the merged claim: 10 + 3 = 13 pods of 12 (RUNS). A claim naming no uid may be
+  // any object's: nobody relies on it, the create is refused.
+  'a merged claim naming no uid is not relied on by a third object of the name': {
+    undone: [ANY_CLAIM_OF_THE_NAME_RELIED_ON],
+    actions: [
+      create(0, 4),
+      create(0, 6),
+      complete(),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      { t: 'pods', b: 0, n: 4, m: 0 },
+      { t: 'delete', b: 0, graceful: false },
+      land(),
+      { t: 'pods', b: 0, n: 6, m: 0 },
+      { t: 'delete', b: 0, graceful: false },
+      create(0, 3),
+      complete(),
+      land(),
+    ],
+    shows: [
+      'host: webhook-0 writes quota all reserving [b0 cpu=5,pods=10]',
+      'member1: 6 pods of Deployment b0 terminating (deleted)',
+      'request 2 answered refused: exceeded quota: all, requested: pods=3, used: pods=10, limited: pods=12',
     ],
   },
 };
