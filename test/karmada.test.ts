@@ -674,23 +674,35 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
         ],
       },
     });
+    // member2 makes no pods yet (a member ResourceQuota of none), as a member slow to start them:
+    // its share must stay reserved, not be netted by member1's overridden 4.
+    const core2 = member('member2').makeApiClient(k8s.CoreV1Api);
+    await eventually(
+      () => core2.readNamespace({ name: namespace }).catch(() => undefined),
+      (ns) => ns !== undefined,
+    );
+    await core2.createNamespacedResourceQuota({
+      namespace,
+      body: { metadata: { name: 'none-yet' }, spec: { hard: { pods: '0' } } },
+    });
     await apply(karmadaWorkload({ name: 'web', namespace, replicas: 4, cpu: '1', clusters: CLUSTERS }));
     await eventually(
       () => podCount('member1', namespace),
       (n) => n === 4,
     );
-    // Charged 4 + 2: the quota holds 6, whether running yet or reserved.
+    // Charged 4 + 2: used 4 in member1, member2's 2 reserved (charged 2 + 2, used 4 would net them).
     await eventually(
       () => readQuota(namespace),
       (q) =>
         (q.status?.reservations ?? []).length === 0 &&
-        cpu(q.status?.used?.['cpu']) + cpu(q.status?.reserved?.['cpu']) === 6000,
+        cpu(q.status?.used?.['cpu']) === 4000 &&
+        cpu(q.status?.reserved?.['cpu']) === 2000,
       30_000,
     );
     // So 6 more cpu do not fit (4 + 2 + 6 = 12 of 10); charged for the binding alone (4), they would.
-    await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
+    await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member1'] }));
     const refusal = await detectorRefusal(namespace, 'more');
     expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10');
-    expect(await podCount('member1', namespace)).toBe(4);
+    expect(await podCount('member2', namespace)).toBe(0);
   });
 });
