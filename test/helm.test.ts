@@ -395,6 +395,34 @@ describe('the Helm chart charts/karmada-quota', () => {
         value: '/etc/karmada-quota/karmada-kubeconfig/kubeconfig',
       });
     }
+    // Only the register Job waits for a ready webhook (else every binding is refused until one is),
+    // and the webhook's NetworkPolicy lets its readiness check in.
+    const waitsFor = (job: Job) =>
+      job.spec.template.spec.containers[0]!.env.find((e: { name: string }) => e.name === 'WAIT_FOR_READY_URL')
+        ?.value;
+    expect(Object.fromEntries(jobs.map((job) => [job.metadata.name, waitsFor(job)]))).toEqual({
+      [`${release}-karmada-quota-setup`]: undefined,
+      [`${release}-karmada-quota-register`]: 'https://webhook.example:8443/readyz',
+      [`${release}-karmada-quota-remove`]: undefined,
+    });
+    // Without webhook.url, through the Service.
+    const [register] = ofKind<Job>(render(intoHost[0]!).manifests, 'Job').filter((j) =>
+      j.metadata.name.endsWith('-register'),
+    );
+    expect(waitsFor(register!)).toBe(`https://${release}-karmada-quota-webhook.${namespace}.svc:443/readyz`);
+    const [policy] = ofKind<Manifest & { spec: { ingress: { from: unknown[] }[] } }>(
+      manifests,
+      'NetworkPolicy',
+    ).filter((m) => m.metadata.name === `${release}-karmada-quota-webhook`);
+    expect(policy!.spec.ingress[0]!.from).toContainEqual({
+      podSelector: {
+        matchLabels: {
+          'app.kubernetes.io/name': 'karmada-quota',
+          'app.kubernetes.io/instance': release,
+          'app.kubernetes.io/component': 'installer',
+        },
+      },
+    });
     const objectsOf = (phase: string) => {
       const map = ofKind<Manifest & { data: Record<string, string> }>(hooks, 'ConfigMap').find(
         (m) => m.metadata.name === `${release}-karmada-quota-${phase}`,

@@ -276,7 +276,7 @@ describe('installed from the registry into karmada-host', () => {
         reconciler: await freePort(),
         console: await freePort(),
       };
-      await installHelm(
+      const installing = installHelm(
         'install',
         RELEASE,
         `oci://${target}/charts/karmada-quota`,
@@ -287,6 +287,18 @@ describe('installed from the registry into karmada-host', () => {
         ...Object.entries(ports).flatMap(([service, port]) => ['--set', `${service}.port=${port}`]),
         ...['--set', 'crd.keepOnUninstall=false'],
       );
+      installing.catch(() => undefined); // awaited below; failing meanwhile is no unhandled rejection
+      // As in a cluster, the Deployments' pods start while helm waits for its post-install hook, whose
+      // register Job waits for a ready webhook before registering it (else every binding is refused).
+      const apps = hostCluster().makeApiClient(k8s.AppsV1Api);
+      const deployments = await eventually(
+        () => apps.listNamespacedDeployment({ namespace: NAMESPACE }),
+        (list) => list.items.length === 4,
+        120_000,
+      );
+      for (const deployment of deployments.items)
+        await kubelet.runPod(deployment.metadata!.name!, deployment.spec!.template);
+      await installing;
       expect(ranJobs).toEqual([`${RELEASE}-setup`, `${RELEASE}-register`]);
       expect(jobLogs.get(`${RELEASE}-setup`)!.log).toContain(
         'applied CustomResourceDefinition karmadaquotas.quota.karmada.io',
@@ -313,14 +325,12 @@ describe('installed from the registry into karmada-host', () => {
         .listCustomResourceDefinition();
       expect(hostCrds.items).toEqual([]);
 
-      const deployments = await hostCluster()
-        .makeApiClient(k8s.AppsV1Api)
-        .listNamespacedDeployment({ namespace: NAMESPACE });
       expect(deployments.items.map((d) => d.metadata!.name).sort()).toEqual(
         ['aggregator', 'console', 'reconciler', 'webhook'].map((n) => `${RELEASE}-${n}`),
       );
-      for (const deployment of deployments.items)
-        await kubelet.runPod(deployment.metadata!.name!, deployment.spec!.template);
+      expect(jobLogs.get(`${RELEASE}-register`)!.log).toContain(
+        `the webhook at https://localhost:${ports.webhook}/readyz is ready`,
+      );
 
       // A team through real Karmada.
       const namespace = uniqueName('installed');

@@ -2,6 +2,7 @@
 // `installer apply` server-side-applies the objects the chart rendered for the Karmada API server
 // (mounted at OBJECTS_DIR) and deletes what an earlier release of the same phase applied and this one
 // does not; `installer delete` removes them at uninstall. KUBECONFIG names the Karmada API server.
+// WAIT_FOR_READY_URL: an `apply` first waits until that URL answers 200 (the webhook's /readyz).
 import * as k8s from '@kubernetes/client-node';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   staleObjects,
   type KarmadaApiServerObject,
 } from './objects.js';
+import { waitForReady } from './wait-ready.js';
 
 const FIELD_MANAGER = 'karmada-quota-installer';
 const CRD_ESTABLISHED_TIMEOUT_MS = 60_000;
@@ -140,6 +142,13 @@ async function main(): Promise<void> {
     `${action === 'apply' ? 'applying' : 'deleting'} ${objects.length} objects on the Karmada API server at ${api.server}`,
   );
   if (action === 'apply') {
+    // The register phase: the webhook must answer before it is registered (wait-ready.ts).
+    const readyUrl = process.env.WAIT_FOR_READY_URL;
+    if (readyUrl)
+      await waitForReady(readyUrl, {
+        timeoutMs: Number(process.env.WAIT_FOR_READY_SECONDS ?? '240') * 1000,
+        log,
+      });
     for (const object of applyOrder(objects)) {
       await api.apply(object);
       if (object.kind === 'CustomResourceDefinition') await api.established(object);

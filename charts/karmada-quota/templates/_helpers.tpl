@@ -416,7 +416,7 @@ hook Job applies them with the Karmada API server's kubeconfig (docs/operating/i
 {{- $documents = append $documents (toYaml $object) -}}
 {{- end -}}
 {{- end -}}
-{{ include "karmada-quota.installJob" (dict "root" .root "name" .phase "hook" .hook "action" "apply" "phases" (list $label) "objects" (join "\n---\n" $documents)) }}
+{{ include "karmada-quota.installJob" (dict "root" .root "name" .phase "hook" .hook "action" "apply" "phases" (list $label) "objects" (join "\n---\n" $documents) "waitForReadyUrl" (.waitForReadyUrl | default "")) }}
 {{- end -}}
 {{- end -}}
 
@@ -481,6 +481,12 @@ spec:
               value: {{ join "," .phases | quote }}
             - name: OBJECTS_DIR
               value: /etc/karmada-quota/objects
+            {{- with .waitForReadyUrl }}
+            - name: WAIT_FOR_READY_URL
+              value: {{ . | quote }}
+            - name: WAIT_FOR_READY_SECONDS
+              value: {{ sub $root.Values.installJob.activeDeadlineSeconds 30 | quote }}
+            {{- end }}
             {{- include "karmada-quota.commonEnv" $root | nindent 12 }}
           resources:
             {{- toYaml $root.Values.installJob.resources | nindent 12 }}
