@@ -31,7 +31,7 @@ export async function waitForReady(
   const interval = options.intervalMs ?? 1_000;
   const started = Date.now();
   let lastSaid = started;
-  let last = 'no answer yet';
+  let last: string;
   for (;;) {
     try {
       const status = await probe(target, Math.min(5_000, options.timeoutMs));
