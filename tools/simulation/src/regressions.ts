@@ -89,6 +89,22 @@ const ANY_CLAIM_OF_THE_NAME_RELIED_ON: Undone = {
   fails: 'RUNS',
 };
 
+/**
+ * RUNS allows what a count from a snapshot could not see of what the members were given (usage not
+ * published yet, a documented cause): without that, the traces that reach it fail.
+ */
+const UNPUBLISHED_NOT_EXEMPT: Undone = {
+  bug: 'RUNS does not allow what the members run that the last published usage does not show',
+  edits: [
+    {
+      file: 'tools/simulation/src/simulation.ts',
+      from: 'if (unseen.cpu === 0 && unseen.pods === 0) return;',
+      to: 'return;',
+    },
+  ],
+  fails: 'RUNS',
+};
+
 /** A patch that undoes a fix, and a fragment of the failure it must cause (mutations.spec.ts checks both). */
 export interface Undone extends Mutation {
   fails: string;
@@ -655,8 +671,9 @@ export const REGRESSIONS: Record<string, Regression> = {
     hides: ['reserving [b0 cpu=1,pods=2]'],
   },
   // Second review N1, found by the search once admins could edit quotas: `high` was widened to every
-  // binding; before the reconciler had counted the new spec, a scale-up 1 -> 3 of b1 (not high, so
-  // not in the old count) and a create of b0 were admitted against the old count of 0.
+  // binding, and changes were admitted against its old count. Scopes are immutable now, so the same
+  // with a key: `all`'s pods limit removed, b0's 6 pods created unlimited, the limit added back;
+  // against the count from before the removal (0 pods), b3's 8 pods were admitted: 14 of 12.
   'N1: after a quota spec edit, increases wait for the count of the new spec': {
     undone: [
       {
@@ -672,16 +689,18 @@ export const REGRESSIONS: Record<string, Regression> = {
       },
     ],
     actions: [
-      create(1, 1),
+      { t: 'edit', q: 0, edit: 'pods', cpu: 2000 },
+      create(0, 6),
       complete(),
       complete(),
       land(),
-      { t: 'edit', q: 1, edit: 'scope', cpu: 2000 },
-      update(1, 3),
-      create(0, 3),
-      { t: 'evict', b: 0, n: 1 },
+      { t: 'edit', q: 0, edit: 'pods', cpu: 2000 },
+      create(3, 8),
+      complete(),
+      complete(),
+      land(),
     ],
-    shows: ['EDIT quota high', 'status unknown for quota: high'],
+    shows: ['EDIT quota all', 'status unknown for quota: all'],
   },
   // Review F8: a decrease waited for its batch's write and could fail closed.
   'F8: a decrease is answered at once': {
@@ -1420,6 +1439,124 @@ export const REGRESSIONS: Record<string, Regression> = {
       'host: webhook-0 writes quota all reserving [b0 cpu=5,pods=10]',
       'member1: 6 pods of Deployment b0 terminating (deleted)',
       'request 2 answered refused: exceeded quota: all, requested: pods=3, used: pods=10, limited: pods=12',
+    ],
+  },
+  // Found by RUNS (open finding stale.json): b1's 4 pods run and are published; b1 is scaled 4 -> 0
+  // (its pods terminate) and back to 4 before the aggregator publishes again. The reconcile reads the
+  // old snapshot, nets the new charge against the 4 pods it shows running (reserved 0), and b2's 6
+  // are admitted: 4 terminating + 4 to start + 6 = 14 of 10. No rule on published usage can tell
+  // those pods are leaving (Karmada may apply the 0 to the member after any snapshot): the docs'
+  // cause "usage not published yet", detected by OverQuota once published (used 14 below).
+  'usage not published yet: a snapshot from before the pods began terminating nets their charge': {
+    undone: [UNPUBLISHED_NOT_EXEMPT],
+    actions: [
+      create(1, 4),
+      complete(),
+      complete(),
+      land(),
+      { t: 'pods', b: 1, n: 4, m: 0 },
+      { t: 'publish' },
+      { t: 'reconcile' },
+      ...Array.from({ length: 4 }, () => complete()),
+      update(1, 0),
+      land(),
+      update(1, 4),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      tick(1000),
+      { t: 'reconcile' },
+      ...Array.from({ length: 4 }, () => complete()),
+      create(2, 4),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      { t: 'publish' },
+      { t: 'reconcile' },
+      ...Array.from({ length: 4 }, () => complete()),
+      create(0, 1),
+      complete(),
+      complete(),
+    ],
+    shows: [
+      'member1: 4 pods of Deployment b1 terminating (scaledDown)',
+      'request 3 stored: CREATE b2 (uid-3) replicas=4',
+      'aggregator publishes member1 (Ready) ["b1 terminating=4"]',
+      'answered refused: exceeded quota: all, requested: cpu=500m,pods=1, used: cpu=14,pods=12',
+    ],
+  },
+  // Found by RUNS (open finding deleting.json): b1's 3 high pods run, unpublished; b1 is deleted (its
+  // finalizer pending, its pods still running) and holds nothing from then on, so the reconcile sees
+  // neither charge nor pods, and b2 is admitted: 3 + 1.5 of 4 cpu. The docs' cause "usage not
+  // published yet", detected by OverQuota once published (used 4.5 below).
+  'usage not published yet: a binding being deleted holds nothing while its pods are unpublished': {
+    undone: [UNPUBLISHED_NOT_EXEMPT],
+    actions: [
+      create(1, 3, true),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      { t: 'pods', b: 1, n: 3, m: 0 },
+      { t: 'delete', b: 1, graceful: true },
+      { t: 'reconcile' },
+      ...Array.from({ length: 4 }, () => complete()),
+      create(2, 1, true),
+      complete(),
+      complete(),
+      complete(),
+      land(),
+      { t: 'publish' },
+      { t: 'reconcile' },
+      ...Array.from({ length: 4 }, () => complete()),
+      create(0, 1, true),
+      complete(),
+      complete(),
+    ],
+    shows: [
+      'DELETE b1 (uid-0): being deleted (finalizer)',
+      'host: reconciler writes quota high reserving []',
+      'request 1 stored: CREATE b2 (uid-1) replicas=1 high',
+      'aggregator publishes member1 (Ready) ["b1=3"]',
+      'answered refused: exceeded quota: high, requested: cpu=500m, used: cpu=4500m, limited: cpu=4',
+    ],
+  },
+  // Found by `npm run sim -- --seeds 5000` (seed 608191825, open finding deleting-scope-edit.json)
+  // when the model still edited a quota's scope: b0 runs 2 pods (1 beyond its charge), unpublished,
+  // and is deleted (finalizer pending: it holds nothing); `high`, created again without a scope, is
+  // counted from a snapshot showing none of them, and b3 and b1 are admitted: 2 + 2.8 + 1 of 4 cpu.
+  // The same cause as above; the scope change is a delete and a create, as the product requires.
+  "usage not published yet: a quota created again counts none of a deleted binding's pods": {
+    undone: [UNPUBLISHED_NOT_EXEMPT],
+    actions: [
+      { t: 'edit', q: 1, edit: 'existence', cpu: 2000 },
+      create(0, 1),
+      { t: 'fault', i: 0, fault: 'retry conflicts' },
+      complete(),
+      land(),
+      { t: 'edit', q: 1, edit: 'existence', cpu: 2000 },
+      { t: 'surge', i: 0, n: 1 },
+      { t: 'edit', q: 1, edit: 'scope', cpu: 2000 },
+      create(1, 1),
+      { t: 'delete', b: 0, graceful: true },
+      complete(),
+      { t: 'reconcile' },
+      complete(),
+      complete(),
+      complete(),
+      create(3, 4),
+      complete(),
+      { t: 'requeue', i: 0, replica: 0 },
+      { t: 'surge', i: 0, n: 1 },
+    ],
+    shows: [
+      'member1: b0 runs 2 pods, spec.clusters says 1 (override or surge)',
+      'CREATE quota high: {"hard":{"cpu":"4000m"}}',
+      'DELETE b0 (uid-0): being deleted (finalizer)',
+      'request 2 stored: CREATE b3 (uid-2) replicas=4',
+      'aggregator publishes member1 (Ready) ["b0=2"]',
     ],
   },
 };

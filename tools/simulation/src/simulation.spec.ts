@@ -65,6 +65,8 @@ describe('accounting simulation', () => {
     expect(exercised.terminated).toBeGreaterThan(RUNS);
     expect(exercised.runsTerminating).toBeGreaterThan(RUNS);
     expect(exercised.recreatedWhileTerminating).toBeGreaterThan(RUNS / 100);
+    // Counts read snapshots that did not show what the members were given (usage not published yet).
+    expect(exercised.unpublished).toBeGreaterThan(RUNS / 50);
     // Bindings carry no priority class (Karmada's default gates): the services gave them their
     // templates', so the quotas scoped to `high` selected them.
     expect(exercised.templateClassed).toBeGreaterThan(RUNS);

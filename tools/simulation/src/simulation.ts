@@ -71,7 +71,10 @@
  *   new spec), and once counted the members may keep it, down to hard as they shrink; a
  *   scoped quota's exceptions, by its counting rule: pods of a binding deleted or moved out of its
  *   scope are not counted, and pods counted again because a landing names their workload in its
- *   scope are the landing's beyond what was admitted. Clocks are kept within their bound.
+ *   scope are the landing's beyond what was admitted; usage not published yet: what the members are
+ *   given beyond a status's count of the snapshot it read (pods that began terminating since it
+ *   showed them running, pods it does not show of a binding being deleted), allowed the same way
+ *   until counted (unpublishedRuns). Clocks are kept within their bound.
  * At the end everything is drained, time passes every claim's expiration, and after a reconcile
  * used + reserved must EQUAL the recount (reserved: each binding's max(0, charge - observed)) and no
  * claim is left listed (EXACT).
@@ -233,9 +236,10 @@ export type Action =
   | { t: 'sync'; n: number }
   | { t: 'tick'; ms: number }
   /**
-   * An admin edits quota `q`: 'scope' widens a scoped quota to every binding or narrows an unscoped
-   * one to `high`; 'cpu' sets its cpu limit to `cpu`; 'pods' removes its pods key, or adds it back;
-   * 'existence' deletes it, or creates it again (a new uid, nothing counted) once deleted;
+   * An admin edits quota `q`: 'scope' deletes it and creates it again with the other scope (every
+   * binding, or `high`), as the product refuses a scope edit; 'cpu' sets its cpu limit to `cpu`;
+   * 'pods' removes its pods key, or adds it back; 'existence' deletes it, or creates it again (a new
+   * uid, nothing counted) once deleted;
    * 'enforcement' moves it from Deny to DryRun, to Warn, and back to Deny.
    */
   | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods' | 'existence' | 'enforcement'; cpu: number }
@@ -461,6 +465,8 @@ export const exercised = {
   /** RUNS checks, and those that counted pods on their way out. */
   runsChecked: 0,
   runsTerminating: 0,
+  /** Statuses counted from a snapshot that did not show what the members were given (RUNS allows it). */
+  unpublished: 0,
   /** Bindings the webhook or the reconciler gave their template's class ('high'): Karmada writes none. */
   templateClassed: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
@@ -477,13 +483,19 @@ export type TerminatingCause = 'scaledDown' | 'moved' | 'deleted' | 'evicted' | 
 /** The keys the simulation's quotas may limit. */
 const KEYS: readonly Key[] = ['cpu', 'pods'];
 
-/** What no admission decided that gave the members more (Simulation.runsPending). */
+/**
+ * What no admission decided that gave the members more (Simulation.runsPending), or what a count
+ * could not see of what they were given (Simulation.unpublishedRuns).
+ */
 interface RunsEvent {
   seq: number;
   /** The members whose pods it changed: a count must read each as observed after it. */
   members: number[];
-  /** The workload it concerns and what it added to an unscoped count (a quota's edit takes that). */
-  workload: { kind: string; name: string; added: Record<Key, number> };
+  /**
+   * The workload it concerns and what it added to an unscoped count (a quota's edit takes that);
+   * none for what a count could not see (an edit's ceiling takes what the members have).
+   */
+  workload?: { kind: string; name: string; added: Record<Key, number> };
   /** Per quota name, what it added there. */
   amounts: Map<string, Record<Key, number>>;
 }
@@ -500,6 +512,22 @@ interface CountedFrom {
 /** Has a status counted `from` those inputs counted what event `e` did? */
 const runsCovered = (e: RunsEvent, from: CountedFrom | undefined): boolean =>
   from !== undefined && e.seq <= from.seen && e.members.every((m) => from.at[m]! >= e.seq);
+
+/** Karmada's pods of one workload object running on member `m` (none terminating). */
+interface RunningPods {
+  m: number;
+  name: string;
+  uid: string;
+  kind: string;
+  n: number;
+}
+
+/** What Karmada's pods run on the members: now, or as a published snapshot showed them. */
+interface MemberPods {
+  running: RunningPods[];
+  /** Karmada's pods on their way out (hand-made ones are usage outside the federation). */
+  terminating: Terminating[];
+}
 
 /** Pods on their way out on a member: published apart from their workload, counted in `used`. */
 interface Terminating {
@@ -555,6 +583,8 @@ export class Simulation {
   private readonly runsCountedFrom = new Map<string, CountedFrom>();
   /** Per member, runsEvents when the usage the aggregator keeps for it was observed (-1: none). */
   private readonly observedAt: number[] = MEMBERS.map(() => -1);
+  /** Per member, Karmada's pods as the usage the aggregator keeps for it showed them (RUNS). */
+  private readonly publishedPods: MemberPods[] = MEMBERS.map(() => ({ running: [], terminating: [] }));
   /** Members withdrawn from the federation, until they are published again (their usage is none). */
   private readonly withdrawn = new Set<string>();
   /** Pods of hand-made Deployments, per member and binding name they share (outside the federation). */
@@ -888,9 +918,11 @@ export class Simulation {
     }
   }
 
-  /** What pending causes add to what the members may be given under quota `q` (RUNS). */
-  private runsAllowance(q: QuotaSpec, key: Key): number {
-    const from = this.runsCountedFrom.get(q.name);
+  /**
+   * What pending causes add to what the members may be given under quota `q` (RUNS), beyond what a
+   * status counted `from` those inputs (by default the one stored) counts.
+   */
+  private runsAllowance(q: QuotaSpec, key: Key, from = this.runsCountedFrom.get(q.name)): number {
     return this.runsPending
       .filter((e) => !runsCovered(e, from))
       .reduce((sum, e) => sum + (e.amounts.get(q.name)?.[key] ?? 0), 0);
@@ -911,6 +943,34 @@ export class Simulation {
     }
     if (from === undefined) this.runsCountedFrom.delete(name);
     else this.runsCountedFrom.set(name, from);
+  }
+
+  /**
+   * A status counted `from` a snapshot of the members (`seen`) cannot count what they run beyond it:
+   * pods that began terminating since it showed them running (it nets a charge against them), and
+   * pods it does not show of a binding that no longer holds them (being deleted). What the members
+   * are given beyond the snapshot's count of the same bindings, less what pending causes not counted
+   * `from` it add, is allowed on top until a count reads each member as observed after it (RUNS;
+   * the usage not published yet of docs/concepts/accounting.md).
+   */
+  private unpublishedRuns(quota: KarmadaQuota, from: CountedFrom, seen: MemberPods): void {
+    const q = this.specs.find((spec) => spec.name === quota.metadata!.name)!;
+    const unseen = Object.fromEntries(
+      KEYS.map((key) => [
+        key,
+        Math.max(
+          0,
+          this.given(q, key).total - this.given(q, key, false, seen).total - this.runsAllowance(q, key, from),
+        ),
+      ]),
+    ) as Record<Key, number>;
+    if (unseen.cpu === 0 && unseen.pods === 0) return;
+    exercised.unpublished++;
+    this.runsPending.push({
+      seq: ++this.runsEvents,
+      members: MEMBERS.map((_, m) => m),
+      amounts: new Map([[q.name, unseen]]),
+    });
   }
 
   private async apply(action: Action): Promise<void> {
@@ -1072,6 +1132,7 @@ export class Simulation {
         if (this.published === undefined) return;
         this.published = [];
         this.lastPublished.fill(undefined);
+        this.publishedPods.fill({ running: [], terminating: [] });
         this.observedAt.fill(-1);
         this.log('Redis loses every published usage');
         break;
@@ -1225,8 +1286,14 @@ export class Simulation {
     const q = this.specs[action.q % this.specs.length]!;
     const current = this.host.quotas.get(q.name);
     if (current === undefined && action.edit !== 'existence') return;
-    if (action.edit === 'scope') q.highOnly = !q.highOnly;
-    else if (action.edit === 'cpu') q.hard.cpu = action.cpu;
+    if (action.edit === 'scope') {
+      // spec.scopeSelector is immutable (the webhook refuses the update): a new scope is a new quota.
+      this.edit({ ...action, edit: 'existence' });
+      q.highOnly = !q.highOnly;
+      this.edit({ ...action, edit: 'existence' });
+      return;
+    }
+    if (action.edit === 'cpu') q.hard.cpu = action.cpu;
     else if (action.edit === 'enforcement')
       q.enforcement =
         q.enforcement === undefined ? 'DryRun' : q.enforcement === 'DryRun' ? 'Warn' : undefined;
@@ -1259,7 +1326,7 @@ export class Simulation {
       if (!runsCovered(e, from))
         e.amounts.set(
           q.name,
-          this.countsPodsOf(q, e.workload.kind, e.workload.name)
+          e.workload !== undefined && this.countsPodsOf(q, e.workload.kind, e.workload.name)
             ? { ...e.workload.added }
             : { cpu: 0, pods: 0 },
         );
@@ -1393,6 +1460,7 @@ export class Simulation {
     MEMBERS.forEach((_, m) => {
       if (this.memberStates[m] === 'Ready') {
         this.lastPublished[m] = this.observed(m);
+        this.publishedPods[m] = this.memberPods(m);
         this.observedAt[m] = this.runsEvents;
         this.withdrawn.delete(MEMBERS[m]!);
       }
@@ -1423,6 +1491,7 @@ export class Simulation {
     this.withdrawn.add(MEMBERS[m]!);
     this.memberStates[m] = 'Ready';
     this.lastPublished[m] = undefined;
+    this.publishedPods[m] = { running: [], terminating: [] };
     if (this.published) this.published = this.published.filter((c) => c.name !== MEMBERS[m]);
     this.log(`${MEMBERS[m]} is removed from the federation; its usage is withdrawn`);
   }
@@ -1528,6 +1597,10 @@ export class Simulation {
     // What it reads: bindings listed after these events, and each member as observed then.
     const runsSeen = this.runsEvents;
     const snapshotAt = [...this.observedAt];
+    const snapshotPods: MemberPods = {
+      running: this.publishedPods.flatMap((p) => p.running),
+      terminating: this.publishedPods.flatMap((p) => p.terminating),
+    };
     const clusters = this.published!.map((c) => ({
       ...c,
       used: Object.fromEntries(
@@ -1581,6 +1654,7 @@ export class Simulation {
       const name = quota.metadata!.name!;
       // What no admission decided is counted by a status computed from bindings listed after it
       // and a snapshot of each member it touched observed after it (RUNS).
+      this.unpublishedRuns(quota, { seen: runsSeen, at: snapshotAt }, snapshotPods);
       this.runsCountedAs(name, { seen: runsSeen, at: snapshotAt });
       this.outsideCounted.set(name, this.outsideIn(selectsHighOnly(quota), clusters, bindings));
       this.observedCounted.set(name, this.observedIn(selectsHighOnly(quota), clusters, bindings));
@@ -1808,33 +1882,48 @@ export class Simulation {
       .reduce((sum, t) => sum + t.n * perReplica(t.name, key), 0);
   }
 
+  /** Karmada's pods as they run now: on member `m`, or on every member. */
+  private memberPods(m?: number): MemberPods {
+    const on = (i: number) => m === undefined || i === m;
+    return {
+      running: [...this.pods].flatMap(([name, { uid, on: counts }]) =>
+        counts.flatMap((n, i) =>
+          n > 0 && on(i) ? [{ m: i, name, uid, kind: this.kinds.get(uid) ?? 'Deployment', n }] : [],
+        ),
+      ),
+      terminating: this.terminating.filter((t) => !t.handMade && on(t.m)).map((t) => ({ ...t })),
+    };
+  }
+
   /**
    * What the members are given of `key` under the quota (RUNS): every pod of Karmada's they run that
    * the quota counts, those on their way out included, plus what each stored binding it selects may
    * still start: its charge (`withClaims`: or its pending claim, if larger) less its pods not
    * terminating on the members it is scheduled to. Hand-made pods (usage outside the federation) are
    * left out. With `withClaims`, a pending claim of a name with no binding stored counts in full.
+   * `pods`: the pods as they run now, or as a published snapshot showed them.
    */
   private given(
     quota: QuotaSpec,
     key: Key,
     withClaims = false,
+    pods: MemberPods = this.memberPods(),
   ): { total: number; running: number; terminating: number; toStart: string[] } {
     const counts = this.podsCounter(quota);
     let running = 0;
-    for (const [name, pods] of this.pods)
-      if (counts(this.kinds.get(pods.uid) ?? 'Deployment', name))
-        running += pods.on.reduce((sum, n) => sum + n, 0) * perReplica(name, key);
+    for (const r of pods.running) if (counts(r.kind, r.name)) running += r.n * perReplica(r.name, key);
     let terminating = 0;
-    for (const t of this.terminating)
-      if (!t.handMade && counts(t.kind, t.name)) terminating += t.n * perReplica(t.name, key);
+    for (const t of pods.terminating)
+      if (counts(t.kind, t.name)) terminating += t.n * perReplica(t.name, key);
     const claims = withClaims ? this.claims(quota, key) : new Map<string, number>();
     const toStart: string[] = [];
     let startable = 0;
     for (const rb of this.inScope(quota)) {
       const name = rb.metadata!.name!;
       const targets = new Set((rb.spec?.clusters ?? []).map((c) => c.name));
-      const own = this.podsOf(rb).reduce((sum, n, m) => sum + (targets.has(MEMBERS[m]!) ? n : 0), 0);
+      const own = pods.running
+        .filter((r) => r.name === name && r.uid === rb.metadata!.uid && targets.has(MEMBERS[r.m]!))
+        .reduce((sum, r) => sum + r.n, 0);
       const allowed = Math.max(charge(rb)[key], claims.get(name) ?? 0);
       claims.delete(name);
       const left = Math.max(0, allowed - own * perReplica(name, key));
