@@ -279,8 +279,10 @@ describe('the quota webhook, through the host API server', () => {
     await countNoUsage(client(fed.host), namespace, 'team-a');
     const refused = await refusal(scaleUp());
     expect(refused).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    // Charged beside the replicas-6 claim, not relying on it: that claim is another change's
+    // (docs/concepts/accounting.md, "claimed"), so the scale-up asks 8 - 1 = 7.
     expect(refused.message).toMatch(
-      /: exceeded quota: team-a, requested: cpu=2, used: cpu=6, limited: cpu=3$/,
+      /: exceeded quota: team-a, requested: cpu=7, used: cpu=6, limited: cpu=3$/,
     );
   });
 
