@@ -6,8 +6,8 @@
  * re-created in a member), and only the usage the aggregator observes can show it. Pure.
  */
 import { excessOf, maskList, maxLists, type ResourceList } from '#quantity';
-import { observedIn, compareNames } from './cluster-usage.js';
-import { beingDeleted, storedCharge, type SettleInput } from './reservations.js';
+import { observedAgainstShares, observedIn, compareNames } from './cluster-usage.js';
+import { beingDeleted, holdsNothing, storedCharge, type SettleInput } from './reservations.js';
 import { isExpired, type ReservationEntry } from './state.js';
 
 export interface BeyondCharge {
@@ -41,8 +41,18 @@ export function runningBeyondCharge(input: BeyondChargeInput): BeyondCharge[] {
     // A binding being deleted holds nothing while its pods wind down: not an excess of its charge.
     if (beingDeleted(rb) || !input.countsUsageOf(rb)) continue;
     const running = maskList(observedIn(rb, input.views), input.hardKeys);
-    const charged = maxLists(storedCharge(rb, { ...input, errors: [] }), pending.get(name) ?? {});
-    const beyond = excessOf(running, charged);
+    const stored = storedCharge(rb, { ...input, errors: [] });
+    const claimed = pending.get(name) ?? {};
+    const charged = maxLists(stored, claimed);
+    // Per target cluster against its share, so one member's excess is never hidden by another's
+    // share not running yet; a pending claim covers what it adds to the stored charge. A binding that
+    // holds nothing (its workload finished) holds none of what runs again.
+    const beyond = holdsNothing(rb)
+      ? excessOf(running, claimed)
+      : excessOf(
+          maskList(observedAgainstShares(rb, input.views).beyond, input.hardKeys),
+          excessOf(claimed, stored),
+        );
     if (Object.keys(beyond).length > 0) found.push({ binding: name, running, charged, beyond });
   }
   return found.sort((a, b) => compareNames(a.binding, b.binding));

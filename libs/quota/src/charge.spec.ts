@@ -2,6 +2,7 @@ import { formatList } from '#quantity';
 import type { Component, KarmadaQuota, ResourceBinding, TargetCluster } from '#api';
 import {
   bindingCharge,
+  chargeByCluster,
   countResourceName,
   guessPlural,
   missingRequestErrors,
@@ -364,6 +365,81 @@ describe('bindingCharge: what OverridePolicies make a target cluster run (review
     );
     expect(formatList(bindingCharge({ ...rb }).charge)['cpu']).toBe('5');
     expect(formatList(bindingCharge(JSON.parse(JSON.stringify(rb))).charge)['cpu']).toBe('2');
+  });
+});
+
+describe('chargeByCluster: the charge split by target cluster', () => {
+  const cpuPods = (n: number) => ({
+    'count/deployments.apps': '1',
+    cpu: String(n),
+    pods: String(n),
+    'requests.cpu': String(n),
+  });
+  const split = (rb: ResourceBinding) => {
+    const result = chargeByCluster(rb)!;
+    return {
+      clusters: Object.fromEntries([...result.clusters].map(([name, list]) => [name, formatList(list)])),
+      rest: formatList(result.rest),
+    };
+  };
+  it.each<[string, Shape, Record<string, Record<string, string>>, Record<string, string>]>([
+    [
+      'Divided 2 + 2',
+      { replicas: 4, request: { cpu: '1' }, clusters: onClusters(2, 2), placement: divided },
+      { m0: cpuPods(2), m1: cpuPods(2) },
+      {},
+    ],
+    [
+      'Divided, 2 of 6 not assigned yet: the rest',
+      { replicas: 6, request: { cpu: '1' }, clusters: onClusters(2, 2), placement: divided },
+      { m0: cpuPods(2), m1: cpuPods(2) },
+      { cpu: '2', pods: '2', 'requests.cpu': '2' },
+    ],
+    [
+      'unscheduled: all rest',
+      { replicas: 3, request: { cpu: '1' }, placement: divided },
+      {},
+      { 'count/deployments.apps': '1', cpu: '3', pods: '3', 'requests.cpu': '3' },
+    ],
+    [
+      'Duplicated 3 on two, one still listed at 1: spec.replicas each',
+      { replicas: 3, request: { cpu: '1' }, clusters: onClusters(3, 1), placement: duplicated },
+      { m0: cpuPods(3), m1: cpuPods(3) },
+      {},
+    ],
+  ])('%s', (_name, shape, clusters, rest) => {
+    expect(split(binding(shape))).toEqual({ clusters, rest });
+  });
+
+  it("an evicted copy is its cluster's share; an override, the overridden cluster's", () => {
+    const rb = binding({
+      replicas: 4,
+      request: { cpu: '1' },
+      clusters: onClusters(2, 2),
+      placement: divided,
+    });
+    (rb.spec as unknown as Record<string, unknown>)['gracefulEvictionTasks'] = [
+      { fromCluster: 'm9', replicas: 3 },
+    ];
+    const overridden = withClusterOverrides(rb, [
+      { cluster: 'm0', replicas: 5, policies: ['OverridePolicy team-a/p'] },
+    ]);
+    expect(split(overridden)).toEqual({
+      clusters: { m0: cpuPods(5), m1: cpuPods(2), m9: cpuPods(3) },
+      rest: {},
+    });
+    const total = formatList(bindingCharge(overridden).charge);
+    expect(total).toMatchObject({ cpu: '10', pods: '10', 'count/deployments.apps': '3' });
+  });
+
+  it('does not split a binding with components', () => {
+    expect(
+      chargeByCluster(
+        binding({
+          components: [{ name: 'jm', replicas: 1, replicaRequirements: { resourceRequest: { cpu: '1' } } }],
+        }),
+      ),
+    ).toBeUndefined();
   });
 });
 

@@ -55,7 +55,7 @@
  * the members run beyond the binding's description (OverridePolicies, rolling-update surge, a member
  * HPA, RuntimeClass overhead, objects member controllers create) is counted only once observed.
  */
-import { describeFieldError, Quantity, parseResourceList, type ResourceList } from '#quantity';
+import { describeFieldError, excessOf, Quantity, parseResourceList, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { isScoped } from './scopes.js';
 import {
@@ -428,6 +428,51 @@ export function bindingCharge(rb: ResourceBinding): BindingCharge {
     if (!amount.isZero()) charge[key] = amount;
   }
   return { charge, errors };
+}
+
+/**
+ * The binding's charge split by target cluster: each cluster in `spec.clusters` is charged its share
+ * (`spec.clusters[].replicas`; Duplicated: at least `spec.replicas`; what an override makes it run),
+ * each evicted copy's cluster that copy, and `rest` what is left (replicas not assigned yet, a
+ * scale-up Karmada has not split yet). The clusters' shares and `rest` sum to bindingCharge's charge,
+ * or more in an odd Duplicated assignment (`rest` is then empty). Undefined for a binding with
+ * `spec.components`, whose charge is not split per cluster. Each share is the charge of the binding
+ * as if scheduled to that one cluster alone: one rule (bindingCharge) for both.
+ */
+export function chargeByCluster(
+  rb: ResourceBinding,
+): { clusters: Map<string, ResourceList>; rest: ResourceList } | undefined {
+  const spec: unknown = rb?.spec;
+  if (!isJsonObject(spec)) return undefined;
+  if (Array.isArray(spec['components']) && spec['components'].length > 0) return undefined;
+  const declared = readCount(spec['replicas'], 'spec.replicas', []);
+  const divided = isDivided(spec['placement']);
+  const overrides = clusterOverridesOf(rb);
+  const alone = (cluster: string, replicas: number): ResourceList => {
+    const single = {
+      ...rb,
+      spec: {
+        ...spec,
+        gracefulEvictionTasks: undefined,
+        replicas,
+        clusters: [{ name: cluster, replicas }],
+        placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
+      },
+    } as ResourceBinding;
+    const override = overrides.filter((o) => o.cluster === cluster);
+    return bindingCharge(withClusterOverrides(single, override)).charge;
+  };
+  const clusters = new Map<string, ResourceList>();
+  for (const target of readArray(spec['clusters'], 'spec.clusters', [])) {
+    if (!isJsonObject(target) || typeof target['name'] !== 'string' || clusters.has(target['name'])) continue;
+    const assigned = readCount(target['replicas'], 'spec.clusters[].replicas', []);
+    clusters.set(target['name'], alone(target['name'], divided ? assigned : Math.max(declared, assigned)));
+  }
+  for (const { cluster, replicas } of evictedCopies(rb, []))
+    clusters.set(cluster, alone(cluster, replicas ?? declared));
+  let rest = bindingCharge(rb).charge;
+  for (const share of clusters.values()) rest = excessOf(rest, share);
+  return { clusters, rest };
 }
 
 /** Resources whose request is mandatory once a quota tracks them (Kubernetes' "validationSet"). */

@@ -6,6 +6,7 @@
 import {
   addLists,
   describeFieldError,
+  excessOf,
   maskList,
   parseResourceList,
   Quantity,
@@ -18,7 +19,7 @@ import {
   isJsonObject,
   type ResourceBinding,
 } from '#api';
-import { evictedCopies, scheduledClusterNames } from './charge.js';
+import { bindingCharge, chargeByCluster, evictedCopies, scheduledClusterNames } from './charge.js';
 
 /** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
 export type UsageList = ResourceList | Readonly<Record<string, string>>;
@@ -224,6 +225,36 @@ export function observedIn(rb: ResourceBinding, views: readonly ClusterView[]): 
     if (used !== undefined) total = addLists(total, used);
   }
   return total;
+}
+
+/**
+ * How the binding's observed usage stands against its charge split by cluster (chargeByCluster): the
+ * usage within each cluster's share, which nets the charge, and what runs beyond the shares and the
+ * unsplit rest. One member running beyond its share (a surge, an override made after admission) then
+ * never stands in for another member's share not running yet (docs/concepts/accounting.md,
+ * "Reserved"). A binding whose charge is not split is compared summed.
+ */
+export function observedAgainstShares(
+  rb: ResourceBinding,
+  views: readonly ClusterView[],
+): { within: ResourceList; beyond: ResourceList } {
+  const split = chargeByCluster(rb);
+  const key = bindingWorkloadKey(rb);
+  if (split === undefined || key === undefined) {
+    const observed = observedIn(rb, views);
+    const beyond = excessOf(observed, bindingCharge(rb).charge);
+    return { within: excessOf(observed, beyond), beyond };
+  }
+  let within: ResourceList = {};
+  let over: ResourceList = {};
+  for (const view of views) {
+    const used = split.clusters.has(view.name) ? view.workloads.get(key) : undefined;
+    if (used === undefined) continue;
+    const excess = excessOf(used, split.clusters.get(view.name)!);
+    within = addLists(within, excessOf(used, excess));
+    over = addLists(over, excess);
+  }
+  return { within, beyond: excessOf(over, split.rest) };
 }
 
 /**

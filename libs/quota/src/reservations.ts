@@ -43,7 +43,7 @@
 import { excessOf, maskList, maxLists, removeZeros, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { bindingCharge } from './charge.js';
-import { observedIn, type ClusterView, compareNames } from './cluster-usage.js';
+import { observedAgainstShares, type ClusterView, compareNames } from './cluster-usage.js';
 import { bindingMatchesScopes } from './scopes.js';
 import {
   bindingKeyString,
@@ -162,9 +162,12 @@ export function oldChargeHeld(old: ResourceBinding): boolean {
   return !holdsNothing(old);
 }
 
-/** The usage observed for the binding that the quota's `used` counts. */
+/**
+ * The usage observed for the binding that nets its charge: what the quota's `used` counts of it, each
+ * target cluster's within that cluster's share of the charge (observedAgainstShares).
+ */
 const countedUsage = (rb: ResourceBinding, input: SettleInput): ResourceList =>
-  input.countsUsageOf(rb) ? observedIn(rb, input.views) : {};
+  input.countsUsageOf(rb) ? observedAgainstShares(rb, input.views).within : {};
 
 /** The entry a stored binding gets from its own charge alone, or undefined when it reserves nothing. */
 function derived(rb: ResourceBinding, input: SettleInput): ReservationEntry | undefined {

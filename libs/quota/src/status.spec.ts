@@ -879,12 +879,28 @@ describe('computeQuotaStatus: changed', () => {
   it('is true when a pod appears (the reservation shrinks)', () => {
     const first = run(quota, bindings, clusters);
     const more = [
-      cl('member2', {}, { 'Deployment/web': { cpu: '600m', pods: '3' } }, { state: 'Stale' }),
-      cl('member1', {}),
+      clusters[0]!,
+      cl('member1', { cpu: '200m', pods: '1' }, { 'Deployment/web': { cpu: '200m', pods: '1' } }),
     ];
     const next = run(written(quota, first), bindings, more);
     expect(next.changed).toBe(true);
     expect(next.status.reserved).toEqual({});
+  });
+
+  it("one member beyond its share never nets another's share not running yet (review 3, N2 note)", () => {
+    const first = run(quota, bindings, clusters);
+    // member2 runs 3 where the binding gives it 2 (a surge, an override made after admission);
+    // member1's 1 is not running yet: it stays reserved, and web is named running beyond its charge.
+    const beyond = [
+      cl('member2', { cpu: '600m', pods: '3' }, { 'Deployment/web': { cpu: '600m', pods: '3' } }),
+      cl('member1', {}),
+    ];
+    const next = run(written(quota, first), bindings, beyond);
+    expect(next.status.reserved).toEqual({ cpu: '200m', pods: '1' });
+    expect(next.status.conditions?.find((c) => c.type === 'RunningBeyondCharge')).toMatchObject({
+      status: 'True',
+      message: expect.stringContaining('web'),
+    });
   });
 });
 
