@@ -347,7 +347,7 @@ describe('admitBatch: scaling', () => {
     reserved,
     charge,
     expirationTime: EXPIRES,
-    operation: 'Update',
+    operation: 'Update' as const,
   });
   it.each<[string, QuotaState, AdmissionItem, boolean, ReturnType<typeof view>]>([
     [

@@ -458,7 +458,7 @@ export function chargeByCluster(
         clusters: [{ name: cluster, replicas }],
         placement: { replicaScheduling: { replicaSchedulingType: 'Divided' } },
       },
-    } as ResourceBinding;
+    } as unknown as ResourceBinding;
     const override = overrides.filter((o) => o.cluster === cluster);
     return bindingCharge(withClusterOverrides(single, override)).charge;
   };
