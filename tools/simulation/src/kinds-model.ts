@@ -109,6 +109,10 @@ export function expectedBeyondCharge(
   bindings: readonly ResourceBinding[],
   clusters: readonly ObservedCluster[],
   chargeOf: (rb: ResourceBinding) => Record<'cpu' | 'pods', number>,
+  sharesOf: (rb: ResourceBinding) => {
+    on: ReadonlyMap<string, Record<'cpu' | 'pods', number>>;
+    rest: Record<'cpu' | 'pods', number>;
+  },
 ): string[] {
   const keys = Object.keys(quota.spec?.hard ?? {}) as ('cpu' | 'pods')[];
   const scoped = selectsHighOnly(quota);
@@ -125,10 +129,13 @@ export function expectedBeyondCharge(
       (r) => r.reservedBy.name === name && r.expirationTime !== undefined,
     );
     const charge = chargeOf(rb);
+    const split = sharesOf(rb);
+    // Per target cluster beyond its share; the unsplit rest and what a pending claim adds cover it.
     const runsBeyond = keys.some((key) => {
-      let running = 0;
+      let beyond = 0;
       for (const cluster of clusters) {
         if (!targets.has(cluster.name)) continue;
+        let running = 0;
         // Pods on their way out (published apart, `terminating`) are never the binding's.
         for (const workload of cluster.workloads)
           if (
@@ -137,8 +144,9 @@ export function expectedBeyondCharge(
             !workload.terminating
           )
             running += amount((workload.used as Record<string, unknown>)[key], key);
+        beyond += Math.max(0, running - (split.on.get(cluster.name)?.[key] ?? 0));
       }
-      return running > Math.max(charge[key], amount(claim?.charge?.[key], key));
+      return beyond > split.rest[key] + Math.max(0, amount(claim?.charge?.[key], key) - charge[key]);
     });
     if (runsBeyond) beyond.push(name);
   }

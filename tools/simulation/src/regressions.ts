@@ -152,8 +152,8 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: RESERVATIONS,
-            from: 'input.countsUsageOf(rb) ? observedIn(rb, input.views) : {}',
-            to: 'observedIn(rb, input.views)',
+            from: 'input.countsUsageOf(rb) ? observedAgainstShares(rb, input.views).within : {}',
+            to: 'observedAgainstShares(rb, input.views).within',
           },
         ],
         fails: 'ACCOUNTED',
@@ -726,12 +726,19 @@ export const REGRESSIONS: Record<string, Regression> = {
   'N4: a hand-made workload of the name on another member passes for the binding': {
     undone: [
       {
-        bug: "a binding's usage read from every member, not only those it is scheduled to",
+        // Netting per target cluster cannot read another member; the bug lives on in the summed
+        // reading, which bindings without a per-cluster split still use: both put back.
+        bug: "a binding's usage read from every member, not only those it is scheduled to, summed",
         edits: [
           {
             file: 'libs/quota/src/cluster-usage.ts',
             from: 'const used = targets.has(view.name) ? view.workloads.get(key) : undefined;',
             to: 'const used = targets.size >= 0 ? view.workloads.get(key) : undefined;',
+          },
+          {
+            file: 'libs/quota/src/cluster-usage.ts',
+            from: 'if (split === undefined || key === undefined) {',
+            to: 'if (split !== null || key === undefined) {',
           },
         ],
         fails: 'usage outside the federation it counted',

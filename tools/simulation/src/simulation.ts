@@ -312,6 +312,31 @@ const charge = (rb: ResourceBinding): Record<Key, number> => {
   return { cpu: cpu * replicas, pods: replicas };
 };
 
+/**
+ * A binding's charge split by member, recounted as the product's chargeByCluster splits it: each
+ * member it is scheduled to its replicas there (Duplicated: at least spec.replicas), the rest of the
+ * charge unsplit. What one member runs beyond its share never nets another member's.
+ */
+const shares = (rb: ResourceBinding): { on: Map<string, Record<Key, number>>; rest: Record<Key, number> } => {
+  const total = charge(rb);
+  const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
+  const on = new Map<string, Record<Key, number>>();
+  const holds = total.pods > 0 || total.cpu > 0;
+  for (const target of rb.spec?.clusters ?? []) {
+    const n = !holds
+      ? 0
+      : isDuplicated(rb)
+        ? Math.max(rb.spec?.replicas ?? 0, target.replicas ?? 0)
+        : (target.replicas ?? 0);
+    on.set(target.name, { cpu: n * cpu, pods: n });
+  }
+  const split = (key: Key) => [...on.values()].reduce((sum, share) => sum + share[key], 0);
+  return {
+    on,
+    rest: { cpu: Math.max(0, total.cpu - split('cpu')), pods: Math.max(0, total.pods - split('pods')) },
+  };
+};
+
 /** The pods Karmada runs for the binding on member `m`: what its `spec.clusters` entry there says. */
 const targetOn = (rb: ResourceBinding, m: number): number =>
   rb.metadata?.deletionTimestamp ? 0 : (rb.spec?.clusters?.find((c) => c.name === MEMBERS[m])?.replicas ?? 0);
@@ -1734,7 +1759,7 @@ export class Simulation {
     clusters: readonly ObservedCluster[],
   ): void {
     exercised.detectionsChecked++;
-    const expected = expectedBeyondCharge(quota, status, bindings, clusters, charge);
+    const expected = expectedBeyondCharge(quota, status, bindings, clusters, charge, shares);
     if (expected.length > 0) exercised.detectionsBeyond++;
     const problem = detectionProblem(
       status,
@@ -1800,8 +1825,17 @@ export class Simulation {
     let total = 0;
     for (const b of this.inScope(quota)) {
       const name = b.metadata!.name!;
-      const pods = running ? this.podsOf(b).reduce((sum, n) => sum + n, 0) : 0;
-      total += Math.max(charge(b)[key], pods * perReplica(name, key), claims.get(name) ?? 0);
+      // With its running pods: per member the larger of its share and its pods there (shares).
+      let holds = charge(b)[key];
+      if (running) {
+        const split = shares(b);
+        const pods = this.podsOf(b);
+        holds = split.rest[key];
+        MEMBERS.forEach((member, m) => {
+          holds += Math.max(split.on.get(member)?.[key] ?? 0, pods[m]! * perReplica(name, key));
+        });
+      }
+      total += Math.max(holds, claims.get(name) ?? 0);
       claims.delete(name);
     }
     for (const claimed of claims.values()) total += claimed;
@@ -1920,13 +1954,17 @@ export class Simulation {
     let startable = 0;
     for (const rb of this.inScope(quota)) {
       const name = rb.metadata!.name!;
-      const targets = new Set((rb.spec?.clusters ?? []).map((c) => c.name));
-      const own = pods.running
-        .filter((r) => r.name === name && r.uid === rb.metadata!.uid && targets.has(MEMBERS[r.m]!))
-        .reduce((sum, r) => sum + r.n, 0);
-      const allowed = Math.max(charge(rb)[key], claims.get(name) ?? 0);
+      const split = shares(rb);
+      // Per member its share less its own pods there, plus the unsplit rest and what a pending
+      // claim adds to the charge.
+      let left = split.rest[key] + Math.max(0, (claims.get(name) ?? 0) - charge(rb)[key]);
+      for (const [member, share] of split.on) {
+        const own = pods.running
+          .filter((r) => r.name === name && r.uid === rb.metadata!.uid && MEMBERS[r.m] === member)
+          .reduce((sum, r) => sum + r.n, 0);
+        left += Math.max(0, share[key] - own * perReplica(name, key));
+      }
       claims.delete(name);
-      const left = Math.max(0, allowed - own * perReplica(name, key));
       if (left > 0) toStart.push(`${name} ${left}`);
       startable += left;
     }
@@ -2128,14 +2166,15 @@ export class Simulation {
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
           // Hand-made Deployments pass for a binding of the name only if it is a Deployment's too.
           const sameKind = rb === undefined || kindOf(rb) === 'Deployment';
-          let observed = 0;
-          MEMBERS.forEach((_, m) => {
+          const split = rb === undefined ? undefined : shares(rb);
+          if (split !== undefined) expectedReserved += split.rest[key];
+          MEMBERS.forEach((member, m) => {
             const handMade = this.outside[m]![b]!;
             expectedUsed += (on[m]! + (q.highOnly && !sameKind ? 0 : handMade)) * perReplica;
-            if (rb !== undefined && targetOn(rb, m) > 0)
-              observed += (on[m]! + (sameKind ? handMade : 0)) * perReplica;
+            const share = split?.on.get(member);
+            if (share !== undefined)
+              expectedReserved += Math.max(0, share[key] - (on[m]! + (sameKind ? handMade : 0)) * perReplica);
           });
-          expectedReserved += rb === undefined ? 0 : Math.max(0, charge(rb)[key] - observed);
         });
         const used = milli(status?.used?.[key], key);
         const reserved = milli(status?.reserved?.[key], key);
