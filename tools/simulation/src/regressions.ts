@@ -720,6 +720,39 @@ export const REGRESSIONS: Record<string, Regression> = {
     actions: [create(1, 4), complete(), complete(), land(), update(1, 2)],
     shows: ['UPDATE b1 4->2: allowed at once'],
   },
+  // Review 3's N2 note, found by `--hunt` with the per-cluster split undone (run 258 of npm test's
+  // seed): 2 pods of b3 on member1, where its binding gives member1 1, netted member2's share not
+  // running yet (reserved nothing), and no one was named running beyond a charge.
+  "one member beyond its share nets no other member's share": {
+    undone: [
+      {
+        bug: "a binding's usage netted and compared summed over its clusters, not per cluster",
+        edits: [
+          {
+            file: 'libs/quota/src/cluster-usage.ts',
+            from: 'if (split === undefined || key === undefined) {',
+            to: 'if (split !== null || key === undefined) {',
+          },
+        ],
+        fails: 'DETECTED',
+      },
+    ],
+    actions: [
+      {
+        t: 'create',
+        b: 3,
+        replicas: 2,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 2,
+        duplicated: false,
+      },
+      { t: 'outside', m: 0, b: 3, n: 2 },
+      land(),
+    ],
+    shows: ['member1: a hand-made Deployment b3 runs 2 pods', 'replicas=2 on ["member1=1","member2=1"]'],
+  },
   // Found by the search once members were modeled (review 2, N4): a Deployment made by hand on
   // member1 under the name of a binding scheduled to member2 stood in for the binding's usage, so
   // the binding's unrun pods were reserved nowhere.
