@@ -47,6 +47,11 @@ export interface FederationOptions {
    */
   karmadaFeatureGates?: readonly string[];
   /**
+   * With `karmada`: controllers of karmada-controller-manager run beyond KARMADA_CONTROLLERS, e.g.
+   * `applicationFailover` and `gracefulEviction` for application failover (test/karmada-failover.test.ts).
+   */
+  karmadaControllers?: readonly string[];
+  /**
    * Runs a kube-controller-manager per member (default on). Off, members have only their API server:
    * enough for what watches objects made directly (pods, say), and many members start sooner.
    */
@@ -182,6 +187,7 @@ export class Federation {
           log,
           quotaEnforcement: options.karmadaQuotaEnforcement ?? false,
           featureGates: options.karmadaFeatureGates ?? [],
+          controllers: options.karmadaControllers ?? [],
         });
       }
       return federation;

@@ -166,15 +166,18 @@ class KarmadaControllerManager extends KarmadaComponent {
     kubeconfig: string,
     private readonly quotaEnforcement: boolean,
     private readonly featureGates: readonly string[],
+    private readonly extraControllers: readonly string[],
   ) {
     super(name, dir, guard, binary, kubeconfig);
   }
 
   protected async flags(): Promise<string[]> {
     // Karmada's quota enforcement recounts FederatedResourceQuota usage in a controller of its own.
-    const controllers = this.quotaEnforcement
-      ? [...KARMADA_CONTROLLERS, 'federatedResourceQuotaEnforcement']
-      : KARMADA_CONTROLLERS;
+    const controllers = [
+      ...KARMADA_CONTROLLERS,
+      ...(this.quotaEnforcement ? ['federatedResourceQuotaEnforcement'] : []),
+      ...this.extraControllers,
+    ];
     // Karmada's default feature gates (the promise is kept with Karmada as it ships), but for its own
     // quota enforcement where that is what runs, and the gates a test is about.
     const gates = [
@@ -240,6 +243,8 @@ export class Karmada {
     quotaEnforcement?: boolean;
     /** Gates turned on in the controller-manager (its detector writes the bindings) beyond the defaults. */
     featureGates?: readonly string[];
+    /** Controllers run in the controller-manager beyond KARMADA_CONTROLLERS. */
+    controllers?: readonly string[];
   }): Promise<Karmada> {
     const { host, dir, guard, log } = options;
     const quotaEnforcement = options.quotaEnforcement ?? false;
@@ -260,6 +265,7 @@ export class Karmada {
         kubeconfig,
         quotaEnforcement,
         options.featureGates ?? [],
+        options.controllers ?? [],
       ),
       new KarmadaScheduler(
         'karmada-scheduler',
