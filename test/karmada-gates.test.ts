@@ -13,9 +13,9 @@ import { karmadaQuota } from './support/fixtures.js';
  * Real Karmada v1.18 with its alpha ResourceQuotaEstimate gate on (karmada.test.ts runs its defaults):
  * its detector then writes the pod template's priority class and namespace into each binding, and a
  * PriorityClass scope judges the binding as written (docs/concepts/scopes.md). A federation and
- * Redis database (14) of their own.
+ * Redis database (3) of their own.
  */
-const REDIS_URL = testRedisUrl(14);
+const REDIS_URL = testRedisUrl(3);
 const GATE = 'ResourceQuotaEstimate';
 
 let federation: Federation;
