@@ -135,13 +135,22 @@ export class AdmissionController {
     // nothing (Karmada's detector retries its creates; a claim for one would hold quota until it
     // expires). Its read, and the templates' priority classes, are host calls of the review like the
     // others: inside the review's deadline.
+    // The objects as judged (classes, overrides): a refusal's waiting record needs their charge.
+    let judgedObject = rb;
+    let judgedOld = oldObject;
     const outcome = await this.withDeadline(async (answerBy) => {
       let change = unscoped;
       if (needsTemplates) {
         const judged = await this.judged(namespace, rb, oldObject, answerBy);
         if (!('object' in judged)) return judged;
-        const { object, old } = judged;
-        change = bindingChange(key, object, bindingCharge(object).charge, request.dryRun, old);
+        ({ object: judgedObject, old: judgedOld } = judged);
+        change = bindingChange(
+          key,
+          judgedObject,
+          bindingCharge(judgedObject).charge,
+          request.dryRun,
+          judgedOld,
+        );
         if (asksNothing(change)) return { allowed: true };
       }
       return request.operation === 'CREATE' &&
@@ -155,7 +164,7 @@ export class AdmissionController {
         reason: 'AlreadyExists',
         message: `resourcebindings.${RESOURCE_BINDING.group} "${name}" already exists`,
       });
-    return this.answered(request, key, rb, oldObject, outcome);
+    return this.answered(request, key, judgedObject, judgedOld, outcome);
   }
 
   /**

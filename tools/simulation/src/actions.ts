@@ -68,6 +68,15 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
   },
   { weight: 5, arbitrary: fc.record({ t: fc.constant('land' as const), i: fc.nat({ max: 7 }) }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('statusWrite' as const), b: binding }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('override' as const),
+      b: binding,
+      m: member,
+      replicas: fc.integer({ min: -1, max: MAX_REPLICAS }),
+    }),
+  },
   { weight: 3, arbitrary: fc.constant({ t: 'reconcile' as const }) },
   { weight: 3, arbitrary: fc.constant({ t: 'publish' as const }) },
   {

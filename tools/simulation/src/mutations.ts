@@ -102,7 +102,7 @@ export const PLANTED: readonly PlantedBug[] = [
   {
     bug: "pods on their way out are published apart but read as their workload's (they net its binding's charge)",
     invariant: 'DETECTED',
-    runs: 50,
+    runs: 200,
     edits: [
       {
         file: 'libs/quota/src/cluster-usage.ts',

@@ -70,6 +70,8 @@ describe('accounting simulation', () => {
     // Bindings carry no priority class (Karmada's default gates): the services gave them their
     // templates', so the quotas scoped to `high` selected them.
     expect(exercised.templateClassed).toBeGreaterThan(RUNS);
+    expect(exercised.overridden).toBeGreaterThan(RUNS);
+    expect(exercised.unadmitted.override).toBeGreaterThan(0);
     console.log(`simulation exercised: ${JSON.stringify(exercised)}`);
   });
 });

@@ -85,8 +85,10 @@
 import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
 import {
   bindingCharge,
+  clusterOverridesOf,
   hasPriorityClassScope,
   templateClassNeeded,
+  withClusterOverrides,
   withTemplateClass,
   type ObservedCluster,
   type ObservedWorkload,
@@ -268,6 +270,11 @@ export type Action =
    * resourceVersion moves on, and an update decided against the old one conflicts.
    */
   | { t: 'statusWrite'; b: number }
+  /**
+   * A user sets (or, with replicas -1, removes) an OverridePolicy making member `m` run `replicas`
+   * of workload `b` wherever its binding schedules it there; Karmada applies it to the member at once.
+   */
+  | { t: 'override'; b: number; m: number; replicas: number }
   /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
   | { t: 'requeue'; i: number; replica: number };
 
@@ -302,32 +309,48 @@ const isDuplicated = (rb: ResourceBinding): boolean =>
  * What a stored binding must be counted for (docs/concepts/binding-cost.md): its replicas, on every
  * cluster when Duplicated, at least what its clusters list; nothing once it is being deleted.
  */
-const charge = (rb: ResourceBinding): Record<Key, number> => {
+const charge = (rb: ResourceBinding, overrides: Overrides = NO_OVERRIDES): Record<Key, number> => {
   if (rb.metadata?.deletionTimestamp || jobFinished(rb)) return { cpu: 0, pods: 0 };
   const clusters = rb.spec?.clusters ?? [];
   const scheduled = clusters.reduce((sum, c) => sum + (c.replicas ?? 0), 0);
   const asked = (rb.spec?.replicas ?? 0) * (isDuplicated(rb) ? Math.max(1, clusters.length) : 1);
-  const replicas = Math.max(asked, scheduled);
+  // An overridden member runs its override instead of its share (docs/concepts/binding-cost.md).
+  let replicas = Math.max(asked, scheduled);
+  for (const target of clusters) {
+    const overridden = overrides.get(target.name);
+    if (overridden !== undefined) replicas += overridden - shareOf(rb, target.replicas ?? 0);
+  }
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
   return { cpu: cpu * replicas, pods: replicas };
 };
+
+/** Per member name, the replicas an OverridePolicy makes it run where that differs from its share. */
+type Overrides = ReadonlyMap<string, number>;
+const NO_OVERRIDES: Overrides = new Map();
+
+/** The overrides a binding was judged with (withClusterOverrides), as the recount reads them. */
+const judgedOverrides = (rb: ResourceBinding): Overrides =>
+  new Map(clusterOverridesOf(rb).map((o) => [o.cluster, o.replicas ?? 0]));
+
+/** A member's share of the binding's replicas: its spec.clusters entry (Duplicated: at least spec.replicas). */
+const shareOf = (rb: ResourceBinding, assigned: number): number =>
+  isDuplicated(rb) ? Math.max(rb.spec?.replicas ?? 0, assigned) : assigned;
 
 /**
  * A binding's charge split by member, recounted as the product's chargeByCluster splits it: each
  * member it is scheduled to its replicas there (Duplicated: at least spec.replicas), the rest of the
  * charge unsplit. What one member runs beyond its share never nets another member's.
  */
-const shares = (rb: ResourceBinding): { on: Map<string, Record<Key, number>>; rest: Record<Key, number> } => {
-  const total = charge(rb);
+const shares = (
+  rb: ResourceBinding,
+  overrides: Overrides = NO_OVERRIDES,
+): { on: Map<string, Record<Key, number>>; rest: Record<Key, number> } => {
+  const total = charge(rb, overrides);
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
   const on = new Map<string, Record<Key, number>>();
   const holds = total.pods > 0 || total.cpu > 0;
   for (const target of rb.spec?.clusters ?? []) {
-    const n = !holds
-      ? 0
-      : isDuplicated(rb)
-        ? Math.max(rb.spec?.replicas ?? 0, target.replicas ?? 0)
-        : (target.replicas ?? 0);
+    const n = !holds ? 0 : (overrides.get(target.name) ?? shareOf(rb, target.replicas ?? 0));
     on.set(target.name, { cpu: n * cpu, pods: n });
   }
   const split = (key: Key) => [...on.values()].reduce((sum, share) => sum + share[key], 0);
@@ -472,7 +495,7 @@ export const exercised = {
   /** Refusals of a binding whose pods its charge cannot bound (a DaemonSet under a cpu quota). */
   refusedUnbounded: 0,
   /** What no admission saw, as applied (an action that found nothing to act on left out). */
-  unadmitted: {} as Partial<Record<UnadmittedKind, number>>,
+  unadmitted: {} as Partial<Record<UnadmittedKind | 'override', number>>,
   /** Refusals recorded as waiting changes, requeues the reconciler made, and writes Karmada re-sent. */
   waitingRecorded: 0,
   requeued: 0,
@@ -494,6 +517,8 @@ export const exercised = {
   unpublished: 0,
   /** Bindings the webhook or the reconciler gave their template's class ('high'): Karmada writes none. */
   templateClassed: 0,
+  /** Bindings the services judged with an OverridePolicy in force. */
+  overridden: 0,
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };
@@ -589,6 +614,8 @@ export class Simulation {
    */
   private readonly templates = new Map<string, { version: string; replicas: number; high: boolean }>();
   private readonly templateClasses = new Map<string, string>();
+  /** OverridePolicies: per workload name, per member name, the replicas the member is made to run. */
+  private readonly policies = new Map<string, Map<string, number>>();
   private templateVersions = 0;
   /**
    * Per quota and key, what the members may be given (RUNS), besides what pending causes add
@@ -728,7 +755,7 @@ export class Simulation {
     const change = bindingChange(
       { namespace: NAMESPACE, name: object.metadata!.name! },
       scoped!,
-      bindingCharge(object).charge,
+      bindingCharge(scoped!).charge,
       dryRun,
       scopedOld,
     );
@@ -762,7 +789,7 @@ export class Simulation {
         this.answered(object, waits);
         if (req.answer === 'allowed') this.waiting.admitted(object, old);
         else if (!outcome.allowed && 'quota' in outcome)
-          if (this.waiting.refused(object, old, outcome, this.clockOf(replica)()))
+          if (this.waiting.refused(scoped!, scopedOld, outcome, this.clockOf(replica)()))
             exercised.waitingRecorded++;
       },
       (err: unknown) => (this.failure = err as Error),
@@ -829,6 +856,56 @@ export class Simulation {
    * rule (templateClassNeeded, withTemplateClass). The template read returns that version: this
    * models the class each binding was written with, not a template edited since.
    */
+  /**
+   * The overrides in force for `rb`, as libs/usage cluster-overrides.ts reports them: each member it
+   * is scheduled to whose policy makes it run other than its spec.clusters replicas.
+   */
+  private overridesOf(rb: ResourceBinding): Overrides {
+    const policy = this.policies.get(rb.metadata!.name!);
+    if (policy === undefined) return NO_OVERRIDES;
+    const found = new Map<string, number>();
+    for (const target of rb.spec?.clusters ?? []) {
+      const replicas = policy.get(target.name);
+      if (replicas !== undefined && replicas !== (target.replicas ?? 0)) found.set(target.name, replicas);
+    }
+    return found;
+  }
+
+  /** The charge of `rb` by the simulation's own recount, with the overrides in force now. */
+  private chargeNow(rb: ResourceBinding): Record<Key, number> {
+    return charge(rb, this.overridesOf(rb));
+  }
+
+  private sharesNow(rb: ResourceBinding): ReturnType<typeof shares> {
+    return shares(rb, this.overridesOf(rb));
+  }
+
+  /** The pods Karmada makes member `m` run for `rb`: its spec.clusters entry, or its override. */
+  private runsOn(rb: ResourceBinding, m: number): number {
+    const target = targetOn(rb, m);
+    if (rb.metadata?.deletionTimestamp || !(rb.spec?.clusters ?? []).some((c) => c.name === MEMBERS[m]))
+      return target;
+    return this.overridesOf(rb).get(MEMBERS[m]!) ?? target;
+  }
+
+  /**
+   * `rb` with its overrides, as the services hand it to the core (libs/service-kit binding-overrides.ts,
+   * withClusterOverrides).
+   */
+  private overridden(rb: ResourceBinding): ResourceBinding {
+    const overrides = this.overridesOf(rb);
+    if (overrides.size === 0) return rb;
+    exercised.overridden++;
+    return withClusterOverrides(
+      rb,
+      [...overrides].map(([cluster, replicas]) => ({
+        cluster,
+        replicas,
+        policies: [`OverridePolicy ${NAMESPACE}/${rb.metadata!.name!}`],
+      })),
+    );
+  }
+
   private classified(rb: ResourceBinding): ResourceBinding {
     const ref = templateClassNeeded(rb);
     return ref === undefined
@@ -849,8 +926,9 @@ export class Simulation {
     bindings: readonly T[],
     quotas: readonly KarmadaQuota[],
   ): T[] {
-    if (!quotas.some(hasPriorityClassScope)) return [...bindings];
-    return bindings.map((rb) => {
+    const overridden = bindings.map((rb) => (rb === undefined ? rb : (this.overridden(rb) as T)));
+    if (!quotas.some(hasPriorityClassScope)) return overridden;
+    return overridden.map((rb) => {
       if (rb === undefined) return rb;
       const scoped = this.classified(rb);
       if (scoped !== rb && isHigh(scoped)) exercised.templateClassed++;
@@ -1114,7 +1192,7 @@ export class Simulation {
         const running = on[m % MEMBERS.length]!;
         on[m % MEMBERS.length] =
           action.t === 'pods'
-            ? Math.min(targetOn(stored, m % MEMBERS.length), running + action.n)
+            ? Math.min(this.runsOn(stored, m % MEMBERS.length), running + action.n)
             : Math.max(0, running - action.n);
         this.log(`${MEMBERS[m % MEMBERS.length]}: ${name} runs ${on[m % MEMBERS.length]} pods`);
         const set = (cause: TerminatingCause) => () =>
@@ -1219,6 +1297,9 @@ export class Simulation {
       case 'jobRunsAgain':
         this.unadmitted(action);
         break;
+      case 'override':
+        this.override(action);
+        break;
       case 'statusWrite': {
         const stored = this.versionOf(action.b);
         if (stored === undefined) return;
@@ -1228,6 +1309,49 @@ export class Simulation {
         break;
       }
     }
+  }
+
+  /**
+   * An OverridePolicy set, changed or removed after its binding was admitted: no admission sees it
+   * (docs/concepts/binding-cost.md#overridepolicies). The member follows it at once (pods beyond it
+   * go), the services judge bindings with it from now on, and the charge grows by what it adds: as for
+   * a change decided before an edit (LIMIT), the ceiling rises by that, and RUNS allows it, until a
+   * recount has counted it.
+   */
+  private override(action: Extract<Action, { t: 'override' }>): void {
+    const name = BINDINGS[action.b]!.name;
+    const member = MEMBERS[action.m % MEMBERS.length]!;
+    const stored = this.versionOf(action.b);
+    const before = this.specs.map((q) => limitedKeys(q).map((key) => this.charged(q, key)));
+    this.unadmittedRuns(stored === undefined ? 'Deployment' : kindOf(stored), name, () => {
+      const policy = this.policies.get(name) ?? new Map<string, number>();
+      if (action.replicas < 0) policy.delete(member);
+      else policy.set(member, action.replicas);
+      if (policy.size === 0) this.policies.delete(name);
+      else this.policies.set(name, policy);
+      if (stored !== undefined && this.pods.has(name)) {
+        const on = this.podsOf(stored).map((n, m) => Math.min(n, this.runsOn(stored, m)));
+        this.setPods(name, stored.metadata!.uid!, on, () => 'scaledDown');
+      }
+    });
+    this.specs.forEach((q, i) => {
+      const ceiling = this.ceilings.get(q.name)!;
+      limitedKeys(q).forEach((key, j) => {
+        ceiling[key] += Math.max(0, this.charged(q, key) - before[i]![j]!);
+      });
+      // Stored charges and those of changes in flight grew with no admission: counted by a recount.
+      this.awaitingRecount.set(q.name, ++this.staleLandings);
+    });
+    // A change of the name decided before the policy lands with it, as one decided before an edit.
+    for (const req of this.requests)
+      if (!req.done && req.object.metadata?.name === name)
+        for (const q of this.specs) req.beforeEdit.add(q.name);
+    this.log(
+      action.replicas < 0
+        ? `OverridePolicy of ${name} on ${member} removed`
+        : `OverridePolicy: ${member} runs ${action.replicas} of ${name} wherever its binding schedules it there`,
+    );
+    exercised.unadmitted.override = (exercised.unadmitted.override ?? 0) + 1;
   }
 
   /**
@@ -1439,7 +1563,7 @@ export class Simulation {
       () => {
         this.host.storeBinding(object);
         if (!this.pods.has(name)) return;
-        const on = this.podsOf(object).map((n, m) => Math.min(n, targetOn(object, m)));
+        const on = this.podsOf(object).map((n, m) => Math.min(n, this.runsOn(object, m)));
         const elsewhere = (m: number) =>
           targetOn(object, m) === 0 && MEMBERS.some((_, i) => targetOn(object, i) > 0);
         this.setPods(name, object.metadata!.uid!, on, (m) =>
@@ -1759,7 +1883,15 @@ export class Simulation {
     clusters: readonly ObservedCluster[],
   ): void {
     exercised.detectionsChecked++;
-    const expected = expectedBeyondCharge(quota, status, bindings, clusters, charge, shares);
+    const expected = expectedBeyondCharge(
+      quota,
+      status,
+      bindings,
+      clusters,
+      // With the overrides the reconciler judged each binding with, when it listed them.
+      (rb) => charge(rb, judgedOverrides(rb)),
+      (rb) => shares(rb, judgedOverrides(rb)),
+    );
     if (expected.length > 0) exercised.detectionsBeyond++;
     const problem = detectionProblem(
       status,
@@ -1826,9 +1958,9 @@ export class Simulation {
     for (const b of this.inScope(quota)) {
       const name = b.metadata!.name!;
       // With its running pods: per member the larger of its share and its pods there (shares).
-      let holds = charge(b)[key];
+      let holds = this.chargeNow(b)[key];
       if (running) {
-        const split = shares(b);
+        const split = this.sharesNow(b);
         const pods = this.podsOf(b);
         holds = split.rest[key];
         MEMBERS.forEach((member, m) => {
@@ -1873,7 +2005,7 @@ export class Simulation {
    */
   private coveredInFlight(quota: QuotaSpec, key: Key): { total: number; landable: string[] } {
     const held = new Map<string, number>();
-    for (const b of this.inScope(quota)) held.set(b.metadata!.name!, charge(b)[key]);
+    for (const b of this.inScope(quota)) held.set(b.metadata!.name!, this.chargeNow(b)[key]);
     const landable: string[] = [];
     for (const req of this.requests) {
       // A change decided before an edit of the quota is covered as the edit rules say (LIMIT), not here.
@@ -1881,7 +2013,7 @@ export class Simulation {
       if (quota.highOnly && !this.high(req.object)) continue;
       const name = req.object.metadata!.name!;
       landable.push(`request ${req.id}`);
-      held.set(name, Math.max(held.get(name) ?? 0, charge(req.object)[key]));
+      held.set(name, Math.max(held.get(name) ?? 0, this.chargeNow(req.object)[key]));
     }
     let total = 0;
     for (const amount of held.values()) total += amount;
@@ -1890,7 +2022,7 @@ export class Simulation {
 
   /** What the stored bindings a quota selects are charged on `key`. */
   private charged(quota: QuotaSpec, key: Key): number {
-    return this.inScope(quota).reduce((sum, b) => sum + charge(b)[key], 0);
+    return this.inScope(quota).reduce((sum, b) => sum + this.chargeNow(b)[key], 0);
   }
 
   /**
@@ -1954,10 +2086,10 @@ export class Simulation {
     let startable = 0;
     for (const rb of this.inScope(quota)) {
       const name = rb.metadata!.name!;
-      const split = shares(rb);
+      const split = this.sharesNow(rb);
       // Per member its share less its own pods there, plus the unsplit rest and what a pending
       // claim adds to the charge.
-      let left = split.rest[key] + Math.max(0, (claims.get(name) ?? 0) - charge(rb)[key]);
+      let left = split.rest[key] + Math.max(0, (claims.get(name) ?? 0) - this.chargeNow(rb)[key]);
       for (const [member, share] of split.on) {
         const own = pods.running
           .filter((r) => r.name === name && r.uid === rb.metadata!.uid && MEMBERS[r.m] === member)
@@ -2166,7 +2298,7 @@ export class Simulation {
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
           // Hand-made Deployments pass for a binding of the name only if it is a Deployment's too.
           const sameKind = rb === undefined || kindOf(rb) === 'Deployment';
-          const split = rb === undefined ? undefined : shares(rb);
+          const split = rb === undefined ? undefined : this.sharesNow(rb);
           if (split !== undefined) expectedReserved += split.rest[key];
           MEMBERS.forEach((member, m) => {
             const handMade = this.outside[m]![b]!;
@@ -2188,7 +2320,7 @@ export class Simulation {
         }
       }
     }
-    const bindings = [...this.host.bindings.values()].map((rb) => this.classified(rb));
+    const bindings = [...this.host.bindings.values()].map((rb) => this.classified(this.overridden(rb)));
     for (const quota of this.host.quotas.values())
       this.checkDetected(quota, quota.status ?? {}, bindings, this.published ?? []);
     if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
@@ -2223,9 +2355,11 @@ export class Simulation {
     const found = this.check(step);
     if (found) return found;
     const live = this.waiting.live([...this.host.bindings.values()], this.now);
-    // What the binding would hold in the quota once admitted is within its hard limit.
+    // What the binding would hold in the quota once admitted is within its hard limit: as judged
+    // when it was refused (its overrides then: the record keeps that charge; a policy changed since
+    // is seen only when its write comes again).
     const couldFit = (write: ResourceBinding, q: QuotaSpec) =>
-      limitedKeys(q).every((key) => charge(write)[key] <= q.hard[key]!);
+      limitedKeys(q).every((key) => charge(write, judgedOverrides(write))[key] <= q.hard[key]!);
     for (const record of live) {
       const q = this.specs.find((x) => x.name === record.quota)!;
       // A deleted quota limits nothing; a key it no longer limits asks nothing of it.
