@@ -5,6 +5,7 @@
  * (review 3: moving the read out of the deadline, or dropping the deadline, failed no test).
  */
 import type { ResourceBinding } from '#api';
+import { bindingCharge, clusterOverridesOf, withClusterOverrides } from '#quota';
 import { AdmissionController } from './admission.controller.js';
 import type { AdmissionStrategy } from './admission-strategy.js';
 import type { WebhookConfig } from './config.js';
@@ -13,12 +14,17 @@ const DEADLINE_MS = 200;
 
 function controller(
   exists: (namespace: string, name: string, options: { deadline?: number }) => Promise<boolean>,
+  options: {
+    outcome?: Awaited<ReturnType<AdmissionStrategy['admit']>>;
+    overrides?: { mayChange: () => boolean; apply: (b: ResourceBinding[]) => Promise<ResourceBinding[]> };
+    refused?: (namespace: string, rb: ResourceBinding) => void;
+  } = {},
 ) {
   const admitted: unknown[] = [];
   const strategy: AdmissionStrategy = {
     admit: async (change) => {
       admitted.push(change);
-      return { allowed: true };
+      return options.outcome ?? { allowed: true };
     },
   } as AdmissionStrategy;
   const noop = () => undefined;
@@ -27,11 +33,14 @@ function controller(
     { ADMISSION_DEADLINE_MS: DEADLINE_MS } as WebhookConfig,
     { admitted: noop, notEnforced: noop } as never,
     { record: noop } as never,
-    { admitted: noop, refused: noop } as never,
+    { admitted: noop, refused: options.refused ?? noop } as never,
     { exists } as never,
     {} as never,
     { classify: async (bindings: ResourceBinding[]) => bindings } as never,
-    { mayChange: () => false, apply: async (bindings: ResourceBinding[]) => bindings } as never,
+    (options.overrides ?? {
+      mayChange: () => false,
+      apply: async (bindings: ResourceBinding[]) => bindings,
+    }) as never,
     { cached: () => [], list: async () => [], isWatching: true } as never,
   );
   return { controller: c, admitted };
@@ -89,5 +98,34 @@ describe('AdmissionController: the stored-name read of a CREATE', () => {
     const fresh = controller(async () => false);
     expect((await fresh.controller.resourceBinding(review)).response.allowed).toBe(true);
     expect(fresh.admitted).toHaveLength(1);
+  });
+});
+
+describe('AdmissionController: a binding an OverridePolicy changes', () => {
+  it('is charged, and its refusal recorded, as judged with the override (not as the wire object)', async () => {
+    const overridden = (rb: ResourceBinding | undefined) =>
+      rb &&
+      withClusterOverrides(rb, [{ cluster: 'member1', replicas: 5, policies: ['OverridePolicy team-a/p'] }]);
+    const recorded: ResourceBinding[] = [];
+    const { controller: c, admitted } = controller(async () => false, {
+      outcome: { allowed: false, quota: 'team-a', exceeded: ['cpu'], message: 'exceeded quota: team-a' },
+      overrides: {
+        mayChange: () => true,
+        apply: async (bindings) => bindings.map(overridden) as ResourceBinding[],
+      },
+      refused: (_namespace, rb) => recorded.push(rb),
+    });
+    const scheduled = structuredClone(review);
+    (scheduled.request.object.spec as Record<string, unknown>)['clusters'] = [
+      { name: 'member1', replicas: 2 },
+    ];
+    const answer = await c.resourceBinding(scheduled);
+    expect(answer.response.allowed).toBe(false);
+    // 5 replicas on member1, not the binding's 2.
+    expect(admitted).toHaveLength(1);
+    const [change] = admitted as { item: { charge: Record<string, { toString(): string }> } }[];
+    expect(change!.item.charge['cpu']?.toString()).toBe('5');
+    expect(bindingCharge(recorded[0]!).charge['cpu']?.toString()).toBe('5');
+    expect(clusterOverridesOf(recorded[0]!)).toHaveLength(1);
   });
 });
