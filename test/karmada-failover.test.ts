@@ -3,19 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
-import { Quantity } from '#quantity';
+import type { ResourceBinding } from '#api';
 import { bindingCharge } from '#quota';
 import {
   Federation,
   karmadaWorkload,
-  kubeConfigFor,
   sleep,
   startServices,
   type KarmadaWorkload,
 } from '../tools/federation/src/index.js';
-import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
-import { karmadaQuota } from './support/fixtures.js';
+import { eventually, testRedisUrl } from './support/federation.js';
+import { cpu, karmadaSuite } from './support/karmada.js';
 
 /**
  * Real Karmada v1.18 (default feature gates) failing a workload over with a graceful eviction
@@ -66,11 +64,8 @@ afterAll(async () => {
   if (process.env.KEEP_TEST_STATE !== '1') rmSync(stateDir, { recursive: true, force: true });
 });
 
-const host = () => kubeConfigFor(federation.info.host);
-const member = (name: string) => kubeConfigFor(federation.info.members.find((m) => m.name === name)!);
-const objects = () => k8s.KubernetesObjectApi.makeApiClient(host());
-const custom = () => host().makeApiClient(k8s.CustomObjectsApi);
-const cpu = (s: string | undefined) => Number(Quantity.parse(s ?? '0').milliValue());
+const { member, teamWithQuota, apply, readQuota, readBinding, podCount, eventsOn, detectorRefusal } =
+  karmadaSuite(() => federation, 'kfo');
 
 /**
  * A Deployment of `replicas` x `cpu` that runs in one member at a time, member1 first, and fails over
@@ -105,36 +100,6 @@ function failingOver(name: string, namespace: string, replicas: number): Karmada
   return workload;
 }
 
-/** A namespace on the host only, as users make it: Karmada copies it to the members. */
-async function teamWithQuota(hard: Record<string, string>): Promise<string> {
-  const namespace = uniqueName('kfo');
-  await host()
-    .makeApiClient(k8s.CoreV1Api)
-    .createNamespace({ body: { metadata: { name: namespace } } });
-  await custom().createNamespacedCustomObject({
-    ...KARMADA_QUOTA,
-    namespace,
-    body: karmadaQuota(namespace, 'team', hard),
-  });
-  await usageCounted(host(), namespace, 'team');
-  return namespace;
-}
-
-async function apply(workload: KarmadaWorkload): Promise<void> {
-  await objects().create(workload.policy);
-  await objects().create(workload.workload);
-}
-
-const readQuota = (namespace: string) =>
-  custom().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' }) as Promise<KarmadaQuota>;
-
-const readBinding = (namespace: string, name: string) =>
-  custom().getNamespacedCustomObject({
-    ...RESOURCE_BINDING,
-    namespace,
-    name: `${name}-deployment`,
-  }) as Promise<ResourceBinding>;
-
 interface EvictionTask {
   fromCluster: string;
   replicas?: number;
@@ -145,29 +110,6 @@ interface EvictionTask {
 }
 const evictionTasks = (rb: ResourceBinding): EvictionTask[] =>
   (rb.spec as { gracefulEvictionTasks?: EvictionTask[] }).gracefulEvictionTasks ?? [];
-
-/** Pods of the namespace in one member, those being deleted left out. */
-const podCount = async (cluster: string, namespace: string) =>
-  (await member(cluster).makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace })).items.filter(
-    (p) => !p.metadata?.deletionTimestamp,
-  ).length;
-
-async function eventsOn(namespace: string, name: string, reason: string): Promise<k8s.CoreV1Event[]> {
-  const events = await host().makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace });
-  return events.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
-}
-
-/** The first Warning Karmada's detector records on the template when our webhook refuses its binding. */
-async function detectorRefusal(namespace: string, name: string): Promise<k8s.CoreV1Event> {
-  const [refusal] = await eventually(
-    () =>
-      eventsOn(namespace, name, 'ApplyPolicyFailed').then((events) =>
-        events.filter((e) => e.message?.includes('exceeded quota')),
-      ),
-    (events) => events.length > 0,
-  );
-  return refusal!;
-}
 
 /** CPU Karmada applied in the members for the namespace's Deployments: replicas x requests, in millicores. */
 async function appliedCpu(namespace: string): Promise<number> {
@@ -194,7 +136,7 @@ test('a failover the quota has no room for is refused at its eviction write: the
   const namespace = await teamWithQuota({ cpu: '6' });
   await apply(failingOver('web', namespace, 4));
   await eventually(
-    () => podCount('member1', namespace),
+    () => podCount('member1', namespace, { leaving: false }),
     (n) => n === 4,
   );
 
@@ -206,7 +148,7 @@ test('a failover the quota has no room for is refused at its eviction write: the
       const [refused, binding, moved] = await Promise.all([
         eventsOn(namespace, 'web', EVICTION_FAILED),
         readBinding(namespace, 'web'),
-        podCount('member2', namespace),
+        podCount('member2', namespace, { leaving: false }),
       ]);
       return { refused, tasks: evictionTasks(binding), moved };
     },
@@ -217,13 +159,13 @@ test('a failover the quota has no room for is refused at its eviction write: the
   // would have happened many times over (with the rule undone it gets the 4: 8 of 6 run).
   let mostInMember2 = 0;
   for (const deadline = Date.now() + 20_000; Date.now() < deadline; await sleep(500)) {
-    mostInMember2 = Math.max(mostInMember2, await podCount('member2', namespace));
+    mostInMember2 = Math.max(mostInMember2, await podCount('member2', namespace, { leaving: false }));
   }
   expect(mostInMember2).toBe(0);
   const binding = await readBinding(namespace, 'web');
   expect(binding.spec.clusters).toEqual([{ name: 'member1', replicas: 4 }]);
   expect(evictionTasks(binding)).toEqual([]);
-  expect(await podCount('member1', namespace)).toBe(4);
+  expect(await podCount('member1', namespace, { leaving: false })).toBe(4);
 
   // Karmada's failover controller reports each refused eviction on the template and the binding (the
   // webhook's message is only in its log), and retries with its back-off: the event's count grows.
@@ -265,7 +207,7 @@ test('a failover with room moves the workload; while the old copy runs beside th
   ]);
   for (const cluster of CLUSTERS) {
     await eventually(
-      () => podCount(cluster, namespace),
+      () => podCount(cluster, namespace, { leaving: false }),
       (n) => n === 4,
     );
   }
@@ -288,5 +230,5 @@ test('a failover with room moves the workload; while the old copy runs beside th
   await apply(karmadaWorkload({ name: 'more', namespace, replicas: 3, cpu: '1', clusters: ['member1'] }));
   const refusal = await detectorRefusal(namespace, 'more');
   expect(refusal.message).toContain('exceeded quota: team, requested: cpu=3, used: cpu=8, limited: cpu=10');
-  for (const cluster of CLUSTERS) expect(await podCount(cluster, namespace)).toBe(4);
+  for (const cluster of CLUSTERS) expect(await podCount(cluster, namespace, { leaving: false })).toBe(4);
 });

@@ -12,18 +12,11 @@ import {
   type KarmadaQuota,
   type ResourceBinding,
 } from '#api';
-import { Quantity } from '#quantity';
 import { bindingCharge } from '#quota';
-import {
-  Federation,
-  karmadaWorkload,
-  kubeConfigFor,
-  sleep,
-  startServices,
-  type KarmadaWorkload,
-} from '../tools/federation/src/index.js';
+import { Federation, karmadaWorkload, sleep, startServices } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
 import { karmadaQuota } from './support/fixtures.js';
+import { cpu, karmadaSuite } from './support/karmada.js';
 
 /**
  * Real Karmada v1.18 in the loop: users apply Deployments and PropagationPolicies to the host;
@@ -61,31 +54,18 @@ afterAll(async () => {
   if (process.env.KEEP_TEST_STATE !== '1') rmSync(stateDir, { recursive: true, force: true });
 });
 
-const host = () => kubeConfigFor(federation.info.host);
-const member = (name: string) => kubeConfigFor(federation.info.members.find((m) => m.name === name)!);
-const objects = () => k8s.KubernetesObjectApi.makeApiClient(host());
-const custom = () => host().makeApiClient(k8s.CustomObjectsApi);
-const cpu = (s: string | undefined) => Number(Quantity.parse(s ?? '0').milliValue());
-
-/** A namespace on the host only, as users make it: Karmada copies it to the members. */
-async function teamWithQuota(hard: Record<string, string>): Promise<string> {
-  const namespace = uniqueName('kmd');
-  await host()
-    .makeApiClient(k8s.CoreV1Api)
-    .createNamespace({ body: { metadata: { name: namespace } } });
-  await custom().createNamespacedCustomObject({
-    ...KARMADA_QUOTA,
-    namespace,
-    body: karmadaQuota(namespace, 'team', hard),
-  });
-  await usageCounted(host(), namespace, 'team');
-  return namespace;
-}
-
-async function apply(workload: KarmadaWorkload): Promise<void> {
-  await objects().create(workload.policy);
-  await objects().create(workload.workload);
-}
+const {
+  host,
+  member,
+  objects,
+  custom,
+  teamWithQuota,
+  apply,
+  readQuota,
+  readBinding,
+  podCount,
+  detectorRefusal,
+} = karmadaSuite(() => federation, 'kmd');
 
 /** A user scaling a Deployment on the host (Karmada propagates it). */
 const scaleDeployment = (namespace: string, name: string, replicas: number) =>
@@ -96,16 +76,6 @@ const scaleDeployment = (namespace: string, name: string, replicas: number) =>
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
 
-const readQuota = (namespace: string) =>
-  custom().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: 'team' }) as Promise<KarmadaQuota>;
-
-const readBinding = (namespace: string, name: string) =>
-  custom().getNamespacedCustomObject({
-    ...RESOURCE_BINDING,
-    namespace,
-    name: `${name}-deployment`,
-  }) as Promise<ResourceBinding>;
-
 /** CPU requested by the pods of a namespace in one member, in millicores. */
 async function memberPodCpu(cluster: string, namespace: string): Promise<number> {
   const pods = await member(cluster).makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace });
@@ -113,27 +83,6 @@ async function memberPodCpu(cluster: string, namespace: string): Promise<number>
     .filter((p) => !p.metadata?.deletionTimestamp)
     .flatMap((p) => p.spec?.containers ?? [])
     .reduce((sum, c) => sum + cpu(c.resources?.requests?.['cpu'] as string | undefined), 0);
-}
-
-const podCount = async (cluster: string, namespace: string) =>
-  (await member(cluster).makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace })).items.length;
-
-async function eventsOn(namespace: string, name: string, reason: string): Promise<k8s.CoreV1Event[]> {
-  const events = await host().makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace });
-  return events.items.filter((e) => e.involvedObject.name === name && e.reason === reason);
-}
-
-/** The first Warning Karmada's detector records on the template when our webhook refuses its binding. */
-async function detectorRefusal(namespace: string, name: string): Promise<k8s.CoreV1Event> {
-  // (Karmada's detector may also report its own duplicate-create race as ApplyPolicyFailed.)
-  const [refusal] = await eventually(
-    () =>
-      eventsOn(namespace, name, 'ApplyPolicyFailed').then((events) =>
-        events.filter((e) => e.message?.includes('exceeded quota')),
-      ),
-    (events) => events.length > 0,
-  );
-  return refusal!;
 }
 
 /** What Karmada applied in the members, per workload name: replicas it runs at once x CPU per pod, in millicores. */
