@@ -4,7 +4,10 @@ import {
   controllerRefOf,
   groupOf,
   OwnerIndex,
+  POD,
+  realPodLink,
   topLevelWorkload,
+  type ControllerRef,
   type ObjectRef,
   type OwnerLookup,
   type WorkloadRef,
@@ -66,7 +69,18 @@ describe('topLevelWorkload', () => {
       [owner('v1', 'ReplicationController', 'old')],
       { kind: 'ReplicationController', name: 'old' },
     ],
-    ['mirror pod owned by its Node', [owner('v1', 'Node', 'node-1')], { kind: 'Node', name: 'node-1' }],
+    [
+      'mirror pod owned by its Node: no controller of pods, the pod itself',
+      [owner('v1', 'Node', 'node-1')],
+      { kind: 'Pod', name: 'pod-1' },
+    ],
+    [
+      'a Deployment claimed directly (written by hand: no controller makes such pods)',
+      [owner('apps/v1', 'Deployment', 'web')],
+      { kind: 'Pod', name: 'pod-1' },
+    ],
+    ['a CronJob claimed directly', [owner('batch/v1', 'CronJob', 'nightly')], { kind: 'Pod', name: 'pod-1' }],
+    ['a Service claimed as controller', [owner('v1', 'Service', 'web')], { kind: 'Pod', name: 'pod-1' }],
     [
       'a custom controller',
       [owner('argoproj.io/v1alpha1', 'Rollout', 'canary')],
@@ -147,11 +161,20 @@ describe('owner helpers', () => {
     ['no owners', undefined, undefined],
     ['a non-controller owner', [owner('apps/v1', 'Deployment', 'web', false)], undefined],
     [
-      'a controller',
+      'a controller, with the uid it names',
       [owner('apps/v1', 'Deployment', 'web')],
+      { group: 'apps', kind: 'Deployment', name: 'web', uid: 'Deployment-web' },
+    ],
+    [
+      'a core controller',
+      [owner('v1', 'Node', 'n1')],
+      { group: '', kind: 'Node', name: 'n1', uid: 'Node-n1' },
+    ],
+    [
+      'a controller naming no uid (never stored by an API server): unchecked',
+      [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: '', controller: true }],
       { group: 'apps', kind: 'Deployment', name: 'web' },
     ],
-    ['a core controller', [owner('v1', 'Node', 'n1')], { group: '', kind: 'Node', name: 'n1' }],
     ['a controller without a name', [owner('apps/v1', 'Deployment', '')], undefined],
   ];
   it.each(cases)('controllerRefOf: %s', (_name, refs, expected) => {
@@ -265,5 +288,275 @@ describe('OwnerIndex', () => {
       name: 'web',
     });
     expect(topLevelWorkload(pod(), owners)).toEqual({ kind: 'Pod', name: 'pod-1' });
+  });
+});
+
+/** A reference to `object` naming `uid`. */
+const named = (object: ObjectRef, uid: string): ControllerRef => ({ ...object, uid });
+const sts = (name: string) => ref('apps', 'StatefulSet', name);
+const ds = (name: string) => ref('apps', 'DaemonSet', name);
+const rc = (name: string) => ref('', 'ReplicationController', name);
+const job = (name: string) => ref('batch', 'Job', name);
+const cron = (name: string) => ref('batch', 'CronJob', name);
+const cloneSet = (name: string) => ref('apps.kruise.io', 'CloneSet', name);
+
+/** A pod in team-a whose controller is `controller` (apiVersion from its group). */
+const podOf = (controller: ControllerRef): V1Pod =>
+  pod([
+    {
+      apiVersion: controller.group === '' ? 'v1' : `${controller.group}/v1`,
+      kind: controller.kind,
+      name: controller.name,
+      uid: controller.uid ?? '',
+      controller: true,
+    },
+  ]);
+
+describe('incarnations and real pod chains', () => {
+  /**
+   * [what, the member's current objects as [object, its uid, its controller], the pod's controller
+   * reference, the workload the pod is attributed to]. `terminating`: a previous incarnation's,
+   * counted but never a binding's.
+   */
+  const cases: [string, [ObjectRef, string, ControllerRef | undefined][], ControllerRef, WorkloadRef][] = [
+    [
+      "the current Deployment's pods are its",
+      [
+        [deploy('web'), 'd2', undefined],
+        [rs('web-1'), 'r1', named(deploy('web'), 'd2')],
+      ],
+      named(rs('web-1'), 'r1'),
+      { kind: 'Deployment', name: 'web' },
+    ],
+    [
+      'a ReplicaSet of a Deployment deleted and re-created under its name: a previous incarnation',
+      [
+        [deploy('web'), 'd2', undefined],
+        [rs('web-1'), 'r1', named(deploy('web'), 'd1')],
+      ],
+      named(rs('web-1'), 'r1'),
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'a pod of a ReplicaSet re-created under its name (same template): a previous incarnation',
+      [
+        [deploy('web'), 'd2', undefined],
+        [rs('web-1'), 'r2', named(deploy('web'), 'd2')],
+      ],
+      named(rs('web-1'), 'r1'),
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'a Deployment deleted and not re-created yet: attributed by name (nothing to tell them apart)',
+      [[rs('web-1'), 'r1', named(deploy('web'), 'd1')]],
+      named(rs('web-1'), 'r1'),
+      { kind: 'Deployment', name: 'web' },
+    ],
+    [
+      'a Job re-created under its name',
+      [[job('etl'), 'j2', undefined]],
+      named(job('etl'), 'j1'),
+      { kind: 'Job', name: 'etl', terminating: true },
+    ],
+    [
+      'the current Job',
+      [[job('etl'), 'j2', undefined]],
+      named(job('etl'), 'j2'),
+      { kind: 'Job', name: 'etl' },
+    ],
+    [
+      "a CronJob's Job, the CronJob re-created",
+      [
+        [cron('nightly'), 'c2', undefined],
+        [job('nightly-1'), 'j1', named(cron('nightly'), 'c1')],
+      ],
+      named(job('nightly-1'), 'j1'),
+      { kind: 'CronJob', name: 'nightly', terminating: true },
+    ],
+    [
+      "the current CronJob's Job",
+      [
+        [cron('nightly'), 'c2', undefined],
+        [job('nightly-1'), 'j1', named(cron('nightly'), 'c2')],
+      ],
+      named(job('nightly-1'), 'j1'),
+      { kind: 'CronJob', name: 'nightly' },
+    ],
+    [
+      'a StatefulSet re-created',
+      [[sts('db'), 's2', undefined]],
+      named(sts('db'), 's1'),
+      { kind: 'StatefulSet', name: 'db', terminating: true },
+    ],
+    [
+      'the current StatefulSet',
+      [[sts('db'), 's2', undefined]],
+      named(sts('db'), 's2'),
+      { kind: 'StatefulSet', name: 'db' },
+    ],
+    [
+      'a DaemonSet re-created',
+      [[ds('agent'), 'a2', undefined]],
+      named(ds('agent'), 'a1'),
+      { kind: 'DaemonSet', name: 'agent', terminating: true },
+    ],
+    [
+      'a ReplicationController re-created',
+      [[rc('old'), 'o2', undefined]],
+      named(rc('old'), 'o1'),
+      { kind: 'ReplicationController', name: 'old', terminating: true },
+    ],
+    [
+      "an operator re-created: its Deployment is a previous FlinkDeployment's",
+      [
+        [flink('job'), 'f2', undefined],
+        [deploy('job'), 'd1', named(flink('job'), 'f1')],
+        [rs('job-1'), 'r1', named(deploy('job'), 'd1')],
+      ],
+      named(rs('job-1'), 'r1'),
+      { kind: 'FlinkDeployment', name: 'job', terminating: true },
+    ],
+    [
+      "the current operator's Deployment",
+      [
+        [flink('job'), 'f1', undefined],
+        [deploy('job'), 'd1', named(flink('job'), 'f1')],
+        [rs('job-1'), 'r1', named(deploy('job'), 'd1')],
+      ],
+      named(rs('job-1'), 'r1'),
+      { kind: 'FlinkDeployment', name: 'job' },
+    ],
+    [
+      'a forged controller reference to a Deployment, its real uid: the pod is its own',
+      [[deploy('web'), 'd2', undefined]],
+      named(deploy('web'), 'd2'),
+      { kind: 'Pod', name: 'pod-1' },
+    ],
+    [
+      'a forged controller reference to a CronJob: the pod is its own',
+      [[cron('nightly'), 'c2', undefined]],
+      named(cron('nightly'), 'c2'),
+      { kind: 'Pod', name: 'pod-1' },
+    ],
+    [
+      'a ReplicaSet claiming a StatefulSet: its pods stop at the ReplicaSet',
+      [
+        [sts('db'), 's1', undefined],
+        [rs('fake'), 'r9', named(sts('db'), 's1')],
+      ],
+      named(rs('fake'), 'r9'),
+      { kind: 'ReplicaSet', name: 'fake' },
+    ],
+    [
+      'a Job claiming a Deployment: its pods stop at the Job',
+      [
+        [deploy('web'), 'd2', undefined],
+        [job('fake'), 'j9', named(deploy('web'), 'd2')],
+      ],
+      named(job('fake'), 'j9'),
+      { kind: 'Job', name: 'fake' },
+    ],
+    [
+      "an Argo Rollout's ReplicaSet: custom links are taken as they are",
+      [[rs('canary-1'), 'r1', named(rollout('canary'), 'ro1')]],
+      named(rs('canary-1'), 'r1'),
+      { kind: 'Rollout', name: 'canary' },
+    ],
+    [
+      'pods a custom controller makes itself (a Kruise CloneSet)',
+      [[cloneSet('web'), 'k1', undefined]],
+      named(cloneSet('web'), 'k1'),
+      { kind: 'CloneSet', name: 'web' },
+    ],
+    [
+      'a custom controller re-created',
+      [[cloneSet('web'), 'k2', undefined]],
+      named(cloneSet('web'), 'k1'),
+      { kind: 'CloneSet', name: 'web', terminating: true },
+    ],
+    [
+      'a reference naming no uid is not checked',
+      [[job('etl'), 'j2', undefined]],
+      job('etl'),
+      { kind: 'Job', name: 'etl' },
+    ],
+  ];
+  it.each(cases)('%s', (_what, known, controller, expected) => {
+    const owners = new OwnerIndex();
+    for (const [object, uid, ctrl] of known) owners.setObject('team-a', object, uid, ctrl);
+    expect(topLevelWorkload(podOf(controller), owners)).toEqual(expected);
+  });
+
+  /** [child, owner, whether a pod is attributed through the link] */
+  const links: [ObjectRef, ObjectRef, boolean][] = [
+    [POD, rs('x'), true],
+    [POD, ref('extensions', 'ReplicaSet', 'x'), true],
+    [POD, sts('x'), true],
+    [POD, ds('x'), true],
+    [POD, job('x'), true],
+    [POD, rc('x'), true],
+    [POD, deploy('x'), false],
+    [POD, cron('x'), false],
+    [POD, ref('', 'Node', 'x'), false],
+    [POD, ref('', 'Pod', 'x'), false],
+    [POD, ref('networking.k8s.io', 'Ingress', 'x'), false],
+    [POD, cloneSet('x'), true],
+    [rs('x'), deploy('x'), true],
+    [rs('x'), sts('x'), false],
+    [rs('x'), rollout('x'), true],
+    [job('x'), cron('x'), true],
+    [job('x'), deploy('x'), false],
+    [deploy('x'), flink('x'), true],
+    [deploy('x'), deploy('y'), false],
+    [sts('x'), ref('', 'ConfigMap', 'x'), false],
+  ];
+  it.each(links)('realPodLink(%j <- %j) is %s', (child, owner, real) => {
+    expect(realPodLink(child, owner)).toBe(real);
+  });
+
+  /** [what, first, then, whether what is attributed through the object may have changed] */
+  const updates: [
+    string,
+    [string | undefined, ControllerRef | undefined],
+    [string | undefined, ControllerRef | undefined],
+    boolean,
+  ][] = [
+    [
+      'a status update: same uid, same controller',
+      ['r1', named(deploy('web'), 'd1')],
+      ['r1', named(deploy('web'), 'd1')],
+      false,
+    ],
+    [
+      're-created under its name',
+      ['r1', named(deploy('web'), 'd1')],
+      ['r2', named(deploy('web'), 'd1')],
+      true,
+    ],
+    [
+      'its controller re-created',
+      ['r1', named(deploy('web'), 'd1')],
+      ['r1', named(deploy('web'), 'd2')],
+      true,
+    ],
+    ['a top-level object seen again', ['d1', undefined], ['d1', undefined], false],
+    ['a top-level object re-created', ['d1', undefined], ['d2', undefined], true],
+  ];
+  it.each(updates)('setObject reports %s', (_what, [uid1, ctrl1], [uid2, ctrl2], changed) => {
+    const owners = new OwnerIndex();
+    expect(owners.setObject('team-a', rs('web-1'), uid1, ctrl1)).toBe(true);
+    expect(owners.setObject('team-a', rs('web-1'), uid2, ctrl2)).toBe(changed);
+    expect(owners.size).toBe(1);
+  });
+
+  it("a Deployment's pods turn into a previous incarnation's once another Deployment takes its name", () => {
+    const owners = new OwnerIndex();
+    owners.setObject('team-a', deploy('web'), 'd1', undefined);
+    owners.setObject('team-a', rs('web-1'), 'r1', named(deploy('web'), 'd1'));
+    const old = podOf(named(rs('web-1'), 'r1'));
+    expect(topLevelWorkload(old, owners)).toEqual({ kind: 'Deployment', name: 'web' });
+    owners.forget('team-a', deploy('web'));
+    owners.setObject('team-a', deploy('web'), 'd2', undefined);
+    expect(topLevelWorkload(old, owners)).toEqual({ kind: 'Deployment', name: 'web', terminating: true });
   });
 });

@@ -20,6 +20,20 @@
  * Objects are identified by (namespace, API group, kind, name): the group keeps a Knative `Service`
  * apart from a core `Service` of the same name. Workloads are published as kind/name only, as the
  * binding's `spec.resource` is matched.
+ *
+ * Names are not enough to attribute a pod to the workload a binding stands for now
+ * (docs/concepts/observed-usage.md, "Previous incarnations and hand-made owners"):
+ * - Incarnations. A reference names its owner's uid. Where the caller knows the current object of
+ *   that name and its uid differs, the reference is to a previous incarnation (a Deployment deleted
+ *   and re-created under its name, whose old ReplicaSets and pods the garbage collector has not
+ *   deleted yet): the object is still attributed to the name, but `terminating` (counted, never a
+ *   binding's), as a pod being deleted is.
+ * - Pod chains. A pod is attributed past an owner only through the links Kubernetes' controllers
+ *   make (`realPodLink`): Pod <- ReplicaSet <- Deployment, Pod <- StatefulSet, Pod <- DaemonSet,
+ *   Pod <- Job <- CronJob, Pod <- ReplicationController, and any link to a kind of a group that is
+ *   not Kubernetes' own (an operator's: Rollout, FlinkDeployment). A controller reference anyone can
+ *   write on a pod they create (a bare pod "owned" by Deployment `web`, or by a Node) is not one:
+ *   the chain stops there and the pod is its own workload.
  */
 import type { V1ObjectMeta, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 
@@ -39,6 +53,11 @@ export interface ObjectRef {
   group: string;
   kind: string;
   name: string;
+}
+
+/** A controller reference: the object it names and, when given, the uid it names. */
+export interface ControllerRef extends ObjectRef {
+  uid?: string;
 }
 
 /**
@@ -62,60 +81,171 @@ export function groupOf(apiVersion: unknown): string {
 
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
-/** The object's controller as an ObjectRef; undefined without one (or without its kind or name). */
-export function controllerRefOf(meta: V1ObjectMeta | undefined): ObjectRef | undefined {
+/**
+ * The object's controller with the uid it names; undefined without one (or without its kind or
+ * name). An empty or absent uid (the API server never stores one) is left out: not checked.
+ */
+export function controllerRefOf(meta: V1ObjectMeta | undefined): ControllerRef | undefined {
   const ref = controllerOf(meta?.ownerReferences);
   if (ref === undefined || !nonEmpty(ref.kind) || !nonEmpty(ref.name)) return undefined;
-  return { group: groupOf(ref.apiVersion), kind: ref.kind, name: ref.name };
+  const out: ControllerRef = { group: groupOf(ref.apiVersion), kind: ref.kind, name: ref.name };
+  if (nonEmpty(ref.uid)) out.uid = ref.uid;
+  return out;
+}
+
+/**
+ * API groups of Kubernetes itself. An owner of one of them is a real pod-chain owner only through
+ * the links of REAL_POD_LINKS; an owner of any other group (an operator's kind) is taken as it is.
+ */
+function isKubernetesGroup(group: string): boolean {
+  return (
+    group === '' ||
+    group === 'apps' ||
+    group === 'extensions' ||
+    group === 'batch' ||
+    group === 'policy' ||
+    group === 'autoscaling' ||
+    group === 'k8s.io' ||
+    group.endsWith('.k8s.io')
+  );
+}
+
+/** `<child group>/<child kind><-<owner group>/<owner kind>`: the links Kubernetes' controllers make. */
+const REAL_POD_LINKS: ReadonlySet<string> = new Set([
+  '/Pod<-apps/ReplicaSet',
+  '/Pod<-extensions/ReplicaSet',
+  '/Pod<-apps/StatefulSet',
+  '/Pod<-apps/DaemonSet',
+  '/Pod<-extensions/DaemonSet',
+  '/Pod<-batch/Job',
+  '/Pod<-/ReplicationController',
+  'apps/ReplicaSet<-apps/Deployment',
+  'extensions/ReplicaSet<-extensions/Deployment',
+  'extensions/ReplicaSet<-apps/Deployment',
+  'apps/ReplicaSet<-extensions/Deployment',
+  'batch/Job<-batch/CronJob',
+]);
+
+/** The core Pod, as the first child of a pod chain. */
+export const POD: Readonly<ObjectRef> = Object.freeze({ group: '', kind: 'Pod', name: '' });
+
+/**
+ * Whether `owner` controlling `child` is a link a pod's usage may be attributed through: one
+ * Kubernetes' controllers make (Pod <- ReplicaSet <- Deployment, Pod <- Job <- CronJob, ...), or any
+ * link to an owner of a group that is not Kubernetes' own (custom controllers: a Rollout's
+ * ReplicaSets, an operator's Deployments or pods). Anything else (a pod or ReplicaSet claiming a
+ * Deployment, a StatefulSet or a Node as its controller directly) was written by hand.
+ */
+export function realPodLink(
+  child: Pick<ObjectRef, 'group' | 'kind'>,
+  owner: Pick<ObjectRef, 'group' | 'kind'>,
+): boolean {
+  if (!isKubernetesGroup(owner.group)) return true;
+  return REAL_POD_LINKS.has(`${child.group}/${child.kind}<-${owner.group}/${owner.kind}`);
 }
 
 /** Deep enough for any real chain (pod -> ReplicaSet -> Deployment -> operator CR is 3); stops cycles. */
 const MAX_CHAIN = 16;
 
+/** What the index knows of one object: its uid, and its controller with the uid that names. */
+interface Known {
+  uid?: string;
+  controller?: string;
+  controllerUid?: string;
+}
+
 /**
- * The controller of every known object that has one, to walk from any object to its top-level
- * workload. One string per entry (`<namespace>/<group>/<kind>/<name>` -> `<group>/<kind>/<name>`):
- * no segment can hold a '/', and the walk is string look-ups only.
+ * The known objects of a member (their uid and controller), to walk from any object to its
+ * top-level workload. One entry per object (`<namespace>/<group>/<kind>/<name>` -> uid and
+ * `<group>/<kind>/<name>` of its controller): no segment can hold a '/', and the walk is string
+ * look-ups only. An object recorded with its uid is the current incarnation of its name: a
+ * reference naming another uid is to a previous one.
  */
 export class OwnerIndex {
-  readonly #controllers = new Map<string, string>();
+  readonly #objects = new Map<string, Known>();
 
   /**
-   * Records `object`'s controller (undefined: it has none, it is top-level). Returns whether that
+   * Records the current `object` of its name: its uid (undefined: not known, never checked) and its
+   * controller (undefined: it has none, it is top-level). Returns whether that changed what is known
+   * of it, so what is attributed through it may have changed.
+   */
+  setObject(
+    namespace: string,
+    object: ObjectRef,
+    uid: string | undefined,
+    controller: ControllerRef | undefined,
+  ): boolean {
+    const key = `${namespace}/${idOf(object)}`;
+    if (uid === undefined && controller === undefined) return this.#objects.delete(key);
+    const before = this.#objects.get(key);
+    const id = controller === undefined ? undefined : idOf(controller);
+    const controllerUid = controller?.uid;
+    if (
+      before !== undefined &&
+      before.uid === uid &&
+      before.controller === id &&
+      before.controllerUid === controllerUid
+    )
+      return false;
+    const known: Known = {};
+    if (uid !== undefined) known.uid = uid;
+    if (id !== undefined) known.controller = id;
+    if (controllerUid !== undefined) known.controllerUid = controllerUid;
+    this.#objects.set(key, known);
+    return true;
+  }
+
+  /**
+   * Records `object`'s controller, its uid not known (undefined: it has none). Returns whether that
    * changed what `object` is attributed to.
    */
-  setController(namespace: string, object: ObjectRef, controller: ObjectRef | undefined): boolean {
-    const key = `${namespace}/${idOf(object)}`;
-    const before = this.#controllers.get(key);
-    if (controller === undefined) return this.#controllers.delete(key);
-    const id = idOf(controller);
-    if (before === id) return false;
-    this.#controllers.set(key, id);
-    return true;
+  setController(namespace: string, object: ObjectRef, controller: ControllerRef | undefined): boolean {
+    return this.setObject(namespace, object, undefined, controller);
   }
 
   /** Forgets a deleted object. */
   forget(namespace: string, object: ObjectRef): void {
-    this.#controllers.delete(`${namespace}/${idOf(object)}`);
+    this.#objects.delete(`${namespace}/${idOf(object)}`);
   }
 
-  /** The top-level workload of `object`: the last known controller up its chain, or itself. */
-  workloadOf(namespace: string, object: ObjectRef): WorkloadRef {
+  /**
+   * The top-level workload of `object`: the last known controller up its chain, or itself.
+   * `uid`: the uid the reference to `object` names, if any. `terminating` when a reference up the
+   * chain (that one included) names a uid other than the current one of its name (a previous
+   * incarnation). `podChain`: the walk is a pod's, and stops at a link Kubernetes' controllers do
+   * not make (realPodLink).
+   */
+  workloadOf(namespace: string, object: ObjectRef, uid?: string, podChain = false): WorkloadRef {
     let id = idOf(object);
+    let expected = uid;
+    let previous = false;
     for (let depth = 0; depth < MAX_CHAIN; depth++) {
-      const controller = this.#controllers.get(`${namespace}/${id}`);
+      const known = this.#objects.get(`${namespace}/${id}`);
+      if (known === undefined) break;
+      if (expected !== undefined && known.uid !== undefined && known.uid !== expected) previous = true;
+      const controller = known.controller;
       if (controller === undefined) break;
+      if (podChain && !realPodLink(typeOf(id), typeOf(controller))) break;
       id = controller;
+      expected = known.controllerUid;
     }
     const kindStart = id.indexOf('/') + 1;
     const nameStart = id.indexOf('/', kindStart) + 1;
-    return { kind: id.slice(kindStart, nameStart - 1), name: id.slice(nameStart) };
+    const workload: WorkloadRef = { kind: id.slice(kindStart, nameStart - 1), name: id.slice(nameStart) };
+    if (previous) workload.terminating = true;
+    return workload;
   }
 
-  /** How many objects have a recorded controller. */
+  /** How many objects are known. */
   get size(): number {
-    return this.#controllers.size;
+    return this.#objects.size;
   }
+}
+
+/** The group and kind of an index id. */
+function typeOf(id: string): Pick<ObjectRef, 'group' | 'kind'> {
+  const kindStart = id.indexOf('/') + 1;
+  return { group: id.slice(0, kindStart - 1), kind: id.slice(kindStart, id.indexOf('/', kindStart)) };
 }
 
 const idOf = (ref: ObjectRef): string => `${ref.group}/${ref.kind}/${ref.name}`;
@@ -123,16 +253,20 @@ const idOf = (ref: ObjectRef): string => `${ref.group}/${ref.kind}/${ref.name}`;
 const REPLICASET_GROUPS: readonly string[] = ['apps', 'extensions'];
 
 /**
- * The top-level workload of a pod: its controller walked up through `owners`, or the pod itself
- * (`{ kind: 'Pod', name }`) without a controller. With an OwnerLookup only the ReplicaSet ->
- * Deployment step is known. Never throws: a pod without a name is attributed to the pod named ''.
+ * The top-level workload of a pod: its controller walked up through `owners` along the links
+ * Kubernetes' controllers make (realPodLink), each checked against its owner's current uid where
+ * `owners` knows it (a previous incarnation's: `terminating`), or the pod itself
+ * (`{ kind: 'Pod', name }`) without a controller or with one no controller of pods is (a reference
+ * written by hand: to a Deployment, a Node). With an OwnerLookup only the ReplicaSet -> Deployment
+ * step is known, and no uid. Never throws: a pod without a name is attributed to the pod named ''.
  */
 export function topLevelWorkload(pod: V1Pod, owners?: OwnerIndex | OwnerLookup): WorkloadRef {
   const meta = pod.metadata;
   const namespace = nonEmpty(meta?.namespace) ? meta.namespace : '';
   const controller = controllerRefOf(meta);
-  if (controller === undefined) return { kind: 'Pod', name: nonEmpty(meta?.name) ? meta.name : '' };
-  if (owners instanceof OwnerIndex) return owners.workloadOf(namespace, controller);
+  if (controller === undefined || !realPodLink(POD, controller))
+    return { kind: 'Pod', name: nonEmpty(meta?.name) ? meta.name : '' };
+  if (owners instanceof OwnerIndex) return owners.workloadOf(namespace, controller, controller.uid, true);
   if (controller.kind === 'ReplicaSet' && REPLICASET_GROUPS.includes(controller.group)) {
     const deployment = owners?.(controller.name, namespace);
     if (nonEmpty(deployment)) return { kind: 'Deployment', name: deployment };

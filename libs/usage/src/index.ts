@@ -1,6 +1,14 @@
-export { controllerOf, controllerRefOf, groupOf, OwnerIndex, topLevelWorkload } from './attribution.js';
-export type { ObjectRef, OwnerLookup, WorkloadRef } from './attribution.js';
-export { isChargeable, podRequests, podUsage, quotaRequests } from './pod-usage.js';
+export {
+  controllerOf,
+  controllerRefOf,
+  groupOf,
+  OwnerIndex,
+  POD,
+  realPodLink,
+  topLevelWorkload,
+} from './attribution.js';
+export type { ControllerRef, ObjectRef, OwnerLookup, WorkloadRef } from './attribution.js';
+export { isChargeable, podRequests, podUsage, podWorkload, quotaRequests } from './pod-usage.js';
 export type { PodUsage } from './pod-usage.js';
 export { PODS, UsageLedger } from './ledger.js';
 export type { NamespaceUsage, WorkloadUsage } from './ledger.js';

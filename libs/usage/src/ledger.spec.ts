@@ -142,6 +142,31 @@ describe('UsageLedger', () => {
     ]);
   });
 
+  it('moves one pod to another workload, keeping its requests (setPodWorkload)', () => {
+    const ledger = new UsageLedger();
+    ledger.upsertPod('a', 'u1', usage(web, small));
+    ledger.upsertPod('a', 'u2', usage(web, large));
+    ledger.clearDirty();
+    const previous: WorkloadRef = { ...web, terminating: true };
+    expect(ledger.setPodWorkload('a', 'u2', previous)).toBe(true);
+    expect(ledger.dirtyNamespaces()).toEqual(['a']);
+    expect(ledger.setPodWorkload('a', 'u2', previous)).toBe(false);
+    expect(ledger.setPodWorkload('a', 'nope', previous)).toBe(false);
+    expect(ledger.setPodWorkload('b', 'u1', previous)).toBe(false);
+    const snap = ledger.snapshot('a');
+    expect(withoutRequests(snap.used)).toEqual({ cpu: '1100m', pods: '2' });
+    expect(snap.workloads.map((w) => [w.kind, w.name, w.terminating, withoutRequests(w.used)])).toEqual([
+      ['Deployment', 'web', undefined, { cpu: '100m', pods: '1' }],
+      ['Deployment', 'web', true, { cpu: '1', pods: '1' }],
+    ]);
+    // back, and the emptied workload goes
+    expect(ledger.setPodWorkload('a', 'u2', web)).toBe(true);
+    expect(ledger.snapshot('a').workloads.map((w) => [w.kind, w.name, w.terminating])).toEqual([
+      ['Deployment', 'web', undefined],
+    ]);
+    expect(ledger.trackedPods()).toBe(2);
+  });
+
   it('moves a pod to another workload and vector at once', () => {
     const ledger = new UsageLedger();
     ledger.upsertPod('a', 'u1', usage(webRs, small));

@@ -188,6 +188,28 @@ export class UsageLedger {
     return true;
   }
 
+  /**
+   * Moves one tracked pod to `workload`, keeping what it requests: an owner of the pod changed (a
+   * Deployment re-created under its name makes the old one's pods a previous incarnation's), and
+   * the caller, holding only the pod's metadata, attributes it again. A no-op (false) when the pod
+   * is not tracked or already counts under `workload`.
+   */
+  setPodWorkload(namespace: string, uid: string, workload: WorkloadRef): boolean {
+    const ns = this.#namespaces.get(namespace);
+    const slot = ns?.pods.get(uid);
+    if (ns === undefined || slot === undefined) return false;
+    const key = workloadKeyOf(workload);
+    const before = this.#slotWorkload[slot] as number;
+    if (ns.workloads.get(key) === before) return false;
+    const target = this.#internWorkload(ns, namespace, key, workload);
+    const vector = this.#slotVector[slot] as number;
+    // attach first, so the vector is never freed in between
+    this.#attach(ns, slot, target, vector);
+    this.#detach(ns, before, vector);
+    this.#dirty.add(namespace);
+    return true;
+  }
+
   /** Removes the pod's contribution; a no-op (false) when the pod is not tracked. */
   deletePod(namespace: string, uid: string): boolean {
     const ns = this.#namespaces.get(namespace);

@@ -1,6 +1,6 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { ResourceList } from '#quantity';
-import { isChargeable, OwnerIndex, podRequests, podUsage, quotaRequests } from './index.js';
+import { isChargeable, OwnerIndex, podRequests, podUsage, podWorkload, quotaRequests } from './index.js';
 
 type Requests = Record<string, unknown>;
 
@@ -364,5 +364,72 @@ describe('podUsage', () => {
       { group: 'batch', kind: 'CronJob', name: 'nightly' },
     );
     expect(podUsage(job, now, owners)?.workload).toEqual({ kind: 'CronJob', name: 'nightly' });
+  });
+});
+
+describe('podWorkload', () => {
+  const now = new Date('2025-06-01T12:00:00Z');
+  const deleting = { deletionTimestamp: new Date('2025-06-01T11:59:50Z'), deletionGracePeriodSeconds: 30 };
+  const owners = new OwnerIndex();
+  // The member's current objects: Deployment web (uid d2, re-created: its first was d1), its
+  // ReplicaSet web-2, and the first Deployment's ReplicaSet web-1 the garbage collector has not
+  // deleted yet.
+  owners.setObject('team-a', { group: 'apps', kind: 'Deployment', name: 'web' }, 'd2', undefined);
+  for (const [name, uid, deploymentUid] of [
+    ['web-2', 'r2', 'd2'],
+    ['web-1', 'r1', 'd1'],
+  ] as const) {
+    owners.setObject('team-a', { group: 'apps', kind: 'ReplicaSet', name }, uid, {
+      group: 'apps',
+      kind: 'Deployment',
+      name: 'web',
+      uid: deploymentUid,
+    });
+  }
+  const controlled = (apiVersion: string, kind: string, name: string, uid: string) => [
+    { apiVersion, kind, name, uid, controller: true },
+  ];
+
+  /** [what, the pod's metadata beyond its name and namespace, the workload] */
+  it.each<[string, Partial<V1Pod>['metadata'], { kind: string; name: string; terminating?: true }]>([
+    [
+      "the current Deployment's pod",
+      { ownerReferences: controlled('apps/v1', 'ReplicaSet', 'web-2', 'r2') },
+      { kind: 'Deployment', name: 'web' },
+    ],
+    [
+      "the previous Deployment's pod, not being deleted yet: counted, never the workload's",
+      { ownerReferences: controlled('apps/v1', 'ReplicaSet', 'web-1', 'r1') },
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      "the previous Deployment's pod being deleted",
+      { ownerReferences: controlled('apps/v1', 'ReplicaSet', 'web-1', 'r1'), ...deleting },
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'a pod naming a ReplicaSet uid that is not the current one',
+      { ownerReferences: controlled('apps/v1', 'ReplicaSet', 'web-2', 'r0') },
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'a bare pod claiming the Deployment with its real uid: its own',
+      { ownerReferences: controlled('apps/v1', 'Deployment', 'web', 'd2') },
+      { kind: 'Pod', name: 'forged' },
+    ],
+    [
+      'a bare pod claiming the Deployment, being deleted: its own, terminating',
+      { ownerReferences: controlled('apps/v1', 'Deployment', 'web', 'd2'), ...deleting },
+      { kind: 'Pod', name: 'forged', terminating: true },
+    ],
+  ])('%s', (_what, metadata, expected) => {
+    const pod = makePod(
+      { containers: [{ cpu: '1' }] },
+      { metadata: { name: 'forged', namespace: 'team-a', ...metadata } },
+    );
+    expect(podWorkload(pod, owners)).toEqual(expected);
+    expect(podUsage(pod, now, owners)?.workload).toEqual(expected);
+    // from the metadata alone: what the aggregator keeps of a pod once it is counted
+    expect(podWorkload({ metadata: pod.metadata }, owners)).toEqual(expected);
   });
 });

@@ -60,18 +60,27 @@ function timeOf(value: unknown): number | undefined {
 }
 
 /**
- * The pod's usage at `now`, or undefined when it does not count (terminal, or past its deletion
- * grace period). `owners` resolves the pod's controller to its top-level workload (see attribution);
- * a pod being deleted is attributed to it as `terminating`.
+ * The workload a pod is attributed to, from its metadata alone (so a pod trimmed to its metadata
+ * can be attributed again when an owner changes): `owners` resolves the pod's controller to its top-level
+ * workload (see attribution); a pod being deleted, or of a previous incarnation of its workload,
+ * is attributed to it as `terminating`.
  */
-export function podUsage(pod: V1Pod, now: Date, owners?: OwnerIndex | OwnerLookup): PodUsage | undefined {
-  if (!isChargeable(pod, now)) return undefined;
+export function podWorkload(pod: V1Pod, owners?: OwnerIndex | OwnerLookup): WorkloadRef {
   const workload = topLevelWorkload(pod, owners);
   // A pod being deleted is on its way out: what it uses still counts, but it is never the room its
   // workload's binding has been given (its replacement may be starting beside it).
   if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null)
     workload.terminating = true;
-  return { requests: quotaRequests(podRequests(pod)), workload };
+  return workload;
+}
+
+/**
+ * The pod's usage at `now`, or undefined when it does not count (terminal, or past its deletion
+ * grace period), attributed by podWorkload.
+ */
+export function podUsage(pod: V1Pod, now: Date, owners?: OwnerIndex | OwnerLookup): PodUsage | undefined {
+  if (!isChargeable(pod, now)) return undefined;
+  return { requests: quotaRequests(podRequests(pod)), workload: podWorkload(pod, owners) };
 }
 
 /**
