@@ -10,20 +10,34 @@ import {
   groupOf,
   OwnerIndex,
   podUsage,
+  podWorkload,
   UsageLedger,
   type ObjectRef,
 } from '#usage';
 import { resolveResource } from './discovery.js';
 
 /**
- * Watched for their controllers only, so pods are attributed past them: a ReplicaSet to its
- * Deployment or Argo Rollout, a Deployment to the operator resource that made it (a FlinkDeployment
- * propagated by Karmada). Both cost a metadata-only cached object each.
+ * Watched for their uids and controllers only, so pods are attributed past them (a ReplicaSet to its
+ * Deployment or Argo Rollout, a Job to its CronJob, a Deployment to the operator resource that made
+ * it: a FlinkDeployment propagated by Karmada) and only to their current incarnation: a pod whose
+ * chain names another uid than the current object of that name (a Deployment, StatefulSet, Job...
+ * deleted and re-created under its name) is a previous incarnation's (attribution). Each costs one
+ * watch per member, and per object a cached copy trimmed to its metadata and one OwnerIndex entry.
  */
 const OWNER_WATCHES = [
   { resource: 'replicasets', group: 'apps', kind: 'ReplicaSet' },
   { resource: 'deployments', group: 'apps', kind: 'Deployment' },
+  { resource: 'statefulsets', group: 'apps', kind: 'StatefulSet' },
+  { resource: 'daemonsets', group: 'apps', kind: 'DaemonSet' },
+  { resource: 'jobs', group: 'batch', kind: 'Job' },
+  { resource: 'cronjobs', group: 'batch', kind: 'CronJob' },
+  { resource: 'replicationcontrollers', group: '', kind: 'ReplicationController' },
 ] as const;
+
+/** The list path and apiVersion of a built-in resource (`''`: the core group). */
+const pathOf = (group: string, resource: string) =>
+  group === '' ? `/api/v1/${resource}` : `/apis/${group}/v1/${resource}`;
+const apiVersionOf = (group: string) => (group === '' ? 'v1' : `${group}/v1`);
 
 /** How to reach a member cluster, from its Cluster object and credential Secret. */
 export interface MemberCredentials {
@@ -109,6 +123,10 @@ export class MemberWatcher {
   private readonly informers: ResilientInformer<k8s.KubernetesObject>[] = [];
   /** Per counted resource (`deployments.apps`). */
   private readonly counted = new Map<string, CountedWatch>();
+  /** The pods' informer cache (trimmed to metadata), to attribute them again when an owner changes. */
+  private podCache?: k8s.ObjectCache<k8s.V1Pod>;
+  /** Namespaces where an owner appeared or changed uid or controller: attributed again before publishing. */
+  private readonly ownersChanged = new Set<string>();
   private readonly kc: k8s.KubeConfig;
   private readonly core: k8s.CoreV1Api;
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
@@ -141,6 +159,7 @@ export class MemberWatcher {
 
   /** Namespaces whose usage changed since the last call (to publish). */
   takeChanges(): string[] {
+    this.attributeAgain();
     const changed = new Set(this.ledger.dirtyNamespaces());
     this.ledger.clearDirty();
     // Not before the pods are listed: the owners' lists sync first, and publishing the
@@ -185,7 +204,7 @@ export class MemberWatcher {
     const owners = OWNER_WATCHES.map(
       ({ resource, group, kind }) =>
         new ResilientInformer<k8s.KubernetesObject>(
-          k8s.makeInformer(kc, `/apis/${group}/v1/${resource}`, () => objects.list(`${group}/v1`, kind)),
+          k8s.makeInformer(kc, pathOf(group, resource), () => objects.list(apiVersionOf(group), kind)),
           {
             upsert: (obj) => {
               this.track({ group, kind }, obj);
@@ -198,8 +217,10 @@ export class MemberWatcher {
           this.options.maxRetryBackoffMs,
         ),
     );
+    const podInformer = k8s.makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
+    this.podCache = podInformer;
     const pods = new ResilientInformer<k8s.V1Pod>(
-      k8s.makeInformer(kc, '/api/v1/pods', () => core.listPodForAllNamespaces()),
+      podInformer,
       {
         upsert: (pod) => {
           this.options.onEvent?.('pods');
@@ -322,18 +343,41 @@ export class MemberWatcher {
   }
 
   /**
-   * Records the object's controller; when that is new, what was counted under the object's own
-   * kind and name (its pods, or objects it made, seen before it) moves up to its top-level workload.
+   * Records the object's uid and controller; when that is new, what was counted under the object's
+   * own kind and name (its pods, or objects it made, seen before it) moves up to its top-level
+   * workload, and the namespace's pods and counted objects are attributed again before the next
+   * publish (attributeAgain): a new uid of a name makes its previous incarnation's pods terminating.
    * Returns the object's ref, or undefined for an object without namespace or name.
    */
   private track(type: { group: string; kind: string }, obj: k8s.KubernetesObject): ObjectRef | undefined {
-    const { namespace, name } = obj.metadata ?? {};
+    const { namespace, name, uid } = obj.metadata ?? {};
     if (!namespace || !name) return undefined;
     const self = { ...type, name };
-    if (this.owners.setController(namespace, self, controllerRefOf(obj.metadata))) {
+    if (this.owners.setObject(namespace, self, uid || undefined, controllerRefOf(obj.metadata))) {
       this.ledger.reattribute(namespace, self, this.owners.workloadOf(namespace, self));
+      this.ownersChanged.add(namespace);
     }
     return self;
+  }
+
+  /**
+   * Attributes again every pod and counted object of the namespaces where an owner changed, from
+   * their cached metadata: once per namespace per publish however many owners changed there (a
+   * rollout's new ReplicaSet, a CronJob's new Job, a workload re-created). Owner updates that change
+   * neither uid nor controller (status, scale: nearly all) cost nothing here.
+   */
+  private attributeAgain(): void {
+    const namespaces = [...this.ownersChanged];
+    this.ownersChanged.clear();
+    for (const namespace of namespaces) {
+      for (const pod of this.podCache?.list(namespace) ?? []) {
+        const uid = pod.metadata?.uid;
+        if (uid) this.ledger.setPodWorkload(namespace, uid, podWorkload(pod, this.owners));
+      }
+      for (const watch of this.counted.values()) {
+        for (const obj of watch.cache?.list(namespace) ?? []) this.count(watch, obj);
+      }
+    }
   }
 
   private untrack(type: { group: string; kind: string }, obj: k8s.KubernetesObject): void {

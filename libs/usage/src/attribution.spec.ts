@@ -157,7 +157,7 @@ describe('owner helpers', () => {
     expect(groupOf(apiVersion)).toBe(group);
   });
 
-  const cases: [string, V1OwnerReference[] | undefined, ObjectRef | undefined][] = [
+  const cases: [string, V1OwnerReference[] | undefined, ControllerRef | undefined][] = [
     ['no owners', undefined, undefined],
     ['a non-controller owner', [owner('apps/v1', 'Deployment', 'web', false)], undefined],
     [
