@@ -313,6 +313,90 @@ describe('the aggregator', () => {
     expect(after!.used).toEqual({ cpu: '250m', pods: '1', 'requests.cpu': '250m' });
   });
 
+  test("pods of a Deployment deleted and re-created under its name are not the new one's, though not being deleted yet", async () => {
+    const { namespace, kc } = await memberNamespace('member3');
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await apps.createNamespacedDeployment({ namespace, body: deployment('web', 2, '100m') });
+    await eventually(
+      () => snapshot(namespace, 'member3'),
+      (s) => s?.used.pods === '2',
+    );
+    // Freezes the garbage collector's lag: a finalizer keeps the first Deployment's ReplicaSet, so
+    // its pods (never marked for deletion while it is there) outlive the Deployment.
+    const [first] = (await apps.listNamespacedReplicaSet({ namespace })).items;
+    const hold = 'test.karmada-quota.io/hold';
+    await apps.patchNamespacedReplicaSet(
+      { namespace, name: first!.metadata!.name!, body: { metadata: { finalizers: [hold] } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await apps.deleteNamespacedDeployment({ namespace, name: 'web' });
+    await eventually(
+      () => apps.listNamespacedDeployment({ namespace }),
+      (list) => list.items.length === 0,
+    );
+    await apps.createNamespacedDeployment({ namespace, body: deployment('web', 2, '100m') });
+
+    const both = await eventually(
+      () => snapshot(namespace, 'member3'),
+      (s) => s?.used.pods === '4' && s.workloads.length === 2,
+    );
+    // The old pods are not being deleted: only their incarnation tells them apart.
+    const oldPods = (await core.listNamespacedPod({ namespace })).items.filter((p) =>
+      p.metadata?.ownerReferences?.some((r) => r.uid === first!.metadata!.uid),
+    );
+    expect(oldPods).toHaveLength(2);
+    expect(oldPods.map((p) => p.metadata?.deletionTimestamp)).toEqual([undefined, undefined]);
+    expect(both!.used).toEqual({ cpu: '400m', pods: '4', 'requests.cpu': '400m' });
+    expect(both!.workloads).toEqual([
+      { kind: 'Deployment', name: 'web', used: { cpu: '200m', pods: '2', 'requests.cpu': '200m' } },
+      {
+        kind: 'Deployment',
+        name: 'web',
+        terminating: true,
+        used: { cpu: '200m', pods: '2', 'requests.cpu': '200m' },
+      },
+    ]);
+
+    // Let go, the garbage collector deletes the old pods: the new Deployment's are left.
+    await apps.patchNamespacedReplicaSet(
+      { namespace, name: first!.metadata!.name!, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const after = await eventually(
+      () => snapshot(namespace, 'member3'),
+      (s) => s?.used.pods === '2' && s.workloads.length === 1,
+    );
+    expect(after!.workloads).toEqual([
+      { kind: 'Deployment', name: 'web', used: { cpu: '200m', pods: '2', 'requests.cpu': '200m' } },
+    ]);
+  });
+
+  test("a bare Pod with a controller reference to a Deployment (its real uid) is its own, not the Deployment's", async () => {
+    const { namespace, kc } = await memberNamespace('member3');
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const web = await apps.createNamespacedDeployment({ namespace, body: deployment('web', 1, '100m') });
+    const forged = pod('forged', '250m');
+    forged.metadata!.ownerReferences = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: web.metadata!.uid!, controller: true },
+    ];
+    await core.createNamespacedPod({ namespace, body: forged });
+    const both = await eventually(
+      () => snapshot(namespace, 'member3'),
+      (s) => s?.used.pods === '2' && s.workloads.length === 2,
+    );
+    expect(both!.used).toEqual({ cpu: '350m', pods: '2', 'requests.cpu': '350m' });
+    expect(both!.workloads).toEqual([
+      { kind: 'Deployment', name: 'web', used: { cpu: '100m', pods: '1', 'requests.cpu': '100m' } },
+      { kind: 'Pod', name: 'forged', used: { cpu: '250m', pods: '1', 'requests.cpu': '250m' } },
+    ]);
+    // The garbage collector keeps it (its owner exists): it still counts.
+    expect(
+      (await core.readNamespacedPod({ namespace, name: 'forged' })).metadata?.deletionTimestamp,
+    ).toBeUndefined();
+  });
+
   test('counts the objects a KarmadaQuota limits, as they come and go', async () => {
     const { namespace, kc } = await memberNamespace('member1');
     // Some quota on the host limits these object counts: the aggregator starts counting them.
