@@ -331,10 +331,19 @@ describe('the aggregator', () => {
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     await apps.deleteNamespacedDeployment({ namespace, name: 'web' });
-    await eventually(
-      () => apps.listNamespacedDeployment({ namespace }),
-      (list) => list.items.length === 0,
+    // Deleted and not re-created yet: its pods are on their way out already.
+    const deleted = await eventually(
+      () => snapshot(namespace, 'member3'),
+      (s) => s?.workloads.length === 1 && s.workloads[0]!.terminating === true,
     );
+    expect(deleted!.workloads).toEqual([
+      {
+        kind: 'Deployment',
+        name: 'web',
+        terminating: true,
+        used: { cpu: '200m', pods: '2', 'requests.cpu': '200m' },
+      },
+    ]);
     await apps.createNamespacedDeployment({ namespace, body: deployment('web', 2, '100m') });
 
     const both = await eventually(

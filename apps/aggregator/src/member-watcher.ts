@@ -34,6 +34,14 @@ const OWNER_WATCHES = [
   { resource: 'replicationcontrollers', group: '', kind: 'ReplicationController' },
 ] as const;
 
+/**
+ * How long a deleted owner is remembered (OwnerIndex.forget): the garbage collector deletes its
+ * dependents within seconds, and only a finalizer holds them longer. After that, references to it
+ * are taken by name again.
+ */
+const DELETED_OWNERS_KEPT_MS = 10 * 60_000;
+const SWEEP_EVERY_MS = 60_000;
+
 /** The list path and apiVersion of a built-in resource (`''`: the core group). */
 const pathOf = (group: string, resource: string) =>
   group === '' ? `/api/v1/${resource}` : `/apis/${group}/v1/${resource}`;
@@ -127,6 +135,7 @@ export class MemberWatcher {
   private podCache?: k8s.ObjectCache<k8s.V1Pod>;
   /** Namespaces where an owner appeared or changed uid or controller: attributed again before publishing. */
   private readonly ownersChanged = new Set<string>();
+  private sweptAt = Date.now();
   private readonly kc: k8s.KubeConfig;
   private readonly core: k8s.CoreV1Api;
   private health: MemberHealth = { state: 'Unreachable', message: 'not synced yet' };
@@ -158,7 +167,11 @@ export class MemberWatcher {
   }
 
   /** Namespaces whose usage changed since the last call (to publish). */
-  takeChanges(): string[] {
+  takeChanges(now = Date.now()): string[] {
+    if (now - this.sweptAt >= SWEEP_EVERY_MS) {
+      this.sweptAt = now;
+      this.owners.sweep(now - DELETED_OWNERS_KEPT_MS);
+    }
     this.attributeAgain();
     const changed = new Set(this.ledger.dirtyNamespaces());
     this.ledger.clearDirty();
@@ -380,9 +393,11 @@ export class MemberWatcher {
     }
   }
 
+  /** A deleted owner: what references it is a previous incarnation's from now (attribution). */
   private untrack(type: { group: string; kind: string }, obj: k8s.KubernetesObject): void {
     const { namespace, name } = obj.metadata ?? {};
-    if (namespace && name) this.owners.forget(namespace, { ...type, name });
+    if (namespace && name && this.owners.forget(namespace, { ...type, name }))
+      this.ownersChanged.add(namespace);
   }
 
   /** Counts the object under every key of its watch, attributed to its top-level workload. */

@@ -560,3 +560,82 @@ describe('incarnations and real pod chains', () => {
     expect(topLevelWorkload(old, owners)).toEqual({ kind: 'Deployment', name: 'web', terminating: true });
   });
 });
+
+describe('owners deleted', () => {
+  const T = 1_000_000;
+  /** Deployment web (d1) with ReplicaSet web-1 (r1), its pod referencing r1. */
+  const member = () => {
+    const owners = new OwnerIndex();
+    owners.setObject('team-a', deploy('web'), 'd1', undefined);
+    owners.setObject('team-a', rs('web-1'), 'r1', named(deploy('web'), 'd1'));
+    return owners;
+  };
+  const oldPod = podOf(named(rs('web-1'), 'r1'));
+
+  /** [what, what happens to the member, the old pod's workload] */
+  const cases: [string, (owners: OwnerIndex) => void, WorkloadRef][] = [
+    ['nothing: the current Deployment', () => undefined, { kind: 'Deployment', name: 'web' }],
+    [
+      'the Deployment deleted, not re-created yet: its pods are on their way out',
+      (owners) => owners.forget('team-a', deploy('web'), T),
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'the ReplicaSet deleted',
+      (owners) => owners.forget('team-a', rs('web-1'), T),
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'the Deployment deleted and re-created',
+      (owners) => {
+        owners.forget('team-a', deploy('web'), T);
+        owners.setObject('team-a', deploy('web'), 'd2', undefined);
+      },
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+    [
+      'the deletion forgotten after sweep: taken by name again',
+      (owners) => {
+        owners.forget('team-a', deploy('web'), T);
+        expect(owners.sweep(T + 1)).toBe(1);
+      },
+      { kind: 'Deployment', name: 'web' },
+    ],
+    [
+      'a sweep keeps what was deleted since',
+      (owners) => {
+        owners.forget('team-a', deploy('web'), T);
+        expect(owners.sweep(T)).toBe(0);
+      },
+      { kind: 'Deployment', name: 'web', terminating: true },
+    ],
+  ];
+  it.each(cases)('%s', (_what, change, expected) => {
+    const owners = member();
+    change(owners);
+    expect(topLevelWorkload(oldPod, owners)).toEqual(expected);
+  });
+
+  it("a re-created Deployment's own pods are its", () => {
+    const owners = member();
+    owners.forget('team-a', deploy('web'), T);
+    owners.setObject('team-a', deploy('web'), 'd2', undefined);
+    owners.setObject('team-a', rs('web-2'), 'r2', named(deploy('web'), 'd2'));
+    expect(topLevelWorkload(podOf(named(rs('web-2'), 'r2')), owners)).toEqual({
+      kind: 'Deployment',
+      name: 'web',
+    });
+  });
+
+  it('forget reports whether attribution through the object changed', () => {
+    const owners = member();
+    expect(owners.forget('team-a', deploy('web'), T)).toBe(true);
+    expect(owners.forget('team-a', deploy('web'), T)).toBe(false);
+    expect(owners.forget('team-a', deploy('never-seen'), T)).toBe(false);
+    expect(owners.size).toBe(2);
+    // known without a uid: nothing to remember it by
+    owners.setController('team-a', rs('x'), deploy('web'));
+    expect(owners.forget('team-a', rs('x'), T)).toBe(true);
+    expect(owners.size).toBe(2);
+  });
+});

@@ -27,7 +27,8 @@
  *   that name and its uid differs, the reference is to a previous incarnation (a Deployment deleted
  *   and re-created under its name, whose old ReplicaSets and pods the garbage collector has not
  *   deleted yet): the object is still attributed to the name, but `terminating` (counted, never a
- *   binding's), as a pod being deleted is.
+ *   binding's), as a pod being deleted is. So is a reference to an object the caller saw deleted
+ *   (`OwnerIndex.forget`) and no other of its name since: its dependents are on their way out.
  * - Pod chains. A pod is attributed past an owner only through the links Kubernetes' controllers
  *   make (`realPodLink`): Pod <- ReplicaSet <- Deployment, Pod <- StatefulSet, Pod <- DaemonSet,
  *   Pod <- Job <- CronJob, Pod <- ReplicationController, and any link to a kind of a group that is
@@ -147,11 +148,15 @@ export function realPodLink(
 /** Deep enough for any real chain (pod -> ReplicaSet -> Deployment -> operator CR is 3); stops cycles. */
 const MAX_CHAIN = 16;
 
-/** What the index knows of one object: its uid, and its controller with the uid that names. */
+/**
+ * What the index knows of one object: its uid, and its controller with the uid that names.
+ * `deletedAt`: the object was deleted then (ms), and no other of its name seen since.
+ */
 interface Known {
   uid?: string;
   controller?: string;
   controllerUid?: string;
+  deletedAt?: number;
 }
 
 /**
@@ -159,7 +164,10 @@ interface Known {
  * top-level workload. One entry per object (`<namespace>/<group>/<kind>/<name>` -> uid and
  * `<group>/<kind>/<name>` of its controller): no segment can hold a '/', and the walk is string
  * look-ups only. An object recorded with its uid is the current incarnation of its name: a
- * reference naming another uid is to a previous one.
+ * reference naming another uid is to a previous one. A deleted object recorded with its uid is
+ * remembered as deleted (`forget`) until another of its name is recorded or `sweep` drops it:
+ * references to it are to a previous incarnation too (its dependents are on their way out, as
+ * soon as the garbage collector gets to them).
  */
 export class OwnerIndex {
   readonly #objects = new Map<string, Known>();
@@ -184,7 +192,8 @@ export class OwnerIndex {
       before !== undefined &&
       before.uid === uid &&
       before.controller === id &&
-      before.controllerUid === controllerUid
+      before.controllerUid === controllerUid &&
+      before.deletedAt === undefined
     )
       return false;
     const known: Known = {};
@@ -203,16 +212,37 @@ export class OwnerIndex {
     return this.setObject(namespace, object, undefined, controller);
   }
 
-  /** Forgets a deleted object. */
-  forget(namespace: string, object: ObjectRef): void {
-    this.#objects.delete(`${namespace}/${idOf(object)}`);
+  /**
+   * Records that `object` was deleted at `now` (ms). Known by its uid, it is remembered as deleted
+   * (what references it is a previous incarnation's) until another of its name is recorded or
+   * `sweep` drops it; otherwise it is forgotten. Returns whether attribution through it changed.
+   */
+  forget(namespace: string, object: ObjectRef, now = Date.now()): boolean {
+    const key = `${namespace}/${idOf(object)}`;
+    const known = this.#objects.get(key);
+    if (known === undefined || known.deletedAt !== undefined) return false;
+    if (known.uid === undefined) return this.#objects.delete(key);
+    known.deletedAt = now;
+    return true;
+  }
+
+  /** Drops the objects deleted before `before` (ms): references to them are taken by name again. */
+  sweep(before: number): number {
+    let dropped = 0;
+    for (const [key, known] of this.#objects) {
+      if (known.deletedAt !== undefined && known.deletedAt < before) {
+        this.#objects.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
   }
 
   /**
    * The top-level workload of `object`: the last known controller up its chain, or itself.
    * `uid`: the uid the reference to `object` names, if any. `terminating` when a reference up the
-   * chain (that one included) names a uid other than the current one of its name (a previous
-   * incarnation). `podChain`: the walk is a pod's, and stops at a link Kubernetes' controllers do
+   * chain (that one included) names a uid other than the current one of its name, or an object
+   * deleted since (a previous incarnation). `podChain`: the walk is a pod's, and stops at a link Kubernetes' controllers do
    * not make (realPodLink).
    */
   workloadOf(namespace: string, object: ObjectRef, uid?: string, podChain = false): WorkloadRef {
@@ -222,7 +252,8 @@ export class OwnerIndex {
     for (let depth = 0; depth < MAX_CHAIN; depth++) {
       const known = this.#objects.get(`${namespace}/${id}`);
       if (known === undefined) break;
-      if (expected !== undefined && known.uid !== undefined && known.uid !== expected) previous = true;
+      if (known.deletedAt !== undefined) previous = true;
+      else if (expected !== undefined && known.uid !== undefined && known.uid !== expected) previous = true;
       const controller = known.controller;
       if (controller === undefined) break;
       if (podChain && !realPodLink(typeOf(id), typeOf(controller))) break;
@@ -236,7 +267,7 @@ export class OwnerIndex {
     return workload;
   }
 
-  /** How many objects are known. */
+  /** How many objects are known (those remembered as deleted included). */
   get size(): number {
     return this.#objects.size;
   }
