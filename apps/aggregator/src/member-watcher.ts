@@ -8,6 +8,7 @@ import {
   countedResource,
   countedResourceId,
   groupOf,
+  isKubernetesGroup,
   OwnerIndex,
   podUsage,
   podWorkload,
@@ -41,6 +42,16 @@ const OWNER_WATCHES = [
  */
 const DELETED_OWNERS_KEPT_MS = 10 * 60_000;
 const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * Whether objects of this type can be up a pod's chain, so their uid and deletion matter: the owner
+ * kinds watched above, and any kind of a group that is not Kubernetes' own (a counted Rollout).
+ * Other counted kinds (Services, Secrets, ConfigMaps...) are tracked by their controller only, as
+ * before: their creations and deletions re-attribute nothing.
+ */
+const OWNER_TYPES: ReadonlySet<string> = new Set(OWNER_WATCHES.map((w) => `${w.group}/${w.kind}`));
+const canOwnPods = (type: { group: string; kind: string }) =>
+  OWNER_TYPES.has(`${type.group}/${type.kind}`) || !isKubernetesGroup(type.group);
 
 /** The list path and apiVersion of a built-in resource (`''`: the core group). */
 const pathOf = (group: string, resource: string) =>
@@ -366,9 +377,10 @@ export class MemberWatcher {
     const { namespace, name, uid } = obj.metadata ?? {};
     if (!namespace || !name) return undefined;
     const self = { ...type, name };
-    if (this.owners.setObject(namespace, self, uid || undefined, controllerRefOf(obj.metadata))) {
+    const owner = canOwnPods(type);
+    if (this.owners.setObject(namespace, self, (owner && uid) || undefined, controllerRefOf(obj.metadata))) {
       this.ledger.reattribute(namespace, self, this.owners.workloadOf(namespace, self));
-      this.ownersChanged.add(namespace);
+      if (owner) this.ownersChanged.add(namespace);
     }
     return self;
   }
@@ -395,23 +407,30 @@ export class MemberWatcher {
 
   /** A deleted owner: what references it is a previous incarnation's from now (attribution). */
   private untrack(type: { group: string; kind: string }, obj: k8s.KubernetesObject): void {
-    const { namespace, name } = obj.metadata ?? {};
-    if (namespace && name && this.owners.forget(namespace, { ...type, name }))
+    const { namespace, name, uid } = obj.metadata ?? {};
+    if (!namespace || !name) return;
+    if (this.owners.forget(namespace, { ...type, name }, Date.now(), uid || undefined) && canOwnPods(type))
       this.ownersChanged.add(namespace);
   }
 
   /** Counts the object under every key of its watch, attributed to its top-level workload. */
   private count(watch: CountedWatch, obj: k8s.KubernetesObject): void {
-    const { namespace, uid } = obj.metadata ?? {};
-    const self = watch.type && this.track(watch.type, obj);
-    if (!namespace || !uid || !self) return;
-    const workload = this.owners.workloadOf(namespace, self);
+    const { namespace, name, uid } = obj.metadata ?? {};
+    if (!watch.type || !namespace || !name || !uid) return;
+    // The owner kinds are tracked from their own watch alone: two streams of one object, one behind
+    // the other, would each record the other's past.
+    const self = OWNER_TYPES.has(`${watch.type.group}/${watch.type.kind}`)
+      ? { ...watch.type, name }
+      : this.track(watch.type, obj);
+    if (!self) return;
+    const workload = this.owners.workloadOf(namespace, self, uid);
     for (const key of watch.keys) this.ledger.upsertObject(namespace, key, uid, workload);
   }
 
   private uncount(watch: CountedWatch, obj: k8s.KubernetesObject): void {
     const { namespace, uid } = obj.metadata ?? {};
-    if (watch.type) this.untrack(watch.type, obj);
+    if (watch.type && !OWNER_TYPES.has(`${watch.type.group}/${watch.type.kind}`))
+      this.untrack(watch.type, obj);
     if (namespace && uid) watch.keys.forEach((key) => this.ledger.deleteObject(namespace, key, uid));
   }
 

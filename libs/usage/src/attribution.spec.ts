@@ -632,10 +632,15 @@ describe('owners deleted', () => {
     expect(owners.forget('team-a', deploy('web'), T)).toBe(true);
     expect(owners.forget('team-a', deploy('web'), T)).toBe(false);
     expect(owners.forget('team-a', deploy('never-seen'), T)).toBe(false);
-    expect(owners.size).toBe(2);
+    // a deletion of another incarnation than the recorded one, seen late, changes nothing
+    owners.setObject('team-a', deploy('api'), 'a2', undefined);
+    expect(owners.forget('team-a', deploy('api'), T, 'a1')).toBe(false);
+    expect(topLevelWorkload(podOf(named(job('x'), 'x1')), owners)).toEqual({ kind: 'Job', name: 'x' });
+    expect(owners.forget('team-a', deploy('api'), T, 'a2')).toBe(true);
+    expect(owners.size).toBe(3);
     // known without a uid: nothing to remember it by
     owners.setController('team-a', rs('x'), deploy('web'));
     expect(owners.forget('team-a', rs('x'), T)).toBe(true);
-    expect(owners.size).toBe(2);
+    expect(owners.size).toBe(3);
   });
 });

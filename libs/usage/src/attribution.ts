@@ -98,7 +98,7 @@ export function controllerRefOf(meta: V1ObjectMeta | undefined): ControllerRef |
  * API groups of Kubernetes itself. An owner of one of them is a real pod-chain owner only through
  * the links of REAL_POD_LINKS; an owner of any other group (an operator's kind) is taken as it is.
  */
-function isKubernetesGroup(group: string): boolean {
+export function isKubernetesGroup(group: string): boolean {
   return (
     group === '' ||
     group === 'apps' ||
@@ -213,14 +213,17 @@ export class OwnerIndex {
   }
 
   /**
-   * Records that `object` was deleted at `now` (ms). Known by its uid, it is remembered as deleted
+   * Records that `object` (`uid`, when given: a deletion of another uid than the recorded one is
+   * ignored) was deleted at `now` (ms). Known by its uid, it is remembered as deleted
    * (what references it is a previous incarnation's) until another of its name is recorded or
    * `sweep` drops it; otherwise it is forgotten. Returns whether attribution through it changed.
    */
-  forget(namespace: string, object: ObjectRef, now = Date.now()): boolean {
+  forget(namespace: string, object: ObjectRef, now = Date.now(), uid?: string): boolean {
     const key = `${namespace}/${idOf(object)}`;
     const known = this.#objects.get(key);
     if (known === undefined || known.deletedAt !== undefined) return false;
+    // A deletion of another incarnation than the one recorded (seen late) changes nothing.
+    if (uid !== undefined && known.uid !== undefined && known.uid !== uid) return false;
     if (known.uid === undefined) return this.#objects.delete(key);
     known.deletedAt = now;
     return true;

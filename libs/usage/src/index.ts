@@ -2,6 +2,7 @@ export {
   controllerOf,
   controllerRefOf,
   groupOf,
+  isKubernetesGroup,
   OwnerIndex,
   POD,
   realPodLink,
