@@ -439,9 +439,25 @@ export function bindingCharge(rb: ResourceBinding): BindingCharge {
  * `spec.components`, whose charge is not split per cluster. Each share is the charge of the binding
  * as if scheduled to that one cluster alone: one rule (bindingCharge) for both.
  */
-export function chargeByCluster(
-  rb: ResourceBinding,
-): { clusters: Map<string, ResourceList>; rest: ResourceList } | undefined {
+export function chargeByCluster(rb: ResourceBinding): ChargeSplit | undefined {
+  if (splits.has(rb)) return splits.get(rb);
+  const split = splitCharge(rb);
+  splits.set(rb, split);
+  return split;
+}
+
+export interface ChargeSplit {
+  clusters: ReadonlyMap<string, ResourceList>;
+  rest: ResourceList;
+}
+
+/*
+ * A reconcile asks for each binding's split several times (its reservation, its detection, each
+ * quota of the namespace): kept per binding object, which no one changes once decoded.
+ */
+const splits = new WeakMap<ResourceBinding, ChargeSplit | undefined>();
+
+function splitCharge(rb: ResourceBinding): ChargeSplit | undefined {
   const spec: unknown = rb?.spec;
   if (!isJsonObject(spec)) return undefined;
   if (Array.isArray(spec['components']) && spec['components'].length > 0) return undefined;
