@@ -282,10 +282,18 @@ function overriddenClusters(
   return overrides.flatMap((override) => {
     const target = clusters.find((c) => isJsonObject(c) && c['name'] === override.cluster);
     if (!isJsonObject(target)) return [];
-    const assigned = readCount(target['replicas'], 'spec.clusters[].replicas', []);
-    const share = pod ? Math.max(1, assigned) : divided ? assigned : Math.max(declared, assigned);
-    return [{ override, share }];
+    const share = shareOf(target, divided, declared);
+    return [{ override, share: pod ? Math.max(1, share) : share }];
   });
+}
+
+/**
+ * A target cluster's share of the binding's replicas: its `spec.clusters[].replicas`; Duplicated, at
+ * least `spec.replicas` (older Karmada gives every cluster the full count).
+ */
+function shareOf(target: Readonly<Record<string, unknown>>, divided: boolean, declared: number): number {
+  const assigned = readCount(target['replicas'], 'spec.clusters[].replicas', []);
+  return divided ? assigned : Math.max(declared, assigned);
 }
 
 function isCorePod(rb: ResourceBinding): boolean {
@@ -481,8 +489,7 @@ function splitCharge(rb: ResourceBinding): ChargeSplit | undefined {
   const clusters = new Map<string, ResourceList>();
   for (const target of readArray(spec['clusters'], 'spec.clusters', [])) {
     if (!isJsonObject(target) || typeof target['name'] !== 'string' || clusters.has(target['name'])) continue;
-    const assigned = readCount(target['replicas'], 'spec.clusters[].replicas', []);
-    clusters.set(target['name'], alone(target['name'], divided ? assigned : Math.max(declared, assigned)));
+    clusters.set(target['name'], alone(target['name'], shareOf(target, divided, declared)));
   }
   for (const { cluster, replicas } of evictedCopies(rb, []))
     clusters.set(cluster, alone(cluster, replicas ?? declared));

@@ -23,7 +23,7 @@ import { clusterOverrides } from '#usage';
 import { customObjectInformer } from './dependencies.js';
 import type { StoreCallOptions } from './quota-store.js';
 import { ResilientInformer } from './resilient-informer.js';
-import { CONCURRENT_READS, TEMPLATE_PLURALS, TemplateReader } from './template-reader.js';
+import { inReadBatches, TEMPLATE_PLURALS, TemplateReader } from './template-reader.js';
 
 /** Templates kept (what a patch reads: labels and spec); cleared when full. */
 const CACHE_LIMIT = 2_000;
@@ -140,23 +140,21 @@ export class BindingOverrides {
     });
     if (needed.length === 0) return result;
     await this.firstList(options);
-    for (let start = 0; start < needed.length; start += CONCURRENT_READS) {
-      await Promise.all(
-        needed.slice(start, start + CONCURRENT_READS).map(async ({ i, ref }) => {
-          const rb = result[i]!;
-          const [cluster, namespaced] = this.candidates(ref);
-          if (cluster.length === 0 && namespaced.length === 0) return;
-          const policies = { cluster, namespaced };
-          const template = await this.template(ref, options);
-          if (template === undefined) return; // gone: its binding is going too
-          const clusters = new Map(this.clusters.list().map((c) => [c.metadata?.name ?? '', c]));
-          const overrides = clusterOverrides({ binding: rb, template, policies, clusters });
-          if ('error' in overrides)
-            throw new OverridesUnknown(`${overrides.error}; the change is refused until it is`);
-          result[i] = withClusterOverrides(rb, overrides) as T;
-        }),
-      );
-    }
+    // Karmada's Clusters by name, read once per call, only when a policy may apply.
+    let clusters: Map<string, Cluster> | undefined;
+    await inReadBatches(needed, async ({ i, ref }) => {
+      const rb = result[i]!;
+      const [cluster, namespaced] = this.candidates(ref);
+      if (cluster.length === 0 && namespaced.length === 0) return;
+      const policies = { cluster, namespaced };
+      const template = await this.template(ref, options);
+      if (template === undefined) return; // gone: its binding is going too
+      clusters ??= new Map(this.clusters.list().map((c) => [c.metadata?.name ?? '', c]));
+      const overrides = clusterOverrides({ binding: rb, template, policies, clusters });
+      if ('error' in overrides)
+        throw new OverridesUnknown(`${overrides.error}; the change is refused until it is`);
+      result[i] = withClusterOverrides(rb, overrides) as T;
+    });
     return result;
   }
 

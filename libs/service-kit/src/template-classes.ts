@@ -15,7 +15,7 @@ import {
   type TemplateRef,
 } from '#quota';
 import type { StoreCallOptions } from './quota-store.js';
-import { CONCURRENT_READS, TEMPLATE_PLURALS, TemplateReader } from './template-reader.js';
+import { inReadBatches, TEMPLATE_PLURALS, TemplateReader } from './template-reader.js';
 
 /** Cached classes; cleared when full (each entry is a few short strings). */
 const CACHE_LIMIT = 20_000;
@@ -47,14 +47,10 @@ export class TemplateClasses {
       const ref = rb && templateClassNeeded(rb);
       return ref ? [{ i, ref }] : [];
     });
-    for (let start = 0; start < needed.length; start += CONCURRENT_READS) {
-      await Promise.all(
-        needed.slice(start, start + CONCURRENT_READS).map(async ({ i, ref }) => {
-          const priorityClassName = await this.classOf(ref, options);
-          result[i] = withTemplateClass(result[i]!, priorityClassName) as T;
-        }),
-      );
-    }
+    await inReadBatches(needed, async ({ i, ref }) => {
+      const priorityClassName = await this.classOf(ref, options);
+      result[i] = withTemplateClass(result[i]!, priorityClassName) as T;
+    });
     return result;
   }
 

@@ -19,7 +19,13 @@ export const TEMPLATE_PLURALS: Readonly<Record<string, string>> = {
 };
 
 /** Templates read at once by one call: a first reconcile of a large namespace reads many. */
-export const CONCURRENT_READS = 16;
+const CONCURRENT_READS = 16;
+
+/** Runs `read` on each item, CONCURRENT_READS at a time. */
+export async function inReadBatches<T>(items: readonly T[], read: (item: T) => Promise<void>): Promise<void> {
+  for (let start = 0; start < items.length; start += CONCURRENT_READS)
+    await Promise.all(items.slice(start, start + CONCURRENT_READS).map(read));
+}
 
 interface Cached<T> {
   uid?: string;
