@@ -1025,10 +1025,13 @@ export class Simulation {
    * What pending causes add to what the members may be given under quota `q` (RUNS), beyond what a
    * status counted `from` those inputs (by default the one stored) counts.
    */
-  private runsAllowance(q: QuotaSpec, key: Key, from = this.runsCountedFrom.get(q.name)): number {
-    return this.runsPending
-      .filter((e) => !runsCovered(e, from))
-      .reduce((sum, e) => sum + (e.amounts.get(q.name)?.[key] ?? 0), 0);
+  private runsAllowance(
+    q: QuotaSpec,
+    key: Key,
+    from = this.runsCountedFrom.get(q.name),
+    pending = (e: RunsEvent) => !runsCovered(e, from),
+  ): number {
+    return this.runsPending.filter(pending).reduce((sum, e) => sum + (e.amounts.get(q.name)?.[key] ?? 0), 0);
   }
 
   /**
@@ -1052,18 +1055,22 @@ export class Simulation {
    * A status counted `from` a snapshot of the members (`seen`) cannot count what they run beyond it:
    * pods that began terminating since it showed them running (it nets a charge against them), and
    * pods it does not show of a binding that no longer holds them (being deleted). What the members
-   * are given beyond the snapshot's count of the same bindings, less what pending causes not counted
-   * `from` it add, is allowed on top until a count reads each member as observed after it (RUNS;
-   * the usage not published yet of docs/concepts/accounting.md).
+   * are given beyond the snapshot's count of the same bindings, less what pending causes the snapshot
+   * does not show add (those that changed pods on a member it read before them: an override that
+   * only raised a charge is in both counts), is allowed on top until a count reads each member as
+   * observed after it (RUNS; the usage not published yet of docs/concepts/accounting.md).
    */
   private unpublishedRuns(quota: KarmadaQuota, from: CountedFrom, seen: MemberPods): void {
     const q = this.specs.find((spec) => spec.name === quota.metadata!.name)!;
+    const unshown = (e: RunsEvent) => e.members.some((m) => from.at[m]! < e.seq);
     const unseen = Object.fromEntries(
       KEYS.map((key) => [
         key,
         Math.max(
           0,
-          this.given(q, key).total - this.given(q, key, false, seen).total - this.runsAllowance(q, key, from),
+          this.given(q, key).total -
+            this.given(q, key, false, seen).total -
+            this.runsAllowance(q, key, from, unshown),
         ),
       ]),
     ) as Record<Key, number>;
