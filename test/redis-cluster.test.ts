@@ -129,7 +129,7 @@ describe('on a Redis Cluster', () => {
     ).rejects.toMatchObject({ code: 403 });
     await eventually(
       async () => Object.keys(await redis.hgetall(waitingKey(namespace))),
-      (bindings) => bindings.join() === 'big',
+      (fields) => fields.join() === 'big/create', // a refused create's field (waitingField)
     );
     const waiting = await eventually(
       () => readQuota(namespace),

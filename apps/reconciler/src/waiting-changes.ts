@@ -3,7 +3,14 @@ import { Logger } from '@nestjs/common';
 import type { RedisClient } from '#service-kit';
 import { Counter, type Registry } from 'prom-client';
 import { describeError, RESOURCE_BINDING, type KarmadaQuotaStatus } from '#api';
-import { decodeWaiting, REQUEUED_AT_ANNOTATION, requeueOrder, roomOf, type WaitingChange } from '#quota';
+import {
+  decodeWaiting,
+  REQUEUED_AT_ANNOTATION,
+  requeueOrder,
+  roomOf,
+  waitingField,
+  type WaitingChange,
+} from '#quota';
 import { waitingKey } from '#usage';
 
 /**
@@ -41,7 +48,7 @@ export async function replaceIfUnchanged(
     REPLACE_IF_UNCHANGED,
     1,
     waitingKey(namespace),
-    read.binding,
+    waitingField(read),
     read.lastRefusedAt,
     read.requeuedAt ?? '',
     read.uid ?? '',
@@ -80,9 +87,10 @@ export class WaitingChanges {
     const raw = await this.redis.hgetall(waitingKey(namespace));
     const records: WaitingChange[] = [];
     const unreadable: string[] = [];
-    for (const [binding, value] of Object.entries(raw)) {
+    for (const [field, value] of Object.entries(raw)) {
       const record = decodeWaiting(value);
-      if ('error' in record) unreadable.push(binding);
+      // A refused create kept under its binding's name by an earlier version: the next refusal records it again.
+      if ('error' in record || waitingField(record) !== field) unreadable.push(field);
       else records.push(record);
     }
     if (unreadable.length > 0) {

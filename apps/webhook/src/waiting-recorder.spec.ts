@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ResourceBinding } from '#api';
 import { decodeWaiting, usageUnknownMessage, type WaitingChange } from '#quota';
-import { RECONCILE_QUEUE, waitingKey, type ReconcileJob } from '#usage';
+import { RECONCILE_QUEUE, waitingAdmittedKey, waitingKey, type ReconcileJob } from '#usage';
 import { testRedisUrl } from '../../../test/support/federation.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 
@@ -36,7 +36,7 @@ afterEach(async () => {
 });
 
 const binding = (name: string, spec: Partial<ResourceBinding['spec']> = {}): ResourceBinding => ({
-  metadata: { name, namespace: 'ignored', uid: `uid-${name}` },
+  metadata: { name, namespace: 'ignored', uid: `uid-${name}`, generation: 1 },
   spec: {
     resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
     replicas: 2,
@@ -120,14 +120,15 @@ const overLimit = (requested: string, free: string) => ({
   shortfall: { requested: { cpu: requested }, free: { cpu: free } },
 });
 
-test('a binding refused many times between flushes costs Redis one read and one write', async () => {
-  // The recorder's own connection, each command it sends to real Redis noted by name and key.
+test('a binding refused many times between flushes costs Redis two reads and one write', async () => {
+  // The recorder's own connection, each command it sends to real Redis about the binding noted.
   const counted = redis.duplicate();
   await counted.ping(); // connected: a command queued offline would be sent (and noted) twice
   const commands: string[] = [];
   const send = counted.sendCommand.bind(counted);
+  const keys = [waitingKey(namespace), waitingAdmittedKey(namespace, 'web')];
   counted.sendCommand = (command, stream) => {
-    if (command.args[0] === waitingKey(namespace)) commands.push(command.name);
+    if (command.args.some((arg) => keys.includes(String(arg)))) commands.push(command.name);
     return send(command, stream);
   };
   const own = new WaitingRecorder(counted, queue);
@@ -138,7 +139,7 @@ test('a binding refused many times between flushes costs Redis one read and one 
     const records = await stored();
     // The latest refusal is the one recorded.
     expect(decodeWaiting(records['web']!)).toMatchObject({ requested: { cpu: '2' }, free: { cpu: '49' } });
-    expect(commands).toEqual(['hget', 'hset']);
+    expect(commands.sort()).toEqual(['eval', 'get', 'hget']);
   } finally {
     counted.disconnect();
   }
@@ -163,6 +164,32 @@ test('a refusal after an admission in one flush starts a new wait; one before it
   const web = decodeWaiting(records['web']!) as WaitingChange;
   expect(Date.parse(web.since)).toBeGreaterThan(Date.parse('2026-11-25T00:00:00Z'));
   expect(web.since).toBe(web.lastRefusedAt);
+});
+
+test("replicas flushing out of order: a refusal decided before another replica's admission is not brought back, one after it stays", async () => {
+  const at = (iso: string) => () => Date.parse(iso);
+  const refusing = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.000Z'));
+  const admitting = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.100Z'));
+  const scaled = (replicas: number, generation: number) => {
+    const rb = binding('web', { replicas });
+    return { ...rb, metadata: { ...rb.metadata, generation } };
+  };
+  // Both decided against generation 1: the refusal first, the admission 100 ms later.
+  refusing.refused(namespace, scaled(9, 1), scaled(2, 1), overLimit('7', '0'));
+  admitting.admitted(namespace, scaled(3, 1), scaled(2, 1));
+  await admitting.flush();
+  await refusing.flush();
+  expect(await stored()).toEqual({});
+
+  // Refused against generation 2, after that admission landed; the admission's flush comes late.
+  const later = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.050Z'));
+  const late = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.100Z'));
+  later.refused(namespace, scaled(9, 2), scaled(3, 2), overLimit('6', '0'));
+  await later.flush();
+  late.admitted(namespace, scaled(3, 1), scaled(2, 1));
+  await late.flush();
+  expect(decodeWaiting((await stored())['web']!)).toMatchObject({ generation: 2, requested: { cpu: '6' } });
+  await Promise.all([refusing, admitting, later, late].map((r) => r.onApplicationShutdown()));
 });
 
 test('shutting down tells Redis what is pending', async () => {

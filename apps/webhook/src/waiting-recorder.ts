@@ -3,15 +3,26 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '#service-kit';
 import { describeError, type ResourceBinding } from '#api';
 import {
+  admissionMark,
+  ADMITTED_MARK_MS,
+  decodeAdmittedMark,
   decodeWaiting,
-  recordRefusal,
-  refusalNeedsWrite,
+  flushedFields,
+  flushWaiting,
   specChanged,
   waitingRefusal,
+  type AdmittedMark,
   type Decision,
   type WaitingChange,
+  type WaitingNews,
 } from '#quota';
-import { RECONCILE_JOB_NAME, reconcileJobOptions, waitingKey, type ReconcileJob } from '#usage';
+import {
+  RECONCILE_JOB_NAME,
+  reconcileJobOptions,
+  waitingAdmittedKey,
+  waitingKey,
+  type ReconcileJob,
+} from '#usage';
 
 type Refusal = Extract<Decision, { allowed: false }>;
 
@@ -28,24 +39,30 @@ function keyOf(namespace: string): string | undefined {
   }
 }
 
-/** A binding's refusal, kept until the next flush: only its latest is recorded. */
-interface LatestRefusal {
-  object: ResourceBinding;
-  old: ResourceBinding | undefined;
-  refusal: Refusal;
-  at: number;
-}
-
-/** What happened to one binding since the last flush. */
+/** What happened to one binding since the last flush: its latest admission and refusal after it. */
 interface Pending {
   namespace: string;
   key: string;
   name: string;
-  /** A write of its spec was admitted: the wait ended, whatever was recorded before. */
-  admitted: boolean;
-  /** The latest refusal, when it came after any admission. */
-  refused?: LatestRefusal;
+  news: WaitingNews;
 }
+
+/**
+ * Writes a binding's waiting record (field ARGV[1] of hash KEYS[1]) and its admission mark (KEYS[2])
+ * only while both are still what the flush read (ARGV[2], ARGV[3]: the raw values, '' for none):
+ * another replica's flush in between makes this one read and decide again. ARGV[4] is the record to
+ * store ('' deletes it), ARGV[5] the mark ('' leaves it), ARGV[6] the mark's lifetime in ms.
+ */
+const WRITE_IF_UNCHANGED = `
+local record = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local mark = redis.call('GET', KEYS[2]) or ''
+if record ~= ARGV[2] or mark ~= ARGV[3] then return 0 end
+if ARGV[4] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[6]) end
+return 1`;
+
+/** Reads and decisions a flush of one binding may take while other replicas write it meanwhile. */
+const FLUSH_ATTEMPTS = 5;
 
 /** How long refusals and admissions of a binding are gathered before Redis is told the latest. */
 export const WAITING_FLUSH_MS = 250;
@@ -55,9 +72,10 @@ export const WAITING_FLUSH_MS = 250;
  * for usage not counted yet is recorded, an admitted write that changes the binding's spec (other
  * than a requeue's poke) ends the wait, and either queues a reconcile of the namespace when it
  * changes what `status.waiting` shows. Off the admission path: Redis being down costs the record,
- * never an admission. What happens to a binding within `flushMs` is told to Redis once, in order
- * (an admission, then the latest refusal after it): a binding refused in a tight loop costs a read
- * per flush, not per refusal.
+ * never an admission. What happens to a binding within `flushMs` is told to Redis once (an
+ * admission, then the latest refusal after it): a binding refused in a tight loop costs a read per
+ * flush, not per refusal. Other replicas flush the same binding in any order: each flush is
+ * weighed against what they stored by what it was decided against (flushWaiting).
  */
 export class WaitingRecorder implements OnApplicationShutdown {
   private readonly logger = new Logger('waiting');
@@ -79,16 +97,18 @@ export class WaitingRecorder implements OnApplicationShutdown {
     old: ResourceBinding | undefined,
     refusal: Refusal,
   ): void {
+    const change = waitingRefusal(object, old, refusal);
     const pending = this.pendingFor(namespace, object);
-    if (pending) pending.refused = { object, old, refusal, at: this.clock() };
+    // Requests missing: only a change of the binding cures such a refusal, nothing waits.
+    if (pending && change) pending.news.refused = { change, at: new Date(this.clock()) };
   }
 
   admitted(namespace: string, object: ResourceBinding, old: ResourceBinding | undefined): void {
     if (!specChanged(object, old)) return; // metadata, status or a requeue's poke: the change still waits
     const pending = this.pendingFor(namespace, object);
     if (!pending) return;
-    pending.admitted = true;
-    pending.refused = undefined; // a refusal before the admission waits no longer
+    // A refusal before the admission waits no longer.
+    pending.news = { admitted: admissionMark(object, old, new Date(this.clock())) };
   }
 
   /** The binding's pending entry, the flush scheduled; none for a name no namespace can have. */
@@ -99,7 +119,7 @@ export class WaitingRecorder implements OnApplicationShutdown {
     const id = `${key}\0${name}`;
     let pending = this.pending.get(id);
     if (pending === undefined) {
-      pending = { namespace, key, name, admitted: false };
+      pending = { namespace, key, name, news: {} };
       this.pending.set(id, pending);
     }
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
@@ -122,24 +142,60 @@ export class WaitingRecorder implements OnApplicationShutdown {
     return this.flushing;
   }
 
-  /** One binding's news; a namespace whose `status.waiting` changes gets a reason to reconcile. */
+  /**
+   * One binding's news, ordered against what other replicas flushed (flushWaiting); a namespace
+   * whose `status.waiting` changes gets a reason to reconcile.
+   */
   private async write(pending: Pending, reasons: Map<string, string>): Promise<void> {
-    const { key, name, namespace, refused } = pending;
-    const change = refused && waitingRefusal(refused.object, refused.old, refused.refusal);
-    // Requests missing: only a change of the binding cures such a refusal, nothing waits.
-    if (change === undefined) {
-      if (pending.admitted && (await this.redis.hdel(key, name)) > 0)
-        reasons.set(namespace, `waiting ResourceBinding ${name} admitted`);
-      return;
+    const { key, name, namespace } = pending;
+    const markKey = waitingAdmittedKey(namespace, name);
+    for (const { field, news } of flushedFields(name, pending.news)) {
+      const written = await this.writeField(key, markKey, field, news);
+      if (written === undefined) {
+        this.logger.warn(
+          { namespace, binding: name },
+          `waiting record of ResourceBinding ${name} not written: other webhook replicas wrote it ${FLUSH_ATTEMPTS} times meanwhile`,
+        );
+      } else if (shown(written.record) !== shown(written.stored)) {
+        reasons.set(
+          namespace,
+          written.record === undefined
+            ? `waiting ResourceBinding ${name} admitted`
+            : `ResourceBinding ${name} refused`,
+        );
+      }
     }
-    const raw = pending.admitted ? null : await this.redis.hget(key, change.binding);
-    const decoded = raw === null ? undefined : decodeWaiting(raw);
-    const previous = decoded && !('error' in decoded) ? decoded : undefined;
-    const record = recordRefusal(previous, change, new Date(refused!.at));
-    if (!pending.admitted && !refusalNeedsWrite(previous, record)) return;
-    await this.redis.hset(key, change.binding, JSON.stringify(record));
-    if (pending.admitted || shown(record) !== shown(previous))
-      reasons.set(namespace, `ResourceBinding ${change.binding} refused`);
+  }
+
+  /** One field's flush, read and decided again while another replica writes it meanwhile. */
+  private async writeField(
+    key: string,
+    markKey: string,
+    field: string,
+    news: WaitingNews,
+  ): Promise<{ stored: WaitingChange | undefined; record: WaitingChange | undefined } | undefined> {
+    for (let attempt = 0; attempt < FLUSH_ATTEMPTS; attempt++) {
+      const [rawRecord, rawMark] = await Promise.all([this.redis.hget(key, field), this.redis.get(markKey)]);
+      const decoded = rawRecord === null ? undefined : decodeWaiting(rawRecord);
+      const stored = decoded && !('error' in decoded) ? decoded : undefined;
+      const mark = decodeAdmittedMark(rawMark);
+      const next = flushWaiting(stored, mark, news);
+      if (next.record === stored && next.mark === mark) return { stored, record: stored };
+      const written = await this.redis.eval(
+        WRITE_IF_UNCHANGED,
+        2,
+        key,
+        markKey,
+        field,
+        rawRecord ?? '',
+        rawMark ?? '',
+        next.record === undefined ? '' : JSON.stringify(next.record),
+        next.mark === mark ? '' : JSON.stringify(next.mark satisfies AdmittedMark | undefined),
+        String(ADMITTED_MARK_MS),
+      );
+      if (written === 1) return { stored, record: next.record };
+    }
+    return undefined;
   }
 
   private reconcile(namespace: string, reason: string): Promise<unknown> {

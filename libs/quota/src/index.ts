@@ -90,8 +90,14 @@ export {
   REQUEUED_AT_ANNOTATION,
   waitingRefusal,
   waitingStatus,
+  admissionMark,
+  decodeAdmittedMark,
+  flushedFields,
+  flushWaiting,
+  waitingField,
+  ADMITTED_MARK_MS,
 } from './waiting.js';
-export type { QuotaRoom, RetryVia, WaitingChange } from './waiting.js';
+export type { AdmittedMark, QuotaRoom, RetryVia, WaitingChange, WaitingNews } from './waiting.js';
 export {
   addWouldBeDenied,
   decodeWouldBeDenied,

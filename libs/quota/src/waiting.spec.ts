@@ -4,7 +4,10 @@ import { admitBatch, usageUnknownMessage, type Decision } from './admission.js';
 import { bindingCharge } from './charge.js';
 import {
   ABANDONED_AFTER_MS,
+  admissionMark,
+  decodeAdmittedMark,
   decodeWaiting,
+  flushWaiting,
   liveWaiting,
   recordRefusal,
   REFUSAL_REWRITE_AFTER_MS,
@@ -18,8 +21,10 @@ import {
   STARVING_AFTER_MS,
   waitingRefusal,
   waitingStatus,
+  type AdmittedMark,
   type QuotaRoom,
   type WaitingChange,
+  type WaitingNews,
 } from './waiting.js';
 
 const NOW = new Date('2026-11-24T12:00:00.000Z');
@@ -52,6 +57,207 @@ const refusal = {
   free: { cpu: '0' },
   retryVia: 'template' as const,
 };
+
+describe('admissionMark', () => {
+  const at = new Date(ago(0));
+  it.each<[string, ResourceBinding, ResourceBinding | undefined, AdmittedMark]>([
+    [
+      "an update: the stored binding's uid and generation",
+      rb('web', { replicas: 3 }),
+      { ...rb('web', {}), metadata: { ...rb('web', {}).metadata, generation: 7 } },
+      { uid: 'uid-web', generation: 7, at: at.toISOString() },
+    ],
+    [
+      "a create: the new object's uid at generation 0",
+      rb('web', {}, 'uid-new'),
+      undefined,
+      { uid: 'uid-new', generation: 0, at: at.toISOString() },
+    ],
+  ])('%s', (_name, object, old, expected) => {
+    expect(admissionMark(object, old, at)).toEqual(expected);
+  });
+});
+
+describe('flushWaiting (replicas flushing in any order)', () => {
+  const mark = (generation: number, msAgo: number, uid = 'uid-web'): AdmittedMark => ({
+    uid,
+    generation,
+    at: ago(msAgo),
+  });
+  /** `uid` null: a create's refusal, which names no object. */
+  const refused = (generation: number | undefined, msAgo: number, uid: string | null = 'uid-web') => ({
+    change: {
+      ...refusal,
+      uid: uid ?? undefined,
+      ...(generation === undefined ? {} : { generation }),
+    },
+    at: new Date(ago(msAgo)),
+  });
+  const stored = (generation: number, msAgo: number) =>
+    record('web', { generation, since: ago(msAgo), lastRefusedAt: ago(msAgo) });
+  // [case, stored record, stored mark, news, whether a record is left, its lastRefusedAt if one is]
+  it.each<[string, WaitingChange | undefined, AdmittedMark | undefined, WaitingNews, string | undefined]>([
+    [
+      'a refusal with nothing stored is recorded',
+      undefined,
+      undefined,
+      { refused: refused(3, 100) },
+      ago(100),
+    ],
+    [
+      "another replica's admission decided later, same generation: the refusal is not brought back",
+      undefined,
+      mark(3, 50),
+      { refused: refused(3, 100) },
+      undefined,
+    ],
+    [
+      "another replica's admission against an older generation: the refusal is newer, recorded",
+      undefined,
+      mark(2, 50),
+      { refused: refused(3, 100) },
+      ago(100),
+    ],
+    [
+      'an admission and a refusal in the same millisecond, same generation: the refusal is recorded',
+      undefined,
+      mark(3, 100),
+      { refused: refused(3, 100) },
+      ago(100),
+    ],
+    [
+      "another replica's admission decided earlier, same generation: the refusal came after, recorded",
+      undefined,
+      mark(3, 200),
+      { refused: refused(3, 100) },
+      ago(100),
+    ],
+    [
+      'an admission of another incarnation (uid) orders nothing: recorded',
+      undefined,
+      mark(9, 50, 'uid-old'),
+      { refused: refused(3, 100) },
+      ago(100),
+    ],
+    [
+      "a create's refusal before an admission of the name is not brought back",
+      undefined,
+      mark(0, 50, 'uid-new'),
+      { refused: refused(undefined, 100, null) },
+      undefined,
+    ],
+    [
+      "a create's refusal after an admission of the name is recorded (the binding was deleted since)",
+      undefined,
+      mark(3, 200),
+      { refused: refused(undefined, 100, null) },
+      ago(100),
+    ],
+    [
+      "a create's refusal flushed after a refusal of an update of the binding it created leaves that",
+      stored(1, 100),
+      undefined,
+      { refused: refused(undefined, 100, null) },
+      ago(100),
+    ],
+    [
+      "a create's refusal after another create's refusal is the latest",
+      record('web', { uid: undefined, lastRefusedAt: ago(300) }),
+      undefined,
+      { refused: refused(undefined, 100, null) },
+      ago(100),
+    ],
+    [
+      'an older refusal flushed after a newer one (later generation) leaves the newer',
+      stored(4, 200),
+      undefined,
+      { refused: refused(3, 100) },
+      ago(200),
+    ],
+    [
+      'an older refusal flushed after a newer one (same generation, later) leaves the newer',
+      stored(3, 100),
+      undefined,
+      { refused: refused(3, 200) },
+      ago(100),
+    ],
+    [
+      'an admission ends the wait of a refusal decided before it',
+      stored(3, 100),
+      undefined,
+      { admitted: mark(3, 50) },
+      undefined,
+    ],
+    [
+      'an admission flushed late leaves a refusal decided against a later generation',
+      stored(4, 100),
+      undefined,
+      { admitted: mark(3, 50) },
+      ago(100),
+    ],
+    [
+      'an admission flushed late leaves a refusal decided after it against the same generation',
+      stored(3, 50),
+      undefined,
+      { admitted: mark(3, 100) },
+      ago(50),
+    ],
+    [
+      "a create's admission leaves the wait of a refused update of the binding stored (it cannot land beside it)",
+      stored(1, 100),
+      undefined,
+      { admitted: mark(0, 50, 'uid-new') },
+      ago(100),
+    ],
+    [
+      "a create's admission ends a refused create's wait",
+      record('web', { uid: undefined, lastRefusedAt: ago(10) }),
+      undefined,
+      { admitted: mark(0, 50, 'uid-new') },
+      undefined,
+    ],
+    [
+      "this flush's own refusal after its admission starts a new wait, even within the same millisecond",
+      stored(3, 300),
+      undefined,
+      { admitted: mark(3, 100), refused: refused(3, 100) },
+      ago(100),
+    ],
+  ])('%s', (_name, before, storedMark, news, lastRefusedAt) => {
+    const after = flushWaiting(before, storedMark, news);
+    expect(after.record?.lastRefusedAt).toBe(lastRefusedAt);
+  });
+
+  it('keeps the later of two admission marks of the same binding', () => {
+    const newer = mark(4, 100);
+    expect(flushWaiting(undefined, newer, { admitted: mark(3, 50) }).mark).toBe(newer);
+    expect(flushWaiting(undefined, mark(3, 50), { admitted: newer }).mark).toBe(newer);
+    const recreated = mark(0, 100, 'uid-new');
+    expect(flushWaiting(undefined, newer, { admitted: recreated }).mark).toBe(recreated);
+  });
+
+  it('changes nothing when there is nothing to change (the recorder then writes nothing)', () => {
+    const same = stored(3, 100);
+    const kept = mark(3, 200);
+    const after = flushWaiting(same, kept, {
+      refused: {
+        change: { ...refusal, requested: same.requested, free: same.free, generation: 3 },
+        at: new Date(Date.parse(same.lastRefusedAt) + 10),
+      },
+    });
+    expect(after.record).toBe(same);
+    expect(after.mark).toBe(kept);
+  });
+
+  it.each<[string, string | null, AdmittedMark | undefined]>([
+    ['none', null, undefined],
+    ['a mark', JSON.stringify(mark(3, 0)), mark(3, 0)],
+    ['not JSON', '{', undefined],
+    ['not a mark', JSON.stringify({ uid: 'x' }), undefined],
+  ])('decodeAdmittedMark: %s', (_name, raw, expected) => {
+    expect(decodeAdmittedMark(raw)).toEqual(expected);
+  });
+});
 
 describe('refusedWriter', () => {
   const clusters = [{ name: 'member1', replicas: 2 }];

@@ -39,6 +39,7 @@ export {
   reconcileJobOptions,
   usageIndexKey,
   usageKey,
+  waitingAdmittedKey,
   waitingKey,
 } from './snapshot-layout.js';
 export type {

@@ -23,6 +23,7 @@ import {
   type ClusterNamespaceSnapshot,
   type ClusterRead,
   deletedBindingsKey,
+  waitingAdmittedKey,
   waitingKey,
 } from './index.js';
 
@@ -71,6 +72,7 @@ describe('keys', () => {
         usageIndexKey('team-a'),
         deletedBindingsKey('team-a'),
         waitingKey('team-a'),
+        waitingAdmittedKey('team-a', 'web'),
       ],
       'team-a',
     ],

@@ -135,6 +135,15 @@ export function waitingKey(namespace: string): string {
   return `${KEY_PREFIX}:waiting:{${checkName('namespace', namespace)}}`;
 }
 
+/**
+ * `kq:waiting-admitted:{<namespace>}:<binding>`: JSON AdmittedMark (libs/quota waiting.ts), the
+ * binding's latest admitted spec change, expiring after ADMITTED_MARK_MS: beside the namespace's
+ * waiting records, so one script reads and writes both.
+ */
+export function waitingAdmittedKey(namespace: string, binding: string): string {
+  return `${KEY_PREFIX}:waiting-admitted:{${checkName('namespace', namespace)}}:${checkName('binding', binding)}`;
+}
+
 /** `kq:cluster:{<cluster>}`: the cluster's state key (JSON ClusterHealth, with its epoch). */
 export function clusterStateKey(cluster: string): string {
   return `${KEY_PREFIX}:cluster:{${checkName('cluster', cluster)}}`;

@@ -190,6 +190,11 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       replica: fc.nat({ max: 1 }),
     }),
   },
+  // A webhook replica tells Redis what it refused and admitted, in any order with the other's.
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('waitingFlush' as const), replica: fc.nat({ max: 1 }) }),
+  },
   // Pods on their way out finish (their grace period ends), some at a time.
   {
     weight: 2,

@@ -3,7 +3,7 @@
  * resourceVersions and compare-and-swap, every read and write an operation that completes only when
  * the simulation says so (its linearization point), so any interleaving of the services can be tried.
  */
-import type { KarmadaQuota, ResourceBinding } from '#api';
+import { sameJson, type KarmadaQuota, type ResourceBinding } from '#api';
 import { ConflictError, type QuotaStore } from '#service-kit';
 
 export const NAMESPACE = 'team-a';
@@ -71,9 +71,18 @@ export class ModelHost {
     return quota;
   }
 
-  /** The API server persists a binding (create or update). */
-  storeBinding(binding: ResourceBinding): void {
-    this.bindings.set(binding.metadata!.name!, binding);
+  /**
+   * The API server persists a binding (create or update), keeping `metadata.generation` as it does:
+   * 1 at create, one more at each change of the spec.
+   */
+  storeBinding(object: ResourceBinding): void {
+    const stored = this.bindings.get(object.metadata!.name!);
+    const same = stored !== undefined && stored.metadata?.uid === object.metadata?.uid;
+    const generation = !same
+      ? 1
+      : (stored.metadata?.generation ?? 1) + (sameJson(stored.spec, object.spec) ? 0 : 1);
+    const binding = { ...object, metadata: { ...object.metadata, generation } };
+    this.bindings.set(binding.metadata.name!, binding);
     this.changes.push({ kind: 'binding', object: structuredClone(binding) });
   }
 

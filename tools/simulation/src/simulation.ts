@@ -276,7 +276,8 @@ export type Action =
    */
   | { t: 'override'; b: number; m: number; replicas: number }
   /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
-  | { t: 'requeue'; i: number; replica: number };
+  | { t: 'requeue'; i: number; replica: number }
+  | { t: 'waitingFlush'; replica: number };
 
 type UnadmittedKind = 'surge' | 'jobFinishes' | 'jobRecreated' | 'jobRunsAgain';
 
@@ -515,6 +516,8 @@ export const exercised = {
   runsTerminating: 0,
   /** Statuses counted from a snapshot that did not show what the members were given (RUNS allows it). */
   unpublished: 0,
+  /** Waiting records replicas flushed out of the order they decided in, beyond what the product orders. */
+  waitingInverted: 0,
   /** Bindings the webhook or the reconciler gave their template's class ('high'): Karmada writes none. */
   templateClassed: 0,
   /** Bindings the services judged with an OverridePolicy in force. */
@@ -762,7 +765,7 @@ export class Simulation {
     if (asksNothing(change)) {
       req.answer = 'allowed';
       if (!dryRun) {
-        this.waiting.admitted(object, old);
+        this.waiting.admitted(replica, object, old, this.clockOf(replica)());
         this.answered(object, false);
       }
       this.log(`request ${req.id} ${label}: allowed at once (asks nothing)`);
@@ -787,9 +790,9 @@ export class Simulation {
           !outcome.allowed &&
           (outcome.message.startsWith('exceeded quota') || outcome.message.startsWith('status unknown'));
         this.answered(object, waits);
-        if (req.answer === 'allowed') this.waiting.admitted(object, old);
+        if (req.answer === 'allowed') this.waiting.admitted(replica, object, old, this.clockOf(replica)());
         else if (!outcome.allowed && 'quota' in outcome)
-          if (this.waiting.refused(scoped!, scopedOld, outcome, this.clockOf(replica)()))
+          if (this.waiting.refused(replica, scoped!, scopedOld, outcome, this.clockOf(replica)()))
             exercised.waitingRecorded++;
       },
       (err: unknown) => (this.failure = err as Error),
@@ -1270,8 +1273,13 @@ export class Simulation {
         if (poke !== undefined) this.resend(poke, action.replica % this.replicas.length);
         break;
       }
+      case 'waitingFlush':
+        this.waiting.flush(this.now, action.replica % this.replicas.length);
+        this.log(`webhook-${action.replica % this.replicas.length} flushes its waiting records`);
+        break;
       case 'tick':
         this.now += action.ms;
+        this.waiting.flush(this.now); // past every replica's flush delay
         for (const req of this.requests) {
           if (req.answer === undefined && this.now >= req.answerBy) {
             this.timedOut(req);
@@ -2346,6 +2354,7 @@ export class Simulation {
       for (const poke of this.pokes.splice(0)) this.resend(poke, 0);
       await flush();
       await this.drain();
+      this.waiting.flush(this.now);
       for (const req of this.requests) {
         if (req.answer === 'allowed' && !req.done && !req.dryRun) {
           req.done = true;
@@ -2368,6 +2377,10 @@ export class Simulation {
     const couldFit = (write: ResourceBinding, q: QuotaSpec) =>
       limitedKeys(q).every((key) => charge(write, judgedOverrides(write))[key] <= q.hard[key]!);
     for (const record of live) {
+      if (this.waiting.inverted.has(record.binding)) {
+        exercised.waitingInverted++;
+        continue; // replicas flushed out of order: put right by Karmada's own retry (waiting-model.ts)
+      }
       const q = this.specs.find((x) => x.name === record.quota)!;
       // A deleted quota limits nothing; a key it no longer limits asks nothing of it.
       const asked = this.host.quotas.has(q.name)
@@ -2414,6 +2427,7 @@ export class Simulation {
   private unkept(step: number, live: readonly { binding: string }[]): Violation | undefined {
     for (const [name, answer] of this.lastAnswer) {
       if (!answer.waits || live.some((r) => r.binding === name)) continue;
+      if (this.waiting.inverted.has(name)) continue; // as above
       if (this.now - answer.at > ABANDONED_AFTER_MS) continue;
       const stored = this.host.bindings.get(name);
       const wanted = answer.write;

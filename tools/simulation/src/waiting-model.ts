@@ -3,19 +3,26 @@
  * WaitingRecorder and the reconciler's WaitingChanges reduced to the real pure rules of libs/quota
  * waiting.ts over a map that stands in for the namespace's Redis hash (the Redis steps themselves are
  * integration-tested). Each Redis step is atomic here, as each of the product's is; what can happen
- * between them (a refusal between the reconcile's read and its mark) is left to the actions.
+ * between them (a refusal between the reconcile's read and its mark) is left to the actions. Each
+ * webhook replica gathers what it decides until its flush ('waitingFlush'), and replicas flush in any
+ * order, as the product's do (flushWaiting orders them).
  */
-import type { KarmadaQuotaStatus, ResourceBinding } from '#api';
+import { sameJson, type KarmadaQuotaStatus, type ResourceBinding } from '#api';
 import {
+  ADMITTED_MARK_MS,
+  admissionMark,
+  flushedFields,
+  flushWaiting,
   liveWaiting,
-  recordRefusal,
-  refusalNeedsWrite,
   requeueOrder,
   roomOf,
   specChanged,
+  waitingField,
   waitingRefusal,
+  type AdmittedMark,
   type Decision,
   type WaitingChange,
+  type WaitingNews,
 } from '#quota';
 
 /**
@@ -34,25 +41,119 @@ export interface Poke {
 }
 
 export class WaitingModel {
-  /** The namespace's records by binding name: the Redis hash `kq:waiting:{<namespace>}`. */
+  /** The namespace's records by field (waitingField): the Redis hash `kq:waiting:{<namespace>}`. */
   readonly records = new Map<string, WaitingChange>();
   /** The latest refused write of each binding: what Karmada re-sends when poked. */
   private readonly wanted = new Map<string, ResourceBinding>();
+  /** Each binding's admission mark, and when it expires: `kq:waiting-admitted:{<namespace>}:<binding>`. */
+  private readonly marks = new Map<string, { mark: AdmittedMark; expires: number }>();
+  /** Per webhook replica, per binding, what it decided since its last flush (WaitingRecorder's pending). */
+  private readonly pending = new Map<number, Map<string, WaitingNews>>();
+  /** The order in which the webhooks decided: of each pending news, each stored record and mark. */
+  private decided = 0;
+  private readonly newsSeq = new Map<WaitingNews, { admitted?: number; refused?: number }>();
+  private readonly recordSeq = new Map<string, number>();
+  private readonly markSeq = new Map<string, number>();
+  /**
+   * Bindings whose record replicas flushed out of the order they decided in, by more than the
+   * product can tell apart (refusals of one generation, or creates, within the clocks' skew: the
+   * limit docs/concepts/waiting-changes.md#replicas states). The record is put right by Karmada's
+   * next retry of the write, not by a requeue: LIVENESS leaves them out.
+   */
+  readonly inverted = new Set<string>();
 
-  /** WaitingRecorder.refused: records a refusal over a limit or "status unknown"; whether it did. */
-  refused(object: ResourceBinding, old: ResourceBinding | undefined, refusal: Refusal, now: number): boolean {
+  private newsOf(replica: number, binding: string): WaitingNews {
+    const byBinding = this.pending.get(replica) ?? new Map<string, WaitingNews>();
+    this.pending.set(replica, byBinding);
+    const news = byBinding.get(binding) ?? {};
+    byBinding.set(binding, news);
+    return news;
+  }
+
+  /** WaitingRecorder.refused: gathers a refusal over a limit or "status unknown"; whether it is one. */
+  refused(
+    replica: number,
+    object: ResourceBinding,
+    old: ResourceBinding | undefined,
+    refusal: Refusal,
+    now: number,
+  ): boolean {
     const change = waitingRefusal(object, old, refusal);
     if (change === undefined) return false;
     this.wanted.set(change.binding, object);
-    const previous = this.records.get(change.binding);
-    const record = recordRefusal(previous, change, new Date(now));
-    if (refusalNeedsWrite(previous, record)) this.records.set(change.binding, record);
+    const news = this.newsOf(replica, change.binding);
+    news.refused = { change, at: new Date(now) };
+    this.newsSeq.set(news, { ...this.newsSeq.get(news), refused: ++this.decided });
     return true;
   }
 
   /** WaitingRecorder.admitted: a write that changes the spec ends the wait. */
-  admitted(object: ResourceBinding, old: ResourceBinding | undefined): void {
-    if (specChanged(object, old)) this.records.delete(object.metadata!.name!);
+  admitted(replica: number, object: ResourceBinding, old: ResourceBinding | undefined, now: number): void {
+    if (!specChanged(object, old)) return;
+    const binding = object.metadata!.name!;
+    this.pending.get(replica)?.delete(binding);
+    const news = this.newsOf(replica, binding);
+    news.admitted = admissionMark(object, old, new Date(now));
+    this.newsSeq.set(news, { admitted: ++this.decided });
+  }
+
+  /** WaitingRecorder.flush of one replica (every replica's without one): tells the hash its news. */
+  flush(now: number, replica?: number): void {
+    for (const [r, byBinding] of this.pending) {
+      if (replica !== undefined && r !== replica) continue;
+      for (const [binding, all] of byBinding) {
+        const seq = this.newsSeq.get(all) ?? {};
+        this.newsSeq.delete(all);
+        for (const { field, news } of flushedFields(binding, all)) {
+          const marked = this.marks.get(binding);
+          const mark = marked !== undefined && marked.expires > now ? marked.mark : undefined;
+          const stored = this.records.get(field);
+          const next = flushWaiting(stored, mark, news);
+          const markSeq = mark && { mark, seq: this.markSeq.get(binding) ?? 0 };
+          if (this.outOfOrder(stored, next.record, news, seq, field, markSeq)) this.inverted.add(binding);
+          if (next.record === undefined) this.records.delete(field);
+          else this.records.set(field, next.record);
+          if (next.record !== stored && news.refused !== undefined && next.record !== undefined)
+            this.recordSeq.set(field, seq.refused ?? 0);
+          if (next.mark !== mark && next.mark !== undefined) {
+            this.marks.set(binding, { mark: next.mark, expires: now + ADMITTED_MARK_MS });
+            this.markSeq.set(binding, seq.admitted ?? 0);
+          }
+        }
+      }
+      this.pending.delete(r);
+    }
+  }
+
+  /**
+   * Whether a flush put the record out of the order the webhooks decided in: a refusal dropped
+   * though decided after what dropped it (the stored record, or the admission mark decided at
+   * `markSeq`), an older refusal written over a newer one, or an admission ending a refusal decided
+   * after it.
+   */
+  private outOfOrder(
+    stored: WaitingChange | undefined,
+    next: WaitingChange | undefined,
+    news: WaitingNews,
+    seq: { admitted?: number; refused?: number },
+    field: string,
+    mark: { mark: AdmittedMark; seq: number } | undefined,
+  ): boolean {
+    // Only what the product orders by time alone: decisions against one generation, or creates.
+    const alike = (a: { generation?: number; uid?: string }, b: { generation?: number; uid?: string }) =>
+      a.uid === undefined || b.uid === undefined || (a.generation ?? -1) === (b.generation ?? -1);
+    const storedSeq = stored === undefined ? 0 : (this.recordSeq.get(field) ?? 0);
+    const refused = news.refused?.change;
+    if (refused !== undefined && next === stored) {
+      if (stored !== undefined && sameJson(stored.requested, refused.requested)) return false;
+      const by = storedSeq >= (mark?.seq ?? 0) ? stored : mark?.mark;
+      return (
+        by !== undefined && (seq.refused ?? 0) > Math.max(storedSeq, mark?.seq ?? 0) && alike(by, refused)
+      );
+    }
+    if (stored === undefined || next === stored) return false;
+    if (next === undefined) return storedSeq > (seq.admitted ?? 0) && alike(stored, news.admitted!);
+    return storedSeq > (seq.refused ?? 0) && alike(stored, next);
   }
 
   /** What a reconcile reads (WaitingChanges.read). */
@@ -70,13 +171,14 @@ export class WaitingModel {
     statuses: ReadonlyMap<string, KarmadaQuotaStatus>,
     now: number,
   ): Poke[] {
-    for (const record of waiting.forget) if (this.unchanged(record)) this.records.delete(record.binding);
+    for (const record of waiting.forget)
+      if (this.unchanged(record)) this.records.delete(waitingField(record));
     const rooms = new Map([...statuses].map(([quota, status]) => [quota, roomOf(status)]));
     const pokes: Poke[] = [];
     for (const record of requeueOrder(waiting.live, rooms, new Date(now), REQUEUE_INTERVAL_MS)) {
       if (!this.unchanged(record)) continue; // refused again or admitted since the read
       const marked = { ...record, requeuedAt: new Date(now).toISOString() };
-      this.records.set(record.binding, marked);
+      this.records.set(waitingField(record), marked);
       pokes.push({ record: marked, write: this.wanted.get(record.binding)! });
     }
     return pokes;
@@ -84,7 +186,7 @@ export class WaitingModel {
 
   /** Whether the record of its binding is still `read` as far as the webhook's writes go (replaceIfUnchanged). */
   private unchanged(read: WaitingChange): boolean {
-    const stored = this.records.get(read.binding);
+    const stored = this.records.get(waitingField(read));
     return (
       stored !== undefined &&
       stored.lastRefusedAt === read.lastRefusedAt &&
