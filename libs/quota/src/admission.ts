@@ -1,55 +1,10 @@
 /**
  * The admission decision for a batch of binding changes against a running total. Pure: it takes the
  * quotas' states and returns their new states; the webhook writes them with one compare-and-swap per
- * quota. The accounting model it implements is docs/concepts/accounting.md; in short:
- *
- * What a change already holds on a quota, per key (absent = 0):
- * - `stored`: the charge of the persisted old object (an UPDATE), but only on quotas whose scopes
- *   matched the OLD object, and only if that charge counts as held (oldChargeHeld: not being deleted,
- *   not finished): a change that moves a binding into a quota (a new priority class), or runs a
- *   finished workload again (scheduled to a new cluster), is charged in full there, as a CREATE would
- *   be. A new object that holds nothing (being deleted, finished) is never checked (checksChangeOn);
- * - `claimed`: the charge of the binding's pending reservation when it is this very change's claim
- *   (claimCovers: a re-review of the same CREATE or of the same UPDATE, which cannot have landed yet)
- *   while it still has at least `landingWindowSeconds` to live. The reconciler retires a claim only
- *   once a binding list shows its change stored or failed, else at its expirationTime; an admitted
- *   change is stored within 34 s (the API server's bound on a write) or never, so a claim with that
- *   much life left covers this change until it has landed (docs/concepts/accounting.md, "Claim
- *   retirement").
- *
- * Per item and matching quota, `increase = max(0, charge - max(stored, claimed))`:
- * - nothing to increase -> the quota needs nothing: no check, no write (a decrease, a retry, a change
- *   of keys this quota does not limit);
- * - a positive increase must fit: `used + reserved + increase <= hard` on each of its keys,
- *   `reserved` being the running total of reservations (earlier items of the batch included), and
- *   `used` must be known on each of its keys (a new quota, a new key, or any key after a spec edit
- *   is refused until the reconciler has counted its usage for that spec, as ResourceQuota refuses a
- *   new key with "status unknown"; parseQuotaState);
- * - once admitted (unless dryRun) it is written as a claim: `reserved += increase`,
- *   `charge = max(pending claim, charge)`, `expirationTime = now + ttl`. The compare-and-swap write orders
- *   it against every other writer; a claim relied on with less than the landing window left is not
- *   relied on at all (its charge is checked again: conservative, settled later by the reconciler).
- * An item is admitted only if every matching quota admits it; a denied item changes nothing. A quota
- * whose `enforcement` is Warn or DryRun admits what it would refuse: the refusal is returned in the
- * decision's `notEnforced` and noted in its `wouldBeDenied` (enforcement.ts), and the change is
- * counted like any other (docs/concepts/enforcement.md).
- * Admission never releases quota: the reconciler does, once the stored binding shows a decrease.
- *
- * A reservation of the same name but another uid belongs to another object of that name (a create
- * retried under a new uid, or a name reused): it is never held by this object, but an admitted item
- * keeps its `reserved` and pending charge in the entry it writes instead of dropping them, since they
- * may hold the stored object's charge; an entry merging two objects' pending claims names no uid (the
- * reconciler settles it against whichever object of the name is stored). An entry written for an
- * UPDATE of a known uid, carrying no other object's claim, is marked `operation: 'Update'`: the
- * reconciler drops it once that object is no longer stored, since the update can no longer land.
- *
- * First, a quota that cannot bound the binding's pods refuses it, scoped or not (unboundedPodsRefusals).
- * Then, before any limit, ResourceQuota's "must specify" rule: an item that adds pods (a CREATE, or an
- * UPDATE raising the replicas) is denied by the first matching quota it has `missingRequests` for.
- *
- * Denial: Kubernetes' `exceeded quota: <quota>, requested: <k=v,...>, used: <k=v,...>, limited: <k=v,...>`,
- * keys sorted, only the exceeded keys, requested = the increase, used = used + reserved before the item,
- * limited = hard. With several quotas denying, the first in the given order is reported.
+ * quota. The rules (what a change already holds, its increase, the order of the checks, the claim it
+ * writes) are docs/concepts/accounting.md#when-quota-is-taken-admission; the denial's wording is
+ * docs/reference/webhook.md#the-denial; Warn and DryRun are docs/concepts/enforcement.md.
+ * Admission never releases quota: the reconciler does (reservations.ts).
  */
 import {
   addLists,
@@ -342,7 +297,7 @@ function ownLists(quota: WorkingQuota): NonNullable<WorkingQuota['own']> {
   return quota.own;
 }
 
-/** Records an admitted plan in its binding's reservation (see the file comment). */
+/** Records an admitted plan in its binding's entry (docs/concepts/accounting.md#when-quota-is-taken-admission). */
 function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
   const quota = p.quota;
   const next: ReservationEntry = {

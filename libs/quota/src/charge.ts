@@ -1,59 +1,10 @@
 /**
- * What a ResourceBinding is charged: the one place that answers "what does a binding cost". The rule:
- * a binding is never charged less than what Karmada may apply to the member clusters for it, as far as
- * the binding describes it (the exceptions are at the end of this comment).
- *
- * Pods and compute:
- * - A binding WITHOUT `spec.components` has one pod template, described by `spec.replicas` and
- *   `spec.replicaRequirements`, with `scheduled = sum(spec.clusters[].replicas)`:
- *   - Divided placement (`spec.placement.replicaScheduling.replicaSchedulingType: Divided`):
- *     `replicas = max(spec.replicas, scheduled)`. Karmada splits spec.replicas over the clusters, so
- *     an unscheduled binding is charged spec.replicas and one being rescheduled down keeps its larger
- *     figure until the clusters follow.
- *   - Duplicated placement (`replicaSchedulingType: Duplicated`, or no `replicaScheduling` at all, as
- *     Karmada reads it): `replicas = max(spec.replicas x max(1, len(spec.clusters)), scheduled)`.
- *     Karmada releases before 1.15 give EVERY target cluster the template's full replica count as
- *     soon as spec.replicas changes, before the scheduler updates spec.clusters, so a scale-up 3 -> 6
- *     on 3 clusters still listed at 3 each is charged 18 pods at once. From 1.15 on, Works carry the
- *     scheduler's spec.clusters[].replicas, which lags a scale-down (spec.replicas 3 on clusters still
- *     at 6 each runs 18 pods), hence the max. A `replicaScheduling` without a type is charged as
- *     Duplicated, the larger figure; the API server defaults the type to Divided, so only objects
- *     that skipped the CRD's defaulting lack it.
- * - A bare core Pod binding is charged at least one pod per target cluster (`max(1, len(clusters))`),
- *   even when Karmada left `spec.replicas` unset (older Karmada versions interpret no replicas for Pods).
- * - A binding WITH `spec.components` (multi-template workloads, e.g. FlinkDeployment) is charged from
- *   its components only: Karmada leaves `spec.replicas`/`spec.replicaRequirements` unset for such
- *   workloads, and when a writer sets both, the components are the complete description, so adding the
- *   top-level template would count the same pods twice. Per component, whatever the placement:
- *   `replicas = max(component.replicas x max(1, len(spec.clusters)), sum of that component's
- *   per-cluster assignment in spec.clusters[].components)`.
- * - Each template charges `replicas x request` under both the bare name and `requests.<name>` for cpu,
- *   memory, ephemeral-storage, hugepages-* and extended resources (`nvidia.com/gpu` and
- *   `requests.nvidia.com/gpu`); other request names (e.g. `storage`) are not quota-tracked and ignored.
- *   `pods` is the sum of the templates' replicas.
- *
- * - A cluster in `spec.gracefulEvictionTasks` runs its old copy too: charged on top while listed
- *   (evictedCopies; docs/concepts/binding-cost.md#moves-and-graceful-eviction).
- * - A target cluster an OverridePolicy changes (withClusterOverrides; what it makes the cluster run is
- *   read from the template by libs/usage cluster-overrides.ts) is charged what it runs there instead
- *   of its share of the binding: `spec.clusters[].replicas` (Duplicated: at least `spec.replicas`),
- *   or the overridden replicas, times the overridden requests
- *   (docs/concepts/binding-cost.md#overridepolicies).
- *
- * Object counts: the kind in `spec.resource` counts one per copy, `max(1, len(spec.clusters))`, under
- * `count/<plural>.<group>` (`count/<plural>` for the core group) and, for core kinds, under its legacy
- * bare name (`services`, `secrets`, `configmaps`, `persistentvolumeclaims`, `replicationcontrollers`,
- * `resourcequotas`). Keys a binding cannot be charged for (`services.nodeports`, `requests.storage`,
- * ...) are rejected by validation, see isEnforcedQuotaKey.
- *
- * Zero entries are dropped from the charge (absent means zero everywhere in this library).
- *
- * Where the rule does not hold (docs/concepts/binding-cost.md lists every case): kinds that run pods
- * but for which Karmada declares no replicas (DaemonSet, CronJob, ReplicationController)
- * are charged their object count only, so unboundedPodsError has them refused where a quota limits
- * pods or compute; custom kinds without a replica interpreter are charged so too, and admitted. What
- * the members run beyond the binding's description (OverridePolicies, rolling-update surge, a member
- * HPA, RuntimeClass overhead, objects member controllers create) is counted only once observed.
+ * What a ResourceBinding is charged: the one place that answers "what does a binding cost". A binding
+ * is never charged less than what Karmada may apply to the member clusters for it, as far as the
+ * binding describes it. The rules, case by case, are docs/concepts/binding-cost.md#replicas and the
+ * sections after it; the cases where the rule does not hold are listed in
+ * docs/concepts/binding-cost.md#what-the-charge-does-not-bound. Zero entries are dropped from the
+ * charge (absent means zero everywhere in this library).
  */
 import { describeFieldError, excessOf, Quantity, parseResourceList, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
@@ -376,7 +327,7 @@ export function bindingTemplates(rb: ResourceBinding, errors: string[] = []): Bi
   });
 }
 
-/** The binding's charge (see the file comment). Never throws; problems are returned in `errors`. */
+/** The binding's charge (docs/concepts/binding-cost.md). Never throws; problems are returned in `errors`. */
 export function bindingCharge(rb: ResourceBinding): BindingCharge {
   const errors: string[] = [];
   const totals = new Map<string, Quantity>();

@@ -1,44 +1,10 @@
 /**
- * The reconciler's side of reservations (docs/concepts/accounting.md): what each binding of the namespace holds on
- * a quota beyond the usage observed for it. Pure; problems are appended to `errors`.
- *
- * A stored binding holds `stored(b)`: its charge (bindingCharge) on the quota's hard keys when the quota's
- * scopes select it, nothing when they do not, when it is being deleted, or when its workload has
- * finished (workloadFinished: completed pods hold no quota, as in Kubernetes).
- *
- * For every binding, `reserved = max(0, effective - observed)`, `observed` being its workload's usage
- * summed over the clusters it is scheduled to (observedIn) when the quota's `used` counts it (a scoped
- * quota counts only workloads of bindings in its scopes; a claim that moves a running workload into a
- * scope reserves all of it):
- * - a PENDING entry (expirationTime after `now`) claims `entry.charge` for changes admitted but maybe not
- *   stored yet: `effective = max(entry.charge, stored)`, kept with its expiration even when it reserves
- *   nothing. Nobody shrinks or drops a claim before it expires (admissions rely on it: admission.ts),
- *   except one RETIRED by the binding list: every change relying on it has landed or can no longer
- *   land (retired(), docs/concepts/accounting.md "Claim retirement"); it is then derived as below;
- * - otherwise `effective = stored`: the entry, or a new one for a stored binding without an entry, is
- *   derived from the binding; one that reserves nothing is left out. A binding whose usage falls (pods
- *   evicted, a rolling update, a member gone) is reserved again: its charge was admitted.
- * `now` must not be later than the start of the binding list: a claim counts as expired only if it
- * expired before the list began, so that the list shows every change that relied on it.
- *
- * Entries whose binding is missing: a pending one is kept, reserving its whole charge (a create admitted,
- * not stored yet), another one is dropped; one whose uid is among `deletedBindingUids` is dropped at once, like one of
- * the uid of a binding being deleted (a stored binding of that name with another uid is then derived);
- * another object's claim on the name of a binding being deleted stays, as its create may be stored
- * once that binding is gone (a create it races until then fails AlreadyExists). An entry
- * without a uid (one that merged two objects' claims) is settled against whichever object is stored.
- * An entry of another uid than the stored binding of its name belongs to an object that was admitted
- * but not stored (a create retried under a new uid while the first one was stored, which then fails
- * with AlreadyExists): while pending it claims the larger of its charge and the stored binding's
- * (the name has one entry), except that once `now` is `landingWindowSeconds` past its admission
- * (expirationTime - ttlSeconds) its create has been tried and failed, so it is settled at once
- * against the stored binding, under that binding's uid.
- * A claim marked `operation: 'Update'` was admitted for an update of the object `binding.uid`, stored
- * then: once the binding is missing or stored under another uid, that object was deleted after the
- * update read it, so the update cannot land and the claim is dropped at once (the stored object of
- * its name, if any, is derived). A create's claim cannot be told from one not stored yet, so it is held.
- * A second entry for one binding is reported and dropped. Entries keep their order; entries derived for
- * bindings that had none follow, by name.
+ * The reconciler's side of reservations: what each binding of the namespace holds on a quota beyond
+ * the usage observed for it, `reserved = max(0, effective - observed)`. Pure; problems are appended to
+ * `errors`. The rules, and what becomes of each entry of `status.reservations[]` (pending, lapsed,
+ * retired, of a missing, deleted or other object), are
+ * docs/concepts/accounting.md#when-quota-is-released-the-reconciler and
+ * docs/concepts/accounting.md#claim-retirement.
  */
 import { excessOf, maskList, maxLists, removeZeros, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
@@ -121,7 +87,11 @@ export function workloadFinished(rb: ResourceBinding): boolean {
   );
 }
 
-/** What a stored binding holds on the quota (see the file comment); its problems go to `errors`. */
+/**
+ * What a stored binding holds on the quota: its charge on the quota's hard keys when the quota's scopes
+ * select it; nothing when they do not, when it is being deleted, or when its workload has finished
+ * (workloadFinished). Its problems go to `errors`.
+ */
 export function storedCharge(
   rb: ResourceBinding,
   input: Pick<SettleInput, 'quota' | 'hardKeys' | 'errors'>,
@@ -245,7 +215,11 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   return next;
 }
 
-/** Every reservation the quota holds now (see the file comment). */
+/**
+ * Every reservation the quota holds now (docs/concepts/accounting.md#when-quota-is-released-the-reconciler).
+ * `input.now` must not be later than the start of the binding list: a claim counts as expired only if
+ * it expired before the list began, so that the list shows every change that relied on it.
+ */
 export function settleReservations(
   entries: readonly ReservationEntry[],
   input: SettleInput,

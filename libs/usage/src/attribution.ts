@@ -1,40 +1,9 @@
 /**
  * Attribution: which top-level workload a member object (a pod, a ReplicaSet, a counted Service or
  * Deployment...) belongs to, so its usage can be matched to the ResourceBinding of that workload
- * (`spec.resource` kind/name).
- *
- * The rule: follow controller ownerReferences (`controller: true`; Kubernetes allows at most one per
- * object) upwards through every object the caller knows, and take the last one as the workload.
- * - An object without a controller is its own workload (a propagated Deployment, a bare Pod).
- * - An owner the caller does not know is taken as the workload as it is: a pod of ReplicaSet `r`
- *   whose ReplicaSet is owned by `Rollout/canary` is the Rollout's once `r` is known, `ReplicaSet/r`
- *   until then (the caller moves its usage when `r` arrives: UsageLedger.reattribute).
- *
- * Karmada's execution controller applies the template under its own kind and name and stamps the
- * member's top-level object with the binding's name (`resourcebinding.karmada.io/name`) and
- * permanent id. Those name the binding, not its `spec.resource`, so they would not match the
- * published kind/name; the top-level object's kind/name already is the template's, which is what
- * the reconciler matches. Walking ownerReferences is therefore enough, and it attributes objects
- * the member made itself (pods, an operator's Deployments) that carry no Karmada stamp at all.
- *
- * Objects are identified by (namespace, API group, kind, name): the group keeps a Knative `Service`
- * apart from a core `Service` of the same name. Workloads are published as kind/name only, as the
- * binding's `spec.resource` is matched.
- *
- * Names are not enough to attribute a pod to the workload a binding stands for now
- * (docs/concepts/observed-usage.md, "Previous incarnations and hand-made owners"):
- * - Incarnations. A reference names its owner's uid. Where the caller knows the current object of
- *   that name and its uid differs, the reference is to a previous incarnation (a Deployment deleted
- *   and re-created under its name, whose old ReplicaSets and pods the garbage collector has not
- *   deleted yet): the object is still attributed to the name, but `terminating` (counted, never a
- *   binding's), as a pod being deleted is. So is a reference to an object the caller saw deleted
- *   (`OwnerIndex.forget`) and no other of its name since: its dependents are on their way out.
- * - Pod chains. A pod is attributed past an owner only through the links Kubernetes' controllers
- *   make (`realPodLink`): Pod <- ReplicaSet <- Deployment, Pod <- StatefulSet, Pod <- DaemonSet,
- *   Pod <- Job <- CronJob, Pod <- ReplicationController, and any link to a kind of a group that is
- *   not Kubernetes' own (an operator's: Rollout, FlinkDeployment). A controller reference anyone can
- *   write on a pod they create (a bare pod "owned" by Deployment `web`, or by a Node) is not one:
- *   the chain stops there and the pod is its own workload.
+ * (`spec.resource` kind/name). The rules (controller ownerReferences followed up, owners not known
+ * yet, previous incarnations, the pod chains Kubernetes' controllers make) and why Karmada's labels
+ * are not used: docs/concepts/observed-usage.md#attribution and the sections under it.
  */
 import type { V1ObjectMeta, V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 

@@ -1,40 +1,9 @@
 /**
  * UsageLedger: the aggregator's in-memory accounting for ONE member cluster, per namespace and per
  * (namespace, top-level workload). Pure and synchronous; the caller feeds it watch events and says
- * which workload each pod and counted object belongs to (see attribution).
- *
- * Sized for 1,000,000 pods and 50,000+ events/s (docs/development/bench.md, aggregator-scale), so per-pod state is compact:
- * - each distinct request vector (the `PodUsage.requests` of a pod, as exact nano-values) is
- *   interned once and reference-counted: the pods of a workload share one;
- * - each (namespace, workload) is interned once and keeps, per vector, how many of its pods use it;
- * - a pod is one entry `uid -> slot` in its namespace's Map plus, in typed arrays indexed by slot,
- *   its workload index, its vector index and a relist mark: no Quantity or pod object per pod;
- * - namespace totals are kept incrementally as exact bigint nano-values; a workload's totals are
- *   computed at snapshot time from its (vector, count) pairs, exact too.
- * An upsert that changes neither the workload nor the vector of a pod (most pod updates: status
- * changes) costs two Map look-ups and marks nothing dirty.
- *
- * Memory: measured at ~120 bytes per pod (1,000,000 pods: ~98 MiB heap + ~9 MiB typed arrays), about
- * half of it the uid string itself, which the ledger keeps as given: pass uids as parsed from JSON,
- * not slices or concatenations of larger strings, which can retain far more than the 36 characters.
- *
- * Keys: pods are identified by (namespace, uid) and counted objects by (namespace, resource name,
- * uid). Every mutation is idempotent. Object counts (`services`, `count/deployments.apps`,
- * `count/pods`, ...) count in the namespace's `used` and in their workload's, as pods do, so that a
- * binding's object charge is settled by the objects it made (a propagated Deployment counts
- * `count/deployments.apps` 1 under its own name); `pods` comes from the pods themselves and cannot
- * be set as an object count. An object costs one Map entry `uid -> workload index`.
- *
- * Dirty tracking: a namespace is marked dirty by any mutation that changes what it holds (a pod
- * added, removed, or moved to another workload or vector; an object added or removed). A sequence
- * of changes that nets to the same snapshot still leaves it dirty: callers publish a snapshot equal
- * to the previous one, which is harmless. A namespace that becomes empty is dirty too (publish its
- * empty snapshot) and then leaves `namespaces()`.
- *
- * Relist (after 410 Gone or a reconnect): `beginRelist()`, then upsert every listed pod, then
- * `endRelist()` removes the pods not seen since the begin. Totals stay correct throughout: a relist
- * never drops the namespace to zero in between (which `reset()` + refill would publish). Object
- * counts relist the same way per resource name: `beginRelist('services')` ... `endRelist('services')`.
+ * which workload each pod and counted object belongs to (see attribution). How it keeps a pod in
+ * about 120 bytes, its keys and object counts, dirty tracking and relists:
+ * docs/concepts/observed-usage.md#the-aggregators-ledger.
  */
 import { Quantity, type ResourceList } from '#quantity';
 import type { PodUsage } from './pod-usage.js';
@@ -115,7 +84,8 @@ export class UsageLedger {
   /**
    * Sets the pod's contribution, replacing any previous one (its workload may change, e.g. once its
    * ReplicaSet's Deployment is known). `undefined` removes the pod (terminal or past its grace
-   * period), as `deletePod` does. Returns whether anything changed.
+   * period), as `deletePod` does. Returns whether anything changed. The uid is kept as given: pass it
+   * as parsed from JSON, not a slice of a larger string (docs/concepts/observed-usage.md#the-aggregators-ledger).
    */
   upsertPod(namespace: string, uid: string, usage: PodUsage | undefined): boolean {
     if (usage === undefined) return this.deletePod(namespace, uid);

@@ -2,28 +2,8 @@
  * What one pod charges to quota, as Kubernetes' pod quota evaluator computes it
  * (pkg/quota/v1/evaluator/core/pods.go: PodUsageFunc, QuotaV1Pod, podComputeUsageHelper), with the
  * requests of component-helpers' resource.PodRequests. Pure: no clock (the caller passes `now`).
- *
- * - A pod counts unless its phase is Succeeded or Failed, or it is being deleted and
- *   deletionTimestamp + deletionGracePeriodSeconds is already before `now` (strictly: a pod whose
- *   grace period ends exactly at `now` still counts, like Go's `now.After(...)`).
- * - Requests: containers summed; each init container contributes its own requests plus those of
- *   the restartable (sidecar, `restartPolicy: Always`) init containers before it, and the pod needs
- *   the max of that over init containers and of the running sum; sidecars also add to the sum.
- *   Pod-level requests (`spec.resources.requests`, PodLevelResources) replace the aggregate for the
- *   resources they support (cpu, memory, hugepages-*). Pod overhead (`spec.overhead`) is added.
- * - Quota names: each request feeds the names `quotaNamesForRequest` (libs/quota) gives it: cpu,
- *   memory, ephemeral-storage and hugepages-* under the bare and the `requests.` name, extended
- *   resources (`nvidia.com/gpu`) under both names too (docs/concepts/binding-cost.md#keys), anything else (`storage`,
- *   `example.kubernetes.io/x`) under none. Plus `pods: 1`.
- *
- * Not modelled: limits (this product has no `limits.*` quota), `count/pods` (it counts terminal
- * pods too: track it with the ledger's object counts), in-place resize status resources (the spec's
- * desired requests are charged) and DRA node-allocatable claims.
- *
- * Invalid values never throw: an entry that is not a valid, non-negative quantity is ignored, as if
- * that container (or the overhead, or the pod-level list) did not request that resource; the other
- * entries and containers still count. The API server never stores such values, so this only
- * guards against hand-made objects.
+ * Which pods count, how requests add up, under which quota names, what is not modelled and how
+ * invalid values are read: docs/concepts/observed-usage.md#what-a-pod-counts.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { Quantity, type ResourceList } from '#quantity';
