@@ -103,6 +103,8 @@ export {
 } from './enforcement.js';
 export {
   FRQ_ENFORCEMENT_ANNOTATION,
+  frqLimitChange,
+  frqLimitChangeNeeds,
   frqStatus,
   frqStatusEquals,
   SERVES_FRQ_LABEL,
@@ -110,5 +112,6 @@ export {
   servesFrq,
   servingQuota,
   servingQuotaName,
+  QUOTA_ADMIN_RIGHT,
 } from './federated-resource-quota.js';
-export type { ServingQuota } from './federated-resource-quota.js';
+export type { FrqLimitChange, ServingQuota } from './federated-resource-quota.js';
