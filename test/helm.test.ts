@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
-import { CRD_FILE_NAMES, crdDir, KARMADA_QUOTA, RESOURCE_BINDING } from '#api';
+import { CRD_FILE_NAMES, crdDir, FEDERATED_RESOURCE_QUOTA, KARMADA_QUOTA, RESOURCE_BINDING } from '#api';
 import { aggregatorEnv } from '../apps/aggregator/src/config.js';
 import { consoleEnv } from '../apps/console/src/config.js';
 import { reconcilerEnv } from '../apps/reconciler/src/config.js';
@@ -558,7 +558,30 @@ describe('the Helm chart charts/karmada-quota', () => {
       'resourcebindings.quota.karmada.io',
       'karmadaquotas.quota.karmada.io',
     ]);
-    for (const webhook of registration!.webhooks) {
+    // Served FRQs (reconciler.serveFederatedResourceQuotas) add theirs: a change of a team's limit
+    // takes the right to update KarmadaQuotas (docs/operating/switch-from-frq.md).
+    const [withFrq] = ofKind(
+      render('reconciler.serveFederatedResourceQuotas=true').manifests,
+      'ValidatingWebhookConfiguration',
+    ) as (typeof registration)[];
+    expect(
+      withFrq!.webhooks
+        .filter((w) => !registration!.webhooks.some((r) => r.name === w.name))
+        .map((w) => [
+          w.name,
+          w.clientConfig.service.path,
+          w.rules.map((r) => [r.apiGroups, r.apiVersions, r.resources]),
+          w.failurePolicy,
+        ]),
+    ).toEqual([
+      [
+        'federatedresourcequotas.quota.karmada.io',
+        '/validate/federatedresourcequotas',
+        [[[FEDERATED_RESOURCE_QUOTA.group], [FEDERATED_RESOURCE_QUOTA.version], ['federatedresourcequotas']]],
+        'Fail',
+      ],
+    ]);
+    for (const webhook of withFrq!.webhooks) {
       expect(webhook).toMatchObject({
         sideEffects: 'NoneOnDryRun',
         matchPolicy: 'Equivalent',
@@ -1032,6 +1055,8 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['reconciler', 'create', KQ, 'team-x'],
       ['reconciler', 'update', KQ, 'team-x'],
       ['reconciler', 'delete', KQ, 'team-x'],
+      // the webhook asks whether a writer of an FRQ's limit may update KarmadaQuotas
+      ['webhook', 'create', 'subjectaccessreviews.authorization.k8s.io', undefined],
     ];
     await expectAnswers(
       [...table, ...serving.map((call) => [...call, false] as (typeof table)[number])],

@@ -10,6 +10,16 @@ export interface AdmissionRequest {
   object?: unknown;
   oldObject?: unknown;
   dryRun: boolean;
+  /** Who makes the request, as the API server authenticated them. */
+  userInfo: UserInfo;
+}
+
+/** An authenticated user (request.userInfo), as a SubjectAccessReview asks about them. */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  extra: Record<string, string[]>;
 }
 
 export interface AdmissionStatus {
@@ -60,6 +70,21 @@ export function parseAdmissionReview(body: unknown): AdmissionRequest {
     object: request.object ?? undefined,
     oldObject: request.oldObject ?? undefined,
     dryRun: request.dryRun === true,
+    userInfo: parseUserInfo(request.userInfo),
+  };
+}
+
+/** request.userInfo, leaving out what is not a string (an API server always sends it well-formed). */
+function parseUserInfo(raw: unknown): UserInfo {
+  const info = isJsonObject(raw) ? raw : {};
+  const strings = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  const extra = isJsonObject(info.extra) ? info.extra : {};
+  return {
+    username: typeof info.username === 'string' ? info.username : '',
+    ...(typeof info.uid === 'string' && info.uid !== '' ? { uid: info.uid } : {}),
+    groups: strings(info.groups),
+    extra: Object.fromEntries(Object.entries(extra).map(([key, values]) => [key, strings(values)])),
   };
 }
 

@@ -9,6 +9,8 @@ import { bindingCharge, clusterOverridesOf, withClusterOverrides } from '#quota'
 import { AdmissionController } from './admission.controller.js';
 import type { AdmissionStrategy } from './admission-strategy.js';
 import type { WebhookConfig } from './config.js';
+import type { UserInfo } from './admission-review.js';
+import type { QuotaAdminRight } from './quota-admin-right.js';
 
 const DEADLINE_MS = 200;
 
@@ -18,6 +20,7 @@ function controller(
     outcome?: Awaited<ReturnType<AdmissionStrategy['admit']>>;
     overrides?: { mayChange: () => boolean; apply: (b: ResourceBinding[]) => Promise<ResourceBinding[]> };
     refused?: (namespace: string, rb: ResourceBinding) => void;
+    quotaAdmin?: Pick<QuotaAdminRight, 'heldBy'>;
   } = {},
 ) {
   const admitted: unknown[] = [];
@@ -42,6 +45,7 @@ function controller(
       apply: async (bindings: ResourceBinding[]) => bindings,
     }) as never,
     { cached: () => [], list: async () => [], isWatching: true } as never,
+    (options.quotaAdmin ?? {}) as QuotaAdminRight,
   );
   return { controller: c, admitted };
 }
@@ -127,5 +131,93 @@ describe('AdmissionController: a binding an OverridePolicy changes', () => {
     expect(change!.item.charge['cpu']?.toString()).toBe('5');
     expect(bindingCharge(recorded[0]!).charge['cpu']?.toString()).toBe('5');
     expect(clusterOverridesOf(recorded[0]!)).toHaveLength(1);
+  });
+});
+
+describe('AdmissionController: a FederatedResourceQuota write', () => {
+  const alice = { username: 'alice', uid: 'u-1', groups: ['team-a', 'system:authenticated'], extra: {} };
+  const frq = (overall: Record<string, string>, annotations?: Record<string, string>) => ({
+    apiVersion: 'policy.karmada.io/v1alpha1',
+    kind: 'FederatedResourceQuota',
+    metadata: { name: 'team', namespace: 'team-a', ...(annotations ? { annotations } : {}) },
+    spec: { overall },
+  });
+  const frqReview = (object: object, oldObject?: object, version = 'v1alpha1') => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'f1',
+      operation: oldObject ? 'UPDATE' : 'CREATE',
+      kind: { group: 'policy.karmada.io', version, kind: 'FederatedResourceQuota' },
+      namespace: 'team-a',
+      name: 'team',
+      userInfo: alice,
+      object,
+      ...(oldObject ? { oldObject } : {}),
+    },
+  });
+  /** The controller, with the API server's answer to "may the user update KarmadaQuotas here?". */
+  const guarded = (answer: () => Promise<boolean>) => {
+    const asked: [UserInfo, string][] = [];
+    const { controller: c } = controller(async () => false, {
+      quotaAdmin: {
+        heldBy: (user, namespace) => {
+          asked.push([user, namespace]);
+          return answer();
+        },
+      },
+    });
+    return { c, asked };
+  };
+  const needs =
+    "changing spec.overall of FederatedResourceQuota team-a/team sets the team's limit: it needs the " +
+    "right to update karmadaquotas.quota.karmada.io in team-a (karmada-quota's quota-admin role)";
+
+  it('a change of spec.overall: admitted if the writer may update KarmadaQuotas there, else refused naming the right', async () => {
+    const raise = frqReview(frq({ cpu: '9' }), frq({ cpu: '2' }));
+    const held = guarded(async () => true);
+    expect((await held.c.federatedResourceQuota(raise)).response).toEqual({ uid: 'f1', allowed: true });
+    expect(held.asked).toEqual([[alice, 'team-a']]);
+    const lacking = guarded(async () => false);
+    expect((await lacking.c.federatedResourceQuota(raise)).response).toEqual({
+      uid: 'f1',
+      allowed: false,
+      status: { code: 403, reason: 'Forbidden', message: `${needs}, which user "alice" lacks` },
+    });
+  });
+
+  it('another change passes without asking', async () => {
+    const { c, asked } = guarded(async () => false);
+    const labelled = { ...frq({ cpu: '2' }), metadata: { ...frq({}).metadata, labels: { a: 'b' } } };
+    expect(
+      (await c.federatedResourceQuota(frqReview(labelled, frq({ cpu: '2000m' })))).response.allowed,
+    ).toBe(true);
+    expect(asked).toEqual([]);
+  });
+
+  it('fails closed, saying the right could not be checked, when the API server does not answer', async () => {
+    const { c } = guarded(async () => {
+      throw new Error('connect ECONNREFUSED');
+    });
+    const answer = await c.federatedResourceQuota(frqReview(frq({ cpu: '9' }), frq({ cpu: '2' })));
+    expect(answer.response).toMatchObject({
+      allowed: false,
+      status: { code: 503, reason: 'ServiceUnavailable' },
+    });
+    expect(answer.response.status?.message).toBe(
+      `${needs}, and whether user "alice" holds it could not be checked (SubjectAccessReview: connect ` +
+        'ECONNREFUSED), so the write is not admitted (fail closed). Retry; if it persists, check that the ' +
+        'webhook may create subjectaccessreviews.authorization.k8s.io, and its logs',
+    );
+  });
+
+  it('refuses another version, and an UPDATE without its old object, with 400', async () => {
+    const { c, asked } = guarded(async () => true);
+    const other = await c.federatedResourceQuota(frqReview(frq({ cpu: '1' }), undefined, 'v1beta1'));
+    expect(other.response.status).toMatchObject({ code: 400, reason: 'BadRequest' });
+    const noOld = frqReview(frq({ cpu: '1' }));
+    noOld.request.operation = 'UPDATE';
+    expect((await c.federatedResourceQuota(noOld)).response.status).toMatchObject({ code: 400 });
+    expect(asked).toEqual([]);
   });
 });

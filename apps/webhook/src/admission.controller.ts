@@ -1,6 +1,21 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
-import { describeError, isJsonObject, KARMADA_QUOTA, RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { bindingCharge, enforcementWarning, templateClassNeeded, validateKarmadaQuota } from '#quota';
+import {
+  describeError,
+  FEDERATED_RESOURCE_QUOTA,
+  isJsonObject,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  type FederatedResourceQuota,
+  type ResourceBinding,
+} from '#api';
+import {
+  bindingCharge,
+  enforcementWarning,
+  frqLimitChange,
+  frqLimitChangeNeeds,
+  templateClassNeeded,
+  validateKarmadaQuota,
+} from '#quota';
 import { describeFieldError } from '#quantity';
 import {
   asksNothing,
@@ -25,6 +40,7 @@ import { StoredBindings } from './stored-bindings.js';
 import { BindingOverrides, OverridesUnknown, TemplateClasses, TemplateClassUnreadable } from '#service-kit';
 import { WatchedQuotaStore } from './cached-quota-store.js';
 import { TemplateWarnings } from './template-warnings.js';
+import { QuotaAdminRight } from './quota-admin-right.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics, type AdmissionResult } from './webhook-metrics.js';
 
@@ -49,6 +65,7 @@ export class AdmissionController {
     private readonly templateClasses: TemplateClasses,
     private readonly overrides: BindingOverrides,
     private readonly quotas: WatchedQuotaStore,
+    private readonly quotaAdmin: QuotaAdminRight,
   ) {}
 
   @Post('resourcebindings')
@@ -71,6 +88,17 @@ export class AdmissionController {
   @HttpCode(200)
   karmadaQuota(@Body() body: unknown): Promise<AdmissionReviewResponse> {
     return this.measured('karmadaquotas', async () => this.validateQuota(body));
+  }
+
+  /**
+   * A FederatedResourceQuota written while the reconciler serves FRQs (registered only then): a
+   * change of the team's limit or its enforcement is admitted only for a user who may update the
+   * namespace's KarmadaQuotas; any other change passes.
+   */
+  @Post('federatedresourcequotas')
+  @HttpCode(200)
+  federatedResourceQuota(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    return this.measured('federatedresourcequotas', () => this.guardFrqLimit(body));
   }
 
   private async measured(
@@ -258,6 +286,45 @@ export class AdmissionController {
       request,
       `KarmadaQuota.quota.karmada.io "${request.name ?? ''}" is invalid: ${details}`,
     );
+  }
+
+  private async guardFrqLimit(body: unknown): Promise<AdmissionReviewResponse> {
+    const request = this.parse(body);
+    const wrongKind = this.checkKind(request, FEDERATED_RESOURCE_QUOTA);
+    if (wrongKind) return wrongKind;
+    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
+      return admissionResponse(request.uid, true);
+    // The API server checked them against the FRQ CRD's schema: fields are read as typed.
+    const frqOf = (value: unknown) =>
+      isJsonObject(value) ? (value as unknown as FederatedResourceQuota) : undefined;
+    const frq = frqOf(request.object);
+    const old = request.operation === 'UPDATE' ? frqOf(request.oldObject) : undefined;
+    const namespace = request.namespace ?? frq?.metadata?.namespace;
+    if (!frq || (request.operation === 'UPDATE' && !old) || !namespace)
+      return this.invalid(
+        request,
+        `the review of a FederatedResourceQuota ${request.operation} carries no namespace, object or old object`,
+        400,
+      );
+    const change = frqLimitChange(frq, old);
+    if (!change) return admissionResponse(request.uid, true);
+    const needs = frqLimitChangeNeeds(namespace, request.name ?? frq.metadata?.name ?? '', change);
+    const user = JSON.stringify(request.userInfo.username);
+    try {
+      const deadline = Date.now() + this.config.ADMISSION_DEADLINE_MS;
+      if (await this.quotaAdmin.heldBy(request.userInfo, namespace, deadline))
+        return admissionResponse(request.uid, true);
+    } catch (err) {
+      const message =
+        `${needs}, and whether user ${user} holds it could not be checked (SubjectAccessReview: ` +
+        `${describeError(err)}), so the write is not admitted (fail closed). Retry; if it persists, ` +
+        'check that the webhook may create subjectaccessreviews.authorization.k8s.io, and its logs';
+      this.logger.error({ ...requestFields(request), error: message }, 'failed closed (503)');
+      return admissionResponse(request.uid, false, { code: 503, reason: 'ServiceUnavailable', message });
+    }
+    const message = `${needs}, which user ${user} lacks`;
+    this.logger.warn({ ...requestFields(request), error: message }, "refused a change of a team's limit");
+    return admissionResponse(request.uid, false, { code: 403, reason: 'Forbidden', message });
   }
 
   private parse(body: unknown): AdmissionRequest {

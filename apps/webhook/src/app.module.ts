@@ -25,6 +25,7 @@ import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
 import { BindingOverrides, TemplateClasses } from '#service-kit';
+import { QuotaAdminRight } from './quota-admin-right.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 
@@ -62,6 +63,7 @@ export class WebhookModule {
             ),
         },
         { provide: StoredBindings, useValue: new StoredBindings(host) },
+        { provide: QuotaAdminRight, useValue: new QuotaAdminRight(host) },
         { provide: TemplateClasses, useValue: new TemplateClasses(host) },
         { provide: BindingOverrides, useValue: new BindingOverrides(host) },
         {

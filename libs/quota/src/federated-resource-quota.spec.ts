@@ -1,6 +1,8 @@
 import type { FederatedResourceQuota, KarmadaQuota } from '#api';
 import {
   FRQ_ENFORCEMENT_ANNOTATION,
+  frqLimitChange,
+  frqLimitChangeNeeds,
   frqStatus,
   frqStatusEquals,
   servesAsWanted,
@@ -144,5 +146,121 @@ describe('frqStatus', () => {
       false,
     );
     expect(frqStatusEquals({ overall: status.overall }, status)).toBe(false);
+  });
+});
+
+describe('frqLimitChange: which writes of an FRQ need the quota-admin right', () => {
+  const withMeta = (
+    base: FederatedResourceQuota,
+    metadata: Partial<NonNullable<FederatedResourceQuota['metadata']>>,
+  ): FederatedResourceQuota => ({ ...base, metadata: { ...base.metadata, ...metadata } });
+  const assigned = [{ clusterName: 'member1', hard: { cpu: '1' } }];
+
+  it.each<[string, FederatedResourceQuota, FederatedResourceQuota | undefined, unknown]>([
+    ['a create with an overall sets it', frq({ cpu: '2' }), undefined, { overall: 'setting' }],
+    ['a create with an empty overall sets nothing', frq({}), undefined, undefined],
+    [
+      'a create with the annotation adds it',
+      frq({}, { annotation: 'DryRun' }),
+      undefined,
+      { enforcement: { from: undefined, to: 'DryRun' } },
+    ],
+    ['raising overall changes it', frq({ cpu: '3' }), frq({ cpu: '2' }), { overall: 'changing' }],
+    ['lowering overall changes it', frq({ cpu: '1' }), frq({ cpu: '2' }), { overall: 'changing' }],
+    ['a key added to overall', frq({ cpu: '2', pods: '5' }), frq({ cpu: '2' }), { overall: 'changing' }],
+    ['a key dropped from overall', frq({ cpu: '2' }), frq({ cpu: '2', pods: '5' }), { overall: 'changing' }],
+    [
+      'the same overall written otherwise ("1" is "1000m")',
+      frq({ cpu: '1000m' }),
+      frq({ cpu: '1' }),
+      undefined,
+    ],
+    ['an unreadable overall left as it was', frq({ cpu: 'lots' }), frq({ cpu: 'lots' }), undefined],
+    [
+      'removing the annotation',
+      frq({ cpu: '2' }),
+      frq({ cpu: '2' }, { annotation: 'DryRun' }),
+      { enforcement: { from: 'DryRun', to: undefined } },
+    ],
+    [
+      'adding the annotation',
+      frq({ cpu: '2' }, { annotation: 'DryRun' }),
+      frq({ cpu: '2' }),
+      { enforcement: { from: undefined, to: 'DryRun' } },
+    ],
+    [
+      'changing the annotation (even to a value read as Deny)',
+      frq({ cpu: '2' }, { annotation: 'Deny' }),
+      frq({ cpu: '2' }, { annotation: 'Warn' }),
+      { enforcement: { from: 'Warn', to: 'Deny' } },
+    ],
+    [
+      'both',
+      frq({ cpu: '9' }),
+      frq({ cpu: '2' }, { annotation: 'DryRun' }),
+      { overall: 'changing', enforcement: { from: 'DryRun', to: undefined } },
+    ],
+    [
+      'staticAssignments changed',
+      frq({ cpu: '2' }, { staticAssignments: assigned }),
+      frq({ cpu: '2' }),
+      undefined,
+    ],
+    [
+      'a label and another annotation added, the enforcement annotation kept',
+      withMeta(frq({ cpu: '2' }, { annotation: 'DryRun' }), {
+        labels: { team: 'a' },
+        annotations: { [FRQ_ENFORCEMENT_ANNOTATION]: 'DryRun', owner: 'alice' },
+      }),
+      frq({ cpu: '2' }, { annotation: 'DryRun' }),
+      undefined,
+    ],
+    [
+      'a status written through the main resource',
+      { ...frq({ cpu: '2' }), status: { overallUsed: { cpu: '1' } } },
+      frq({ cpu: '2' }),
+      undefined,
+    ],
+  ])('%s', (_case, object, old, expected) => {
+    expect(frqLimitChange(object, old)).toEqual(expected);
+  });
+
+  it('an FRQ without spec or metadata is read as empty, never a crash', () => {
+    const bare = {} as FederatedResourceQuota;
+    expect(frqLimitChange(bare, bare)).toBeUndefined();
+    expect(frqLimitChange(frq({ cpu: '1' }), bare)).toEqual({ overall: 'changing' });
+  });
+});
+
+describe('frqLimitChangeNeeds', () => {
+  it.each<[Parameters<typeof frqLimitChangeNeeds>[2], string]>([
+    [
+      { overall: 'changing' },
+      "changing spec.overall of FederatedResourceQuota team-a/team sets the team's limit",
+    ],
+    [
+      { overall: 'setting' },
+      "setting spec.overall of FederatedResourceQuota team-a/team sets the team's limit",
+    ],
+    [
+      { enforcement: { from: 'DryRun' } },
+      'removing annotation quota.karmada.io/enforcement (DryRun) of FederatedResourceQuota team-a/team ' +
+        "sets how the team's limit is enforced",
+    ],
+    [
+      { enforcement: { to: 'DryRun' } },
+      'adding annotation quota.karmada.io/enforcement=DryRun of FederatedResourceQuota team-a/team ' +
+        "sets how the team's limit is enforced",
+    ],
+    [
+      { overall: 'changing', enforcement: { from: 'Warn', to: 'DryRun' } },
+      'changing spec.overall and changing annotation quota.karmada.io/enforcement from Warn to DryRun of ' +
+        "FederatedResourceQuota team-a/team sets the team's limit and how it is enforced",
+    ],
+  ])('names the change, what it decides and the right it needs: %j', (change, start) => {
+    expect(frqLimitChangeNeeds('team-a', 'team', change)).toBe(
+      `${start}: it needs the right to update karmadaquotas.quota.karmada.io in team-a ` +
+        "(karmada-quota's quota-admin role)",
+    );
   });
 });

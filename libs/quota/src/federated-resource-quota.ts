@@ -12,6 +12,7 @@ import {
   type FederatedResourceQuotaStatus,
   type KarmadaQuota,
 } from '#api';
+import { isDeepStrictEqual } from 'node:util';
 import { addLists, formatList, maskList, parseResourceList, type ResourceList } from '#quantity';
 import { parseEnforcement } from './enforcement.js';
 import { sameArray, sameList } from './status-equality.js';
@@ -132,5 +133,83 @@ export function frqStatusEquals(
       b.aggregatedStatus,
       (c, d) => c['clusterName'] === d.clusterName && same(c['hard'], d.hard) && same(c['used'], d.used),
     )
+  );
+}
+
+/**
+ * What a write of an FRQ changes of its team's limit: its spec.overall (set by a create, changed by
+ * an update; compared by value, "1" is "1000m") and its enforcement annotation (added, changed or
+ * removed, as written). Other changes (staticAssignments, labels, other annotations) change neither.
+ */
+export interface FrqLimitChange {
+  overall?: 'setting' | 'changing';
+  /** The annotation's value before and after (undefined: absent); present only when they differ. */
+  enforcement?: { from?: string; to?: string };
+}
+
+/**
+ * The right that guards a team's limit, an FRQ's as a KarmadaQuota's: update on karmadaquotas in
+ * its namespace (the chart's quota-admin role). Teams often may write policy.karmada.io/* for their
+ * PropagationPolicies, so RBAC on FRQs alone does not keep a team from raising its own limit.
+ */
+export const QUOTA_ADMIN_RIGHT = {
+  verb: 'update',
+  group: KARMADA_QUOTA.group,
+  resource: KARMADA_QUOTA.plural,
+} as const;
+
+/**
+ * What the create (`old` undefined) or update of `frq` changes of its team's limit; undefined when
+ * nothing, and the write needs no right beyond RBAC's on FRQs.
+ */
+export function frqLimitChange(
+  frq: FederatedResourceQuota,
+  old?: FederatedResourceQuota,
+): FrqLimitChange | undefined {
+  const change: FrqLimitChange = {};
+  const overall = frq.spec?.overall;
+  const oldOverall = old?.spec?.overall;
+  // Identical lists are the same even where a value cannot be read (the CRD's pattern is looser).
+  if (!isDeepStrictEqual(overall ?? {}, oldOverall ?? {}) && !sameList(overall, oldOverall))
+    change.overall = old === undefined ? 'setting' : 'changing';
+  const to = enforcementAnnotation(frq);
+  const from = old && enforcementAnnotation(old);
+  if (to !== from) change.enforcement = { from, to };
+  return change.overall || change.enforcement ? change : undefined;
+}
+
+const enforcementAnnotation = (frq: FederatedResourceQuota): string | undefined => {
+  const value: unknown = frq.metadata?.annotations?.[FRQ_ENFORCEMENT_ANNOTATION];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * What a refusal says of `change` to FRQ `namespace/name`: the change, what it decides, and the
+ * right it needs, so that a federation admin can make it or grant that right.
+ */
+export function frqLimitChangeNeeds(namespace: string, name: string, change: FrqLimitChange): string {
+  const parts: string[] = [];
+  if (change.overall) parts.push(`${change.overall} spec.overall`);
+  const { enforcement } = change;
+  if (enforcement) {
+    const annotation = `annotation ${FRQ_ENFORCEMENT_ANNOTATION}`;
+    parts.push(
+      enforcement.from === undefined
+        ? `adding ${annotation}=${enforcement.to}`
+        : enforcement.to === undefined
+          ? `removing ${annotation} (${enforcement.from})`
+          : `changing ${annotation} from ${enforcement.from} to ${enforcement.to}`,
+    );
+  }
+  const decides =
+    change.overall && enforcement
+      ? "sets the team's limit and how it is enforced"
+      : change.overall
+        ? "sets the team's limit"
+        : "sets how the team's limit is enforced";
+  const { verb, resource, group } = QUOTA_ADMIN_RIGHT;
+  return (
+    `${parts.join(' and ')} of ${FEDERATED_RESOURCE_QUOTA.kind} ${namespace}/${name} ${decides}: ` +
+    `it needs the right to ${verb} ${resource}.${group} in ${namespace} (karmada-quota's quota-admin role)`
   );
 }

@@ -109,6 +109,8 @@ export {
 } from './enforcement.js';
 export {
   FRQ_ENFORCEMENT_ANNOTATION,
+  frqLimitChange,
+  frqLimitChangeNeeds,
   frqStatus,
   frqStatusEquals,
   SERVES_FRQ_LABEL,
@@ -116,5 +118,6 @@ export {
   servesFrq,
   servingQuota,
   servingQuotaName,
+  QUOTA_ADMIN_RIGHT,
 } from './federated-resource-quota.js';
-export type { ServingQuota } from './federated-resource-quota.js';
+export type { FrqLimitChange, ServingQuota } from './federated-resource-quota.js';

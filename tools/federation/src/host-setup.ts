@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { CLUSTER, isApiStatus, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
+import { CLUSTER, isApiStatus, isJsonObject, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
@@ -146,6 +146,8 @@ interface WebhookEndpoint {
   path: string;
   rules: { group: string; version: string; resource: string }[];
   failurePolicy?: 'Fail' | 'Ignore';
+  /** The path of a chart value that must be true for the endpoint to be registered. */
+  servedWith?: string;
 }
 
 const chartFile = (...path: string[]): unknown =>
@@ -154,19 +156,37 @@ const chartFile = (...path: string[]): unknown =>
 /** The chart's list of the webhook's endpoints, so the harness registers what the chart does. */
 const chartWebhooks = (): WebhookEndpoint[] => chartFile('files', 'webhooks.yaml') as WebhookEndpoint[];
 
+/** A chart value by its path (as `helm --set` names it): from `values`, else values.yaml's default. */
+const chartValue = (path: string, values: Readonly<Record<string, unknown>>): unknown =>
+  path in values
+    ? values[path]
+    : path
+        .split('.')
+        .reduce<unknown>(
+          (value, key) => (isJsonObject(value) ? value[key] : undefined),
+          chartFile('values.yaml'),
+        );
+
 /** The namespaces the chart's registration checks by default (values.yaml webhook.namespaceSelector). */
 const chartNamespaceSelector = (): k8s.V1LabelSelector =>
   (chartFile('values.yaml') as { webhook: { namespaceSelector: k8s.V1LabelSelector } }).webhook
     .namespaceSelector;
 
 /**
- * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) as the chart does, from
- * its files/webhooks.yaml: CREATE and UPDATE of ResourceBindings and KarmadaQuotas, each in the one
+ * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) as the chart does with
+ * `values` (paths as `helm --set` names them; the chart's defaults otherwise), from its
+ * files/webhooks.yaml: CREATE and UPDATE of ResourceBindings and KarmadaQuotas, each in the one
  * version the webhook reads (matchPolicy Equivalent: the API server converts the others' requests),
- * failing closed, and of workloads, only warned (failurePolicy Ignore); in the namespaces the chart's
- * default selects, no side effects on dry-run. Replaces an earlier registration of the same name.
+ * failing closed, of workloads, only warned (failurePolicy Ignore), and of FederatedResourceQuotas
+ * when they are served; in the namespaces the chart's default selects, no side effects on dry-run.
+ * Replaces an earlier registration of the same name.
  */
-export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem: string): Promise<void> {
+export async function registerWebhook(
+  host: ApiEndpoint,
+  baseUrl: string,
+  caPem: string,
+  values: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
   const api = kubeConfigFor(host).makeApiClient(k8s.AdmissionregistrationV1Api);
   const caBundle = Buffer.from(caPem).toString('base64');
   const webhook = ({ name, path, rules, failurePolicy }: WebhookEndpoint): k8s.V1ValidatingWebhook => ({
@@ -188,7 +208,9 @@ export async function registerWebhook(host: ApiEndpoint, baseUrl: string, caPem:
   });
   const body: k8s.V1ValidatingWebhookConfiguration = {
     metadata: { name: WEBHOOK_CONFIGURATION_NAME },
-    webhooks: chartWebhooks().map(webhook),
+    webhooks: chartWebhooks()
+      .filter(({ servedWith }) => servedWith === undefined || chartValue(servedWith, values) === true)
+      .map(webhook),
   };
   await api
     .deleteValidatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })

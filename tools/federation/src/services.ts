@@ -39,6 +39,11 @@ export async function startServices(
     /** Distinguishes replicas of one service (their process and log names). */
     instance?: string;
     register?: boolean;
+    /**
+     * Chart values the webhook is registered for (paths as `helm --set` names them, e.g.
+     * `reconciler.serveFederatedResourceQuotas`), as files/webhooks.yaml's `servedWith` reads them.
+     */
+    chartValues?: Readonly<Record<string, unknown>>;
     /** Writes each service's V8 CPU profile (`node --cpu-prof`) here, as `<name>.cpuprofile`, when it exits. */
     cpuProfileDir?: string;
   },
@@ -81,7 +86,8 @@ export async function startServices(
         },
         { timeoutMs: 60_000, describe: () => proc.logTail() },
       );
-      if (tls && options.register !== false) await registerWebhook(federation.info.host, url, tls.caPem);
+      if (tls && options.register !== false)
+        await registerWebhook(federation.info.host, url, tls.caPem, options.chartValues);
       return {
         name,
         url,
