@@ -1045,10 +1045,16 @@ export class Simulation {
   private runsCountedAs(name: string, from: CountedFrom | undefined): void {
     const before = this.runsCountedFrom.get(name);
     const ceiling = this.runsCeilings.get(name)!;
+    const hard: Partial<Record<Key, number>> = this.specs.find((q) => q.name === name)?.hard ?? {};
     for (const e of this.runsPending) {
       const now = runsCovered(e, from);
       if (runsCovered(e, before) === now) continue;
-      for (const key of KEYS) ceiling[key] += (now ? 1 : -1) * (e.amounts.get(name)?.[key] ?? 0);
+      for (const key of KEYS) {
+        const amount = e.amounts.get(name)?.[key] ?? 0;
+        // Counted no more, it is allowed as pending again: it leaves the ceiling only as far as the
+        // ceiling still holds it above hard (the ceiling follows the members down to hard meanwhile).
+        ceiling[key] = now ? ceiling[key] + amount : Math.max(hard[key] ?? -Infinity, ceiling[key] - amount);
+      }
     }
     if (from === undefined) this.runsCountedFrom.delete(name);
     else this.runsCountedFrom.set(name, from);
