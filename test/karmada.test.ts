@@ -495,6 +495,40 @@ async function priorityClassInMembers(name: string): Promise<void> {
   }
 }
 
+/**
+ * Holds `pods` (of `namespace` in `cluster`) in termination once they are deleted, and keeps their
+ * replacements from being made meanwhile: bound to a Node (no kubelet runs it), a deleted pod
+ * terminates for its grace period instead of going at once, and a member ResourceQuota of as many
+ * pods, which counts terminating pods as Kubernetes does, refuses new ones until then. Returns what
+ * lets them go: the Node deleted (the member's pod GC removes pods bound to a Node that is gone).
+ */
+async function holdInTermination(
+  cluster: string,
+  namespace: string,
+  pods: k8s.V1Pod[],
+): Promise<() => Promise<void>> {
+  const core = member(cluster).makeApiClient(k8s.CoreV1Api);
+  const node = uniqueName('node');
+  await core.createNode({ body: { metadata: { name: node } } });
+  for (const pod of pods)
+    await core.createNamespacedPodBinding({
+      namespace,
+      name: pod.metadata!.name!,
+      body: { metadata: { name: pod.metadata!.name! }, target: { kind: 'Node', name: node } },
+    });
+  await core.createNamespacedResourceQuota({
+    namespace,
+    body: { metadata: { name: 'pods' }, spec: { hard: { pods: String(pods.length) } } },
+  });
+  await eventually(
+    () => core.readNamespacedResourceQuota({ namespace, name: 'pods' }),
+    (q) => q.status?.used?.['pods'] === String(pods.length),
+  );
+  return async () => {
+    await core.deleteNode({ name: node });
+  };
+}
+
 describe('the limit holds with Karmada as it ships (default feature gates)', () => {
   test("a PriorityClass scope limits a Deployment of that class: Karmada writes no class into the binding, the template's is judged", async () => {
     const namespace = uniqueName('kmd');
@@ -559,26 +593,8 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
       () => core1.listNamespacedPod({ namespace }),
       (list) => list.items.length === 4,
     );
-    // Bound to a node (no kubelet runs it), a deleted pod terminates for its grace period (30 s)
-    // instead of going at once; a member ResourceQuota of 4 pods, which counts terminating pods as
-    // Kubernetes does, keeps the new pods from being made until then. (Scaled to 0, Karmada would
-    // delete the member Deployment and make a new one, whose ReplicaSet has the old one's name.)
-    const node = uniqueName('node');
-    await core1.createNode({ body: { metadata: { name: node } } });
-    for (const pod of pods.items)
-      await core1.createNamespacedPodBinding({
-        namespace,
-        name: pod.metadata!.name!,
-        body: { metadata: { name: pod.metadata!.name! }, target: { kind: 'Node', name: node } },
-      });
-    await core1.createNamespacedResourceQuota({
-      namespace,
-      body: { metadata: { name: 'pods' }, spec: { hard: { pods: '4' } } },
-    });
-    await eventually(
-      () => core1.readNamespacedResourceQuota({ namespace, name: 'pods' }),
-      (q) => q.status?.used?.['pods'] === '4',
-    );
+    // The scaled-down pods terminate for their grace period (30 s), the scale-up's wait for them.
+    const release = await holdInTermination('member1', namespace, pods.items);
 
     await scaleDeployment(namespace, 'web', 2);
     await eventually(
@@ -603,7 +619,7 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
     await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
     const refusal = await detectorRefusal(namespace, 'more');
     expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10');
-    await core1.deleteNode({ name: node });
+    await release();
   });
 
   test("an OverridePolicy raising one member's replicas is charged at admission: 2 + 2 runs 4 + 2", async () => {
