@@ -13,7 +13,13 @@ import {
   type ResourceBinding,
 } from '#api';
 import { bindingCharge } from '#quota';
-import { Federation, karmadaWorkload, sleep, startServices } from '../tools/federation/src/index.js';
+import {
+  Federation,
+  karmadaWorkload,
+  sleep,
+  startServices,
+  type KarmadaWorkload,
+} from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
 import { karmadaQuota } from './support/fixtures.js';
 import { cpu, karmadaSuite } from './support/karmada.js';
@@ -495,6 +501,61 @@ async function priorityClassInMembers(name: string): Promise<void> {
   }
 }
 
+/**
+ * Holds `pods` (of `namespace` in `cluster`) in termination once they are deleted, and keeps their
+ * replacements from being made meanwhile: bound to a Node (no kubelet runs it), a deleted pod
+ * terminates for its grace period instead of going at once, and a member ResourceQuota of as many
+ * pods, which counts terminating pods as Kubernetes does, refuses new ones until then. Returns what
+ * lets them go: the Node deleted (the member's pod GC removes pods bound to a Node that is gone).
+ */
+async function holdInTermination(
+  cluster: string,
+  namespace: string,
+  pods: k8s.V1Pod[],
+): Promise<() => Promise<void>> {
+  const core = member(cluster).makeApiClient(k8s.CoreV1Api);
+  const node = uniqueName('node');
+  await core.createNode({ body: { metadata: { name: node } } });
+  for (const pod of pods)
+    await core.createNamespacedPodBinding({
+      namespace,
+      name: pod.metadata!.name!,
+      body: { metadata: { name: pod.metadata!.name! }, target: { kind: 'Node', name: node } },
+    });
+  await core.createNamespacedResourceQuota({
+    namespace,
+    body: { metadata: { name: 'pods' }, spec: { hard: { pods: String(pods.length) } } },
+  });
+  await eventually(
+    () => core.readNamespacedResourceQuota({ namespace, name: 'pods' }),
+    (q) => q.status?.used?.['pods'] === String(pods.length),
+  );
+  return async () => {
+    await core.deleteNode({ name: node });
+  };
+}
+
+/** `workload` with pods that take `seconds` to terminate once deleted, as a server draining its connections. */
+function terminatingFor(workload: KarmadaWorkload, seconds: number): KarmadaWorkload {
+  (workload.workload.spec['template'] as { spec: k8s.V1PodSpec }).spec.terminationGracePeriodSeconds =
+    seconds;
+  return workload;
+}
+
+/**
+ * The pods of `namespace` in `cluster` are `leaving` (all of them, by uid), every one still being
+ * deleted (`deletionTimestamp` set, not gone), and no other pod has been made beside them.
+ */
+async function expectStillTerminating(
+  cluster: string,
+  namespace: string,
+  leaving: k8s.V1Pod[],
+): Promise<void> {
+  const pods = await member(cluster).makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace });
+  expect(pods.items.map((p) => p.metadata?.uid).sort()).toEqual(leaving.map((p) => p.metadata?.uid).sort());
+  expect(pods.items.filter((p) => !p.metadata?.deletionTimestamp)).toEqual([]);
+}
+
 describe('the limit holds with Karmada as it ships (default feature gates)', () => {
   test("a PriorityClass scope limits a Deployment of that class: Karmada writes no class into the binding, the template's is judged", async () => {
     const namespace = uniqueName('kmd');
@@ -559,26 +620,9 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
       () => core1.listNamespacedPod({ namespace }),
       (list) => list.items.length === 4,
     );
-    // Bound to a node (no kubelet runs it), a deleted pod terminates for its grace period (30 s)
-    // instead of going at once; a member ResourceQuota of 4 pods, which counts terminating pods as
-    // Kubernetes does, keeps the new pods from being made until then. (Scaled to 0, Karmada would
-    // delete the member Deployment and make a new one, whose ReplicaSet has the old one's name.)
-    const node = uniqueName('node');
-    await core1.createNode({ body: { metadata: { name: node } } });
-    for (const pod of pods.items)
-      await core1.createNamespacedPodBinding({
-        namespace,
-        name: pod.metadata!.name!,
-        body: { metadata: { name: pod.metadata!.name! }, target: { kind: 'Node', name: node } },
-      });
-    await core1.createNamespacedResourceQuota({
-      namespace,
-      body: { metadata: { name: 'pods' }, spec: { hard: { pods: '4' } } },
-    });
-    await eventually(
-      () => core1.readNamespacedResourceQuota({ namespace, name: 'pods' }),
-      (q) => q.status?.used?.['pods'] === '4',
-    );
+    // The scaled-down pods terminate for their grace period (30 s), the scale-up's wait for them.
+    // (Scaled to 0, Karmada would delete the member Deployment and make a new one: the next test.)
+    const release = await holdInTermination('member1', namespace, pods.items);
 
     await scaleDeployment(namespace, 'web', 2);
     await eventually(
@@ -603,7 +647,137 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
     await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
     const refusal = await detectorRefusal(namespace, 'more');
     expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=6, limited: cpu=10');
-    await core1.deleteNode({ name: node });
+    await release();
+  });
+
+  // Pods of a previous incarnation of a member workload, still terminating, are counted in `used`
+  // and never stand in for the new binding's charge (docs/concepts/observed-usage.md, "Pods on their
+  // way out"). Their grace period is 5 minutes, so they outlast the assertions on a loaded machine.
+  test("a scale 4 -> 0 -> 4 is charged beside the old pods while they terminate: Karmada's new member Deployment reuses the ReplicaSet's name", async () => {
+    const namespace = await teamWithQuota({ cpu: '10' });
+    const core1 = member('member1').makeApiClient(k8s.CoreV1Api);
+    const apps1 = member('member1').makeApiClient(k8s.AppsV1Api);
+    await apply(
+      terminatingFor(
+        karmadaWorkload({ name: 'web', namespace, replicas: 4, cpu: '1', clusters: ['member1'] }),
+        300,
+      ),
+    );
+    const pods = await eventually(
+      () => core1.listNamespacedPod({ namespace }),
+      (list) => list.items.length === 4,
+    );
+    const [oldReplicaSet] = (await apps1.listNamespacedReplicaSet({ namespace })).items;
+    const release = await holdInTermination('member1', namespace, pods.items);
+    try {
+      // Scaled to 0, Karmada deletes the member Deployment; the garbage collector then its ReplicaSet
+      // and its pods.
+      await scaleDeployment(namespace, 'web', 0);
+      await eventually(
+        () => core1.listNamespacedPod({ namespace }),
+        (list) => list.items.length === 4 && list.items.every((p) => p.metadata?.deletionTimestamp),
+      );
+      // Scaled back, a new member Deployment: its ReplicaSet has the old one's name, not its uid.
+      await scaleDeployment(namespace, 'web', 4);
+      await eventually(
+        () => apps1.listNamespacedReplicaSet({ namespace }),
+        (list) =>
+          list.items.some(
+            (rs) =>
+              rs.metadata?.name === oldReplicaSet!.metadata!.name &&
+              rs.metadata?.uid !== oldReplicaSet!.metadata!.uid,
+          ),
+      );
+      // Once the reconciler has counted the stored scale-up (its claim retired): the 4 old pods are
+      // used, the scale-up's 4 are not running yet, so they stay reserved.
+      await eventually(
+        () => readQuota(namespace),
+        (q) =>
+          (q.status?.reservations ?? []).length === 0 &&
+          cpu(q.status?.used?.['cpu']) === 4000 &&
+          cpu(q.status?.reserved?.['cpu']) === 4000,
+        60_000,
+      );
+
+      // So a further 6 cpu does not fit (4 old + 4 new + 6 would run, 14 of 10): refused.
+      await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
+      const refusal = await detectorRefusal(namespace, 'more');
+      expect(refusal.message).toContain(
+        'exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10',
+      );
+      await expectStillTerminating('member1', namespace, pods.items);
+    } finally {
+      await release();
+    }
+  });
+
+  test('a Job deleted and created again under its name is charged beside its old pods while they terminate', async () => {
+    const namespace = await teamWithQuota({ cpu: '10' });
+    const core1 = member('member1').makeApiClient(k8s.CoreV1Api);
+    const batch1 = member('member1').makeApiClient(k8s.BatchV1Api);
+    const job = terminatingFor(
+      karmadaWorkload({
+        name: 'batch',
+        namespace,
+        replicas: 4,
+        cpu: '1',
+        clusters: ['member1'],
+        kind: 'Job',
+      }),
+      300,
+    );
+    await apply(job);
+    const pods = await eventually(
+      () => core1.listNamespacedPod({ namespace }),
+      (list) => list.items.length === 4,
+    );
+    const oldJob = await batch1.readNamespacedJob({ namespace, name: 'batch' });
+    const release = await holdInTermination('member1', namespace, pods.items);
+    try {
+      // Deleted as kubectl deletes it: in the background (a batch/v1 Job orphans its dependents by
+      // default, Karmada's binding among them). Karmada then deletes the member Job, in the
+      // background too, and the member's garbage collector its pods.
+      await host()
+        .makeApiClient(k8s.BatchV1Api)
+        .deleteNamespacedJob({ namespace, name: 'batch', propagationPolicy: 'Background' });
+      await eventually(
+        () => core1.listNamespacedPod({ namespace }),
+        (list) => list.items.length === 4 && list.items.every((p) => p.metadata?.deletionTimestamp),
+      );
+      await eventually(
+        () =>
+          custom().listNamespacedCustomObject({ ...RESOURCE_BINDING, namespace }) as Promise<{
+            items: ResourceBinding[];
+          }>,
+        (list) => list.items.length === 0,
+      );
+      // Run again: a new binding, and a new member Job of the name.
+      await objects().create(job.workload);
+      await eventually(
+        () => batch1.readNamespacedJob({ namespace, name: 'batch' }),
+        (current) => current.metadata?.uid !== oldJob.metadata?.uid,
+      );
+      // Once the reconciler has counted the new binding (its claim retired): the 4 old pods are used,
+      // the new Job's 4 are not running yet, so they stay reserved.
+      await eventually(
+        () => readQuota(namespace),
+        (q) =>
+          (q.status?.reservations ?? []).length === 0 &&
+          cpu(q.status?.used?.['cpu']) === 4000 &&
+          cpu(q.status?.reserved?.['cpu']) === 4000,
+        60_000,
+      );
+
+      // So a further 6 cpu does not fit (4 old + 4 new + 6 would run, 14 of 10): refused.
+      await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
+      const refusal = await detectorRefusal(namespace, 'more');
+      expect(refusal.message).toContain(
+        'exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10',
+      );
+      await expectStillTerminating('member1', namespace, pods.items);
+    } finally {
+      await release();
+    }
   });
 
   test("an OverridePolicy raising one member's replicas is charged at admission: 2 + 2 runs 4 + 2", async () => {
