@@ -688,28 +688,31 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
               rs.metadata?.uid !== oldReplicaSet!.metadata!.uid,
           ),
       );
-      // Once the reconciler has counted the stored scale-up (its claim retired): the 4 old pods are
-      // used, the scale-up's 4 are not running yet, so they stay reserved.
-      await eventually(
-        () => readQuota(namespace),
-        (q) =>
-          (q.status?.reservations ?? []).length === 0 &&
-          cpu(q.status?.used?.['cpu']) === 4000 &&
-          cpu(q.status?.reserved?.['cpu']) === 4000,
-        60_000,
-      );
-
-      // So a further 6 cpu does not fit (4 old + 4 new + 6 would run, 14 of 10): refused.
-      await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
-      const refusal = await detectorRefusal(namespace, 'more');
-      expect(refusal.message).toContain(
-        'exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10',
-      );
-      await expectStillTerminating('member1', namespace, pods.items);
+      await expectOldBesideNew(namespace, pods.items);
     } finally {
       await release();
     }
   });
+
+  /**
+   * Once the reconciler has counted the new charge (its claim retired), the 4 old pods, still on their
+   * way out, are used and the new incarnation's 4, not running yet, stay reserved: so a further 6 cpu
+   * (4 old + 4 new + 6 would run, 14 of 10) is refused.
+   */
+  async function expectOldBesideNew(namespace: string, old: k8s.V1Pod[]): Promise<void> {
+    await eventually(
+      () => readQuota(namespace),
+      (q) =>
+        (q.status?.reservations ?? []).length === 0 &&
+        cpu(q.status?.used?.['cpu']) === 4000 &&
+        cpu(q.status?.reserved?.['cpu']) === 4000,
+      60_000,
+    );
+    await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
+    const refusal = await detectorRefusal(namespace, 'more');
+    expect(refusal.message).toContain('exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10');
+    await expectStillTerminating('member1', namespace, old);
+  }
 
   test('a Job deleted and created again under its name is charged beside its old pods while they terminate', async () => {
     const namespace = await teamWithQuota({ cpu: '10' });
@@ -757,24 +760,7 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
         () => batch1.readNamespacedJob({ namespace, name: 'batch' }),
         (current) => current.metadata?.uid !== oldJob.metadata?.uid,
       );
-      // Once the reconciler has counted the new binding (its claim retired): the 4 old pods are used,
-      // the new Job's 4 are not running yet, so they stay reserved.
-      await eventually(
-        () => readQuota(namespace),
-        (q) =>
-          (q.status?.reservations ?? []).length === 0 &&
-          cpu(q.status?.used?.['cpu']) === 4000 &&
-          cpu(q.status?.reserved?.['cpu']) === 4000,
-        60_000,
-      );
-
-      // So a further 6 cpu does not fit (4 old + 4 new + 6 would run, 14 of 10): refused.
-      await apply(karmadaWorkload({ name: 'more', namespace, replicas: 6, cpu: '1', clusters: ['member2'] }));
-      const refusal = await detectorRefusal(namespace, 'more');
-      expect(refusal.message).toContain(
-        'exceeded quota: team, requested: cpu=6, used: cpu=8, limited: cpu=10',
-      );
-      await expectStillTerminating('member1', namespace, pods.items);
+      await expectOldBesideNew(namespace, pods.items);
     } finally {
       await release();
     }

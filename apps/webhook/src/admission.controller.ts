@@ -123,10 +123,8 @@ export class AdmissionController {
 
   private async admitBinding(body: unknown): Promise<AdmissionReviewResponse> {
     const request = this.parse(body);
-    const wrongKind = this.checkKind(request, RESOURCE_BINDING);
-    if (wrongKind) return wrongKind;
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
-      return admissionResponse(request.uid, true);
+    const answer = this.unlessWrite(request, RESOURCE_BINDING);
+    if (answer) return answer;
     const binding = request.object;
     const name = isJsonObject(binding) && isJsonObject(binding.metadata) ? binding.metadata.name : undefined;
     const namespace =
@@ -272,10 +270,8 @@ export class AdmissionController {
 
   private validateQuota(body: unknown): AdmissionReviewResponse {
     const request = this.parse(body);
-    const wrongKind = this.checkKind(request, KARMADA_QUOTA);
-    if (wrongKind) return wrongKind;
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
-      return admissionResponse(request.uid, true);
+    const answer = this.unlessWrite(request, KARMADA_QUOTA);
+    if (answer) return answer;
     const errors = validateKarmadaQuota(
       request.object,
       request.operation === 'UPDATE' ? request.oldObject : undefined,
@@ -290,10 +286,8 @@ export class AdmissionController {
 
   private async guardFrqLimit(body: unknown): Promise<AdmissionReviewResponse> {
     const request = this.parse(body);
-    const wrongKind = this.checkKind(request, FEDERATED_RESOURCE_QUOTA);
-    if (wrongKind) return wrongKind;
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
-      return admissionResponse(request.uid, true);
+    const answer = this.unlessWrite(request, FEDERATED_RESOURCE_QUOTA);
+    if (answer) return answer;
     // The API server checked them against the FRQ CRD's schema: fields are read as typed.
     const frqOf = (value: unknown) =>
       isJsonObject(value) ? (value as unknown as FederatedResourceQuota) : undefined;
@@ -339,12 +333,19 @@ export class AdmissionController {
     }
   }
 
-  private checkKind(
+  /**
+   * The answer to a request other than a CREATE or UPDATE of `expected`: a refusal of another kind or
+   * version (400), an admission of anything else (a DELETE, a CONNECT); none for a write to judge.
+   */
+  private unlessWrite(
     request: AdmissionRequest,
     expected: GroupVersionKind,
   ): AdmissionReviewResponse | undefined {
     const problem = kindProblem(request.kind, expected);
-    return problem === undefined ? undefined : this.invalid(request, problem, 400);
+    if (problem !== undefined) return this.invalid(request, problem, 400);
+    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE')
+      return admissionResponse(request.uid, true);
+    return undefined;
   }
 
   private invalid(request: AdmissionRequest, message: string, code = 422): AdmissionReviewResponse {
