@@ -105,6 +105,24 @@ const UNPUBLISHED_NOT_EXEMPT: Undone = {
   fails: 'RUNS',
 };
 
+/** The model kept one wanted write per binding name, a refused create's and update's alike. */
+const WANTED_PER_NAME: Undone = {
+  bug: "the waiting model judges a refused update's record by a refused create's write",
+  edits: [
+    {
+      file: 'tools/simulation/src/waiting-model.ts',
+      from: 'this.wanted.set(waitingField(change), object);',
+      to: 'this.wanted.set(change.binding, object);',
+    },
+    {
+      file: 'tools/simulation/src/waiting-model.ts',
+      from: 'return this.wanted.get(waitingField(record));',
+      to: 'return this.wanted.get(record.binding) ?? this.wanted.get(waitingField(record));',
+    },
+  ],
+  fails: 'LIVENESS',
+};
+
 /** The model took a cause counted no more off its RUNS ceiling below hard. */
 const UNCOUNTED_BELOW_HARD: Undone = {
   bug: 'RUNS takes a cause counted no more off a ceiling already followed down to hard',
@@ -1742,6 +1760,98 @@ export const REGRESSIONS: Record<string, Regression> = {
       'member1: b0 runs 2 pods, spec.clusters says 1 (override or surge)',
       'member1: 1 pods of Deployment b0 terminating (scaledDown)',
       'request 2 stored: CREATE b1 (uid-2) replicas=5',
+    ],
+  },
+  // Found by `npm run sim -- --seeds 10000` (seed 627144470, run 712) once refused creates had a
+  // field of their own: b3's update 0->4 (never fitting the lowered limit) and a create of b3 are
+  // refused; the model kept one wanted write per name, the create's, and judged the update's record
+  // by it: 1 replica fits, so LIVENESS expected a requeue the product rightly never made.
+  'a refused create and a refused update of one name each wait as their own write': {
+    undone: [WANTED_PER_NAME],
+    actions: [
+      {
+        t: 'create',
+        b: 0,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      {
+        t: 'create',
+        b: 3,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'reconcile' },
+      { t: 'complete', i: 0 },
+      { t: 'createKind', b: 0, kind: 'Job', replicas: 1, high: false, replica: 1 },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 0 },
+      {
+        t: 'update',
+        b: 3,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      {
+        t: 'update',
+        b: 3,
+        replicas: 4,
+        high: false,
+        replica: 1,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 4,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'edit', q: 0, edit: 'cpu', cpu: 2000 },
+      { t: 'land', i: 0 },
+      {
+        t: 'create',
+        b: 3,
+        replicas: 1,
+        high: false,
+        replica: 1,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'skew', who: 0, ms: 0 },
+    ],
+    shows: [
+      'request 6 answered refused: exceeded quota: all, requested: pods=4',
+      'request 7 answered refused: status unknown for quota: all',
     ],
   },
 };

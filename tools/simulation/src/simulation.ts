@@ -2396,7 +2396,7 @@ export class Simulation {
       // Stored already by another write of the same spec, admitted before this refusal was recorded:
       // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
       const stored = this.host.bindings.get(record.binding);
-      const write = this.waiting.wantedWrite(record.binding)!;
+      const write = this.waiting.wantedWrite(record)!;
       if (stored && stored.spec?.replicas === write.spec?.replicas && this.high(stored) === this.high(write))
         continue;
       // More than hard once admitted, on a key it was not refused on (a limit lowered since): it can
@@ -2412,7 +2412,7 @@ export class Simulation {
               (other.since < record.since ||
                 (other.since === record.since && other.binding < record.binding)))) &&
           this.now - Date.parse(other.since) >= STARVING_AFTER_MS &&
-          couldFit(this.waiting.wantedWrite(other.binding)!, q),
+          couldFit(this.waiting.wantedWrite(other)!, q),
       );
       if (heldBack) continue;
       return this.violation(

@@ -43,7 +43,7 @@ export interface Poke {
 export class WaitingModel {
   /** The namespace's records by field (waitingField): the Redis hash `kq:waiting:{<namespace>}`. */
   readonly records = new Map<string, WaitingChange>();
-  /** The latest refused write of each binding: what Karmada re-sends when poked. */
+  /** The latest refused write of each binding, by field (a create's apart): what Karmada re-sends when poked. */
   private readonly wanted = new Map<string, ResourceBinding>();
   /** Each binding's admission mark, and when it expires: `kq:waiting-admitted:{<namespace>}:<binding>`. */
   private readonly marks = new Map<string, { mark: AdmittedMark; expires: number }>();
@@ -80,7 +80,7 @@ export class WaitingModel {
   ): boolean {
     const change = waitingRefusal(object, old, refusal);
     if (change === undefined) return false;
-    this.wanted.set(change.binding, object);
+    this.wanted.set(waitingField(change), object);
     const news = this.newsOf(replica, change.binding);
     news.refused = { change, at: new Date(now) };
     this.newsSeq.set(news, { ...this.newsSeq.get(news), refused: ++this.decided });
@@ -179,7 +179,7 @@ export class WaitingModel {
       if (!this.unchanged(record)) continue; // refused again or admitted since the read
       const marked = { ...record, requeuedAt: new Date(now).toISOString() };
       this.records.set(waitingField(record), marked);
-      pokes.push({ record: marked, write: this.wanted.get(record.binding)! });
+      pokes.push({ record: marked, write: this.wanted.get(waitingField(record))! });
     }
     return pokes;
   }
@@ -201,7 +201,7 @@ export class WaitingModel {
   }
 
   /** The write Karmada still wants for a waiting binding. */
-  wantedWrite(binding: string): ResourceBinding | undefined {
-    return this.wanted.get(binding);
+  wantedWrite(record: WaitingChange): ResourceBinding | undefined {
+    return this.wanted.get(waitingField(record));
   }
 }
