@@ -183,9 +183,23 @@ describe('flushWaiting (replicas flushing in any order)', () => {
     ],
     [
       'an admission ends the wait of a refusal decided before it',
-      stored(3, 100),
+      stored(3, 2_000),
       undefined,
       { admitted: mark(3, 50) },
+      undefined,
+    ],
+    [
+      'an admission less than a second after a refusal of the same generation leaves it (a repeat of it may not be written)',
+      stored(3, 500),
+      undefined,
+      { admitted: mark(3, 50) },
+      ago(500),
+    ],
+    [
+      'an admission against a later generation ends the wait whenever the refusal was',
+      stored(3, 50),
+      undefined,
+      { admitted: mark(4, 100) },
       undefined,
     ],
     [

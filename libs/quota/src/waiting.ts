@@ -290,8 +290,12 @@ export function flushWaiting(
     generation: record.generation,
     at: Date.parse(record.lastRefusedAt),
   });
+  // A refusal repeated within REFUSAL_REWRITE_AFTER_MS is not written (refusalNeedsWrite): the record
+  // may stand for one that late, so only an admission after that ends it.
   const ended = (record: WaitingChange, by: AdmittedMark): boolean =>
-    record.uid === undefined || (record.uid === by.uid && later(markOrder(by), ordered(record)));
+    record.uid === undefined ||
+    (record.uid === by.uid &&
+      later(markOrder(by), { ...ordered(record), at: ordered(record).at + REFUSAL_REWRITE_AFTER_MS }));
   let record = stored;
   if (admitted !== undefined && record !== undefined && ended(record, admitted)) record = undefined;
   const refused = news.refused;

@@ -105,6 +105,19 @@ const UNPUBLISHED_NOT_EXEMPT: Undone = {
   fails: 'RUNS',
 };
 
+/** An admission judged against a record's lastRefusedAt, which a repeated refusal does not move. */
+const REPEAT_NOT_ALLOWED_FOR: Undone = {
+  bug: 'an admission ends the wait of a refusal repeated after it within a second (not written)',
+  edits: [
+    {
+      file: 'libs/quota/src/waiting.ts',
+      from: 'later(markOrder(by), { ...ordered(record), at: ordered(record).at + REFUSAL_REWRITE_AFTER_MS }));',
+      to: 'later(markOrder(by), ordered(record)));',
+    },
+  ],
+  fails: 'LIVENESS',
+};
+
 /** The model kept one wanted write per binding name, a refused create's and update's alike. */
 const WANTED_PER_NAME: Undone = {
   bug: "the waiting model judges a refused update's record by a refused create's write",
@@ -1852,6 +1865,70 @@ export const REGRESSIONS: Record<string, Regression> = {
     shows: [
       'request 6 answered refused: exceeded quota: all, requested: pods=4',
       'request 7 answered refused: status unknown for quota: all',
+    ],
+  },
+  // Found by `npm run sim -- --seeds 10000` (seed 627787757): b2's update is
+  // refused at t0 and again at t0+1ms, which is not written (the same refusal within a second); another
+  // replica admits a change of b2 at t0+1ms, between the two, and flushes last. Judged against the
+  // record's t0, the admission ended the wait of the refusal that came after it.
+  'an admission ends no refusal repeated after it but not written': {
+    undone: [REPEAT_NOT_ALLOWED_FOR],
+    actions: [
+      { t: 'edit', q: 0, edit: 'scope', cpu: 2000 },
+      {
+        t: 'create',
+        b: 2,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'edit', q: 0, edit: 'scope', cpu: 2000 },
+      {
+        t: 'update',
+        b: 2,
+        replicas: 1,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'tick', ms: 1 },
+      {
+        t: 'update',
+        b: 2,
+        replicas: 1,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      {
+        t: 'update',
+        b: 2,
+        replicas: 0,
+        high: false,
+        replica: 1,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'waitingFlush', replica: 0 },
+      { t: 'waitingFlush', replica: 1 },
+    ],
+    shows: [
+      'request 1 answered refused: status unknown for quota: all',
+      'request 3 UPDATE b2 0->0: allowed at once (asks nothing)',
+      'request 2 answered refused: status unknown for quota: all',
+      'webhook-1 flushes its waiting records',
     ],
   },
 };
