@@ -415,6 +415,61 @@ describe('the quota webhook, through the host API server', () => {
     expect((await refusal(createBinding(gated))).message).toContain('exceeded quota: others');
   });
 
+  test("a template's class changed alone: the binding's update is charged on the quota it enters, retried too", async () => {
+    await createQuota(
+      karmadaQuota(
+        namespace,
+        'high',
+        { cpu: '2' },
+        {
+          scopeSelector: {
+            matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+          },
+        },
+      ),
+    );
+    const apps = client(fed.host).makeApiClient(k8s.AppsV1Api);
+    const template = await apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: 'web', namespace },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: {
+              priorityClassName: 'low',
+              containers: [{ name: 'web', image: 'web', resources: { requests: { cpu: '1' } } }],
+            },
+          },
+        },
+      },
+    });
+    // Its binding as Karmada v1.18.2 writes it by default: no class, the template's uid and version.
+    const web = binding(namespace, 'web-deployment', { replicas: 3 });
+    web.spec.resource = {
+      ...web.spec.resource,
+      name: 'web',
+      uid: template.metadata!.uid!,
+      resourceVersion: template.metadata!.resourceVersion!,
+    };
+    const stored = await createBinding(web); // low: the high quota does not select it
+    // The user changes only the pods' class; the detector updates the binding to name the new version.
+    template.spec!.template.spec!.priorityClassName = 'high';
+    const changed = await apps.replaceNamespacedDeployment({ namespace, name: 'web', body: template });
+    const moved = structuredClone(stored);
+    moved.spec.resource.resourceVersion = changed.metadata!.resourceVersion!;
+    const status = await refusal(replaceBinding(moved));
+    expect(status).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    expect(status.message).toContain('exceeded quota: high, requested: cpu=3, used: cpu=0, limited: cpu=2');
+    // The detector retries the same update; the webhook has read the new version by now, and the old
+    // object still names the old one, whose class (low) is remembered in Redis.
+    expect((await refusal(replaceBinding(moved))).message).toContain(
+      'exceeded quota: high, requested: cpu=3',
+    );
+  });
+
   test('a binding moved into a scoped quota by a priority change is charged in full there: denied', async () => {
     const highOnly = {
       scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },

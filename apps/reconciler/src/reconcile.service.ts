@@ -67,7 +67,7 @@ export class ReconcileService implements OnModuleDestroy {
     this.quotas = new KubeQuotaStore(host);
     this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
     this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
-    this.templateClasses = new TemplateClasses(host);
+    this.templateClasses = new TemplateClasses(host, redis);
     this.overrides = new BindingOverrides(host);
   }
 

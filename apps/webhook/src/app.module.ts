@@ -64,7 +64,11 @@ export class WebhookModule {
         },
         { provide: StoredBindings, useValue: new StoredBindings(host) },
         { provide: QuotaAdminRight, useValue: new QuotaAdminRight(host) },
-        { provide: TemplateClasses, useValue: new TemplateClasses(host) },
+        {
+          provide: TemplateClasses,
+          inject: [REDIS],
+          useFactory: (redis: RedisClient) => new TemplateClasses(host, redis),
+        },
         { provide: BindingOverrides, useValue: new BindingOverrides(host) },
         {
           provide: TemplateWarnings,

@@ -24,6 +24,16 @@ export {
 } from './scopes.js';
 export type { TemplateRef } from './scopes.js';
 export {
+  CLASS_MEMO_VERSIONS,
+  classForVersion,
+  decodeClassMemo,
+  encodeClassMemo,
+  namesOlderVersion,
+  rememberClass,
+  type ClassMemo,
+  type ReadClass,
+} from './template-class-memo.js';
+export {
   interpretTemplate,
   isNativeReplicaKind,
   memberReplicas,

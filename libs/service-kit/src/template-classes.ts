@@ -3,18 +3,25 @@
  * read from their resource templates on the Karmada API server, so that PriorityClass scopes judge
  * what the pods will run with (libs/quota scopes.ts; docs/concepts/scopes.md, "Karmada's feature
  * gate"). Only in namespaces with a quota that selects by priority class; a template is read again
- * only when its binding names a later resourceVersion than the one read.
+ * only when its binding names a later resourceVersion than the one read. A binding naming an older
+ * version than the one read (the old object of the UPDATE that follows a change of the template's
+ * class) gets that version's class, remembered in Redis by whichever service read it
+ * (template-class-memo.ts).
  */
 import type * as k8s from '@kubernetes/client-node';
 import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import {
+  classForVersion,
   hasPriorityClassScope,
+  namesOlderVersion,
   templateClassNeeded,
   templatePriorityClass,
   withTemplateClass,
   type TemplateRef,
 } from '#quota';
 import type { StoreCallOptions } from './quota-store.js';
+import type { RedisClient } from './redis.module.js';
+import { TemplateClassMemo } from './template-class-memo.js';
 import { inReadBatches, TEMPLATE_PLURALS, TemplateReader } from './template-reader.js';
 
 /** Cached classes; cleared when full (each entry is a few short strings). */
@@ -25,9 +32,11 @@ export class TemplateClassUnreadable extends Error {}
 
 export class TemplateClasses {
   private readonly templates: TemplateReader<string>;
+  private readonly memo: TemplateClassMemo;
 
-  constructor(host: k8s.KubeConfig) {
+  constructor(host: k8s.KubeConfig, redis: RedisClient) {
     this.templates = new TemplateReader(host, (t) => templatePriorityClass(t) ?? '', CACHE_LIMIT);
+    this.memo = new TemplateClassMemo(redis);
   }
 
   /**
@@ -55,9 +64,20 @@ export class TemplateClasses {
   }
 
   private async classOf(ref: TemplateRef, options: StoreCallOptions): Promise<string> {
+    const read = await this.read(ref, options);
+    // A gone template reads as no class: its binding is going too.
+    if (read === undefined) return '';
+    const current = { resourceVersion: read.resourceVersion, priorityClassName: read.value };
+    // Off the admission's path: the memo is for the bindings that will name this version as old.
+    if (read.fresh && read.resourceVersion !== undefined)
+      void this.memo.record(ref, read.resourceVersion, read.value);
+    if (!namesOlderVersion(ref.resourceVersion, current)) return read.value;
+    return classForVersion(await this.memo.read(ref, options.deadline), ref.resourceVersion, current);
+  }
+
+  private async read(ref: TemplateRef, options: StoreCallOptions) {
     try {
-      // A gone template reads as no class: its binding is going too.
-      return (await this.templates.read(ref, options)) ?? '';
+      return await this.templates.readVersion(ref, options);
     } catch (err) {
       throw new TemplateClassUnreadable(
         `cannot read ${ref.kind} ${ref.namespace}/${ref.name}, whose pod template gives its ResourceBinding ` +

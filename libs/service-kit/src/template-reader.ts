@@ -33,6 +33,13 @@ interface Cached<T> {
   value: T;
 }
 
+/** A template's projection, the version it was taken from, and whether this read asked the API server. */
+export interface TemplateRead<T> {
+  value: T;
+  resourceVersion?: string;
+  fresh: boolean;
+}
+
 export class TemplateReader<T> {
   private readonly objects: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
@@ -50,6 +57,14 @@ export class TemplateReader<T> {
 
   /** The projection of the template `ref` names; undefined when it is gone. Throws when unreadable. */
   async read(ref: TemplateRef, options: StoreCallOptions): Promise<T | undefined> {
+    return (await this.readVersion(ref, options))?.value;
+  }
+
+  /**
+   * The projection with the resourceVersion it was taken from (the cached one when the binding names
+   * no later version), and whether it was read from the API server by this call.
+   */
+  async readVersion(ref: TemplateRef, options: StoreCallOptions): Promise<TemplateRead<T> | undefined> {
     const key = `${ref.namespace}/${ref.kind}/${ref.name}`;
     const cached = this.cache.get(key);
     const current =
@@ -58,7 +73,7 @@ export class TemplateReader<T> {
       cached.uid === ref.uid &&
       ref.resourceVersion !== undefined &&
       !isLaterVersion(ref.resourceVersion, cached.resourceVersion);
-    if (current) return cached.value;
+    if (current) return { value: cached.value, resourceVersion: cached.resourceVersion, fresh: false };
     let template: k8s.KubernetesObject;
     try {
       template = await this.get(ref, options);
@@ -70,7 +85,7 @@ export class TemplateReader<T> {
     if (this.cache.size >= this.limit) this.cache.clear();
     const { uid, resourceVersion } = template.metadata ?? {};
     this.cache.set(key, { uid, resourceVersion, value });
-    return value;
+    return { value, resourceVersion, fresh: true };
   }
 
   private async get(ref: TemplateRef, options: StoreCallOptions): Promise<k8s.KubernetesObject> {

@@ -41,6 +41,9 @@ export {
   usageKey,
   waitingAdmittedKey,
   waitingKey,
+  templateClassField,
+  templateClassKey,
+  TEMPLATE_CLASS_TTL_MS,
 } from './snapshot-layout.js';
 export type {
   ClusterHealth,

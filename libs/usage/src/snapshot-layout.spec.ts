@@ -23,6 +23,8 @@ import {
   type ClusterNamespaceSnapshot,
   type ClusterRead,
   deletedBindingsKey,
+  templateClassField,
+  templateClassKey,
   waitingAdmittedKey,
   waitingKey,
 } from './index.js';
@@ -73,6 +75,7 @@ describe('keys', () => {
         deletedBindingsKey('team-a'),
         waitingKey('team-a'),
         waitingAdmittedKey('team-a', 'web'),
+        templateClassKey('team-a'),
       ],
       'team-a',
     ],
@@ -88,6 +91,14 @@ describe('keys', () => {
     ],
   ])('puts %s in one slot', (_name, keys, expected) => {
     expect(keys.map(tag)).toEqual(keys.map(() => expected));
+  });
+
+  it.each([
+    ['apps/v1', 'Deployment', 'apps/Deployment/web'],
+    ['batch/v1', 'Job', 'batch/Job/web'],
+    ['v1', 'Pod', '/Pod/web'],
+  ])("names a %s %s template's memo field", (apiVersion, kind, expected) => {
+    expect(templateClassField({ apiVersion, kind, name: 'web' })).toBe(expected);
   });
 
   const bad = ['', 'Team', 'a:b', 'a{b', 'a}b', '-a', 'a-', 'a b', 'a/b', 'x'.repeat(254)];

@@ -11,6 +11,7 @@
  * | `kq:usage-index:{<namespace>}`        | set    | clusters that have a snapshot for `<namespace>`        |
  * | `kq:deleted-bindings:{<namespace>}`   | zset   | uids of ResourceBindings seen deleted, scored by time  |
  * | `kq:waiting:{<namespace>}`            | hash   | the namespace's refused changes (webhook, reconciler)  |
+ * | `kq:template-class:{<namespace>}`     | hash   | priority classes of template versions read (ClassMemo) |
  * | `kq:cluster:{<cluster>}`              | string | JSON `ClusterHealth` with the epoch: the "state key"   |
  * | `kq:cluster-namespaces:{<cluster>}`   | set    | namespaces the cluster has a snapshot of in its epoch  |
  * | `kq:cluster-republish:{<cluster>}`    | string | an epoch a reader found a snapshot missing from        |
@@ -72,7 +73,8 @@
  * without its snapshot.
  *
  * Also per namespace, each touched alone: `kq:deleted-bindings:{ns}` (the reconciler's MULTI of
- * ZADD, ZREMRANGEBYSCORE and PEXPIRE on that one key) and `kq:waiting:{ns}` (HGET/HSET/HDEL/HGETALL).
+ * ZADD, ZREMRANGEBYSCORE and PEXPIRE on that one key), `kq:waiting:{ns}` (HGET/HSET/HDEL/HGETALL)
+ * and `kq:template-class:{ns}` (HGET; a script of HGET, HSET and PEXPIRE).
  *
  * Queue: BullMQ queue RECONCILE_QUEUE with prefix RECONCILE_QUEUE_PREFIX (a hash tag, as BullMQ
  * requires for Redis Cluster: every key of a queue in one slot; the marker key shares the tag, so
@@ -134,6 +136,29 @@ export const DELETED_BINDING_RETENTION_MS = 10 * 60_000;
 export function waitingKey(namespace: string): string {
   return `${KEY_PREFIX}:waiting:{${checkName('namespace', namespace)}}`;
 }
+
+/**
+ * `kq:template-class:{<namespace>}`: hash of templateClassField -> JSON ClassMemo (libs/quota
+ * template-class-memo.ts), the priority classes of the template versions the webhook and the
+ * reconciler read, so that a binding naming an older version is judged with that version's class.
+ * Written (compare-and-set of one field, PEXPIRE TEMPLATE_CLASS_TTL_MS) when a version new to it is read.
+ */
+export function templateClassKey(namespace: string): string {
+  return `${KEY_PREFIX}:template-class:{${checkName('namespace', namespace)}}`;
+}
+
+/** A template's field in templateClassKey: `<API group>/<kind>/<name>` (group '' for the core API). */
+export function templateClassField(template: { apiVersion: string; kind: string; name: string }): string {
+  const group = template.apiVersion.includes('/') ? template.apiVersion.split('/')[0] : '';
+  return `${group}/${template.kind}/${template.name}`;
+}
+
+/**
+ * How long a namespace's memo outlives its last write: a binding names an older template version
+ * only until Karmada's detector updates it, seconds after the template changed (longer while Karmada
+ * is down).
+ */
+export const TEMPLATE_CLASS_TTL_MS = 24 * 60 * 60_000;
 
 /**
  * `kq:waiting-admitted:{<namespace>}:<binding>`: JSON AdmittedMark (libs/quota waiting.ts), the
