@@ -1,93 +1,9 @@
 /**
  * THE Redis layout and BullMQ payload shared by the aggregator (writer) and the reconciler
  * (reader). Pure: key builders, JSON encoding, validating decoders and the reader's verdict; no
- * client.
- *
- * Keys (every name is a DNS-1123 name, so it can hold neither ':' nor '{' / '}'):
- *
- * | key                                   | type   | value                                                  |
- * | ------------------------------------- | ------ | ------------------------------------------------------ |
- * | `kq:usage:{<namespace>}:<cluster>`    | string | JSON `ClusterNamespaceSnapshot` (encodeSnapshot)       |
- * | `kq:usage-index:{<namespace>}`        | set    | clusters that have a snapshot for `<namespace>`        |
- * | `kq:deleted-bindings:{<namespace>}`   | zset   | uids of ResourceBindings seen deleted, scored by time  |
- * | `kq:waiting:{<namespace>}`            | hash   | the namespace's refused changes (webhook, reconciler)  |
- * | `kq:template-class:{<namespace>}`     | hash   | priority classes of template versions read (ClassMemo) |
- * | `kq:cluster:{<cluster>}`              | string | JSON `ClusterHealth` with the epoch: the "state key"   |
- * | `kq:cluster-namespaces:{<cluster>}`   | set    | namespaces the cluster has a snapshot of in its epoch  |
- * | `kq:cluster-republish:{<cluster>}`    | string | an epoch a reader found a snapshot missing from        |
- * | `kq:cluster-removed:{<cluster>}`      | string | present: the cluster was withdrawn from the federation |
- * | `kq:clusters`                         | set    | every cluster the aggregator tracks (for operators)    |
- * | `kq:{reconcile}:queue-marker`         | string | set by the reconciler; gone = Redis lost the queue too |
- * | `kq:{reconcile}:kq-reconcile:*`       | BullMQ | the reconcile queue (prefix RECONCILE_QUEUE_PREFIX)    |
- *
- * Redis Cluster: every script, MULTI and multi-key command touches the keys of ONE hash tag, so one
- * slot: a namespace's (`{<namespace>}`), a cluster's (`{<cluster>}`) or the queue's
- * (`{reconcile}`). `kq:clusters` is only ever written on its own. A single Redis is the same layout
- * with every slot on one server. In a Redis Cluster a node can lose its data (restarted empty,
- * flushed) while the others keep theirs, so no guarantee below rests on two slots being lost
- * together: the reader checks the namespace's slot against the cluster's.
- *
- * Epochs. The writer publishes a cluster in an epoch (a number that only grows: nextGeneration of
- * the previous one and the clock), stamped in the state key and in every snapshot it writes. A new
- * epoch starts when the cluster has no state key (first publish, or Redis lost it) or when a loss is
- * found (below); it begins with a full publish: every namespace of the cluster's UsageLedger is
- * written, then the state key, with `kq:cluster-namespaces:{c}` reset to exactly those namespaces.
- * A writer that starts (restart, new leader) while the state key exists carries on in its epoch.
- * So the guarantee a single atomic write used to give, "state key present means every snapshot of
- * the cluster is there", now reads: state key of epoch E present means every namespace listed in
- * `kq:cluster-namespaces:{c}` had its snapshot of epoch >= E written before the state key; a
- * snapshot of an earlier epoch is a leftover (the cluster has nothing there any more).
- *
- * Writer (aggregator, usage-publisher.ts), per member cluster, what changed since its last publish:
- * 1. per namespace, one script in the namespace's slot: SET usageKey(ns, c) to encodeSnapshot(s)
- *    and SADD c to usageIndexKey(ns); it writes nothing and reports a loss when the writer wrote
- *    that snapshot before in this epoch and it is gone;
- * 2. one script in the cluster's slot: SADD the namespaces to `kq:cluster-namespaces:{c}` (reset on
- *    a full publish), SET the state key to encodeHealth(h) (h.epoch = E), DEL the removed marker and
- *    any republish request; it writes nothing and reports a loss when the writer expects the state
- *    key and it is gone, or when `kq:cluster-republish:{c}` asks for a republish of epoch E;
- * 3. SADD CLUSTERS_KEY c, then a reconcile job per namespace (below).
- * Any loss reported starts a new epoch with a full publish, before anyone reads the absence as
- * "nothing". A namespace that became empty is published as an empty snapshot (`used: {}`), not
- * deleted: "this cluster has nothing here" stays distinct from "no data from this cluster".
- * `generation` comes from `nextGeneration`, so it increases per (cluster, namespace) even across
- * aggregator restarts; `observedAt` is when the ledger state was taken. An unreachable cluster keeps
- * its last snapshots (never counted as zero) and its health says Stale/Unreachable (refreshed every
- * 5 s even when nothing changed, which is also when a republish request is seen).
- * A cluster removed from the federation (by its writer, or by any writer once the host no longer
- * has it and nobody holds its Lease, see AggregatorService.withdrawUnwatched): in its slot, DEL the state key, its namespaces and any
- * republish request and SET the removed marker (one MULTI); then per namespace DEL its usage key and
- * SREM it from the index; SREM it from CLUSTERS_KEY; enqueue a reconcile for each namespace it had.
- * Publishing it anew starts a new epoch and DELs the removed marker.
- *
- * Reader (reconciler, usage-reader.ts), for a namespace: SMEMBERS usageIndexKey(ns); for each of
- * those clusters and of the clusters the quotas' statuses count, one MULTI in the cluster's slot
- * (GET state key, SISMEMBER its namespaces, EXISTS removed marker); THEN one MGET of the namespace's
- * snapshots (one slot). clusterUsageVerdict decides per cluster: no state key -> withdrawn (removed
- * marker) or, if the status counts it, unknown (Redis lost it: the reconcile waits, never counts
- * zero); a snapshot of epoch >= E -> its usage; else listed in the cluster's namespaces -> the
- * namespace's slot lost it: unknown if counted, and the reader SETs `kq:cluster-republish:{c}` to E,
- * which makes the writer republish (Redis flush detection, per slot); else the cluster has nothing
- * here. Reading the cluster's slot first is what makes this safe: a republish between the two reads
- * writes snapshots of an epoch >= the one read, and a loss between them leaves a listed namespace
- * without its snapshot.
- *
- * Also per namespace, each touched alone: `kq:deleted-bindings:{ns}` (the reconciler's MULTI of
- * ZADD, ZREMRANGEBYSCORE and PEXPIRE on that one key), `kq:waiting:{ns}` (HGET/HSET/HDEL/HGETALL)
- * and `kq:template-class:{ns}` (HGET; a script of HGET, HSET and PEXPIRE).
- *
- * Queue: BullMQ queue RECONCILE_QUEUE with prefix RECONCILE_QUEUE_PREFIX (a hash tag, as BullMQ
- * requires for Redis Cluster: every key of a queue in one slot; the marker key shares the tag, so
- * it lives and is lost with the queue), job name RECONCILE_JOB_NAME, data ReconcileJob, options
- * reconcileJobOptions(ns). Deduplication uses BullMQ's `deduplication: { id, keepLastIfActive }`
- * (DeduplicationOptions in bullmq 6.x), not a custom `jobId`:
- * - a custom jobId makes every later add a no-op for as long as the finished job is kept, and
- *   drops adds while the job runs: a change published during a reconcile would be lost;
- * - plain `deduplication: { id }` (simple mode) also ignores adds while the job is active;
- * - `keepLastIfActive: true` ignores adds while a job for the namespace is waiting (one job for a
- *   burst), and an add while it is active is kept and becomes ONE follow-up job when it finishes, so
- *   the last change is always reconciled, never two reconciles of one namespace run at once.
- *   (It cannot be combined with `delay`; its `ttl` is ignored.)
+ * client. The keys, the hash tags that keep each script in one slot, the epochs, the writer's and
+ * the reader's steps and the queue's deduplication are in docs/operating/redis.md#the-layout-for-developers
+ * (every name is a DNS-1123 name, so it can hold neither ':' nor '{' / '}').
  */
 import { Quantity } from '#quantity';
 import { CLUSTER_USAGE_STATES, type ClusterUsageState, isJsonObject } from '#api';
