@@ -192,6 +192,18 @@ test("replicas flushing out of order: a refusal decided before another replica's
   await Promise.all([refusing, admitting, later, late].map((r) => r.onApplicationShutdown()));
 });
 
+test('a refusal nothing but a change of the binding cures drops an earlier refusal not flushed yet', async () => {
+  recorder.refused(namespace, binding('web', { replicas: 4 }), binding('web'), overLimit('2', '1'));
+  recorder.refused(namespace, binding('web', { replicas: 5 }), binding('web'), {
+    allowed: false,
+    quota: 'compute',
+    exceeded: ['cpu'],
+    message: 'failed quota: compute: must specify cpu',
+  });
+  await recorder.flush();
+  expect(await stored()).toEqual({});
+});
+
 test('shutting down tells Redis what is pending', async () => {
   const connection = redis.duplicate();
   const ownQueue = new Queue<ReconcileJob>(RECONCILE_QUEUE, { connection, prefix: `test-${namespace}` });

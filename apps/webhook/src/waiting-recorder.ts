@@ -99,8 +99,11 @@ export class WaitingRecorder implements OnApplicationShutdown {
   ): void {
     const change = waitingRefusal(object, old, refusal);
     const pending = this.pendingFor(namespace, object);
-    // Requests missing: only a change of the binding cures such a refusal, nothing waits.
-    if (pending && change) pending.news.refused = { change, at: new Date(this.clock()) };
+    if (!pending) return;
+    // Requests missing: only a change of the binding cures such a refusal; nothing waits, not even an
+    // earlier refusal of it.
+    if (change) pending.news.refused = { change, at: new Date(this.clock()) };
+    else delete pending.news.refused;
   }
 
   admitted(namespace: string, object: ResourceBinding, old: ResourceBinding | undefined): void {

@@ -79,7 +79,12 @@ export class WaitingModel {
     now: number,
   ): boolean {
     const change = waitingRefusal(object, old, refusal);
-    if (change === undefined) return false;
+    if (change === undefined) {
+      // Nothing waits, not even an earlier refusal the replica has not flushed.
+      const pending = this.pending.get(replica)?.get(object.metadata!.name!);
+      if (pending) delete pending.refused;
+      return false;
+    }
     this.wanted.set(waitingField(change), object);
     const news = this.newsOf(replica, change.binding);
     news.refused = { change, at: new Date(now) };
