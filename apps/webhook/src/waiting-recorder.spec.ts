@@ -170,25 +170,31 @@ test("replicas flushing out of order: a refusal decided before another replica's
   const at = (iso: string) => () => Date.parse(iso);
   const refusing = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.000Z'));
   const admitting = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.100Z'));
-  const scaled = (replicas: number, generation: number) => {
-    const rb = binding('web', { replicas });
-    return { ...rb, metadata: { ...rb.metadata, generation } };
-  };
-  // Both decided against generation 1: the refusal first, the admission 100 ms later.
-  refusing.refused(namespace, scaled(9, 1), scaled(2, 1), overLimit('7', '0'));
-  admitting.admitted(namespace, scaled(3, 1), scaled(2, 1));
+  // The refusal first, the admission 100 ms later, on different replicas.
+  refusing.refused(
+    namespace,
+    binding('web', { replicas: 9 }),
+    binding('web', { replicas: 2 }),
+    overLimit('7', '0'),
+  );
+  admitting.admitted(namespace, binding('web', { replicas: 3 }), binding('web', { replicas: 2 }));
   await admitting.flush();
   await refusing.flush();
   expect(await stored()).toEqual({});
 
-  // Refused against generation 2, after that admission landed; the admission's flush comes late.
-  const later = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.050Z'));
+  // Refused 50 ms after an admission whose flush comes late.
+  const later = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.150Z'));
   const late = new WaitingRecorder(redis, queue, at('2026-11-29T10:00:00.100Z'));
-  later.refused(namespace, scaled(9, 2), scaled(3, 2), overLimit('6', '0'));
+  later.refused(
+    namespace,
+    binding('web', { replicas: 9 }),
+    binding('web', { replicas: 3 }),
+    overLimit('6', '0'),
+  );
   await later.flush();
-  late.admitted(namespace, scaled(3, 1), scaled(2, 1));
+  late.admitted(namespace, binding('web', { replicas: 3 }), binding('web', { replicas: 2 }));
   await late.flush();
-  expect(decodeWaiting((await stored())['web']!)).toMatchObject({ generation: 2, requested: { cpu: '6' } });
+  expect(decodeWaiting((await stored())['web']!)).toMatchObject({ requested: { cpu: '6' } });
   await Promise.all([refusing, admitting, later, late].map((r) => r.onApplicationShutdown()));
 });
 

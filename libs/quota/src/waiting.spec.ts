@@ -62,16 +62,16 @@ describe('admissionMark', () => {
   const at = new Date(ago(0));
   it.each<[string, ResourceBinding, ResourceBinding | undefined, AdmittedMark]>([
     [
-      "an update: the stored binding's uid and generation",
+      "an update: the stored binding's uid",
       rb('web', { replicas: 3 }),
-      { ...rb('web', {}), metadata: { ...rb('web', {}).metadata, generation: 7 } },
-      { uid: 'uid-web', generation: 7, at: at.toISOString() },
+      rb('web', {}),
+      { uid: 'uid-web', at: at.toISOString() },
     ],
     [
-      "a create: the new object's uid at generation 0",
+      "a create: the new object's uid",
       rb('web', {}, 'uid-new'),
       undefined,
-      { uid: 'uid-new', generation: 0, at: at.toISOString() },
+      { uid: 'uid-new', at: at.toISOString() },
     ],
   ])('%s', (_name, object, old, expected) => {
     expect(admissionMark(object, old, at)).toEqual(expected);
@@ -79,162 +79,119 @@ describe('admissionMark', () => {
 });
 
 describe('flushWaiting (replicas flushing in any order)', () => {
-  const mark = (generation: number, msAgo: number, uid = 'uid-web'): AdmittedMark => ({
-    uid,
-    generation,
-    at: ago(msAgo),
-  });
+  const mark = (msAgo: number, uid = 'uid-web'): AdmittedMark => ({ uid, at: ago(msAgo) });
   /** `uid` null: a create's refusal, which names no object. */
-  const refused = (generation: number | undefined, msAgo: number, uid: string | null = 'uid-web') => ({
-    change: {
-      ...refusal,
-      uid: uid ?? undefined,
-      ...(generation === undefined ? {} : { generation }),
-    },
+  const refused = (msAgo: number, uid: string | null = 'uid-web') => ({
+    change: { ...refusal, uid: uid ?? undefined },
     at: new Date(ago(msAgo)),
   });
-  const stored = (generation: number, msAgo: number) =>
-    record('web', { generation, since: ago(msAgo), lastRefusedAt: ago(msAgo) });
-  // [case, stored record, stored mark, news, whether a record is left, its lastRefusedAt if one is]
+  const stored = (msAgo: number) => record('web', { since: ago(msAgo), lastRefusedAt: ago(msAgo) });
+  // [case, stored record, stored mark, news, its lastRefusedAt if a record is left]
   it.each<[string, WaitingChange | undefined, AdmittedMark | undefined, WaitingNews, string | undefined]>([
+    ['a refusal with nothing stored is recorded', undefined, undefined, { refused: refused(100) }, ago(100)],
     [
-      'a refusal with nothing stored is recorded',
+      "another replica's admission decided later: the refusal is not brought back",
       undefined,
+      mark(50),
+      { refused: refused(100) },
       undefined,
-      { refused: refused(3, 100) },
+    ],
+    [
+      'an admission and a refusal in the same millisecond: the refusal is recorded',
+      undefined,
+      mark(100),
+      { refused: refused(100) },
       ago(100),
     ],
     [
-      "another replica's admission decided later, same generation: the refusal is not brought back",
+      "another replica's admission decided earlier: the refusal came after, recorded",
       undefined,
-      mark(3, 50),
-      { refused: refused(3, 100) },
-      undefined,
-    ],
-    [
-      "another replica's admission against an older generation: the refusal is newer, recorded",
-      undefined,
-      mark(2, 50),
-      { refused: refused(3, 100) },
-      ago(100),
-    ],
-    [
-      'an admission and a refusal in the same millisecond, same generation: the refusal is recorded',
-      undefined,
-      mark(3, 100),
-      { refused: refused(3, 100) },
-      ago(100),
-    ],
-    [
-      "another replica's admission decided earlier, same generation: the refusal came after, recorded",
-      undefined,
-      mark(3, 200),
-      { refused: refused(3, 100) },
+      mark(200),
+      { refused: refused(100) },
       ago(100),
     ],
     [
       'an admission of another incarnation (uid) orders nothing: recorded',
       undefined,
-      mark(9, 50, 'uid-old'),
-      { refused: refused(3, 100) },
+      mark(50, 'uid-old'),
+      { refused: refused(100) },
       ago(100),
     ],
     [
       "a create's refusal before an admission of the name is not brought back",
       undefined,
-      mark(0, 50, 'uid-new'),
-      { refused: refused(undefined, 100, null) },
+      mark(50, 'uid-new'),
+      { refused: refused(100, null) },
       undefined,
     ],
     [
       "a create's refusal after an admission of the name is recorded (the binding was deleted since)",
       undefined,
-      mark(3, 200),
-      { refused: refused(undefined, 100, null) },
+      mark(200),
+      { refused: refused(100, null) },
       ago(100),
     ],
     [
       "a create's refusal flushed after a refusal of an update of the binding it created leaves that",
-      stored(1, 100),
+      stored(100),
       undefined,
-      { refused: refused(undefined, 100, null) },
+      { refused: refused(100, null) },
       ago(100),
     ],
     [
       "a create's refusal after another create's refusal is the latest",
       record('web', { uid: undefined, lastRefusedAt: ago(300) }),
       undefined,
-      { refused: refused(undefined, 100, null) },
+      { refused: refused(100, null) },
       ago(100),
     ],
     [
-      'an older refusal flushed after a newer one (later generation) leaves the newer',
-      stored(4, 200),
+      'an older refusal flushed after a newer one leaves the newer',
+      stored(100),
       undefined,
-      { refused: refused(3, 100) },
-      ago(200),
-    ],
-    [
-      'an older refusal flushed after a newer one (same generation, later) leaves the newer',
-      stored(3, 100),
-      undefined,
-      { refused: refused(3, 200) },
+      { refused: refused(200) },
       ago(100),
     ],
     [
       'an admission ends the wait of a refusal decided before it',
-      stored(3, 2_000),
+      stored(2_000),
       undefined,
-      { admitted: mark(3, 50) },
+      { admitted: mark(50) },
       undefined,
     ],
     [
-      'an admission less than a second after a refusal of the same generation leaves it (a repeat of it may not be written)',
-      stored(3, 500),
+      'an admission less than a second after a refusal leaves it (a repeat of it may not be written)',
+      stored(500),
       undefined,
-      { admitted: mark(3, 50) },
+      { admitted: mark(50) },
       ago(500),
     ],
     [
-      'an admission against a later generation ends the wait whenever the refusal was',
-      stored(3, 50),
+      'an admission flushed late leaves a refusal decided after it',
+      stored(50),
       undefined,
-      { admitted: mark(4, 100) },
-      undefined,
-    ],
-    [
-      'an admission flushed late leaves a refusal decided against a later generation',
-      stored(4, 100),
-      undefined,
-      { admitted: mark(3, 50) },
-      ago(100),
-    ],
-    [
-      'an admission flushed late leaves a refusal decided after it against the same generation',
-      stored(3, 50),
-      undefined,
-      { admitted: mark(3, 100) },
+      { admitted: mark(100) },
       ago(50),
     ],
     [
       "a create's admission leaves the wait of a refused update of the binding stored (it cannot land beside it)",
-      stored(1, 100),
+      stored(100),
       undefined,
-      { admitted: mark(0, 50, 'uid-new') },
+      { admitted: mark(50, 'uid-new') },
       ago(100),
     ],
     [
       "a create's admission ends a refused create's wait",
       record('web', { uid: undefined, lastRefusedAt: ago(10) }),
       undefined,
-      { admitted: mark(0, 50, 'uid-new') },
+      { admitted: mark(50, 'uid-new') },
       undefined,
     ],
     [
       "this flush's own refusal after its admission starts a new wait, even within the same millisecond",
-      stored(3, 300),
+      stored(300),
       undefined,
-      { admitted: mark(3, 100), refused: refused(3, 100) },
+      { admitted: mark(100), refused: refused(100) },
       ago(100),
     ],
   ])('%s', (_name, before, storedMark, news, lastRefusedAt) => {
@@ -243,19 +200,19 @@ describe('flushWaiting (replicas flushing in any order)', () => {
   });
 
   it('keeps the later of two admission marks of the same binding', () => {
-    const newer = mark(4, 100);
-    expect(flushWaiting(undefined, newer, { admitted: mark(3, 50) }).mark).toBe(newer);
-    expect(flushWaiting(undefined, mark(3, 50), { admitted: newer }).mark).toBe(newer);
-    const recreated = mark(0, 100, 'uid-new');
+    const newer = mark(50);
+    expect(flushWaiting(undefined, newer, { admitted: mark(100) }).mark).toBe(newer);
+    expect(flushWaiting(undefined, mark(100), { admitted: newer }).mark).toBe(newer);
+    const recreated = mark(200, 'uid-new');
     expect(flushWaiting(undefined, newer, { admitted: recreated }).mark).toBe(recreated);
   });
 
   it('changes nothing when there is nothing to change (the recorder then writes nothing)', () => {
-    const same = stored(3, 100);
-    const kept = mark(3, 200);
+    const same = stored(100);
+    const kept = mark(200);
     const after = flushWaiting(same, kept, {
       refused: {
-        change: { ...refusal, requested: same.requested, free: same.free, generation: 3 },
+        change: { ...refusal, requested: same.requested, free: same.free },
         at: new Date(Date.parse(same.lastRefusedAt) + 10),
       },
     });
@@ -265,7 +222,7 @@ describe('flushWaiting (replicas flushing in any order)', () => {
 
   it.each<[string, string | null, AdmittedMark | undefined]>([
     ['none', null, undefined],
-    ['a mark', JSON.stringify(mark(3, 0)), mark(3, 0)],
+    ['a mark', JSON.stringify(mark(0)), mark(0)],
     ['not JSON', '{', undefined],
     ['not a mark', JSON.stringify({ uid: 'x' }), undefined],
   ])('decodeAdmittedMark: %s', (_name, raw, expected) => {

@@ -38,11 +38,6 @@ export interface WaitingChange {
   binding: string;
   /** The stored binding's uid, for a refused update; none for a refused create. */
   uid?: string;
-  /**
-   * The stored binding's `metadata.generation` the refused update was decided against: orders it
-   * against admissions and refusals another webhook replica records (flushWaiting).
-   */
-  generation?: number;
   /** The quota that refused it. */
   quota: string;
   /**
@@ -152,9 +147,6 @@ export function waitingRefusal(
     binding: object.metadata!.name!,
     // The stored binding's: a create's uid is new on each attempt.
     ...(old?.metadata?.uid ? { uid: old.metadata.uid } : {}),
-    ...(old?.metadata?.uid && typeof old.metadata.generation === 'number'
-      ? { generation: old.metadata.generation }
-      : {}),
     quota: refusal.quota,
     retryVia: refusedWriter(object, old),
     ...(resource?.apiVersion && resource.kind && resource.name
@@ -215,30 +207,19 @@ export function recordRefusal(
  * not bring back the wait it ended.
  */
 export interface AdmittedMark {
-  /** The stored binding's uid the update was decided against. */
+  /** The stored binding's uid the update was decided against; a create's, the new object's. */
   uid: string;
-  /** Its `metadata.generation` then. */
-  generation: number;
   /** RFC 3339: when it was admitted, by the admitting replica's clock. */
   at: string;
 }
 
-/**
- * The mark of an admitted write that changes the spec (specChanged): an update's is the stored
- * binding's uid and generation it was decided against; a create's is the new object's uid at
- * generation 0, before any update of it.
- */
+/** The mark of an admitted write that changes the spec (specChanged). */
 export function admissionMark(
   object: ResourceBinding,
   old: ResourceBinding | undefined,
   now: Date,
 ): AdmittedMark {
-  const generation = old?.metadata?.generation;
-  return {
-    uid: (old ?? object).metadata?.uid ?? '',
-    generation: old !== undefined && typeof generation === 'number' ? generation : 0,
-    at: now.toISOString(),
-  };
+  return { uid: (old ?? object).metadata?.uid ?? '', at: now.toISOString() };
 }
 
 /** How long an admission is remembered: far beyond any replica's flush delay (WAITING_FLUSH_MS). */
@@ -258,21 +239,14 @@ export interface WaitingNews {
 export const waitingField = (record: { binding: string; uid?: string }): string =>
   record.uid === undefined ? `${record.binding}/create` : record.binding;
 
-/** Decided against a later version of the binding, or the same one later: (generation, time) order. */
-const later = (a: { generation?: number; at: number }, b: { generation?: number; at: number }): boolean =>
-  (a.generation ?? -1) > (b.generation ?? -1) ||
-  ((a.generation ?? -1) === (b.generation ?? -1) && a.at > b.at);
-
-const markOrder = (mark: AdmittedMark) => ({ generation: mark.generation, at: Date.parse(mark.at) });
-
 /**
  * What one field of the binding's (waitingField) holds after one replica's flush of `news`, given
- * what it holds now, and the admission mark. Replicas flush in any order, so news is ordered by what
- * it was decided against, not by when it arrives (docs/concepts/waiting-changes.md#replicas): an
- * admission ends a refused create's wait, and a refusal's of the same object decided before it; a
- * refusal is recorded unless an admission or refusal decided after it is (a create's refusal, which
- * names no object, by time alone). A tie goes to the refusal: a wait brought back costs one requeue,
- * a lost one waits for Karmada's back-off.
+ * what it holds now, and the admission mark. Replicas flush in any order, so news is ordered by when
+ * it was decided, not by when it arrives (docs/concepts/waiting-changes.md#replicas): an admission
+ * ends a refused create's wait, and a refusal's of the same object decided before it; a refusal is
+ * recorded unless an admission or refusal of the same object (of the name, for a create's refusal,
+ * which names none) was decided after it. A tie goes to the refusal: a wait brought back costs one
+ * requeue, a lost one waits for Karmada's back-off.
  */
 export function flushWaiting(
   stored: WaitingChange | undefined,
@@ -283,31 +257,26 @@ export function flushWaiting(
   const nextMark =
     admitted === undefined
       ? mark
-      : mark !== undefined && mark.uid === admitted.uid && !later(markOrder(admitted), markOrder(mark))
+      : mark !== undefined && mark.uid === admitted.uid && Date.parse(mark.at) >= Date.parse(admitted.at)
         ? mark
         : admitted;
-  const ordered = (record: WaitingChange) => ({
-    generation: record.generation,
-    at: Date.parse(record.lastRefusedAt),
-  });
   // A refusal repeated within REFUSAL_REWRITE_AFTER_MS is not written (refusalNeedsWrite): the record
   // may stand for one that late, so only an admission after that ends it.
   const ended = (record: WaitingChange, by: AdmittedMark): boolean =>
     record.uid === undefined ||
     (record.uid === by.uid &&
-      later(markOrder(by), { ...ordered(record), at: ordered(record).at + REFUSAL_REWRITE_AFTER_MS }));
+      Date.parse(by.at) > Date.parse(record.lastRefusedAt) + REFUSAL_REWRITE_AFTER_MS);
   let record = stored;
   if (admitted !== undefined && record !== undefined && ended(record, admitted)) record = undefined;
   const refused = news.refused;
   if (refused === undefined) return { record, mark: nextMark };
   // The refusal came after this flush's own admission: only another replica's can supersede it.
-  const incoming = { generation: refused.change.generation, at: refused.at.getTime() };
+  const sameObject = (uid: string | undefined) =>
+    refused.change.uid === undefined || uid === refused.change.uid;
+  const after = (at: string) => Date.parse(at) > refused.at.getTime();
   const superseded =
-    refused.change.uid === undefined
-      ? (mark !== undefined && Date.parse(mark.at) > incoming.at) ||
-        (record !== undefined && Date.parse(record.lastRefusedAt) > incoming.at)
-      : (mark?.uid === refused.change.uid && later(markOrder(mark), incoming)) ||
-        (record?.uid === refused.change.uid && later(ordered(record), incoming));
+    (mark !== undefined && sameObject(mark.uid) && after(mark.at)) ||
+    (record !== undefined && sameObject(record.uid) && after(record.lastRefusedAt));
   if (superseded) return { record, mark: nextMark };
   const next = recordRefusal(record, refused.change, refused.at);
   return { record: refusalNeedsWrite(record, next) ? next : record, mark: nextMark };
@@ -332,10 +301,7 @@ export function decodeAdmittedMark(raw: string | null): AdmittedMark | undefined
   if (raw === null) return undefined;
   try {
     const value: unknown = JSON.parse(raw);
-    return isJsonObject(value) &&
-      typeof value.uid === 'string' &&
-      Number.isInteger(value.generation) &&
-      isTime(value.at)
+    return isJsonObject(value) && typeof value.uid === 'string' && isTime(value.at)
       ? (value as unknown as AdmittedMark)
       : undefined;
   } catch {
@@ -362,8 +328,7 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
     (value.retryVia !== 'template' && value.retryVia !== 'scheduler') ||
     (value.requeuedAt !== undefined && !isTime(value.requeuedAt)) ||
     (value.needs !== undefined && !isWireList(value.needs)) ||
-    (value.priority !== undefined && !Number.isInteger(value.priority)) ||
-    (value.generation !== undefined && !Number.isInteger(value.generation))
+    (value.priority !== undefined && !Number.isInteger(value.priority))
   ) {
     return { error: 'not a waiting change record' };
   }

@@ -2412,7 +2412,13 @@ export class Simulation {
               (other.since < record.since ||
                 (other.since === record.since && other.binding < record.binding)))) &&
           this.now - Date.parse(other.since) >= STARVING_AFTER_MS &&
-          couldFit(this.waiting.wantedWrite(other)!, q),
+          // A record replicas flushed out of order holds what it says it needs, not what Karmada wants.
+          (this.waiting.inverted.has(other.binding)
+            ? Object.entries(other.needs ?? other.requested).every(
+                ([key, amount]) =>
+                  !limitedKeys(q).includes(key as Key) || milli(amount, key) <= q.hard[key as Key]!,
+              )
+            : couldFit(this.waiting.wantedWrite(other)!, q)),
       );
       if (heldBack) continue;
       return this.violation(

@@ -56,8 +56,8 @@ export class WaitingModel {
   private readonly markSeq = new Map<string, number>();
   /**
    * Bindings whose record replicas flushed out of the order they decided in, by more than the
-   * product can tell apart (refusals of one generation, or creates, within the clocks' skew: the
-   * limit docs/concepts/waiting-changes.md#replicas states). The record is put right by Karmada's
+   * product can tell apart (decisions within the clocks' skew, or of one millisecond: the limit
+   * docs/concepts/waiting-changes.md#replicas states). The record is put right by Karmada's
    * next retry of the write, not by a requeue: LIVENESS leaves them out.
    */
   readonly inverted = new Set<string>();
@@ -131,10 +131,12 @@ export class WaitingModel {
   }
 
   /**
-   * Whether a flush put the record out of the order the webhooks decided in: a refusal dropped
-   * though decided after what dropped it (the stored record, or the admission mark decided at
-   * `markSeq`), an older refusal written over a newer one, or an admission ending a refusal decided
-   * after it.
+   * Whether a flush put the record out of the order the webhooks decided in, as the deciders' clocks
+   * could not tell (docs/concepts/waiting-changes.md#replicas): a refusal dropped though decided
+   * after what dropped it (the stored record, or the admission mark decided at `markSeq`) that its
+   * clock put later; an older refusal written over a newer one of the same millisecond or later; an
+   * admission ending a refusal decided after it that its clock put earlier. An inversion the clocks
+   * could tell (a tie the product gives to the admission, say) is the product's bug: LIVENESS judges it.
    */
   private outOfOrder(
     stored: WaitingChange | undefined,
@@ -144,21 +146,22 @@ export class WaitingModel {
     field: string,
     mark: { mark: AdmittedMark; seq: number } | undefined,
   ): boolean {
-    // Only what the product orders by time alone: decisions against one generation, or creates.
-    const alike = (a: { generation?: number; uid?: string }, b: { generation?: number; uid?: string }) =>
-      a.uid === undefined || b.uid === undefined || (a.generation ?? -1) === (b.generation ?? -1);
+    const time = Date.parse;
     const storedSeq = stored === undefined ? 0 : (this.recordSeq.get(field) ?? 0);
-    const refused = news.refused?.change;
+    const refused = news.refused;
     if (refused !== undefined && next === stored) {
-      if (stored !== undefined && sameJson(stored.requested, refused.requested)) return false;
-      const by = storedSeq >= (mark?.seq ?? 0) ? stored : mark?.mark;
+      if (stored !== undefined && sameJson(stored.requested, refused.change.requested)) return false;
+      const by = stored !== undefined && storedSeq >= (mark?.seq ?? 0) ? stored.lastRefusedAt : mark?.mark.at;
       return (
-        by !== undefined && (seq.refused ?? 0) > Math.max(storedSeq, mark?.seq ?? 0) && alike(by, refused)
+        by !== undefined &&
+        (seq.refused ?? 0) > Math.max(storedSeq, mark?.seq ?? 0) &&
+        time(by) > refused.at.getTime()
       );
     }
     if (stored === undefined || next === stored) return false;
-    if (next === undefined) return storedSeq > (seq.admitted ?? 0) && alike(stored, news.admitted!);
-    return storedSeq > (seq.refused ?? 0) && alike(stored, next);
+    if (next === undefined)
+      return storedSeq > (seq.admitted ?? 0) && time(stored.lastRefusedAt) < time(news.admitted!.at);
+    return storedSeq > (seq.refused ?? 0) && time(next.lastRefusedAt) >= time(stored.lastRefusedAt);
   }
 
   /** What a reconcile reads (WaitingChanges.read). */
