@@ -8,7 +8,7 @@ import {
   describeError,
 } from '#api';
 import { customObjectInformer, ResilientInformer } from '#service-kit';
-import type { CachedView } from './reconcile-loop.js';
+import type { CachedView } from '#accounting';
 import { HOST_KUBECONFIG } from './config.js';
 
 const OWN_WRITES_KEPT = 10_000;

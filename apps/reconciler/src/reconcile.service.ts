@@ -16,8 +16,8 @@ import {
 import { deletedBindingsKey } from '#usage';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { HostCache } from './host-cache.js';
-import { reconcileQuotas, statusesCurrentIn, type ReconcileInput } from './reconcile-loop.js';
-import { countedClusters, readObservedUsage } from './usage-reader.js';
+import { countedClusters, reconcileQuotas, statusesCurrentIn, type ReconcileInput } from '#accounting';
+import { readObservedUsage } from './usage-reader.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { WaitingChanges } from './waiting-changes.js';
 

@@ -1,4 +1,3 @@
-import { isJsonObject, type KarmadaQuota } from '#api';
 import { describeFieldError, parseResourceList } from '#quantity';
 import type { ObservedCluster } from '#quota';
 import type { RedisClient } from '#service-kit';
@@ -8,27 +7,10 @@ import {
   clusterRepublishKey,
   clusterStateKey,
   clusterUsageVerdict,
-  isClusterName,
   usageIndexKey,
   usageKey,
   type ClusterRead,
 } from '#usage';
-
-/**
- * The clusters whose usage of the namespace the quotas' statuses count (non-zero `used`): if Redis
- * no longer has it, their usage is unknown rather than zero (see clusterUsageVerdict).
- */
-export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
-  const counted = new Set<string>();
-  for (const quota of quotas) {
-    for (const slice of Array.isArray(quota.status?.clusters) ? quota.status.clusters : []) {
-      if (!isJsonObject(slice) || typeof slice.name !== 'string') continue;
-      const used = parseResourceList(slice.used, 'used').list;
-      if (Object.values(used).some((amount) => !amount.isZero())) counted.add(slice.name);
-    }
-  }
-  return [...counted].filter(isClusterName); // else not a cluster the aggregator could have published
-}
 
 /**
  * Reads what the aggregators published for one namespace (layout and rules: libs/usage

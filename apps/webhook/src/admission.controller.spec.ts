@@ -7,7 +7,7 @@
 import type { ResourceBinding } from '#api';
 import { bindingCharge, clusterOverridesOf, withClusterOverrides } from '#quota';
 import { AdmissionController } from './admission.controller.js';
-import type { AdmissionStrategy } from './admission-strategy.js';
+import type { AdmissionStrategy } from '#accounting';
 import type { WebhookConfig } from './config.js';
 import type { UserInfo } from './admission-review.js';
 import type { QuotaAdminRight } from './quota-admin-right.js';

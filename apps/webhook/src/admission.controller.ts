@@ -24,7 +24,7 @@ import {
   uidProblem,
   type AdmissionOutcome,
   type AdmissionStrategy,
-} from './admission-strategy.js';
+} from '#accounting';
 import {
   admissionResponse,
   admittedWithWarnings,
@@ -38,7 +38,7 @@ import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
 import { BindingOverrides, OverridesUnknown, TemplateClasses, TemplateClassUnreadable } from '#service-kit';
-import { WatchedQuotaStore } from './cached-quota-store.js';
+import { WatchedQuotaStore } from './watched-quota-store.js';
 import { TemplateWarnings } from './template-warnings.js';
 import { QuotaAdminRight } from './quota-admin-right.js';
 import { WaitingRecorder } from './waiting-recorder.js';

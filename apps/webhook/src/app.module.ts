@@ -15,12 +15,10 @@ import {
 } from '#service-kit';
 import { Queue } from 'bullmq';
 import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
-import { AdmissionBatcher } from './admission-batcher.js';
-import type { AdmissionStrategy } from './admission-strategy.js';
+import { AdmissionBatcher, CasPerAdmission, type AdmissionStrategy } from '#accounting';
 import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
-import { WatchedQuotaStore } from './cached-quota-store.js';
+import { WatchedQuotaStore } from './watched-quota-store.js';
 import { TemplateWarnings } from './template-warnings.js';
-import { CasPerAdmission } from './cas-per-admission.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';

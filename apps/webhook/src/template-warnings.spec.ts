@@ -1,6 +1,6 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import type { QuotaStore } from '#service-kit';
-import { CachedQuotaStore } from './cached-quota-store.js';
+import { CachedQuotaStore } from '#accounting';
 import { TemplateWarnings } from './template-warnings.js';
 
 const NAMESPACE = 'team';

@@ -9,9 +9,14 @@ import { parseEnforcement, enforcementWarning, bindingCharge } from '#quota';
 import { bindingForTemplate, updatedForTemplate } from '#usage';
 import { isJsonObject } from '#api';
 import type { StoreCallOptions } from '#service-kit';
-import { asksNothing, bindingChange } from './admission-strategy.js';
-import type { CachedQuotaStore } from './cached-quota-store.js';
-import { decide, projected, type CasOptions } from './cas-round.js';
+import {
+  asksNothing,
+  bindingChange,
+  decide,
+  projected,
+  type CachedQuotaStore,
+  type CasOptions,
+} from '#accounting';
 import type { StoredBindings } from './stored-bindings.js';
 
 export class TemplateWarnings {

@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { BatchObserver } from './admission-strategy.js';
+import type { BatchObserver } from '#accounting';
 
 /** What an admission ended as: allowed, denied by a quota, refused as invalid, or failed closed. */
 export type AdmissionResult = 'allowed' | 'denied' | 'exists' | 'invalid' | 'unavailable';

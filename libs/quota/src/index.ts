@@ -95,6 +95,7 @@ export {
   refusedWriter,
   requeueOrder,
   REQUEUE_SETTLE_MS,
+  STARVING_AFTER_MS,
   roomOf,
   specChanged,
   REQUEUED_AT_ANNOTATION,

@@ -64,7 +64,7 @@ export const PLANTED: readonly PlantedBug[] = [
     runs: 300,
     edits: [
       {
-        file: 'apps/webhook/src/cas-round.ts',
+        file: 'libs/accounting/src/cas-round.ts',
         from: "      if (err instanceof ConflictError) return 'conflict';\n      throw err;\n",
         to: "      if (err instanceof ConflictError) return 'conflict';\n",
       },
@@ -117,7 +117,7 @@ export const PLANTED: readonly PlantedBug[] = [
     runs: 50,
     edits: [
       {
-        file: 'apps/reconciler/src/reconcile-loop.ts',
+        file: 'libs/accounting/src/reconcile-loop.ts',
         from: 'return view.quotas.every((quota) => !statusOf(quota, view.bindings, input, now, []).changed);',
         to: 'return view.quotas.length >= 0;',
       },
@@ -129,7 +129,7 @@ export const PLANTED: readonly PlantedBug[] = [
     runs: 50,
     edits: [
       {
-        file: 'apps/webhook/src/admission-batcher.ts',
+        file: 'libs/accounting/src/admission-batcher.ts',
         from: 'return Promise.resolve(refusal);',
         to: 'return Promise.reject(new Error(refusal.message));',
       },

@@ -15,9 +15,9 @@ import { simulate, type Action } from './simulation.js';
 
 const ADMISSION = 'libs/quota/src/admission.ts';
 const RESERVATIONS = 'libs/quota/src/reservations.ts';
-const CAS_ROUND = 'apps/webhook/src/cas-round.ts';
-const STRATEGY = 'apps/webhook/src/admission-strategy.ts';
-const RECONCILE_LOOP = 'apps/reconciler/src/reconcile-loop.ts';
+const CAS_ROUND = 'libs/accounting/src/cas-round.ts';
+const STRATEGY = 'libs/accounting/src/admission-strategy.ts';
+const RECONCILE_LOOP = 'libs/accounting/src/reconcile-loop.ts';
 const CLUSTER_USAGE = 'libs/quota/src/cluster-usage.ts';
 
 /** d3277e3 (review 3, new 2): a workload's pods on their way out read as its own, netting its charge. */

@@ -92,13 +92,20 @@ import {
   withTemplateClass,
   type ObservedCluster,
   type ObservedWorkload,
+  ABANDONED_AFTER_MS,
+  STARVING_AFTER_MS,
 } from '#quota';
 import { parseResourceList } from '#quantity';
-import { AdmissionBatcher } from '../../../apps/webhook/src/admission-batcher.js';
-import { asksNothing, bindingChange, NO_OBSERVER } from '../../../apps/webhook/src/admission-strategy.js';
-import { CachedQuotaStore } from '../../../apps/webhook/src/cached-quota-store.js';
-import { reconcileQuotas, statusesCurrentIn } from '../../../apps/reconciler/src/reconcile-loop.js';
-import { countedClusters } from '../../../apps/reconciler/src/usage-reader.js';
+import {
+  AdmissionBatcher,
+  asksNothing,
+  bindingChange,
+  CachedQuotaStore,
+  countedClusters,
+  NO_OBSERVER,
+  reconcileQuotas,
+  statusesCurrentIn,
+} from '#accounting';
 import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
 import {
   asKind,
@@ -115,7 +122,6 @@ import {
   type WorkloadKind,
 } from './kinds-model.js';
 import { REQUEUE_INTERVAL_MS, WaitingModel, type Poke } from './waiting-model.js';
-import { ABANDONED_AFTER_MS, STARVING_AFTER_MS } from '../../../libs/quota/src/waiting.js';
 
 /** Binding names the clients use, each with its cpu request per replica (millicores). */
 export const BINDINGS = [

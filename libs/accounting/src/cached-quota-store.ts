@@ -1,12 +1,5 @@
-import type * as k8s from '@kubernetes/client-node';
-import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import {
-  customObjectInformer,
-  ResilientInformer,
-  type QuotaStore,
-  type StoreCallOptions,
-} from '#service-kit';
+import type { KarmadaQuota } from '#api';
+import type { QuotaStore, StoreCallOptions } from '#service-kit';
 
 /**
  * A namespace's KarmadaQuotas without a read per batch: the list last read or written is reused
@@ -103,49 +96,5 @@ export class CachedQuotaStore implements QuotaStore {
   private invalidate(namespace: string): void {
     this.lists.delete(namespace);
     this.generations.set(namespace, (this.generations.get(namespace) ?? 0) + 1);
-  }
-}
-
-/** The CachedQuotaStore fed by a watch of every KarmadaQuota on the host, for the webhook's life. */
-export class WatchedQuotaStore extends CachedQuotaStore implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('quota-cache');
-  private readonly informer: k8s.ObjectCache<KarmadaQuota>;
-  private readonly watch: ResilientInformer<KarmadaQuota>;
-
-  constructor(host: k8s.KubeConfig, inner: QuotaStore) {
-    super(inner);
-    const informer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
-    this.informer = informer;
-    this.watch = new ResilientInformer<KarmadaQuota>(
-      informer,
-      {
-        upsert: (quota) => this.observed(quota, false),
-        remove: (quota) => this.observed(quota, true),
-        synced: () => this.setWatching(true),
-        failed: (err) => {
-          this.setWatching(false);
-          this.logger.warn(
-            { error: describeError(err) },
-            'watch of KarmadaQuotas failed, reading them for every batch until it is back',
-          );
-        },
-      },
-      10_000,
-    );
-  }
-
-  /** The quota's uid as the watch last saw it (undefined before it is listed, or once deleted). */
-  uidOf(namespace: string, name: string): string | undefined {
-    return this.informer.get(name, namespace)?.metadata?.uid;
-  }
-
-  /** Not awaited: admissions never wait for the watch (they read without it meanwhile). */
-  onApplicationBootstrap(): void {
-    void this.watch.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.setWatching(false);
-    await this.watch.stop();
   }
 }

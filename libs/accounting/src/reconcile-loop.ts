@@ -1,4 +1,5 @@
-import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
+import { isJsonObject, type KarmadaQuota, type KarmadaQuotaStatus, type ResourceBinding } from '#api';
+import { parseResourceList } from '#quantity';
 import {
   computeQuotaStatus,
   liveWaiting,
@@ -9,6 +10,7 @@ import {
   type WaitingChange,
 } from '#quota';
 import { ConflictError } from '#service-kit';
+import { isClusterName } from '#usage';
 
 /** What one reconcile reads and writes on the host. */
 export interface ReconcileHost {
@@ -131,4 +133,20 @@ export async function reconcileQuotas(
     }
   }
   return outcome;
+}
+
+/**
+ * The clusters whose usage of the namespace the quotas' statuses count (non-zero `used`): if Redis
+ * no longer has it, their usage is unknown rather than zero (see clusterUsageVerdict).
+ */
+export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
+  const counted = new Set<string>();
+  for (const quota of quotas) {
+    for (const slice of Array.isArray(quota.status?.clusters) ? quota.status.clusters : []) {
+      if (!isJsonObject(slice) || typeof slice.name !== 'string') continue;
+      const used = parseResourceList(slice.used, 'used').list;
+      if (Object.values(used).some((amount) => !amount.isZero())) counted.add(slice.name);
+    }
+  }
+  return [...counted].filter(isClusterName); // else not a cluster the aggregator could have published
 }

@@ -1,0 +1,22 @@
+// The admission core and the reconcile loop, with their IO behind the QuotaStore and ReconcileHost
+// seams: the webhook and the reconciler adapt them, the simulation drives them.
+export { asksNothing, bindingChange, failClosed, NO_OBSERVER, uidProblem } from './admission-strategy.js';
+export type {
+  AdmissionOutcome,
+  AdmissionStrategy,
+  BatchObserver,
+  BindingChange,
+  Pending,
+} from './admission-strategy.js';
+export { admitWithCas, decide, projected, refuseOrProject } from './cas-round.js';
+export type { CasContext, CasOptions, Projection } from './cas-round.js';
+export { AdmissionBatcher } from './admission-batcher.js';
+export type { BatcherOptions } from './admission-batcher.js';
+export {
+  CAS_PER_ADMISSION_RETRIES,
+  CAS_PER_ADMISSION_RETRY_DELAY_MS,
+  CasPerAdmission,
+} from './cas-per-admission.js';
+export { CachedQuotaStore } from './cached-quota-store.js';
+export { countedClusters, reconcileQuotas, statusesCurrentIn } from './reconcile-loop.js';
+export type { CachedView, ReconcileHost, ReconcileInput, ReconcileOutcome } from './reconcile-loop.js';
