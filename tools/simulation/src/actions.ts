@@ -7,7 +7,7 @@ import {
   MEMBERS,
   QUOTAS,
   type Action,
-} from './simulation.js';
+} from './model.js';
 
 const binding = fc.nat({ max: BINDINGS.length - 1 });
 const replicas = fc.nat({ max: MAX_REPLICAS });

@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { parseArgs } from 'node:util';
 import { actionsArbitrary, describeActions } from './actions.js';
-import { exercised, simulate } from './simulation.js';
+import { exercised } from './model.js';
+import { simulate } from './simulation.js';
 
 const { values } = parseArgs({
   options: {

@@ -4,7 +4,7 @@ import { HUNT_SEED, type HuntResult } from './hunt.js';
 import { buildMutant, REPO_ROOT } from './mutant.js';
 import { applyEdit, PLANTED, type Mutation } from './mutations.js';
 import { REGRESSIONS, type Undone } from './regressions.js';
-import type { Violation } from './simulation.js';
+import type { Violation } from './model.js';
 
 /** Every invariant the simulation checks (the `satisfies` fails to compile when one is added). */
 const INVARIANTS = Object.keys({

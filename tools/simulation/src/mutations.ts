@@ -9,7 +9,7 @@
  * in its file, or the bundle fails saying the patch no longer applies: a change to the code under test
  * that moves a fix must move its mutation too.
  */
-import type { Violation } from './simulation.js';
+import type { Violation } from './model.js';
 
 export interface Edit {
   /** Path from the repository root. */

@@ -11,7 +11,8 @@
  * (validation.spec.ts, test/unenforceable-keys.test.ts).
  */
 import type { Edit, Mutation } from './mutations.js';
-import { simulate, type Action } from './simulation.js';
+import type { Action } from './model.js';
+import { simulate } from './simulation.js';
 
 const ADMISSION = 'libs/quota/src/admission.ts';
 const RESERVATIONS = 'libs/quota/src/reservations.ts';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { actionsArbitrary, describeActions } from './actions.js';
-import { exercised, simulate, type Action } from './simulation.js';
+import { exercised, type Action } from './model.js';
+import { simulate } from './simulation.js';
 
 /** Seeds `npm test` always runs (about a minute on 2 cores); `npm run sim` hunts further. */
 const RUNS = Number(process.env['SIM_RUNS'] ?? 1000);

@@ -1,91 +1,13 @@
 /**
- * A deterministic simulation of the accounting (docs/concepts/accounting.md): the real admission core and CAS
- * rounds of two webhook replicas (one behind the watch-fed cache), the real reconcile loop (first looking
- * at its own informer cache, which lags the host as the actions choose), Karmada-like
- * clients and a member cluster, all against a model host (model-host.ts). A run is a list of actions;
- * every host operation completes only when an action says so, so the actions choose the interleaving.
- * Each process (the two webhook replicas, the reconciler) has a clock of its own ('skew'), the
- * pairwise difference within the bound the docs state; the API server stores an admitted change
- * within LANDING_LIMIT_MS of receiving it, or never.
- * An admin may edit a quota's spec at any step ('edit': its scope widened or narrowed, its cpu limit
- * raised or lowered, its pods key removed or added again, its enforcement set to DryRun, Warn or Deny:
- * LIMIT holds only under Deny, the rest in every mode).
- * Besides Deployments, clients create Job and DaemonSet bindings (kinds-model.ts), and the member may run
- * what no admission sees: pods beyond spec.replicas (an override, a surge), a finished Job re-created.
- * Pods terminate: wherever the members' pods go away (a landing scales a member's copy down or takes
- * it off a member, a binding is deleted or its finalizer done, 'evict', another object of the name
- * takes over the copy, a hand-made workload scaled down) they are on their way out, run on and count
- * in the cluster's `used`, until a 'terminate' ends their grace period (settling ends them all). The
- * model aggregator publishes them apart from their workload, one `terminating: true` entry per kind
- * and name, as the real one does (libs/usage pod-usage.ts, snapshot-layout.ts). A workload deleted
- * and created again under its name is a new object: its old pods are on their way out, never its own.
- * Bindings are written as Karmada v1.18.2's detector writes them with its default gates: no priority
- * class in spec.replicaRequirements; the class is on the model's template (per kind and name, a new
- * version whenever the user changes its replicas or class; the binding names the version in
- * spec.resource.resourceVersion). The webhook and the reconciler shells give a binding its template's
- * class (templateClassNeeded, withTemplateClass, the template read at the version the binding names)
- * before the core sees it, when a quota they judge selects by class, as template-classes.ts does
- * (for the reconciler: those it listed and one it read again after a conflict, where the product
- * asks only those it listed first: see listBindings in reconcile()); the simulation's own recount
- * judges every binding by its template's class. The reconciler shell
- * also waits, as usage-reader.ts makes it, while a member a status counts has no usage in Redis.
- * After every action the invariants are checked against an independent recount:
- * - LIMIT: the stored bindings' charges never exceed a quota's hard limit (nothing was over-admitted).
- *   An edit may leave a quota over (docs/concepts/accounting.md, "Quota edits"): from then on its
- *   charges may not grow while over beyond what each binding name held at the edit (its charge or
- *   its unexpired claim; the ceiling follows that down to hard), except by a change
- *   admitted from a view older than the edit (started before it, or sent to the cached replica before
- *   its watch delivered the edit), which the docs name: when one is stored, the ceiling rises by
- *   what it adds to the quota, and until a recount that listed the bindings after it, admissions
- *   may rely on a count without it, as Kubernetes' quota admission may until its controller recounts;
- * - ACCOUNTED: once a quota's usage is counted for its current spec, used + reserved covers every
- *   stored binding's charge (the accounting never under-counts, which is what makes the next
- *   admission safe), and also, per binding name, the charge of every admitted change of the name that
- *   can still land (a claim retired before its change landed fails here); not checked while such a
- *   stored change awaits its recount.
- * The API server's write rules are modelled as the claims' retirement relies on them: an update
- * conflicting at landing is admitted again against the stored version (re-admitted), Karmada's
- * status writes move a binding's resourceVersion ('statusWrite'), and an answer after the webhook's
- * deadline is discarded.
- * - DETECTED: a status the reconciler computed from a published snapshot names in RunningBeyondCharge
- *   exactly the bindings whose workload runs beyond what they hold (checked against the binding list and
- *   snapshot it was computed from, and at the end);
- * - LIMIT also: no binding of a kind declaring no replicas (a DaemonSet) is stored while a quota limits
- *   cpu or pods (every quota here limits cpu).
- * - RUNS (review 3, new 2): under Deny, what the members are given never exceeds hard: every pod of
- *   Karmada's they run that the quota counts (on their way out or not; a scoped quota counts a
- *   workload's pods while a binding it selects names the workload, status.ts), plus, per stored
- *   binding it selects, what its charge still lets it start (max(0, charge - its pods not
- *   terminating on its target members)). Exempt, as docs/concepts/accounting.md's table says:
- *   usage outside the federation (hand-made pods are never counted); a quota edit (at an edit the
- *   members may keep what they are given, claims included, and that follows them down to hard, as
- *   LIMIT's ceiling does, raised by what a change decided before the edit adds when it lands); what
- *   Karmada or a member runs beyond a binding's charge with no admission (a surge, a finished Job's
- *   pods run again: 'jobRecreated' or 'pods' of a finished Job, 'jobRunsAgain', an evicted pod
- *   terminating beside the replacement its charge lets start, pods beyond spec.clusters (a surge's)
- *   terminating while the charge lets others start, a landing's pods taken off a member or
- *   scaled away terminating beside what its charge lets start elsewhere, beyond the increase that
- *   was admitted): what each adds to a quota is allowed on top while the quota's stored status does
- *   not count it (counted from bindings listed after it and a snapshot of each member it touched
- *   observed after it: runsPending, runsCountedFrom; a quota's edit takes it as it adds under the
- *   new spec), and once counted the members may keep it, down to hard as they shrink; a
- *   scoped quota's exceptions, by its counting rule: pods of a binding deleted or moved out of its
- *   scope are not counted, and pods counted again because a landing names their workload in its
- *   scope are the landing's beyond what was admitted; usage not published yet: what the members are
- *   given beyond a status's count of the snapshot it read (pods that began terminating since it
- *   showed them running, pods it does not show of a binding being deleted), allowed the same way
- *   until counted (unpublishedRuns). Clocks are kept within their bound.
- * At the end everything is drained, time passes every claim's expiration, and after a reconcile
- * used + reserved must EQUAL the recount (reserved: each binding's max(0, charge - observed)) and no
- * claim is left listed (EXACT).
- * Refusals over a limit or "status unknown" wait as the webhook records them, and the reconciler's
- * requeues are re-sent by Karmada when a 'requeue' delivers them (waiting-model.ts); at the end, a
- * waiting change that fits must be admitted within REQUEUE_ROUNDS settle rounds (LIVENESS).
+ * A deterministic simulation of the accounting (docs/development/simulation.md): the real admission
+ * core and reconcile loop (#accounting) of two webhook replicas and a reconciler, Karmada-like clients
+ * and two members, against a model of the Karmada API server (model-host.ts). A run is a list of
+ * actions (model.ts) that chooses the interleaving; every invariant is checked after every action
+ * against an independent recount.
  */
 import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
 import {
   bindingCharge,
-  clusterOverridesOf,
   hasPriorityClassScope,
   templateClassNeeded,
   withClusterOverrides,
@@ -95,7 +17,6 @@ import {
   ABANDONED_AFTER_MS,
   STARVING_AFTER_MS,
 } from '#quota';
-import { parseResourceList } from '#quantity';
 import {
   AdmissionBatcher,
   asksNothing,
@@ -106,7 +27,49 @@ import {
   reconcileQuotas,
   statusesCurrentIn,
 } from '#accounting';
-import { ModelHost, NAMESPACE, type HostFault } from './model-host.js';
+import {
+  BINDING_INDEX,
+  bindingObject,
+  BINDINGS,
+  charge,
+  DEADLINE_MS,
+  describePlacement,
+  exercised,
+  flush,
+  handMade,
+  isDuplicated,
+  judgedOverrides,
+  KEYS,
+  LANDING_LIMIT_MS,
+  limitedKeys,
+  MAX_CLOCK_SKEW_MS,
+  MEMBERS,
+  milli,
+  newQuota,
+  NO_OVERRIDES,
+  perReplica,
+  QUOTAS,
+  REQUEUE_ROUNDS,
+  runsCovered,
+  shares,
+  specOf,
+  targetOn,
+  TIMING,
+  type Action,
+  type CountedFrom,
+  type Key,
+  type MemberEvent,
+  type MemberPods,
+  type Overrides,
+  type QuotaSpec,
+  type Request,
+  type RunsEvent,
+  type Terminating,
+  type TerminatingCause,
+  type UnadmittedKind,
+  type Violation,
+} from './model.js';
+import { ModelHost, NAMESPACE } from './model-host.js';
 import {
   asKind,
   asUpdateOf,
@@ -122,481 +85,6 @@ import {
   type WorkloadKind,
 } from './kinds-model.js';
 import { REQUEUE_INTERVAL_MS, WaitingModel, type Poke } from './waiting-model.js';
-
-/** Binding names the clients use, each with its cpu request per replica (millicores). */
-export const BINDINGS = [
-  { name: 'b0', cpuMilli: 500 },
-  { name: 'b1', cpuMilli: 1000 },
-  { name: 'b2', cpuMilli: 1500 },
-  { name: 'b3', cpuMilli: 700 },
-  { name: 'b4', cpuMilli: 300 },
-] as const;
-
-/** BINDINGS' index of each name (a workload or a binding is named as its BINDINGS entry). */
-const BINDING_INDEX: ReadonlyMap<string, number> = new Map(BINDINGS.map((b, i) => [b.name, i]));
-
-/** What one replica of the named binding's workload takes of `key`. */
-const perReplica = (name: string, key: Key): number =>
-  key === 'cpu' ? BINDINGS[BINDING_INDEX.get(name)!]!.cpuMilli : 1;
-
-/** A quota's spec as the simulation edits it: cpu in millicores; no pods limit when `pods` is absent. */
-export interface QuotaSpec {
-  name: string;
-  hard: { cpu: number; pods?: number };
-  highOnly: boolean;
-  /** spec.enforcement when not Deny: the quota admits what it would refuse (docs/concepts/enforcement.md). */
-  enforcement?: 'Warn' | 'DryRun';
-}
-
-/** The quotas at the start: one for the namespace, one scoped to the `high` priority class. */
-export const QUOTAS: readonly QuotaSpec[] = [
-  { name: 'all', hard: { cpu: 10_000, pods: 12 }, highOnly: false },
-  { name: 'high', hard: { cpu: 4_000 }, highOnly: true },
-];
-
-/** The cpu limits an edit may set (millicores). */
-export const CPU_LIMITS = [2_000, 4_000, 7_000, 10_000] as const;
-
-type Key = 'cpu' | 'pods';
-
-export const TIMING = { ttlSeconds: 120, landingWindowSeconds: 60 };
-/** The longest an admitted change takes to be stored: kube-apiserver caps a write's context at 34 s. */
-export const LANDING_LIMIT_MS = 34_000;
-/**
- * How far apart the processes' clocks may be (docs/concepts/accounting.md, "Clocks"): the landing
- * window less the landing limit. Each process's clock is off real time by at most half of it.
- */
-export const MAX_CLOCK_SKEW_MS = TIMING.landingWindowSeconds * 1000 - LANDING_LIMIT_MS;
-const DEADLINE_MS = 5_000;
-export const MAX_REPLICAS = 6;
-/** The member clusters. */
-export const MEMBERS = ['member1', 'member2'] as const;
-/**
- * Where a binding is placed: `spread` 0 or 1 puts it on that member alone, 2 on both (Divided: the
- * replicas split between them; `duplicated`: each runs them all). Absent: member1, Divided.
- */
-export interface Placement {
-  spread?: number;
-  duplicated?: boolean;
-}
-/** What a member's health may turn to; 'removed' takes it out of the federation (and back, empty). */
-export type MemberEvent = 'Ready' | 'Stale' | 'Unreachable' | 'removed';
-/**
- * Settle rounds (re-send, reconcile, requeue) a waiting change that fits gets before LIVENESS. A
- * requeue counts what each change it picks asks as taken, so a change behind one that then takes
- * nothing (refused by another quota, or no longer in the quota's scope) waits a round; but each round
- * the first change in requeue order that fits is re-sent and admitted or refused (it leaves the
- * changes that fit), and there is at most one waiting change per binding. Measured: 1 round is enough
- * for 2000 runs of seed 20261127, none is not.
- */
-export const REQUEUE_ROUNDS = BINDINGS.length;
-
-export type Action =
-  | ({
-      t: 'create';
-      b: number;
-      replicas: number;
-      high: boolean;
-      replica: number;
-      dryRun: boolean;
-    } & Placement)
-  /**
-   * With `unscheduled`, only spec.replicas and the template change: spec.clusters stays as stored
-   * until a later update (Karmada's detector writes the template's change before its scheduler runs).
-   */
-  | ({
-      t: 'update';
-      b: number;
-      replicas: number;
-      high: boolean;
-      replica: number;
-      unscheduled?: boolean;
-    } & Placement)
-  /** With `graceful`, a finalizer holds the binding: it is only marked deleting until 'finalize'. */
-  | { t: 'delete'; b: number; graceful?: boolean }
-  | { t: 'finalize'; b: number }
-  | { t: 'complete'; i: number }
-  /** Pending host operation `i` completes with a fault (model-host.ts says what each means). */
-  | { t: 'fault'; i: number; fault: HostFault }
-  | { t: 'land'; i: number }
-  | { t: 'reconcile' }
-  | { t: 'publish' }
-  /** Binding `b`'s pods on member `m` (absent: its first target) start or stop, `n` of them. */
-  | { t: 'pods'; b: number; n: number; m?: number }
-  /** `n` of binding `b`'s pods on member `m` are evicted: they terminate, and its charge may start others. */
-  | { t: 'evict'; b: number; n: number; m?: number }
-  /**
-   * `n` pods of the `i`-th group of pods on their way out (in the order they began terminating) are
-   * gone: their grace period is over. Until then they run, and count in `used` (Terminating).
-   */
-  | { t: 'terminate'; i: number; n: number }
-  /**
-   * Someone runs `n` pods (0: none) of a Deployment made by hand on member `m`, named as binding `b`'s
-   * workload: usage outside the federation that must never pass for the binding's. Karmada cannot
-   * apply the binding's own copy there while it exists (its conflict check), so its pods wait.
-   */
-  | { t: 'outside'; m: number; b: number; n: number }
-  /** Member `m`'s watch turns Stale or Unreachable (its last usage kept), recovers, or the member is removed. */
-  | { t: 'member'; m: number; event: MemberEvent }
-  /** Redis loses every published usage; the aggregator publishes it again on the next 'publish'. */
-  | { t: 'redis-loss' }
-  | { t: 'deliver' }
-  | { t: 'sync'; n: number }
-  | { t: 'tick'; ms: number }
-  /**
-   * An admin edits quota `q`: 'scope' deletes it and creates it again with the other scope (every
-   * binding, or `high`), as the product refuses a scope edit; 'cpu' sets its cpu limit to `cpu`;
-   * 'pods' removes its pods key, or adds it back; 'existence' deletes it, or creates it again (a new
-   * uid, nothing counted) once deleted;
-   * 'enforcement' moves it from Deny to DryRun, to Warn, and back to Deny.
-   */
-  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods' | 'existence' | 'enforcement'; cpu: number }
-  /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
-  | { t: 'skew'; who: number; ms: number }
-  /** A create of a binding of another kind than Deployment (kinds-model.ts). */
-  | {
-      t: 'createKind';
-      b: number;
-      kind: Exclude<WorkloadKind, 'Deployment'>;
-      replicas: number;
-      high: boolean;
-      replica: number;
-    }
-  /**
-   * What no admission sees, for the `i`-th stored binding it can happen to: 'surge', the member runs
-   * `n` pods beyond spec.replicas (an OverridePolicy, a rollout's surge); 'jobFinishes', a Job's pods
-   * complete and Karmada writes the binding's status saying so; 'jobRecreated', a finished Job's
-   * member object is deleted and Karmada re-creates it; 'jobRunsAgain', Karmada then aggregates its
-   * status as running, so its binding is charged in full again.
-   */
-  | { t: 'surge'; i: number; n: number }
-  | { t: Exclude<UnadmittedKind, 'surge'>; i: number }
-  /**
-   * Karmada writes the status of binding `b` (its aggregated status, no charge changed): the object's
-   * resourceVersion moves on, and an update decided against the old one conflicts.
-   */
-  | { t: 'statusWrite'; b: number }
-  /**
-   * A user sets (or, with replicas -1, removes) an OverridePolicy making member `m` run `replicas`
-   * of workload `b` wherever its binding schedules it there; Karmada applies it to the member at once.
-   */
-  | { t: 'override'; b: number; m: number; replicas: number }
-  /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
-  | { t: 'requeue'; i: number; replica: number }
-  | { t: 'waitingFlush'; replica: number };
-
-type UnadmittedKind = 'surge' | 'jobFinishes' | 'jobRecreated' | 'jobRunsAgain';
-
-interface Request {
-  id: number;
-  label: string;
-  object: ResourceBinding;
-  /** For an UPDATE: the stored resourceVersion it was admitted against. */
-  oldVersion?: string;
-  startedAt: number;
-  answerBy: number;
-  dryRun: boolean;
-  answer?: 'allowed' | 'refused';
-  done: boolean;
-  /** Per quota, whether it was decided from a view older than the quota's last edit (see LIMIT). */
-  beforeEdit: Set<string>;
-}
-
-export interface Violation {
-  invariant: 'LIMIT' | 'ACCOUNTED' | 'RUNS' | 'EXACT' | 'ERROR' | 'DETECTED' | 'LIVENESS';
-  message: string;
-  step: number;
-  trace: string[];
-}
-
-const isDuplicated = (rb: ResourceBinding): boolean =>
-  rb.spec?.placement?.replicaScheduling?.replicaSchedulingType === 'Duplicated';
-
-/**
- * What a stored binding must be counted for (docs/concepts/binding-cost.md): its replicas, on every
- * cluster when Duplicated, at least what its clusters list; nothing once it is being deleted.
- */
-const charge = (rb: ResourceBinding, overrides: Overrides = NO_OVERRIDES): Record<Key, number> => {
-  if (rb.metadata?.deletionTimestamp || jobFinished(rb)) return { cpu: 0, pods: 0 };
-  const clusters = rb.spec?.clusters ?? [];
-  const scheduled = clusters.reduce((sum, c) => sum + (c.replicas ?? 0), 0);
-  const asked = (rb.spec?.replicas ?? 0) * (isDuplicated(rb) ? Math.max(1, clusters.length) : 1);
-  // An overridden member runs its override instead of its share (docs/concepts/binding-cost.md).
-  let replicas = Math.max(asked, scheduled);
-  for (const target of clusters) {
-    const overridden = overrides.get(target.name);
-    if (overridden !== undefined) replicas += overridden - shareOf(rb, target.replicas ?? 0);
-  }
-  const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
-  return { cpu: cpu * replicas, pods: replicas };
-};
-
-/** Per member name, the replicas an OverridePolicy makes it run where that differs from its share. */
-type Overrides = ReadonlyMap<string, number>;
-const NO_OVERRIDES: Overrides = new Map();
-
-/** The overrides a binding was judged with (withClusterOverrides), as the recount reads them. */
-const judgedOverrides = (rb: ResourceBinding): Overrides =>
-  new Map(clusterOverridesOf(rb).map((o) => [o.cluster, o.replicas ?? 0]));
-
-/** A member's share of the binding's replicas: its spec.clusters entry (Duplicated: at least spec.replicas). */
-const shareOf = (rb: ResourceBinding, assigned: number): number =>
-  isDuplicated(rb) ? Math.max(rb.spec?.replicas ?? 0, assigned) : assigned;
-
-/**
- * A binding's charge split by member, recounted as the product's chargeByCluster splits it: each
- * member it is scheduled to its replicas there (Duplicated: at least spec.replicas), the rest of the
- * charge unsplit. What one member runs beyond its share never nets another member's.
- */
-const shares = (
-  rb: ResourceBinding,
-  overrides: Overrides = NO_OVERRIDES,
-): { on: Map<string, Record<Key, number>>; rest: Record<Key, number> } => {
-  const total = charge(rb, overrides);
-  const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
-  const on = new Map<string, Record<Key, number>>();
-  const holds = total.pods > 0 || total.cpu > 0;
-  for (const target of rb.spec?.clusters ?? []) {
-    const n = !holds ? 0 : (overrides.get(target.name) ?? shareOf(rb, target.replicas ?? 0));
-    on.set(target.name, { cpu: n * cpu, pods: n });
-  }
-  const split = (key: Key) => [...on.values()].reduce((sum, share) => sum + share[key], 0);
-  return {
-    on,
-    rest: { cpu: Math.max(0, total.cpu - split('cpu')), pods: Math.max(0, total.pods - split('pods')) },
-  };
-};
-
-/** The pods Karmada runs for the binding on member `m`: what its `spec.clusters` entry there says. */
-const targetOn = (rb: ResourceBinding, m: number): number =>
-  rb.metadata?.deletionTimestamp ? 0 : (rb.spec?.clusters?.find((c) => c.name === MEMBERS[m])?.replicas ?? 0);
-
-const milli = (value: unknown, key: string): number => {
-  const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
-  return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
-};
-
-/** A quota as an admin creates it: generation 1, no status. */
-const newQuota = (q: QuotaSpec, uid: string): KarmadaQuota =>
-  ({
-    apiVersion: 'quota.karmada.io/v1alpha1',
-    kind: 'KarmadaQuota',
-    metadata: { name: q.name, namespace: NAMESPACE, uid, generation: 1 },
-    spec: specOf(q),
-  }) as KarmadaQuota;
-
-/** The KarmadaQuota spec of a simulated quota. */
-const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
-  hard: {
-    cpu: `${q.hard.cpu}m`,
-    ...(q.hard.pods === undefined ? {} : { pods: String(q.hard.pods) }),
-  },
-  ...(q.highOnly
-    ? {
-        scopeSelector: {
-          matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
-        },
-      }
-    : {}),
-  ...(q.enforcement ? { enforcement: q.enforcement } : {}),
-});
-
-const limitedKeys = (q: QuotaSpec): Key[] => (q.hard.pods === undefined ? ['cpu'] : ['cpu', 'pods']);
-
-/**
- * A binding as Karmada v1.18.2's detector writes it with its default feature gates: no priority class
- * (nor `replicaRequirements.namespace`) in spec.replicaRequirements, the class being on the template
- * it names (`spec.resource`, at the template's resourceVersion `template`: Simulation.templateOf).
- */
-function bindingObject(
-  b: number,
-  uid: string,
-  replicas: number,
-  template: string,
-  version: string,
-  deletionTimestamp: Date | undefined,
-  placement: Placement,
-): ResourceBinding {
-  const { name, cpuMilli } = BINDINGS[b]!;
-  const spread = (placement.spread ?? 0) % 3;
-  const members = spread === 2 ? [0, 1] : [spread];
-  const duplicated = placement.duplicated ?? false;
-  const clusters = members
-    .map((m, i) => ({
-      name: MEMBERS[m]!,
-      replicas: duplicated
-        ? replicas
-        : Math.floor(replicas / members.length) + (i < replicas % members.length ? 1 : 0),
-    }))
-    .filter((c) => c.replicas > 0);
-  return {
-    apiVersion: 'work.karmada.io/v1alpha2',
-    kind: 'ResourceBinding',
-    metadata: {
-      name,
-      namespace: NAMESPACE,
-      uid,
-      resourceVersion: version,
-      ...(deletionTimestamp ? { deletionTimestamp } : {}),
-    },
-    spec: {
-      resource: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        name,
-        namespace: NAMESPACE,
-        resourceVersion: template,
-      },
-      replicas,
-      replicaRequirements: { resourceRequest: { cpu: `${cpuMilli}m` } },
-      placement: { replicaScheduling: { replicaSchedulingType: duplicated ? 'Duplicated' : 'Divided' } },
-      clusters,
-    },
-  };
-}
-
-/** The published workloads that were made by hand in their member (the simulation's own knowledge). */
-const handMade = new WeakSet<object>();
-
-/** Where the binding runs, for traces; nothing for the placement of the one-member runs (member1, Divided). */
-const describePlacement = (rb: ResourceBinding): string =>
-  !isDuplicated(rb) && (rb.spec?.clusters ?? []).every((c) => c.name === MEMBERS[0])
-    ? ''
-    : ` on ${JSON.stringify((rb.spec?.clusters ?? []).map((c) => `${c.name}=${c.replicas}`))}${isDuplicated(rb) ? ' duplicated' : ''}`;
-
-const flush = async (): Promise<void> => {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-};
-
-/** What the runs exercised, summed over every simulation in the process (a test that cannot fail is no test). */
-export const exercised = {
-  allowed: 0,
-  denied: 0,
-  failedClosed: 0,
-  stored: 0,
-  notStored: 0,
-  quotaWrites: 0,
-  conflicts: 0,
-  /** Updates the API server ran admission for again after a conflict. */
-  readmitted: 0,
-  /** Host operations completed with a fault: not applied, or applied with the answer lost. */
-  hostFaults: 0,
-  /** Requests a replica refused as they arrived, from the projection of the batch in flight. */
-  refusedOnArrival: 0,
-  /** Reconciles the reconciler's cache let it skip, and ones its cache sent to the host. */
-  reconcilesSkipped: 0,
-  reconcilesFromCacheToHost: 0,
-  /** Changes of a binding being deleted that were stored (answered at once: it holds nothing). */
-  storedWhileDeleting: 0,
-  /** Refusals while a quota's usage was not counted for its spec (a new quota, or after an edit). */
-  statusUnknown: 0,
-  /** Bindings stored on both members, and Duplicated ones. */
-  storedOnBothMembers: 0,
-  storedDuplicated: 0,
-  /** ACCOUNTED checks of a count that read usage outside the federation (hand-made, same name). */
-  outsideCounted: 0,
-  violationsChecked: 0,
-  /** RunningBeyondCharge conditions checked (DETECTED), and how many of them had to name a binding. */
-  detectionsChecked: 0,
-  detectionsBeyond: 0,
-  /** Refusals of a binding whose pods its charge cannot bound (a DaemonSet under a cpu quota). */
-  refusedUnbounded: 0,
-  /** What no admission saw, as applied (an action that found nothing to act on left out). */
-  unadmitted: {} as Partial<Record<UnadmittedKind | 'override', number>>,
-  /** Refusals recorded as waiting changes, requeues the reconciler made, and writes Karmada re-sent. */
-  waitingRecorded: 0,
-  requeued: 0,
-  requeueResent: 0,
-  /** Quota edits by kind: a spec edit, a quota deleted, a quota created again. */
-  quotaEdits: {} as Partial<Record<'edited' | 'deleted' | 'created', number>>,
-  /** Checks that found a Warn or DryRun quota's stored charges over its hard limit (admitted, counted). */
-  overWhileNotEnforced: 0,
-  /** Pods that began terminating (on their way out), by why. */
-  terminating: {} as Partial<Record<TerminatingCause, number>>,
-  /** Pods on their way out that a 'terminate' finished. */
-  terminated: 0,
-  /** Creates stored while pods of an earlier object of their name were on their way out. */
-  recreatedWhileTerminating: 0,
-  /** RUNS checks, and those that counted pods on their way out. */
-  runsChecked: 0,
-  runsTerminating: 0,
-  /** Statuses counted from a snapshot that did not show what the members were given (RUNS allows it). */
-  unpublished: 0,
-  /** Waiting records replicas flushed out of the order they decided in, beyond what the product orders. */
-  waitingInverted: 0,
-  /** Bindings the webhook or the reconciler gave their template's class ('high'): Karmada writes none. */
-  templateClassed: 0,
-  /** Bindings the services judged with an OverridePolicy in force. */
-  overridden: 0,
-  /** Actions applied, by kind (one that found nothing to act on included). */
-  actions: {} as Partial<Record<Action['t'], number>>,
-};
-
-/**
- * Why pods began terminating: their member copy scaled down ('scaledDown'), or taken off a member
- * ('moved'); their binding deleted ('deleted'); evicted ('evicted'); another object of the name took
- * over the member copy ('replaced'); a hand-made workload scaled down or deleted ('handMade').
- */
-export type TerminatingCause = 'scaledDown' | 'moved' | 'deleted' | 'evicted' | 'replaced' | 'handMade';
-
-/** The keys the simulation's quotas may limit. */
-const KEYS: readonly Key[] = ['cpu', 'pods'];
-
-/**
- * What no admission decided that gave the members more (Simulation.runsPending), or what a count
- * could not see of what they were given (Simulation.unpublishedRuns).
- */
-interface RunsEvent {
-  seq: number;
-  /** The members whose pods it changed: a count must read each as observed after it. */
-  members: number[];
-  /**
-   * The workload it concerns and what it added to an unscoped count (a quota's edit takes that);
-   * none for what a count could not see (an edit's ceiling takes what the members have).
-   */
-  workload?: { kind: string; name: string; added: Record<Key, number> };
-  /** Per quota name, what it added there. */
-  amounts: Map<string, Record<Key, number>>;
-}
-
-/**
- * What a quota's stored status was counted from (RUNS): bindings listed after `seen` of runsEvents,
- * and each member `m` as observed at `at[m]`.
- */
-interface CountedFrom {
-  seen: number;
-  at: readonly number[];
-}
-
-/** Has a status counted `from` those inputs counted what event `e` did? */
-const runsCovered = (e: RunsEvent, from: CountedFrom | undefined): boolean =>
-  from !== undefined && e.seq <= from.seen && e.members.every((m) => from.at[m]! >= e.seq);
-
-/** Karmada's pods of one workload object running on member `m` (none terminating). */
-interface RunningPods {
-  m: number;
-  name: string;
-  uid: string;
-  kind: string;
-  n: number;
-}
-
-/** What Karmada's pods run on the members: now, or as a published snapshot showed them. */
-interface MemberPods {
-  running: RunningPods[];
-  /** Karmada's pods on their way out (hand-made ones are usage outside the federation). */
-  terminating: Terminating[];
-}
-
-/** Pods on their way out on a member: published apart from their workload, counted in `used`. */
-interface Terminating {
-  m: number;
-  name: string;
-  kind: string;
-  n: number;
-  /** Pods of a hand-made workload (usage outside the federation, RUNS leaves them out). */
-  handMade: boolean;
-}
 
 export class Simulation {
   readonly host = new ModelHost();
