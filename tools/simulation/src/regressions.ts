@@ -142,7 +142,7 @@ const UNCOUNTED_BELOW_HARD: Undone = {
   bug: 'RUNS takes a cause counted no more off a ceiling already followed down to hard',
   edits: [
     {
-      file: 'tools/simulation/src/simulation.ts',
+      file: 'tools/simulation/src/model-state.ts',
       from: 'ceiling[key] = now ? ceiling[key] + amount : Math.max(hard[key] ?? -Infinity, ceiling[key] - amount);',
       to: 'ceiling[key] = now ? ceiling[key] + amount : ceiling[key] - amount;',
     },
@@ -2063,7 +2063,7 @@ export const REGRESSIONS: Record<string, Regression> = {
         bug: 'the model judges a starving hold of a record flushed out of order by the write Karmada wants',
         edits: [
           {
-            file: 'tools/simulation/src/simulation.ts',
+            file: 'tools/simulation/src/invariants.ts',
             from: '(this.waiting.inverted.has(other.binding)',
             to: '(false',
           },

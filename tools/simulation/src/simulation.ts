@@ -5,18 +5,8 @@
  * actions (model.ts) that chooses the interleaving; every invariant is checked after every action
  * against an independent recount.
  */
-import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
-import {
-  bindingCharge,
-  hasPriorityClassScope,
-  templateClassNeeded,
-  withClusterOverrides,
-  withTemplateClass,
-  type ObservedCluster,
-  type ObservedWorkload,
-  ABANDONED_AFTER_MS,
-  STARVING_AFTER_MS,
-} from '#quota';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { bindingCharge, type ObservedCluster, type ObservedWorkload } from '#quota';
 import {
   AdmissionBatcher,
   asksNothing,
@@ -31,14 +21,12 @@ import {
   BINDING_INDEX,
   bindingObject,
   BINDINGS,
-  charge,
   DEADLINE_MS,
   describePlacement,
   exercised,
   flush,
   handMade,
   isDuplicated,
-  judgedOverrides,
   KEYS,
   LANDING_LIMIT_MS,
   limitedKeys,
@@ -46,12 +34,9 @@ import {
   MEMBERS,
   milli,
   newQuota,
-  NO_OVERRIDES,
   perReplica,
-  QUOTAS,
   REQUEUE_ROUNDS,
   runsCovered,
-  shares,
   specOf,
   targetOn,
   TIMING,
@@ -60,22 +45,18 @@ import {
   type Key,
   type MemberEvent,
   type MemberPods,
-  type Overrides,
   type QuotaSpec,
   type Request,
   type RunsEvent,
-  type Terminating,
   type TerminatingCause,
   type UnadmittedKind,
   type Violation,
 } from './model.js';
-import { ModelHost, NAMESPACE } from './model-host.js';
+import { NAMESPACE } from './model-host.js';
 import {
   asKind,
   asUpdateOf,
   declaresNoReplicas,
-  detectionProblem,
-  expectedBeyondCharge,
   finishedStatus,
   isHigh,
   jobFinished,
@@ -84,123 +65,15 @@ import {
   selectsHighOnly,
   type WorkloadKind,
 } from './kinds-model.js';
-import { REQUEUE_INTERVAL_MS, WaitingModel, type Poke } from './waiting-model.js';
+import { REQUEUE_INTERVAL_MS, type Poke } from './waiting-model.js';
 
-export class Simulation {
-  readonly host = new ModelHost();
-  /** Real time. */
-  now = Date.parse('2026-11-23T00:00:00Z');
-  /** How far each process's clock is off real time: webhook-0, webhook-1, the reconciler. */
-  private readonly offsets = [0, 0, 0];
-  private readonly clockOf = (process: number) => () => this.now + this.offsets[process]!;
+import { Invariants } from './invariants.js';
+export class Simulation extends Invariants {
   private readonly cache: CachedQuotaStore;
   private readonly replicas: AdmissionBatcher[];
-  private readonly requests: Request[] = [];
-  private nextId = 0;
-  private delivered = 0;
-  /** Pods running per binding name: the uid they belong to, how many on each member (none terminating). */
-  private readonly pods = new Map<string, { uid: string; on: number[] }>();
-  /** Pods on their way out, in the order they began terminating ('terminate' finishes them). */
-  private readonly terminating: Terminating[] = [];
-  /** While a change runs (unadmittedRuns): the members whose pods it changed. */
-  private touched?: Set<number>;
-  /**
-   * The resource templates on the Karmada API server, by kind and name: the version the detector last
-   * wrote a binding from, and its content (a new version when the content changes); and the priority
-   * class of each version's pods ('' for none), which the services read (classified).
-   */
-  private readonly templates = new Map<string, { version: string; replicas: number; high: boolean }>();
-  private readonly templateClasses = new Map<string, string>();
-  /** OverridePolicies: per workload name, per member name, the replicas the member is made to run. */
-  private readonly policies = new Map<string, Map<string, number>>();
-  private templateVersions = 0;
-  /**
-   * Per quota and key, what the members may be given (RUNS), besides what pending causes add
-   * (runsPending): hard, or more while an edit or a counted cause left them over; it follows them
-   * down to hard.
-   */
-  private readonly runsCeilings = new Map<string, Record<Key, number>>();
-  /**
-   * What no admission decided that gave the members more (RUNS), in order: until a quota has counted
-   * one (a reconcile started after it, `seq` of runsEvents, read a snapshot of each of its `members`
-   * observed after it), what it added to the quota (`amounts`) is allowed on top of the ceiling, and
-   * then added to the ceiling, which follows the members down from there.
-   */
-  private readonly runsPending: RunsEvent[] = [];
-  private runsEvents = 0;
-  /** Per quota, what the status stored now was counted from (RUNS: which causes it counts). */
-  private readonly runsCountedFrom = new Map<string, CountedFrom>();
-  /** Per member, runsEvents when the usage the aggregator keeps for it was observed (-1: none). */
-  private readonly observedAt: number[] = MEMBERS.map(() => -1);
-  /** Per member, Karmada's pods as the usage the aggregator keeps for it showed them (RUNS). */
-  private readonly publishedPods: MemberPods[] = MEMBERS.map(() => ({ running: [], terminating: [] }));
-  /** Members withdrawn from the federation, until they are published again (their usage is none). */
-  private readonly withdrawn = new Set<string>();
-  /** Pods of hand-made Deployments, per member and binding name they share (outside the federation). */
-  private readonly outside: number[][] = MEMBERS.map(() => BINDINGS.map(() => 0));
-  /** Each member's health as the aggregator sees it, and what it published last (kept while not Ready). */
-  private readonly memberStates: ('Ready' | 'Stale' | 'Unreachable')[] = MEMBERS.map(() => 'Ready');
-  private readonly lastPublished: (ObservedCluster | undefined)[] = MEMBERS.map(() => undefined);
-  /** What Redis holds: the usage each member published, as the reconciler reads it. */
-  /** The workload kind of each binding created, by uid (what the member reports its pods under). */
-  private readonly kinds = new Map<string, WorkloadKind>();
-  /** The first status found computed with a wrong RunningBeyondCharge (DETECTED). */
-  private misdetected?: string;
-  private published: ObservedCluster[] | undefined;
-  /**
-   * Per quota, the usage outside the federation that its stored `used` counts: the part no binding's
-   * reservation may stand in for (ACCOUNTED), from the snapshot and bindings its last count read.
-   */
-  private readonly outsideCounted = new Map<string, Record<Key, number>>();
-  /**
-   * Per quota, per binding name, the usage its stored `used` attributes to that binding: what its
-   * reservation nets (ACCOUNTED per binding), from the snapshot and bindings its last count read.
-   */
-  private readonly observedCounted = new Map<string, Map<string, Record<Key, number>>>();
-  /**
-   * The bindings whose deletion the reconciler has recorded: as in production, only those its binding
-   * watch (the cache below) has delivered, so a deletion is known later than the host shows it.
-   */
-  private readonly deletedUids = new Set<string>();
-  /**
-   * The reconciler's informer cache: off (every reconcile reads the host) until the first 'sync'
-   * lists the host, then fed the host's changes in order, `n` per 'sync', so it lags as it pleases.
-   */
-  private reconcilerCache?: { quotas: Map<string, KarmadaQuota>; bindings: Map<string, ResourceBinding> };
-  private reconcilerCacheAt = 0;
-  private reconciles = 0;
-  readonly trace: string[] = [];
-  private failure?: Error;
-  /** The quotas' specs as edited so far. */
-  private readonly specs: QuotaSpec[] = QUOTAS.map((q) => ({ ...q, hard: { ...q.hard } }));
-  /** Per quota and key, what its stored charges may reach (LIMIT): hard, or more while an edit left it over. */
-  private readonly ceilings = new Map<string, Record<Key, number>>();
-  /** Per quota, the index in host.quotaEvents of its last edit (-1: never edited). */
-  private readonly lastEdit = new Map<string, number>();
-  /**
-   * Per quota, the latest change stored from a view older than its edit, by a number that grows with
-   * each one (`staleLandings`), until a reconcile started after it has written the quota's count.
-   */
-  private readonly awaitingRecount = new Map<string, number>();
-  /** Set when a binding whose pods its charge cannot bound is stored under a quota limiting cpu (LIMIT). */
-  private unboundedStored: string | undefined;
-  private staleLandings = 0;
-  /**
-   * Per binding name, the last non-dry-run write answered, and when: whether it was refused over a
-   * limit or for usage not counted (what must wait, by the simulation's own reading of the answer).
-   */
-  private readonly lastAnswer = new Map<string, { write: ResourceBinding; waits: boolean; at: number }>();
-  /** The webhook's waiting records, and the requeues Karmada has not reacted to yet. */
-  private readonly waiting = new WaitingModel();
-  private readonly pokes: Poke[] = [];
 
   constructor() {
-    for (const q of this.specs) {
-      this.host.putQuota(newQuota(q, `quota-${q.name}`));
-      this.ceilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
-      this.runsCeilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
-      this.lastEdit.set(q.name, -1);
-    }
+    super();
     const options = (replica: number) => ({
       ...TIMING,
       maxConflictRetries: 10,
@@ -214,10 +87,6 @@ export class Simulation {
       new AdmissionBatcher(this.host.quotaStore('webhook-0'), options(0), observer),
       new AdmissionBatcher(this.cache, options(1), observer),
     ];
-  }
-
-  private log(line: string): void {
-    this.trace.push(`t+${((this.now - Date.parse('2026-11-23T00:00:00Z')) / 1000).toFixed(3)}s ${line}`);
   }
 
   private request(
@@ -317,10 +186,6 @@ export class Simulation {
     this.lastAnswer.set(write.metadata!.name!, { write, waits, at: this.now });
   }
 
-  private versionOf(b: number): ResourceBinding | undefined {
-    return this.host.bindings.get(BINDINGS[b]!.name);
-  }
-
   /** The binding is gone from the host; its pods in the members begin terminating. */
   private remove(stored: ResourceBinding): void {
     const name = stored.metadata!.name!;
@@ -331,141 +196,6 @@ export class Simulation {
     this.pods.delete(name);
     const kind = this.kinds.get(pods.uid) ?? 'Deployment';
     pods.on.forEach((n, m) => this.beginTerminating(m, name, kind, n, false, 'deleted'));
-  }
-
-  /**
-   * The version of the template of `kind` named as binding `b` that the detector writes a binding
-   * from: the user has set its replicas and its pods' priority class (a new version if either changed).
-   */
-  private templateOf(kind: string, b: number, replicas: number, high: boolean): string {
-    const key = `${kind}/${BINDINGS[b]!.name}`;
-    const current = this.templates.get(key);
-    if (current?.replicas === replicas && current.high === high) return current.version;
-    const version = String(++this.templateVersions);
-    this.templates.set(key, { version, replicas, high });
-    this.templateClasses.set(version, high ? 'high' : '');
-    return version;
-  }
-
-  /**
-   * `rb` as PriorityClass scopes judge it: a binding Karmada wrote with its default gates (naming no
-   * class) given the class of its template's pods, at the version it names, by the services' own
-   * rule (templateClassNeeded, withTemplateClass). The template read returns that version: this
-   * models the class each binding was written with, not a template edited since.
-   */
-  /**
-   * The overrides in force for `rb`, as libs/usage cluster-overrides.ts reports them: each member it
-   * is scheduled to whose policy makes it run other than its spec.clusters replicas.
-   */
-  private overridesOf(rb: ResourceBinding): Overrides {
-    const policy = this.policies.get(rb.metadata!.name!);
-    if (policy === undefined) return NO_OVERRIDES;
-    const found = new Map<string, number>();
-    for (const target of rb.spec?.clusters ?? []) {
-      const replicas = policy.get(target.name);
-      if (replicas !== undefined && replicas !== (target.replicas ?? 0)) found.set(target.name, replicas);
-    }
-    return found;
-  }
-
-  /** The charge of `rb` by the simulation's own recount, with the overrides in force now. */
-  private chargeNow(rb: ResourceBinding): Record<Key, number> {
-    return charge(rb, this.overridesOf(rb));
-  }
-
-  private sharesNow(rb: ResourceBinding): ReturnType<typeof shares> {
-    return shares(rb, this.overridesOf(rb));
-  }
-
-  /** The pods Karmada makes member `m` run for `rb`: its spec.clusters entry, or its override. */
-  private runsOn(rb: ResourceBinding, m: number): number {
-    const target = targetOn(rb, m);
-    if (rb.metadata?.deletionTimestamp || !(rb.spec?.clusters ?? []).some((c) => c.name === MEMBERS[m]))
-      return target;
-    return this.overridesOf(rb).get(MEMBERS[m]!) ?? target;
-  }
-
-  /**
-   * `rb` with its overrides, as the services hand it to the core (libs/service-kit binding-overrides.ts,
-   * withClusterOverrides).
-   */
-  private overridden(rb: ResourceBinding): ResourceBinding {
-    const overrides = this.overridesOf(rb);
-    if (overrides.size === 0) return rb;
-    exercised.overridden++;
-    return withClusterOverrides(
-      rb,
-      [...overrides].map(([cluster, replicas]) => ({
-        cluster,
-        replicas,
-        policies: [`OverridePolicy ${NAMESPACE}/${rb.metadata!.name!}`],
-      })),
-    );
-  }
-
-  private classified(rb: ResourceBinding): ResourceBinding {
-    const ref = templateClassNeeded(rb);
-    return ref === undefined
-      ? rb
-      : withTemplateClass(rb, this.templateClasses.get(ref.resourceVersion ?? ''));
-  }
-
-  /** Is the binding's workload of the `high` class (its template's, as the services read it)? */
-  private high(rb: ResourceBinding): boolean {
-    return isHigh(this.classified(rb));
-  }
-
-  /**
-   * The bindings as the webhook and the reconciler hand them to the core (libs/service-kit
-   * template-classes.ts classify): classified, when one of `quotas` selects by priority class.
-   */
-  private forServices<T extends ResourceBinding | undefined>(
-    bindings: readonly T[],
-    quotas: readonly KarmadaQuota[],
-  ): T[] {
-    const overridden = bindings.map((rb) => (rb === undefined ? rb : (this.overridden(rb) as T)));
-    if (!quotas.some(hasPriorityClassScope)) return overridden;
-    return overridden.map((rb) => {
-      if (rb === undefined) return rb;
-      const scoped = this.classified(rb);
-      if (scoped !== rb && isHigh(scoped)) exercised.templateClassed++;
-      return scoped as T;
-    });
-  }
-
-  /**
-   * Sets the pods the binding object `uid` runs on each member. Pods that go away begin terminating:
-   * on each member those it runs fewer of (`cause(m)` says why), and all of another object's of the name.
-   */
-  private setPods(name: string, uid: string, on: number[], cause: (m: number) => TerminatingCause): void {
-    const before = this.pods.get(name);
-    const kind = before === undefined ? 'Deployment' : (this.kinds.get(before.uid) ?? 'Deployment');
-    MEMBERS.forEach((_, m) => {
-      const was = before?.on[m] ?? 0;
-      const same = before?.uid === uid;
-      if (same ? was !== on[m]! : was > 0 || on[m]! > 0) this.touched?.add(m);
-      if (was > 0)
-        this.beginTerminating(m, name, kind, was - (same ? on[m]! : 0), false, same ? cause(m) : 'replaced');
-    });
-    this.pods.set(name, { uid, on });
-  }
-
-  /** `n` pods of `kind`/`name` on member `m` begin terminating: they run until a 'terminate'. */
-  private beginTerminating(
-    m: number,
-    name: string,
-    kind: string,
-    n: number,
-    handMade: boolean,
-    cause: TerminatingCause,
-  ): void {
-    if (n <= 0) return;
-    this.terminating.push({ m, name, kind, n, handMade });
-    this.touched?.add(m);
-    exercised.terminating[cause] = (exercised.terminating[cause] ?? 0) + n;
-    this.log(
-      `${MEMBERS[m]}: ${n} pods of ${handMade ? 'a hand-made ' : ''}${kind} ${name} terminating (${cause})`,
-    );
   }
 
   /**
@@ -516,42 +246,6 @@ export class Simulation {
           amounts,
         });
     }
-  }
-
-  /**
-   * What pending causes add to what the members may be given under quota `q` (RUNS), beyond what a
-   * status counted `from` those inputs (by default the one stored) counts.
-   */
-  private runsAllowance(
-    q: QuotaSpec,
-    key: Key,
-    from = this.runsCountedFrom.get(q.name),
-    pending = (e: RunsEvent) => !runsCovered(e, from),
-  ): number {
-    return this.runsPending.filter(pending).reduce((sum, e) => sum + (e.amounts.get(q.name)?.[key] ?? 0), 0);
-  }
-
-  /**
-   * The quota's stored status is now one counted `from` those inputs: what the causes it counts
-   * added joins its RUNS ceiling (which then follows the members down), and leaves it again for
-   * those it no longer counts (a status computed from an older snapshot written over a newer one).
-   */
-  private runsCountedAs(name: string, from: CountedFrom | undefined): void {
-    const before = this.runsCountedFrom.get(name);
-    const ceiling = this.runsCeilings.get(name)!;
-    const hard: Partial<Record<Key, number>> = this.specs.find((q) => q.name === name)?.hard ?? {};
-    for (const e of this.runsPending) {
-      const now = runsCovered(e, from);
-      if (runsCovered(e, before) === now) continue;
-      for (const key of KEYS) {
-        const amount = e.amounts.get(name)?.[key] ?? 0;
-        // Counted no more, it is allowed as pending again: it leaves the ceiling only as far as the
-        // ceiling still holds it above hard (the ceiling follows the members down to hard meanwhile).
-        ceiling[key] = now ? ceiling[key] + amount : Math.max(hard[key] ?? -Infinity, ceiling[key] - amount);
-      }
-    }
-    if (from === undefined) this.runsCountedFrom.delete(name);
-    else this.runsCountedFrom.set(name, from);
   }
 
   /**
@@ -1112,12 +806,6 @@ export class Simulation {
     this.log(`request ${req.id} stored: ${req.label}`);
   }
 
-  /** The pods the binding's object runs on each member (none for another object of its name). */
-  private podsOf(rb: ResourceBinding): number[] {
-    const pods = this.pods.get(rb.metadata!.name!);
-    return pods !== undefined && pods.uid === rb.metadata!.uid ? [...pods.on] : MEMBERS.map(() => 0);
-  }
-
   /** The aggregator publishes each Ready member's usage; a Stale or Unreachable one keeps its last. */
   private publish(): void {
     const entries: ObservedCluster[] = [];
@@ -1390,32 +1078,6 @@ export class Simulation {
     }
   }
 
-  /** DETECTED: `status`, computed for `quota` from `bindings` and `clusters`, names who runs beyond its charge. */
-  private checkDetected(
-    quota: KarmadaQuota,
-    status: KarmadaQuotaStatus,
-    bindings: readonly ResourceBinding[],
-    clusters: readonly ObservedCluster[],
-  ): void {
-    exercised.detectionsChecked++;
-    const expected = expectedBeyondCharge(
-      quota,
-      status,
-      bindings,
-      clusters,
-      // With the overrides the reconciler judged each binding with, when it listed them.
-      (rb) => charge(rb, judgedOverrides(rb)),
-      (rb) => shares(rb, judgedOverrides(rb)),
-    );
-    if (expected.length > 0) exercised.detectionsBeyond++;
-    const problem = detectionProblem(
-      status,
-      expected,
-      BINDINGS.map((b) => b.name),
-    );
-    if (problem !== undefined) this.misdetected ??= `quota ${quota.metadata!.name}: ${problem}`;
-  }
-
   /**
    * Karmada's reaction to a requeue: the detector or scheduler writes again what it wants, against the
    * binding as stored now; nothing when the binding was created, deleted or re-created meanwhile.
@@ -1454,276 +1116,6 @@ export class Simulation {
     };
     const label = `REQUEUED UPDATE ${name} ${stored.spec!.replicas}->${replicas}${high ? ' high' : ''}`;
     this.request(label, asUpdateOf(rb, stored), replica, false, stored);
-  }
-
-  /** The stored bindings a quota selects, by an independent recount. */
-  private inScope(quota: QuotaSpec): ResourceBinding[] {
-    return [...this.host.bindings.values()].filter((b) => !quota.highOnly || this.high(b));
-  }
-
-  /**
-   * What a quota holds on `key`: per binding name, the larger of its stored binding's charge and its
-   * pending claim's (one not lapsed on any clock). Room claimed before an edit stays the name's
-   * (docs/concepts/accounting.md, "Quota edits"): a change that fits in it asks nothing. With
-   * `running`, a name also holds what its pods still running on any member take (free).
-   */
-  private held(quota: QuotaSpec, key: Key, running = false): number {
-    const claims = this.claims(quota, key);
-    let total = 0;
-    for (const b of this.inScope(quota)) {
-      const name = b.metadata!.name!;
-      // With its running pods: per member the larger of its share and its pods there (shares).
-      let holds = this.chargeNow(b)[key];
-      if (running) {
-        const split = this.sharesNow(b);
-        const pods = this.podsOf(b);
-        holds = split.rest[key];
-        MEMBERS.forEach((member, m) => {
-          holds += Math.max(split.on.get(member)?.[key] ?? 0, pods[m]! * perReplica(name, key));
-        });
-      }
-      total += Math.max(holds, claims.get(name) ?? 0);
-      claims.delete(name);
-    }
-    for (const claimed of claims.values()) total += claimed;
-    return total;
-  }
-
-  /** Per binding name, the charge on `key` of its pending claims on the quota not lapsed on any clock. */
-  private claims(quota: QuotaSpec, key: Key): Map<string, number> {
-    const claims = new Map<string, number>();
-    for (const entry of this.host.quotas.get(quota.name)?.status?.reservations ?? []) {
-      if (entry.expirationTime === undefined) continue;
-      if (Date.parse(entry.expirationTime) + MAX_CLOCK_SKEW_MS <= this.now) continue;
-      const name = entry.reservedBy.name;
-      claims.set(name, Math.max(claims.get(name) ?? 0, milli(entry.charge?.[key], key)));
-    }
-    return claims;
-  }
-
-  /**
-   * Can this admitted change still be stored? Within the API server's request timeout, a create while its
-   * name may yet be free, an update while its object is stored at the version it was decided against.
-   */
-  private landable(req: Request): boolean {
-    if (req.answer !== 'allowed' || req.done || req.dryRun) return false;
-    if (this.now > req.startedAt + LANDING_LIMIT_MS) return false;
-    if (req.oldVersion === undefined) return true;
-    const stored = this.host.bindings.get(req.object.metadata!.name!);
-    return stored?.metadata?.resourceVersion === req.oldVersion;
-  }
-
-  /**
-   * What the quota must cover on `key` (ACCOUNTED): per binding name it selects, the larger of its stored
-   * charge and the charge of each admitted change of the name that can still land, decided after the
-   * quota's last edit.
-   */
-  private coveredInFlight(quota: QuotaSpec, key: Key): { total: number; landable: string[] } {
-    const held = new Map<string, number>();
-    for (const b of this.inScope(quota)) held.set(b.metadata!.name!, this.chargeNow(b)[key]);
-    const landable: string[] = [];
-    for (const req of this.requests) {
-      // A change decided before an edit of the quota is covered as the edit rules say (LIMIT), not here.
-      if (!this.landable(req) || req.beforeEdit.has(quota.name)) continue;
-      if (quota.highOnly && !this.high(req.object)) continue;
-      const name = req.object.metadata!.name!;
-      landable.push(`request ${req.id}`);
-      held.set(name, Math.max(held.get(name) ?? 0, this.chargeNow(req.object)[key]));
-    }
-    let total = 0;
-    for (const amount of held.values()) total += amount;
-    return { total, landable };
-  }
-
-  /** What the stored bindings a quota selects are charged on `key`. */
-  private charged(quota: QuotaSpec, key: Key): number {
-    return this.inScope(quota).reduce((sum, b) => sum + this.chargeNow(b)[key], 0);
-  }
-
-  /**
-   * Does the quota count pods of workload `kind`/`name`? An unscoped one counts every pod; a scoped
-   * one those of a workload a stored binding it selects names (status.ts, Terminating included).
-   */
-  private countsPodsOf(quota: QuotaSpec, kind: string, name: string): boolean {
-    return this.podsCounter(quota)(kind, name);
-  }
-
-  /** countsPodsOf for the bindings stored now, the quota's selection read once. */
-  private podsCounter(quota: QuotaSpec): (kind: string, name: string) => boolean {
-    if (!quota.highOnly) return () => true;
-    const named = new Set(this.inScope(quota).map((rb) => `${kindOf(rb)}/${rb.metadata!.name}`));
-    return (kind, name) => named.has(`${kind}/${name}`);
-  }
-
-  /** What the pods on their way out that the quota counts take of `key` (hand-made ones included). */
-  private terminatingCounted(quota: QuotaSpec, key: Key): number {
-    const counts = this.podsCounter(quota);
-    return this.terminating
-      .filter((t) => counts(t.kind, t.name))
-      .reduce((sum, t) => sum + t.n * perReplica(t.name, key), 0);
-  }
-
-  /** Karmada's pods as they run now: on member `m`, or on every member. */
-  private memberPods(m?: number): MemberPods {
-    const on = (i: number) => m === undefined || i === m;
-    return {
-      running: [...this.pods].flatMap(([name, { uid, on: counts }]) =>
-        counts.flatMap((n, i) =>
-          n > 0 && on(i) ? [{ m: i, name, uid, kind: this.kinds.get(uid) ?? 'Deployment', n }] : [],
-        ),
-      ),
-      terminating: this.terminating.filter((t) => !t.handMade && on(t.m)).map((t) => ({ ...t })),
-    };
-  }
-
-  /**
-   * What the members are given of `key` under the quota (RUNS): every pod of Karmada's they run that
-   * the quota counts, those on their way out included, plus what each stored binding it selects may
-   * still start: its charge (`withClaims`: or its pending claim, if larger) less its pods not
-   * terminating on the members it is scheduled to. Hand-made pods (usage outside the federation) are
-   * left out. With `withClaims`, a pending claim of a name with no binding stored counts in full.
-   * `pods`: the pods as they run now, or as a published snapshot showed them.
-   */
-  private given(
-    quota: QuotaSpec,
-    key: Key,
-    withClaims = false,
-    pods: MemberPods = this.memberPods(),
-  ): { total: number; running: number; terminating: number; toStart: string[] } {
-    const counts = this.podsCounter(quota);
-    let running = 0;
-    for (const r of pods.running) if (counts(r.kind, r.name)) running += r.n * perReplica(r.name, key);
-    let terminating = 0;
-    for (const t of pods.terminating)
-      if (counts(t.kind, t.name)) terminating += t.n * perReplica(t.name, key);
-    const claims = withClaims ? this.claims(quota, key) : new Map<string, number>();
-    const toStart: string[] = [];
-    let startable = 0;
-    for (const rb of this.inScope(quota)) {
-      const name = rb.metadata!.name!;
-      const split = this.sharesNow(rb);
-      // Per member its share less its own pods there, plus the unsplit rest and what a pending
-      // claim adds to the charge.
-      let left = split.rest[key] + Math.max(0, (claims.get(name) ?? 0) - this.chargeNow(rb)[key]);
-      for (const [member, share] of split.on) {
-        const own = pods.running
-          .filter((r) => r.name === name && r.uid === rb.metadata!.uid && MEMBERS[r.m] === member)
-          .reduce((sum, r) => sum + r.n, 0);
-        left += Math.max(0, share[key] - own * perReplica(name, key));
-      }
-      claims.delete(name);
-      if (left > 0) toStart.push(`${name} ${left}`);
-      startable += left;
-    }
-    for (const [name, claimed] of claims) {
-      toStart.push(`${name} ${claimed} (claimed)`);
-      startable += claimed;
-    }
-    return { total: running + terminating + startable, running, terminating, toStart };
-  }
-
-  private check(step: number): Violation | undefined {
-    exercised.violationsChecked++;
-    if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
-    if (this.unboundedStored !== undefined) return this.violation('LIMIT', step, this.unboundedStored);
-    for (const q of this.specs) {
-      const stored = this.host.quotas.get(q.name);
-      if (stored === undefined) continue; // deleted: it limits nothing
-      const status = stored.status;
-      const ceiling = this.ceilings.get(q.name)!;
-      for (const key of limitedKeys(q)) {
-        const charged = this.charged(q, key);
-        // Warn and DryRun admit what Deny refuses: no LIMIT then, the rest holds in every mode. Back
-        // to Deny is an edit that may leave the quota over (edit()).
-        if (q.enforcement !== undefined && charged > q.hard[key]!) exercised.overWhileNotEnforced++;
-        if (q.enforcement === undefined && charged > ceiling[key]) {
-          const hard = q.hard[key]!;
-          return this.violation(
-            'LIMIT',
-            step,
-            `quota ${q.name}: stored bindings charge ${key}=${charged} > ${
-              ceiling[key] === hard
-                ? `hard ${hard}`
-                : `${ceiling[key]}, what they were when an edit left it over hard ${hard}`
-            }`,
-          );
-        }
-        if (this.awaitingRecount.has(q.name)) continue;
-        // While over after an edit, the ceiling follows the charges down, never below hard.
-        if (q.enforcement === undefined)
-          ceiling[key] = Math.max(q.hard[key]!, Math.min(ceiling[key], this.held(q, key)));
-        const counted = status?.observedGeneration === stored.metadata?.generation;
-        if (!counted || status?.used === undefined || !(key in status.used)) continue;
-        const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
-        const outside = this.outsideCounted.get(q.name)?.[key] ?? 0;
-        if (outside > 0) exercised.outsideCounted++;
-        if (accounted < charged + outside) {
-          return this.violation(
-            'ACCOUNTED',
-            step,
-            `quota ${q.name}: used+reserved ${key}=${accounted} < stored charges ${charged}${
-              outside > 0 ? ` + usage outside the federation it counted ${outside}` : ''
-            } (${JSON.stringify(status.reservations)})`,
-          );
-        }
-        // Every admitted change that can still land is covered too: per name, the larger of the stored
-        // binding's charge and the charge of each such change (a claim retired too early fails here).
-        const covered = this.coveredInFlight(q, key);
-        if (accounted < covered.total + outside) {
-          return this.violation(
-            'ACCOUNTED',
-            step,
-            `quota ${q.name}: used+reserved ${key}=${accounted} < ${covered.total}${
-              outside > 0 ? ` + ${outside}` : ''
-            }, the stored charges with the changes in flight that can still land (${covered.landable.join(', ')}) (${JSON.stringify(status.reservations)})`,
-          );
-        }
-      }
-    }
-    return this.checkRuns(step);
-  }
-
-  /**
-   * RUNS: under Deny, what the members are given (given: the pods they run that the quota counts, on
-   * their way out or not, and what each binding's charge lets it start yet) never exceeds hard, but by
-   * what the docs' causes add (runsCeilings: an edit, a change decided before it, what no admission
-   * decides), until a recount has counted it; then the ceiling follows the members down to hard.
-   */
-  private checkRuns(step: number): Violation | undefined {
-    for (const q of this.specs) {
-      if (!this.host.quotas.has(q.name) || q.enforcement !== undefined) continue;
-      const ceiling = this.runsCeilings.get(q.name)!;
-      for (const key of limitedKeys(q)) {
-        exercised.runsChecked++;
-        const given = this.given(q, key);
-        if (given.terminating > 0) exercised.runsTerminating++;
-        const pending = this.runsAllowance(q, key);
-        if (given.total > ceiling[key] + pending) {
-          const hard = q.hard[key]!;
-          const causes = [
-            ...(ceiling[key] > hard ? [`${ceiling[key] - hard} left by an edit or counted causes`] : []),
-            ...(pending > 0 ? [`${pending} not counted yet`] : []),
-          ];
-          return this.violation(
-            'RUNS',
-            step,
-            `quota ${q.name}: the members are given ${key}=${given.total} > hard ${hard}${
-              causes.length > 0 ? ` + ${causes.join(' + ')}` : ''
-            }: running ${given.running}, terminating ${given.terminating}, still to start [${given.toStart.join(', ')}]`,
-          );
-        }
-        if (this.awaitingRecount.has(q.name)) continue;
-        ceiling[key] = Math.max(
-          q.hard[key]!,
-          Math.min(ceiling[key], this.given(q, key, true).total - pending),
-        );
-      }
-    }
-    return undefined;
-  }
-
-  private violation(invariant: Violation['invariant'], step: number, message: string): Violation {
-    return { invariant, message, step, trace: [...this.trace] };
   }
 
   /** Runs the actions, checking after each; then drains, settles and checks the exact recount. */
@@ -1845,9 +1237,7 @@ export class Simulation {
   /**
    * Requeue to the end: Karmada re-sends what each requeue poked and the API server stores what is
    * admitted, time passes the requeue interval, the reconciler reconciles and requeues; REQUEUE_ROUNDS
-   * times. Then a waiting change that asks no more than its quota has free, by the independent recount,
-   * is a LIVENESS violation, unless a starving change ahead of it on that quota that could fit once
-   * enough frees holds the room (STARVING_AFTER_MS, by design).
+   * times; then LIVENESS (Invariants.liveness).
    */
   private async settleWaiting(step: number): Promise<Violation | undefined> {
     for (let round = 0; ; round++) {
@@ -1868,113 +1258,7 @@ export class Simulation {
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
     }
-    const found = this.check(step);
-    if (found) return found;
-    const live = this.waiting.live([...this.host.bindings.values()], this.now);
-    // What the binding would hold in the quota once admitted is within its hard limit: as judged
-    // when it was refused (its overrides then: the record keeps that charge; a policy changed since
-    // is seen only when its write comes again).
-    const couldFit = (write: ResourceBinding, q: QuotaSpec) =>
-      limitedKeys(q).every((key) => charge(write, judgedOverrides(write))[key] <= q.hard[key]!);
-    for (const record of live) {
-      if (this.waiting.inverted.has(record.binding)) {
-        exercised.waitingInverted++;
-        continue; // replicas flushed out of order: put right by Karmada's own retry (waiting-model.ts)
-      }
-      const q = this.specs.find((x) => x.name === record.quota)!;
-      // A deleted quota limits nothing; a key it no longer limits asks nothing of it.
-      const asked = this.host.quotas.has(q.name)
-        ? Object.entries(record.requested).filter(([key]) => limitedKeys(q).includes(key as Key))
-        : [];
-      if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
-      // Stored already by another write of the same spec, admitted before this refusal was recorded:
-      // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
-      const stored = this.host.bindings.get(record.binding);
-      const write = this.waiting.wantedWrite(record)!;
-      if (stored && stored.spec?.replicas === write.spec?.replicas && this.high(stored) === this.high(write))
-        continue;
-      // More than hard once admitted, on a key it was not refused on (a limit lowered since): it can
-      // never fit, whatever frees.
-      if (this.host.quotas.has(q.name) && !couldFit(write, q)) continue;
-      const heldBack = live.some(
-        (other) =>
-          other !== record &&
-          other.quota === record.quota &&
-          ((other.priority ?? 0) > (record.priority ?? 0) ||
-            ((other.priority ?? 0) === (record.priority ?? 0) &&
-              // Oldest first; of the same second, by name (the product's order).
-              (other.since < record.since ||
-                (other.since === record.since && other.binding < record.binding)))) &&
-          this.now - Date.parse(other.since) >= STARVING_AFTER_MS &&
-          // A record replicas flushed out of order holds what it says it needs, not what Karmada wants.
-          (this.waiting.inverted.has(other.binding)
-            ? Object.entries(other.needs ?? other.requested).every(
-                ([key, amount]) =>
-                  !limitedKeys(q).includes(key as Key) || milli(amount, key) <= q.hard[key as Key]!,
-              )
-            : couldFit(this.waiting.wantedWrite(other)!, q)),
-      );
-      if (heldBack) continue;
-      return this.violation(
-        'LIVENESS',
-        step,
-        `${record.binding} still waits on quota ${record.quota} since ${record.since} after ${REQUEUE_ROUNDS} requeue rounds, asking ${JSON.stringify(record.requested)} of free ${JSON.stringify(Object.fromEntries(limitedKeys(q).map((key) => [key, this.free(q, key)])))}; waiting: ${JSON.stringify(live.map((r) => [r.binding, r.quota, r.requested, r.since, r.requeuedAt ?? null]))}`,
-      );
-    }
-    return this.unkept(step, live);
-  }
-
-  /**
-   * A change whose last answer was a refusal over a limit or for usage not counted must still wait
-   * (a live record) until it is stored, its binding is deleted or re-created, or Karmada has stopped
-   * retrying it (ABANDONED_AFTER_MS): by the simulation's own reading of the answers, so a refusal
-   * the product never records, or forgets too early, is a LIVENESS violation too.
-   */
-  private unkept(step: number, live: readonly { binding: string }[]): Violation | undefined {
-    for (const [name, answer] of this.lastAnswer) {
-      if (!answer.waits || live.some((r) => r.binding === name)) continue;
-      if (this.waiting.inverted.has(name)) continue; // as above
-      if (this.now - answer.at > ABANDONED_AFTER_MS) continue;
-      const stored = this.host.bindings.get(name);
-      const wanted = answer.write;
-      if (
-        wanted.metadata?.resourceVersion === undefined
-          ? stored !== undefined
-          : stored?.metadata?.uid !== wanted.metadata.uid
-      )
-        continue; // created since, or deleted or re-created: Karmada wants something else now
-      if (
-        stored &&
-        stored.spec?.replicas === wanted.spec?.replicas &&
-        this.high(stored) === this.high(wanted)
-      )
-        continue;
-      return this.violation(
-        'LIVENESS',
-        step,
-        `${name}'s change to ${wanted.spec?.replicas} replicas${this.high(wanted) ? ' high' : ''}, refused at t+${(answer.at - Date.parse('2026-11-23T00:00:00Z')) / 1000}s, is neither stored nor waiting`,
-      );
-    }
-    return undefined;
-  }
-
-  /**
-   * What a quota has free on `key` by an independent recount: hard less what each binding name
-   * holds: its stored binding's charge, its pods still running on any member, or its pending claim,
-   * whichever is most (a binding being deleted charges nothing, but its pods count until its
-   * finalizer is done; a write admitted during the requeue rounds claims until its pods run), less
-   * the hand-made pods it counts and the pods on their way out it counts (a scale-down stored during
-   * the requeue rounds).
-   */
-  private free(q: QuotaSpec, key: Key): number {
-    const selected = this.inScope(q);
-    let handMade = 0;
-    BINDINGS.forEach(({ name }, b) => {
-      const rb = selected.find((x) => x.metadata!.name === name);
-      if (q.highOnly && (rb === undefined || kindOf(rb) !== 'Deployment')) return;
-      for (const row of this.outside) handMade += row[b]! * perReplica(name, key);
-    });
-    return q.hard[key]! - this.held(q, key, true) - handMade - this.terminatingCounted(q, key);
+    return this.check(step) ?? this.liveness(step);
   }
 }
 
