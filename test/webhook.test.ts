@@ -524,7 +524,13 @@ describe('the quota webhook, through the host API server', () => {
     });
     const scaledUp = structuredClone(stored);
     scaledUp.spec.replicas = 12;
-    const status = await refusal(replaceBinding(scaledUp));
+    // Until the webhook's quota watch delivers the edit, it may refuse from its copy of the old spec
+    // (any copy is sound for a refusal); from then on, the count of the old spec is not trusted.
+    const status = await eventually(
+      () => refusal(replaceBinding(scaledUp)),
+      (refused) => !refused.message.includes('limited: cpu=10'),
+      10_000,
+    );
     expect(status.code).toBe(403);
     expect(status.message).toContain('status unknown for quota: gold, resources: cpu');
     await countNoUsage(client(fed.host), namespace, 'gold'); // what a recount of the new spec writes
