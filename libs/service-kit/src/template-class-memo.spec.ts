@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { decodeClassMemo, type TemplateRef } from '#quota';
-import { TEMPLATE_CLASS_TTL_MS, templateClassField, templateClassKey } from '#usage';
+import { TEMPLATE_CLASS_TTL_MS, templateClassField, templateClassKey, templateClassWrittenKey } from '#usage';
 import { testRedisUrl } from '../../../test/support/federation.js';
 import { TemplateClassMemo } from './template-class-memo.js';
 
@@ -22,7 +22,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  await redis.del(templateClassKey(ref.namespace));
+  await redis.del(templateClassKey(ref.namespace), templateClassWrittenKey(ref.namespace));
   redis.disconnect();
 });
 
@@ -56,6 +56,23 @@ test('a memo unreadable reads as unknown and is replaced by the next record', as
   expect(await memo.read(ref, undefined)).toBeUndefined();
   await memo.record(ref, '130', 'high');
   expect(await stored()).toEqual([['130', 'high']]);
+});
+
+test("a record drops the memos of the namespace's templates not written for TEMPLATE_CLASS_TTL_MS", async () => {
+  const memo = new TemplateClassMemo(redis);
+  const gone = { ...ref, name: 'gone' };
+  const recent = { ...ref, name: 'recent' };
+  await memo.record(gone, '100', 'low');
+  await memo.record(recent, '101', 'high');
+  // As if `gone` was last written a day and a minute ago, `recent` a day less a minute ago.
+  const written = templateClassWrittenKey(ref.namespace);
+  await redis.zadd(written, Date.now() - TEMPLATE_CLASS_TTL_MS - 60_000, templateClassField(gone));
+  await redis.zadd(written, Date.now() - TEMPLATE_CLASS_TTL_MS + 60_000, templateClassField(recent));
+  await memo.record(ref, '130', 'high');
+  const fields = await redis.hkeys(templateClassKey(ref.namespace));
+  expect(fields.sort()).toEqual([templateClassField(recent), templateClassField(ref)].sort());
+  expect((await redis.zrange(written, 0, -1)).sort()).toEqual(fields.sort());
+  expect(await redis.pttl(written)).toBeGreaterThan(TEMPLATE_CLASS_TTL_MS - 60_000);
 });
 
 test('with Redis unreachable the memo reads as unknown and records nothing, never failing', async () => {

@@ -7,19 +7,27 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '#api';
 import { decodeClassMemo, encodeClassMemo, rememberClass, type ClassMemo, type TemplateRef } from '#quota';
-import { TEMPLATE_CLASS_TTL_MS, templateClassField, templateClassKey } from '#usage';
+import { TEMPLATE_CLASS_TTL_MS, templateClassField, templateClassKey, templateClassWrittenKey } from '#usage';
 import type { RedisClient } from './redis.module.js';
 
 /**
  * Writes field ARGV[1] of hash KEYS[1] to ARGV[3] only while it still holds ARGV[2] ('' for none),
- * and keeps the hash ARGV[4] ms: a replica recording another version meanwhile makes this one read
- * and merge again.
+ * and notes the write at ARGV[5] (ms) in the sorted set KEYS[2]: a replica recording another version
+ * meanwhile makes this one read and merge again. Drops the fields not written since ARGV[5] - ARGV[4]
+ * and keeps both keys ARGV[4] ms.
  */
 const WRITE_IF_UNCHANGED = `
 local stored = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if stored ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (tonumber(ARGV[5]) - tonumber(ARGV[4])))
+for _, field in ipairs(stale) do
+  redis.call('HDEL', KEYS[1], field)
+  redis.call('ZREM', KEYS[2], field)
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1`;
 
 /** Merges a record may take while other replicas record versions of the same template. */
@@ -58,12 +66,14 @@ export class TemplateClassMemo {
         if (next === undefined) return;
         const written = await this.redis.eval(
           WRITE_IF_UNCHANGED,
-          1,
+          2,
           key,
+          templateClassWrittenKey(ref.namespace),
           field,
           raw ?? '',
           encodeClassMemo(next),
           String(TEMPLATE_CLASS_TTL_MS),
+          String(Date.now()),
         );
         if (written === 1) return;
       }

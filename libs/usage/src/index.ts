@@ -43,6 +43,7 @@ export {
   waitingKey,
   templateClassField,
   templateClassKey,
+  templateClassWrittenKey,
   TEMPLATE_CLASS_TTL_MS,
 } from './snapshot-layout.js';
 export type {

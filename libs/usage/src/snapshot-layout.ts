@@ -57,10 +57,20 @@ export function waitingKey(namespace: string): string {
  * `kq:template-class:{<namespace>}`: hash of templateClassField -> JSON ClassMemo (libs/quota
  * template-class-memo.ts), the priority classes of the template versions the webhook and the
  * reconciler read, so that a binding naming an older version is judged with that version's class.
- * Written (compare-and-set of one field, PEXPIRE TEMPLATE_CLASS_TTL_MS) when a version new to it is read.
+ * Written (compare-and-set of one field, PEXPIRE TEMPLATE_CLASS_TTL_MS) when a version new to it is
+ * read; memos not written for TEMPLATE_CLASS_TTL_MS are dropped then (templateClassWrittenKey).
  */
 export function templateClassKey(namespace: string): string {
   return `${KEY_PREFIX}:template-class:{${checkName('namespace', namespace)}}`;
+}
+
+/**
+ * `kq:template-class-at:{<namespace>}`: sorted set of templateClassField -> when its memo was last
+ * written (ms): a write also drops the memos of templates not written for TEMPLATE_CLASS_TTL_MS, so
+ * the hash of a busy namespace does not keep the memos of templates long gone.
+ */
+export function templateClassWrittenKey(namespace: string): string {
+  return `${KEY_PREFIX}:template-class-at:{${checkName('namespace', namespace)}}`;
 }
 
 /** A template's field in templateClassKey: `<API group>/<kind>/<name>` (group '' for the core API). */
@@ -70,7 +80,7 @@ export function templateClassField(template: { apiVersion: string; kind: string;
 }
 
 /**
- * How long a namespace's memo outlives its last write: a binding names an older template version
+ * How long a template's memo outlives its last write: a binding names an older template version
  * only until Karmada's detector updates it, seconds after the template changed (longer while Karmada
  * is down).
  */
