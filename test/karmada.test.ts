@@ -8,11 +8,13 @@ import {
   FEDERATED_RESOURCE_QUOTA,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
+  WORKLOAD_USAGE,
   type FederatedResourceQuota,
   type KarmadaQuota,
   type ResourceBinding,
 } from '#api';
 import { bindingCharge } from '#quota';
+import { recordedObservations, USAGE_RECORD_NAME, workloadUsage } from '#quota-view';
 import {
   Federation,
   karmadaWorkload,
@@ -610,6 +612,28 @@ describe('the limit holds with Karmada as it ships (default feature gates)', () 
       name: 'others',
     })) as KarmadaQuota;
     expect(cpu(others.status?.used?.['cpu']) + cpu(others.status?.reserved?.['cpu'])).toBe(0);
+
+    // kubectl kq and the console judge the binding as the reconciler did, from its usage record:
+    // `small` holds high's quota, not others'.
+    const shown = async (quota: string) => {
+      const [q, bindings, record] = await Promise.all([
+        custom().getNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, name: quota }),
+        custom().listNamespacedCustomObject({ ...RESOURCE_BINDING, namespace }),
+        custom()
+          .getNamespacedCustomObject({ ...WORKLOAD_USAGE, namespace, name: USAGE_RECORD_NAME })
+          .catch(() => undefined),
+      ]);
+      const items = (bindings as { items: ResourceBinding[] }).items;
+      const view = workloadUsage(q as KarmadaQuota, items, recordedObservations(record, new Date()));
+      return view.rows.map((row) => row.binding);
+    };
+    expect(
+      await eventually(
+        () => shown('high'),
+        (rows) => rows.includes('small'),
+      ),
+    ).toContain('small');
+    expect(await shown('others')).not.toContain('small');
   });
 
   test('pods on their way out never stand in for a scale-up: 4 -> 2 -> 4 while the old pods terminate', async () => {

@@ -101,7 +101,7 @@ export class ReconcileService implements OnModuleDestroy {
       if (input.unknown.length === 0) {
         const bindings = await this.judged(view.bindings, view.quotas);
         if (statusesCurrentIn({ ...view, bindings }, input, Date.now())) {
-          this.usageRecorder.offer(namespace, view.quotas, input.clusters);
+          this.usageRecorder.offer(namespace, view.quotas, input.clusters, bindings);
           return { quotas: view.quotas.length, written: 0, conflicts: 0, skipped: true };
         }
         cachedInput = { counted, input };
@@ -123,6 +123,7 @@ export class ReconcileService implements OnModuleDestroy {
     // Bindings get their templates' classes for every quota read so far: one read again after a
     // conflict (reconcile-loop.ts) may select by class where the one listed first did not.
     const read = [...quotas];
+    let judged: ResourceBinding[] = [];
     const outcome = await reconcileQuotas(
       {
         getQuota: async (ns, name) => {
@@ -130,7 +131,7 @@ export class ReconcileService implements OnModuleDestroy {
           read.push(quota);
           return quota;
         },
-        listBindings: async (ns) => this.judged(await this.listBindings(ns), read),
+        listBindings: async (ns) => (judged = await this.judged(await this.listBindings(ns), read)),
         writeStatus: async (quota) => {
           const written = await this.quotas.writeStatus(quota);
           this.cache.noteOwnWrite(written);
@@ -145,7 +146,7 @@ export class ReconcileService implements OnModuleDestroy {
       (message) => this.logger.warn({ namespace }, message),
     );
     await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
-    this.usageRecorder.offer(namespace, quotas, input.clusters);
+    this.usageRecorder.offer(namespace, quotas, input.clusters, judged);
     return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
   }
 

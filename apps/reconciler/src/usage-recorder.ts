@@ -7,9 +7,15 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { KARMADA_QUOTA, WORKLOAD_USAGE, describeError, type KarmadaQuota } from '#api';
+import { KARMADA_QUOTA, WORKLOAD_USAGE, describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import type { ObservedCluster } from '#quota';
-import { USAGE_RECORD_NAME, usageFingerprint, usageRecord } from '#quota-view';
+import {
+  judgmentsOf,
+  USAGE_RECORD_NAME,
+  usageFingerprint,
+  usageRecord,
+  type JudgedBinding,
+} from '#quota-view';
 import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { LatestPerInterval } from './latest-per-interval.js';
 
@@ -26,6 +32,7 @@ const WARN_EVERY_MS = 60_000;
 interface Reading {
   quotas: readonly KarmadaQuota[];
   clusters: readonly ObservedCluster[];
+  judged: readonly JudgedBinding[];
 }
 
 @Injectable()
@@ -48,20 +55,29 @@ export class UsageRecorder implements OnModuleDestroy {
     );
   }
 
-  /** The usage a reconcile read for `namespace`, whose quotas are `quotas`. */
-  offer(namespace: string, quotas: readonly KarmadaQuota[], clusters: readonly ObservedCluster[]): void {
+  /**
+   * The usage a reconcile read for `namespace`, whose quotas are `quotas`, and its bindings as the
+   * reconcile charged them (`bindings`, judged: their templates' classes, their overrides).
+   */
+  offer(
+    namespace: string,
+    quotas: readonly KarmadaQuota[],
+    clusters: readonly ObservedCluster[],
+    bindings: readonly ResourceBinding[],
+  ): void {
     const owners = quotas.filter((q) => q.metadata?.name && q.metadata.uid);
     if (owners.length === 0) return;
-    const fingerprint = `${owners.map((q) => q.metadata!.uid).join(',')} ${usageFingerprint(clusters)}`;
-    this.schedule.offer(namespace, { quotas: owners, clusters }, fingerprint);
+    const judged = judgmentsOf(bindings);
+    const fingerprint = `${owners.map((q) => q.metadata!.uid).join(',')} ${usageFingerprint(clusters, judged)}`;
+    this.schedule.offer(namespace, { quotas: owners, clusters, judged }, fingerprint);
   }
 
   onModuleDestroy(): void {
     this.schedule.stop();
   }
 
-  private async write(namespace: string, { quotas, clusters }: Reading, at: Date): Promise<boolean> {
-    const record = usageRecord(namespace, clusters, at);
+  private async write(namespace: string, { quotas, clusters, judged }: Reading, at: Date): Promise<boolean> {
+    const record = usageRecord(namespace, clusters, judged, at);
     const owned = {
       ...record,
       metadata: {

@@ -200,7 +200,7 @@ const cases: CrdCase[] = [
     file: CRD_FILE_NAMES.workloadUsage,
     info: WORKLOAD_USAGE,
     categories: ['karmada-io'],
-    record: ['clusters', 'observedAt', 'tooManyWorkloads'],
+    record: ['bindings', 'clusters', 'observedAt', 'tooManyWorkloads'],
   },
   { file: CRD_FILE_NAMES.resourceBinding, info: RESOURCE_BINDING, categories: ['karmada-io'] },
   { file: CRD_FILE_NAMES.cluster, info: CLUSTER },

@@ -7,8 +7,21 @@
  * statuses never read it, so a record edited by hand changes what is shown, never what is admitted
  * (docs/concepts/observed-usage.md, "The usage record").
  */
-import { CLUSTER_USAGE_STATES, isJsonObject, WORKLOAD_USAGE, type ClusterUsageState } from '#api';
-import { isTime, isWireList, type ObservedCluster, type UsageList } from '#quota';
+import {
+  CLUSTER_USAGE_STATES,
+  isJsonObject,
+  WORKLOAD_USAGE,
+  type ClusterUsageState,
+  type ResourceBinding,
+} from '#api';
+import {
+  clusterOverridesOf,
+  isTime,
+  isWireList,
+  type ClusterOverride,
+  type ObservedCluster,
+  type UsageList,
+} from '#quota';
 import type { WorkloadObservations } from './workload-usage.js';
 
 /** The WorkloadUsage's name in each namespace with a KarmadaQuota. */
@@ -17,10 +30,44 @@ export const USAGE_RECORD_NAME = 'usage';
 /** An object holds at most 1.5 MiB in etcd; a namespace whose record would not fit gets only its size. */
 export const USAGE_RECORD_MAX_BYTES = 900_000;
 
+/**
+ * How the reconciler judged a binding beyond what the binding says: its template's priority class
+ * (Karmada writes none with its default gates) and what OverridePolicies make its clusters run. The
+ * views judge the binding so too, or a class-scoped quota would show none of the workloads it counts.
+ */
+export interface JudgedBinding {
+  name: string;
+  uid: string;
+  priorityClassName?: string;
+  overrides?: ClusterOverride[];
+}
+
 /** The usage of a namespace as read back from its record, and when the reconciler read it. */
 export interface RecordedUsage {
   clusters: ObservedCluster[];
   observedAt: string;
+  judged: JudgedBinding[];
+}
+
+/** What `judged` (the bindings as the reconciler charged them) adds to the bindings' own word. */
+export function judgmentsOf(judged: readonly ResourceBinding[]): JudgedBinding[] {
+  return judged.flatMap((rb) => {
+    const name = rb.metadata?.name;
+    const uid = rb.metadata?.uid;
+    const priorityClassName = rb.spec?.replicaRequirements?.priorityClassName;
+    const overrides = clusterOverridesOf(rb);
+    if (!name || !uid || (!priorityClassName && overrides.length === 0)) return [];
+    return [
+      {
+        name,
+        uid,
+        ...(priorityClassName ? { priorityClassName } : {}),
+        ...(overrides.length > 0
+          ? { overrides: overrides.map((o) => ({ ...o, policies: [...o.policies] })) }
+          : {}),
+      },
+    ];
+  });
 }
 
 const wire = (list: UsageList): Record<string, string> =>
@@ -46,14 +93,21 @@ function usageOf(clusters: readonly ObservedCluster[]) {
 }
 
 /** Equal for two readings that differ only in sync times: such a reading is not written again. */
-export const usageFingerprint = (clusters: readonly ObservedCluster[]): string =>
-  JSON.stringify(usageOf(clusters));
+export const usageFingerprint = (
+  clusters: readonly ObservedCluster[],
+  judged: readonly JudgedBinding[],
+): string => JSON.stringify([usageOf(clusters), judged]);
 
 /**
- * The WorkloadUsage for `clusters` read at `now` (its metadata but the name and namespace is the
- * writer's); only the workload count when it would not fit.
+ * The WorkloadUsage for `clusters` read at `now` and the bindings as `judged` (its metadata but the
+ * name and namespace is the writer's); only the workload count when it would not fit.
  */
-export function usageRecord(namespace: string, clusters: readonly ObservedCluster[], now: Date) {
+export function usageRecord(
+  namespace: string,
+  clusters: readonly ObservedCluster[],
+  judged: readonly JudgedBinding[],
+  now: Date,
+) {
   const head = {
     apiVersion: WORKLOAD_USAGE.apiVersion,
     kind: WORKLOAD_USAGE.kind,
@@ -64,6 +118,7 @@ export function usageRecord(namespace: string, clusters: readonly ObservedCluste
   const record = {
     ...head,
     clusters: usageOf(clusters).map((c) => ({ ...c, lastSyncTime: sync.get(c.name)! })),
+    ...(judged.length > 0 ? { bindings: judged } : {}),
   };
   if (Buffer.byteLength(JSON.stringify(record)) <= USAGE_RECORD_MAX_BYTES) return record;
   return { ...head, tooManyWorkloads: clusters.reduce((sum, c) => sum + c.workloads.length, 0) };
@@ -88,7 +143,10 @@ export function readUsageRecord(record: unknown): { usage: RecordedUsage } | { p
     };
   if (!Array.isArray(record.clusters) || !record.clusters.every(isRecordedCluster))
     return { problem: `${where} has a malformed clusters list` };
-  return { usage: { clusters: record.clusters, observedAt: record.observedAt } };
+  const judged = record.bindings ?? [];
+  if (!Array.isArray(judged) || !judged.every(isJudgedBinding))
+    return { problem: `${where} has a malformed bindings list` };
+  return { usage: { clusters: record.clusters, observedAt: record.observedAt, judged } };
 }
 
 /** The record as workloadUsage takes it: the usage to split by, or why there is none. */
@@ -113,5 +171,22 @@ function isRecordedCluster(value: unknown): value is ObservedCluster {
         (w.terminating === undefined || typeof w.terminating === 'boolean') &&
         isWireList(w.used),
     )
+  );
+}
+
+function isJudgedBinding(value: unknown): value is JudgedBinding {
+  const isOverride = (o: unknown) =>
+    isJsonObject(o) &&
+    typeof o.cluster === 'string' &&
+    (o.replicas === undefined || Number.isInteger(o.replicas)) &&
+    (o.resourceRequest === undefined || isWireList(o.resourceRequest)) &&
+    Array.isArray(o.policies) &&
+    o.policies.every((p) => typeof p === 'string');
+  return (
+    isJsonObject(value) &&
+    typeof value.name === 'string' &&
+    typeof value.uid === 'string' &&
+    (value.priorityClassName === undefined || typeof value.priorityClassName === 'string') &&
+    (value.overrides === undefined || (Array.isArray(value.overrides) && value.overrides.every(isOverride)))
   );
 }

@@ -171,4 +171,39 @@ describe('workloadUsage', () => {
       ),
     ]);
   });
+
+  it('judges the bindings as the reconciler did: its template class, its overrides', () => {
+    const high = {
+      matchExpressions: [{ scopeName: 'PriorityClass' as const, operator: 'In' as const, values: ['high'] }],
+    };
+    // As Karmada writes them with its default gates: no class; the reconciler read `high` off web's template.
+    const stored = [
+      binding('web', 2, '500m', [{ name: 'm1', replicas: 2 }]),
+      binding('api', 1, '500m', [{ name: 'm1', replicas: 1 }]),
+    ];
+    const judged = [
+      { name: 'web', uid: 'uid-web', priorityClassName: 'high' },
+      {
+        name: 'api',
+        uid: 'uid-api',
+        overrides: [{ cluster: 'm1', replicas: 3, policies: ['OverridePolicy ns/api'] }],
+      },
+      // Another object of the name: judged before it was re-created, so not this one's.
+      { name: 'gone', uid: 'uid-old', priorityClassName: 'high' },
+    ];
+    const usage = { ...onM1({}), judged };
+    const rows = (q: KarmadaQuota, observations?: Parameters<typeof workloadUsage>[2]) =>
+      workloadUsage(
+        q,
+        [...stored, binding('gone', 1, '500m', [{ name: 'm1', replicas: 1 }])],
+        observations,
+      ).rows.map((r) => [r.binding, r.charged]);
+    expect(rows(quota({}, high), usage)).toEqual([['web', { cpu: '1', pods: '2' }]]);
+    expect(rows(quota({}, high), { problem: 'no record yet' })).toEqual([]);
+    expect(rows(quota({}), usage)).toEqual([
+      ['api', { cpu: '1500m', pods: '3' }],
+      ['web', { cpu: '1', pods: '2' }],
+      ['gone', { cpu: '500m', pods: '1' }],
+    ]);
+  });
 });

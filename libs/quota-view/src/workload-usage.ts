@@ -9,8 +9,15 @@ import {
   removeZeros,
   type ResourceList,
 } from '#quantity';
-import { computeQuotaStatus, storedCharge, type ObservedCluster } from '#quota';
+import {
+  computeQuotaStatus,
+  storedCharge,
+  withClusterOverrides,
+  withTemplateClass,
+  type ObservedCluster,
+} from '#quota';
 import { percentOf } from './quota-view.js';
+import type { JudgedBinding } from './usage-record.js';
 
 /**
  * Usage by workload: each ResourceBinding the quota selects with its charge (replicas x requests, as
@@ -50,18 +57,34 @@ export interface WorkloadUsage {
 
 /**
  * The aggregators' per-workload usage of the quota's namespace (`observedAt`: when it was read, if
- * not just now), with the time to settle claims at; or why it cannot be had.
+ * not just now), with the time to settle claims at, and how the reconciler judged the bindings
+ * (`judged`); or why it cannot be had.
  */
 export type WorkloadObservations =
-  { clusters: ObservedCluster[]; now: Date; observedAt?: string } | { problem: string };
+  | { clusters: ObservedCluster[]; now: Date; observedAt?: string; judged?: readonly JudgedBinding[] }
+  | { problem: string };
+
+/** The bindings judged as the reconciler judged them (its template's class, its overrides). */
+function asJudged(bindings: readonly ResourceBinding[], judged: readonly JudgedBinding[]): ResourceBinding[] {
+  const byName = new Map(judged.map((j) => [j.name, j]));
+  return bindings.map((rb) => {
+    const judgment = byName.get(rb.metadata?.name ?? '');
+    if (judgment === undefined || judgment.uid !== rb.metadata?.uid) return rb;
+    const classed = rb.spec?.replicaRequirements?.priorityClassName
+      ? rb
+      : withTemplateClass(rb, judgment.priorityClassName);
+    return withClusterOverrides(classed, judgment.overrides ?? []);
+  });
+}
 
 /** Largest first: the highest share of a limit (charged, else the other usage), then by name. */
 export function workloadUsage(
   quota: KarmadaQuota,
-  bindings: readonly ResourceBinding[],
+  wireBindings: readonly ResourceBinding[],
   usage?: WorkloadObservations,
 ): WorkloadUsage {
   const problems: string[] = [];
+  const bindings = usage && 'judged' in usage ? asJudged(wireBindings, usage.judged ?? []) : wireBindings;
   const read = (raw: unknown) => parseResourceList(raw, 'list').list;
   const status = quota.status ?? {};
   const hard = read(status.hard ?? quota.spec?.hard);
