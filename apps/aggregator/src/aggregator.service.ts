@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota, describeError, isJsonObject } from '#api';
-import { customObjectInformer, METRICS, ResilientInformer } from '#service-kit';
+import { customObjectInformer, KARMADA_KUBECONFIG, METRICS, ResilientInformer } from '#service-kit';
 import { isClusterName } from '#usage';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
@@ -17,7 +17,6 @@ import { MemberWatcher, sameCredentials, type MemberCredentials } from './member
 import { UsagePublisher } from './usage-publisher.js';
 
 export const AGGREGATOR_CONFIG = Symbol('AGGREGATOR_CONFIG');
-export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
 
 /** The clusters a quota's status has a slice for, by name (only names a cluster can have). */
 function statusClusters(quota: KarmadaQuota): string[] {
@@ -53,7 +52,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
 
   constructor(
     @Inject(AGGREGATOR_CONFIG) private readonly config: AggregatorConfig,
-    @Inject(HOST_KUBECONFIG) private readonly host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) private readonly karmada: k8s.KubeConfig,
     private readonly publisher: UsagePublisher,
     @Inject(METRICS) metrics: Registry,
   ) {
@@ -88,7 +87,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
     });
     this.leases = new ClusterLeases(
-      host,
+      karmada,
       {
         namespace: config.LEASE_NAMESPACE,
         identity: config.AGGREGATOR_ID,
@@ -98,7 +97,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     );
     this.leaseChanges = this.leases.watchChanges(() => void this.sync(), config.MAX_RETRY_BACKOFF_MS);
     this.clusterInformer = new ResilientInformer<Cluster>(
-      customObjectInformer<Cluster>(host, CLUSTER),
+      customObjectInformer<Cluster>(karmada, CLUSTER),
       {
         upsert: (c) => this.onCluster(c.metadata!.name!, c),
         remove: (c) => this.onCluster(c.metadata!.name!, undefined),
@@ -117,7 +116,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     );
     const quotaId = (q: KarmadaQuota) => `${q.metadata?.namespace}/${q.metadata?.name}`;
     this.quotaInformer = new ResilientInformer<KarmadaQuota>(
-      customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA),
+      customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA),
       {
         upsert: (q) => {
           const keys = Object.keys(q.spec?.hard ?? {});
@@ -346,7 +345,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   /** The names of the Cluster objects on the host, listed now (not from the watch's cache). */
   private async hostClusterNames(): Promise<Set<string | undefined>> {
     const { group, version, plural } = CLUSTER;
-    const list = (await this.host
+    const list = (await this.karmada
       .makeApiClient(k8s.CustomObjectsApi)
       .listClusterCustomObject({ group, version, plural })) as { items: Cluster[] };
     return new Set(list.items.map((c) => c.metadata?.name));
@@ -364,7 +363,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       return undefined;
     }
     try {
-      const secret = await this.host
+      const secret = await this.karmada
         .makeApiClient(k8s.CoreV1Api)
         .readNamespacedSecret(ref as { name: string; namespace: string });
       const field = (key: string) =>

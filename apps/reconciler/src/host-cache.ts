@@ -7,9 +7,8 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { customObjectInformer, ResilientInformer } from '#service-kit';
+import { customObjectInformer, KARMADA_KUBECONFIG, ResilientInformer } from '#service-kit';
 import type { CachedView } from '#accounting';
-import { HOST_KUBECONFIG } from './config.js';
 
 const OWN_WRITES_KEPT = 10_000;
 const versionKey = (quota: KarmadaQuota) => `${quota.metadata?.uid}@${quota.metadata?.resourceVersion}`;
@@ -40,9 +39,9 @@ export class HostCache {
   private quotasWatched = false;
   private bindingsWatched = false;
 
-  constructor(@Inject(HOST_KUBECONFIG) host: k8s.KubeConfig) {
-    this.quotaInformer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
-    this.bindingInformer = customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING);
+  constructor(@Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig) {
+    this.quotaInformer = customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA);
+    this.bindingInformer = customObjectInformer<ResourceBinding>(karmada, RESOURCE_BINDING);
     const watchHandlers = (what: string, watched: (on: boolean) => void) => ({
       synced: () => {
         watched(true);

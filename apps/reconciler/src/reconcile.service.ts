@@ -5,6 +5,7 @@ import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
+  KARMADA_KUBECONFIG,
   KubeQuotaStore,
   METRICS,
   QuotaEventWriter,
@@ -14,7 +15,7 @@ import {
   type RedisClient,
 } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { HostCache } from './host-cache.js';
 import { countedClusters, reconcileQuotas, statusesCurrentIn, type ReconcileInput } from '#accounting';
 import { readObservedUsage } from './usage-reader.js';
@@ -55,7 +56,7 @@ export class ReconcileService implements OnModuleDestroy {
   private readonly overrides: BindingOverrides;
 
   constructor(
-    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
@@ -63,12 +64,12 @@ export class ReconcileService implements OnModuleDestroy {
     private readonly usageRecorder: UsageRecorder,
     private readonly clockCheck: ClockCheck,
   ) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
-    this.quotas = new KubeQuotaStore(host);
-    this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
-    this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
-    this.templateClasses = new TemplateClasses(host, redis);
-    this.overrides = new BindingOverrides(host);
+    this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
+    this.quotas = new KubeQuotaStore(karmada);
+    this.events = new QuotaEventWriter(karmada, 'karmada-quota-reconciler');
+    this.waiting = new WaitingChanges(karmada, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
+    this.templateClasses = new TemplateClasses(karmada, redis);
+    this.overrides = new BindingOverrides(karmada);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -10,7 +10,8 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import { KARMADA_QUOTA, WORKLOAD_USAGE, describeError, type KarmadaQuota } from '#api';
 import type { ObservedCluster } from '#quota';
 import { USAGE_RECORD_NAME, usageFingerprint, usageRecord } from '#quota-view';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { KARMADA_KUBECONFIG } from '#service-kit';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { LatestPerInterval } from './latest-per-interval.js';
 
 /**
@@ -37,10 +38,10 @@ export class UsageRecorder implements OnModuleDestroy {
   private failedSinceWarning = 0;
 
   constructor(
-    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
     @Inject(RECONCILER_CONFIG) config: ReconcilerConfig,
   ) {
-    this.objects = k8s.KubernetesObjectApi.makeApiClient(host);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(karmada);
     this.schedule = new LatestPerInterval(
       config.USAGE_RECORD_SECONDS * 1000,
       USAGE_RECORD_REFRESH_MS,
