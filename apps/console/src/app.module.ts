@@ -5,7 +5,7 @@ import { Authorizer } from './authorizer.js';
 import type { ConsoleConfig } from './config.js';
 import { ConsoleController } from './console.controller.js';
 import { LiveUpdates } from './live-updates.js';
-import { BindingCache, QuotaCache } from './host-cache.js';
+import { BindingCache, QuotaCache } from './watched-objects.js';
 import { PrometheusTrends } from './prometheus-trends.js';
 import { QuotaReader } from './quota-reader.js';
 import { UsageHistory } from './usage-history.js';

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import type { Caller } from './access.js';
-import type { QuotaCache } from './host-cache.js';
+import type { QuotaCache } from './watched-objects.js';
 import type { QuotaReader } from './quota-reader.js';
 import { snapshot, sseFrame } from './snapshot.js';
 

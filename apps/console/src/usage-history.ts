@@ -1,7 +1,7 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { describeError } from '#api';
 import { quotaView, sparkline, type QuotaView, type TrendSample } from '#quota-view';
-import type { QuotaCache } from './host-cache.js';
+import type { QuotaCache } from './watched-objects.js';
 import type { ResourceTrend } from './snapshot.js';
 
 /** How far back the page's trends go. */

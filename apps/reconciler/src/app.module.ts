@@ -10,7 +10,7 @@ import {
 } from '#service-kit';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { FederatedQuotas } from './federated-quotas.js';
-import { HostCache } from './host-cache.js';
+import { NamespaceCache } from './namespace-cache.js';
 import { ReconcileService } from './reconcile.service.js';
 import { ReconcileWorker } from './reconcile.worker.js';
 import { TriggersService } from './triggers.service.js';
@@ -34,7 +34,7 @@ export class ReconcilerModule {
       providers: [
         { provide: RECONCILER_CONFIG, useValue: config },
         { provide: KARMADA_KUBECONFIG, useValue: karmadaKubeConfig(config) },
-        HostCache,
+        NamespaceCache,
         ReconcileService,
         ReconcileWorker,
         TriggersService,

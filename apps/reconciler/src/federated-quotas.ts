@@ -24,7 +24,7 @@ import {
 } from '#quota';
 import { customObjectInformer, KARMADA_KUBECONFIG, QuotaEventWriter, ResilientInformer } from '#service-kit';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
-import { HostCache } from './host-cache.js';
+import { NamespaceCache } from './namespace-cache.js';
 
 /** A sync that failed (a conflict, the API server away) is tried again after this long. */
 const RETRY_MS = 2_000;
@@ -54,7 +54,7 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
   constructor(
     @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
     @Inject(RECONCILER_CONFIG) config: ReconcilerConfig,
-    cache: HostCache,
+    cache: NamespaceCache,
   ) {
     this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
     this.events = new QuotaEventWriter(karmada, 'karmada-quota-reconciler');

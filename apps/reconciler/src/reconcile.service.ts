@@ -16,7 +16,7 @@ import {
 } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
-import { HostCache } from './host-cache.js';
+import { NamespaceCache } from './namespace-cache.js';
 import { countedClusters, reconcileQuotas, statusesCurrentIn, type ReconcileInput } from '#accounting';
 import { readObservedUsage } from './usage-reader.js';
 import { UsageRecorder } from './usage-recorder.js';
@@ -60,7 +60,7 @@ export class ReconcileService implements OnModuleDestroy {
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
-    private readonly cache: HostCache,
+    private readonly cache: NamespaceCache,
     private readonly usageRecorder: UsageRecorder,
     private readonly clockCheck: ClockCheck,
   ) {
