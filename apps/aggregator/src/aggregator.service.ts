@@ -28,7 +28,8 @@ function statusClusters(quota: KarmadaQuota): string[] {
 
 /**
  * Keeps one MemberWatcher per member cluster this replica holds the Lease of, following the
- * Cluster objects on the host (added, changed, removed at run time), and publishes their usage.
+ * Cluster objects on the Karmada API server (added, changed, removed at run time), and publishes
+ * their usage.
  */
 @Injectable()
 export class AggregatorService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -41,7 +42,10 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly quotaInformer: ResilientInformer<KarmadaQuota>;
   /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
   private readonly quotaKeys = new Map<string, string[]>();
-  /** By quota: its namespace and the clusters its status counts (to withdraw one the host no longer has). */
+  /**
+   * By quota: its namespace and the clusters its status counts (to withdraw one the Karmada API
+   * server no longer has).
+   */
   private readonly quotaClusters = new Map<string, { namespace: string; clusters: string[] }>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly events: Counter<'cluster' | 'resource'>;
@@ -314,12 +318,13 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * Withdraws the usage of every cluster that Redis or a quota's status still has, but that the host
-   * no longer has and no replica watches: one removed while its watcher was handing it over, crashed
-   * or never started (bad credentials). Its watcher would have withdrawn it; nobody else would, and
-   * its last usage would count forever (or, once Redis lost it, leave its namespaces "unknown").
-   * The host is listed afresh before, so a lagging Cluster watch cannot withdraw a live cluster, and
-   * a live Lease means its holder is still publishing it and withdraws it itself.
+   * Withdraws the usage of every cluster that Redis or a quota's status still has, but that the
+   * Karmada API server no longer has and no replica watches: one removed while its watcher was
+   * handing it over, crashed or never started (bad credentials). Its watcher would have withdrawn
+   * it; nobody else would, and its last usage would count forever (or, once Redis lost it, leave
+   * its namespaces "unknown"). The Clusters are listed afresh before, so a lagging Cluster watch
+   * cannot withdraw a live cluster, and a live Lease means its holder is still publishing it and
+   * withdraws it itself.
    */
   private async withdrawUnwatched(): Promise<void> {
     const countedIn = new Map<string, Set<string>>();
@@ -330,8 +335,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     const known = [...new Set([...(await this.publisher.publishedClusters()), ...countedIn.keys()])];
     const candidates = known.filter((name) => !this.clusters.has(name) && !this.watchers.has(name));
     if (candidates.length === 0) return;
-    const onHost = await this.hostClusterNames();
-    const gone = await this.leases.unheld(candidates.filter((name) => !onHost.has(name)));
+    const registered = await this.registeredClusterNames();
+    const gone = await this.leases.unheld(candidates.filter((name) => !registered.has(name)));
     for (const cluster of gone) {
       const namespaces = [...(countedIn.get(cluster) ?? [])];
       if (await this.publisher.withdrawUnwatched(cluster, namespaces))
@@ -342,8 +347,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  /** The names of the Cluster objects on the host, listed now (not from the watch's cache). */
-  private async hostClusterNames(): Promise<Set<string | undefined>> {
+  /** The names of the Cluster objects on the Karmada API server, listed now (not from the watch's cache). */
+  private async registeredClusterNames(): Promise<Set<string | undefined>> {
     const { group, version, plural } = CLUSTER;
     const list = (await this.karmada
       .makeApiClient(k8s.CustomObjectsApi)

@@ -65,8 +65,8 @@ const seriesKey = (view: Pick<QuotaView, 'namespace' | 'name'>, resource: string
 
 /**
  * Whether each quota is filling: every `sampleSeconds` the console reads status.used of every quota
- * (from its watch: no request to the host) as a percent of hard, for the last 24 hours. Kept in
- * memory: a restarted console starts a new history, and each replica keeps its own.
+ * (from its watch: no request to the Karmada API server) as a percent of hard, for the last 24
+ * hours. Kept in memory: a restarted console starts a new history, and each replica keeps its own.
  */
 export class UsageHistory implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('trends');

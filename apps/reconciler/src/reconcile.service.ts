@@ -40,9 +40,9 @@ const sameMembers = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x) => b.includes(x));
 
 /**
- * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host (and, for
- * PriorityClass scopes, the priority classes of the bindings' templates) and the observed usage from
- * Redis, compute each status (libs/quota status.ts), and write the ones that
+ * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the Karmada API
+ * server (and, for PriorityClass scopes, the priority classes of the bindings' templates) and the
+ * observed usage from Redis, compute each status (libs/quota status.ts), and write the ones that
  * changed by compare-and-swap (reconcile-loop.ts).
  */
 @Injectable()
@@ -86,8 +86,8 @@ export class ReconcileService implements OnModuleDestroy {
 
   /**
    * Looks at the cached objects first: a namespace whose statuses they show current is done without
-   * reading the host (statusesCurrentIn says why that is safe). Otherwise the quotas are read and
-   * the bindings listed from the host, and the changed statuses written.
+   * reading the Karmada API server (statusesCurrentIn says why that is safe). Otherwise the quotas
+   * are read and the bindings listed from it, and the changed statuses written.
    */
   async reconcileNamespace(namespace: string): Promise<NamespaceReconcile> {
     // Claims carry other services' wall-clock times: a reconciler whose clock may be off settles and
