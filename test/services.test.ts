@@ -109,7 +109,7 @@ describe.each(SERVICES)('the %s service', (name) => {
         // Node's process metrics under their standard names, so stock dashboards find them.
         expect(metrics).toMatch(new RegExp(`^process_cpu_seconds_total\\{component="${name}"\\} `, 'm'));
         expect(Object.keys(ready.info).sort()).toEqual(
-          USES_REDIS.includes(name) ? ['host-apiserver', 'redis'] : ['host-apiserver'],
+          USES_REDIS.includes(name) ? ['karmada-apiserver', 'redis'] : ['karmada-apiserver'],
         );
         // Structured logs: every line on stdout is a JSON object.
         const lines = output().split('\n').filter(Boolean);

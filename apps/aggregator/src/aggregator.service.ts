@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota, describeError, isJsonObject } from '#api';
-import { customObjectInformer, METRICS, ResilientInformer } from '#service-kit';
+import { customObjectInformer, KARMADA_KUBECONFIG, METRICS, ResilientInformer } from '#service-kit';
 import { isClusterName } from '#usage';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
@@ -17,7 +17,6 @@ import { MemberWatcher, sameCredentials, type MemberCredentials } from './member
 import { UsagePublisher } from './usage-publisher.js';
 
 export const AGGREGATOR_CONFIG = Symbol('AGGREGATOR_CONFIG');
-export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');
 
 /** The clusters a quota's status has a slice for, by name (only names a cluster can have). */
 function statusClusters(quota: KarmadaQuota): string[] {
@@ -29,7 +28,8 @@ function statusClusters(quota: KarmadaQuota): string[] {
 
 /**
  * Keeps one MemberWatcher per member cluster this replica holds the Lease of, following the
- * Cluster objects on the host (added, changed, removed at run time), and publishes their usage.
+ * Cluster objects on the Karmada API server (added, changed, removed at run time), and publishes
+ * their usage.
  */
 @Injectable()
 export class AggregatorService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -42,7 +42,10 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly quotaInformer: ResilientInformer<KarmadaQuota>;
   /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
   private readonly quotaKeys = new Map<string, string[]>();
-  /** By quota: its namespace and the clusters its status counts (to withdraw one the host no longer has). */
+  /**
+   * By quota: its namespace and the clusters its status counts (to withdraw one the Karmada API
+   * server no longer has).
+   */
   private readonly quotaClusters = new Map<string, { namespace: string; clusters: string[] }>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly events: Counter<'cluster' | 'resource'>;
@@ -53,7 +56,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
 
   constructor(
     @Inject(AGGREGATOR_CONFIG) private readonly config: AggregatorConfig,
-    @Inject(HOST_KUBECONFIG) private readonly host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) private readonly karmada: k8s.KubeConfig,
     private readonly publisher: UsagePublisher,
     @Inject(METRICS) metrics: Registry,
   ) {
@@ -88,7 +91,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
     });
     this.leases = new ClusterLeases(
-      host,
+      karmada,
       {
         namespace: config.LEASE_NAMESPACE,
         identity: config.AGGREGATOR_ID,
@@ -98,7 +101,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     );
     this.leaseChanges = this.leases.watchChanges(() => void this.sync(), config.MAX_RETRY_BACKOFF_MS);
     this.clusterInformer = new ResilientInformer<Cluster>(
-      customObjectInformer<Cluster>(host, CLUSTER),
+      customObjectInformer<Cluster>(karmada, CLUSTER),
       {
         upsert: (c) => this.onCluster(c.metadata!.name!, c),
         remove: (c) => this.onCluster(c.metadata!.name!, undefined),
@@ -117,7 +120,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     );
     const quotaId = (q: KarmadaQuota) => `${q.metadata?.namespace}/${q.metadata?.name}`;
     this.quotaInformer = new ResilientInformer<KarmadaQuota>(
-      customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA),
+      customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA),
       {
         upsert: (q) => {
           const keys = Object.keys(q.spec?.hard ?? {});
@@ -315,12 +318,13 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * Withdraws the usage of every cluster that Redis or a quota's status still has, but that the host
-   * no longer has and no replica watches: one removed while its watcher was handing it over, crashed
-   * or never started (bad credentials). Its watcher would have withdrawn it; nobody else would, and
-   * its last usage would count forever (or, once Redis lost it, leave its namespaces "unknown").
-   * The host is listed afresh before, so a lagging Cluster watch cannot withdraw a live cluster, and
-   * a live Lease means its holder is still publishing it and withdraws it itself.
+   * Withdraws the usage of every cluster that Redis or a quota's status still has, but that the
+   * Karmada API server no longer has and no replica watches: one removed while its watcher was
+   * handing it over, crashed or never started (bad credentials). Its watcher would have withdrawn
+   * it; nobody else would, and its last usage would count forever (or, once Redis lost it, leave
+   * its namespaces "unknown"). The Clusters are listed afresh before, so a lagging Cluster watch
+   * cannot withdraw a live cluster, and a live Lease means its holder is still publishing it and
+   * withdraws it itself.
    */
   private async withdrawUnwatched(): Promise<void> {
     const countedIn = new Map<string, Set<string>>();
@@ -331,8 +335,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     const known = [...new Set([...(await this.publisher.publishedClusters()), ...countedIn.keys()])];
     const candidates = known.filter((name) => !this.clusters.has(name) && !this.watchers.has(name));
     if (candidates.length === 0) return;
-    const onHost = await this.hostClusterNames();
-    const gone = await this.leases.unheld(candidates.filter((name) => !onHost.has(name)));
+    const registered = await this.registeredClusterNames();
+    const gone = await this.leases.unheld(candidates.filter((name) => !registered.has(name)));
     for (const cluster of gone) {
       const namespaces = [...(countedIn.get(cluster) ?? [])];
       if (await this.publisher.withdrawUnwatched(cluster, namespaces))
@@ -343,10 +347,10 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  /** The names of the Cluster objects on the host, listed now (not from the watch's cache). */
-  private async hostClusterNames(): Promise<Set<string | undefined>> {
+  /** The names of the Cluster objects on the Karmada API server, listed now (not from the watch's cache). */
+  private async registeredClusterNames(): Promise<Set<string | undefined>> {
     const { group, version, plural } = CLUSTER;
-    const list = (await this.host
+    const list = (await this.karmada
       .makeApiClient(k8s.CustomObjectsApi)
       .listClusterCustomObject({ group, version, plural })) as { items: Cluster[] };
     return new Set(list.items.map((c) => c.metadata?.name));
@@ -364,7 +368,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       return undefined;
     }
     try {
-      const secret = await this.host
+      const secret = await this.karmada
         .makeApiClient(k8s.CoreV1Api)
         .readNamespacedSecret(ref as { name: string; namespace: string });
       const field = (key: string) =>

@@ -4,13 +4,14 @@ import {
   duplicateRedis,
   HealthModule,
   MetricsModule,
-  hostKubeConfig,
+  KARMADA_KUBECONFIG,
+  karmadaKubeConfig,
   REDIS,
   RedisModule,
   type RedisClient,
 } from '#service-kit';
 import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
-import { AGGREGATOR_CONFIG, AggregatorService, HOST_KUBECONFIG } from './aggregator.service.js';
+import { AGGREGATOR_CONFIG, AggregatorService } from './aggregator.service.js';
 import type { AggregatorConfig } from './config.js';
 import { UsagePublisher } from './usage-publisher.js';
 
@@ -23,12 +24,12 @@ export class AggregatorModule {
       module: AggregatorModule,
       imports: [
         RedisModule.forRoot(config),
-        HealthModule.forRoot({ host: config, redis: true }),
+        HealthModule.forRoot({ karmada: config, redis: true }),
         MetricsModule.forRoot('aggregator'),
       ],
       providers: [
         { provide: AGGREGATOR_CONFIG, useValue: config },
-        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config) },
+        { provide: KARMADA_KUBECONFIG, useValue: karmadaKubeConfig(config) },
         {
           provide: RECONCILE_QUEUE_TOKEN,
           inject: [REDIS],

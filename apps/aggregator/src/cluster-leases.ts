@@ -43,12 +43,12 @@ interface Observation {
 }
 
 /**
- * Splits member clusters between aggregator replicas with coordination.k8s.io Leases on the host:
- * one per cluster, held by the replica that watches it, and one per replica (its membership, label
- * app.kubernetes.io/component=replica) that says it is alive. Each sync renews this replica's
- * Leases, takes free ones up to its fair share of clusters among the replicas alive (rebalance.ts)
- * and names the ones above it to hand over. Writes are compare-and-swap on resourceVersion, so two
- * replicas never both win one cluster.
+ * Splits member clusters between aggregator replicas with coordination.k8s.io Leases on the Karmada
+ * API server: one per cluster, held by the replica that watches it, and one per replica (its
+ * membership, label app.kubernetes.io/component=replica) that says it is alive. Each sync renews
+ * this replica's Leases, takes free ones up to its fair share of clusters among the replicas alive
+ * (rebalance.ts) and names the ones above it to hand over. Writes are compare-and-swap on
+ * resourceVersion, so two replicas never both win one cluster.
  *
  * As in client-go's leader election, a Lease counts as expired once its resourceVersion has not
  * changed for its duration by the observer's own clock (from when it first saw that version), so
@@ -128,7 +128,7 @@ export class ClusterLeases {
 
   /**
    * Renews this replica's membership and cluster Leases and takes free ones up to its share of
-   * `clusters`. When the host cannot be read, keeps what it surely still holds.
+   * `clusters`. When the Karmada API server cannot be read, keeps what it surely still holds.
    */
   async sync(clusters: readonly string[]): Promise<LeaseSync> {
     const { namespace, identity } = this.options;

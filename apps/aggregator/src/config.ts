@@ -31,8 +31,8 @@ export const aggregatorEnv = {
         .replace(/[^a-z0-9.-]+/g, '-')}-${process.pid}`,
     ),
   /**
-   * Namespace on the host for the Leases that split member clusters between replicas: one per
-   * cluster (its watcher) and one per replica (alive, counted in the fair share of each).
+   * Namespace on the Karmada API server for the Leases that split member clusters between replicas:
+   * one per cluster (its watcher) and one per replica (alive, counted in the fair share of each).
    */
   LEASE_NAMESPACE: z.string().min(1).default('karmada-quota-system'),
   /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KarmadaQuota } from '#api';
 
-/** Who a bearer token belongs to, as the host's TokenReview says. */
+/** Who a bearer token belongs to, as the Karmada API server's TokenReview says. */
 export interface Caller {
   username: string;
   uid: string;
@@ -13,7 +13,7 @@ export interface Caller {
 export type NamespaceAccess = 'all' | ReadonlySet<string>;
 
 const HOW_TO_SEND =
-  'send a Kubernetes bearer token of the Karmada host as "Authorization: Bearer <token>" (e.g. from kubectl create token)';
+  'send a Kubernetes bearer token of the Karmada API server as "Authorization: Bearer <token>" (e.g. from kubectl create token)';
 
 /** The token of an `Authorization: Bearer <token>` header, or why there is none. */
 export function bearerToken(header: string | undefined): { token: string } | { problem: string } {

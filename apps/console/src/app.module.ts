@@ -1,11 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { HealthModule, hostKubeConfig, METRICS, MetricsModule } from '#service-kit';
+import { HealthModule, karmadaKubeConfig, METRICS, MetricsModule } from '#service-kit';
 import { Authorizer } from './authorizer.js';
 import type { ConsoleConfig } from './config.js';
 import { ConsoleController } from './console.controller.js';
 import { LiveUpdates } from './live-updates.js';
-import { BindingCache, QuotaCache } from './host-cache.js';
+import { BindingCache, QuotaCache } from './watched-objects.js';
 import { PrometheusTrends } from './prometheus-trends.js';
 import { QuotaReader } from './quota-reader.js';
 import { UsageHistory } from './usage-history.js';
@@ -14,14 +14,14 @@ import { UsageRecords } from './usage-records.js';
 @Module({})
 export class ConsoleModule {
   static forRoot(config: ConsoleConfig): DynamicModule {
-    const host = hostKubeConfig(config);
+    const karmada = karmadaKubeConfig(config);
     return {
       module: ConsoleModule,
-      imports: [HealthModule.forRoot({ host: config }), MetricsModule.forRoot('console')],
+      imports: [HealthModule.forRoot({ karmada: config }), MetricsModule.forRoot('console')],
       controllers: [ConsoleController],
       providers: [
-        { provide: QuotaCache, useValue: new QuotaCache(host) },
-        { provide: BindingCache, useValue: new BindingCache(host) },
+        { provide: QuotaCache, useValue: new QuotaCache(karmada) },
+        { provide: BindingCache, useValue: new BindingCache(karmada) },
         {
           provide: UsageHistory,
           inject: [QuotaCache],
@@ -32,7 +32,7 @@ export class ConsoleModule {
           inject: [METRICS],
           useFactory: (metrics: Registry) =>
             new Authorizer(
-              host,
+              karmada,
               { ttlSeconds: config.AUTH_CACHE_TTL_SECONDS, maxEntries: config.AUTH_CACHE_MAX_ENTRIES },
               metrics,
             ),
@@ -51,7 +51,7 @@ export class ConsoleModule {
               quotas,
               bindings,
               config.PROMETHEUS_URL ? new PrometheusTrends(config.PROMETHEUS_URL, history) : history,
-              new UsageRecords(host),
+              new UsageRecords(karmada),
             ),
         },
         {

@@ -18,7 +18,7 @@ type TokenAnswer = { caller: Caller } | { rejected: string };
 const REVIEW_CONCURRENCY = 8;
 
 /**
- * Who a caller is (TokenReview on the host) and which namespaces' KarmadaQuotas they may get
+ * Who a caller is (TokenReview on the Karmada API server) and which namespaces' KarmadaQuotas they may get
  * (SubjectAccessReview). Answers are cached briefly by token hash and by caller and namespace;
  * concurrent requests for the same answer share one review; failed reviews are not cached.
  */
@@ -29,9 +29,9 @@ export class Authorizer {
   private readonly decisions: LRUCache<string, Promise<boolean>>;
   private readonly reviews: Counter<'review' | 'result'>;
 
-  constructor(host: k8s.KubeConfig, cache: { ttlSeconds: number; maxEntries: number }, metrics: Registry) {
-    this.authentication = host.makeApiClient(k8s.AuthenticationV1Api);
-    this.authorization = host.makeApiClient(k8s.AuthorizationV1Api);
+  constructor(karmada: k8s.KubeConfig, cache: { ttlSeconds: number; maxEntries: number }, metrics: Registry) {
+    this.authentication = karmada.makeApiClient(k8s.AuthenticationV1Api);
+    this.authorization = karmada.makeApiClient(k8s.AuthorizationV1Api);
     // An answer expires ttlSeconds after it was asked for, however often it is read since.
     const options = { max: cache.maxEntries, ttl: cache.ttlSeconds * 1000 };
     this.tokens = new LRUCache(options);
@@ -44,7 +44,10 @@ export class Authorizer {
     });
   }
 
-  /** The caller of an Authorization header; 401 for a missing or rejected token, 503 if the host cannot tell. */
+  /**
+   * The caller of an Authorization header; 401 for a missing or rejected token, 503 if the Karmada API
+   * server cannot tell.
+   */
   async authenticate(authorization: string | undefined): Promise<Caller> {
     const parsed = bearerToken(authorization);
     if ('problem' in parsed) throw new UnauthorizedException(parsed.problem);

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import type { Caller } from './access.js';
-import type { QuotaCache } from './host-cache.js';
+import type { QuotaCache } from './watched-objects.js';
 import type { QuotaReader } from './quota-reader.js';
 import { snapshot, sseFrame } from './snapshot.js';
 
@@ -32,7 +32,8 @@ interface Stream {
  * Server-sent events of the quotas a caller may read: a `quotas` snapshot at once, after every
  * change of what they see, and at least every `refreshSeconds` (re-checking the token and access,
  * so revoked access stops within the auth cache TTL); `unauthorized` then the end when the token
- * stops being valid; `unavailable` when the host cannot answer (the stream stays open).
+ * stops being valid; `unavailable` when the Karmada API server cannot answer (the stream stays
+ * open).
  */
 export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('live');

@@ -106,7 +106,7 @@ export const PAGE = `<!doctype html>
     <label for="token">Kubernetes bearer token</label>
     <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required>
     <button type="submit">Log in</button>
-    <p class="hint">A token the Karmada host accepts, e.g. from <code>kubectl create token NAME -n NAMESPACE</code>.
+    <p class="hint">A token the Karmada API server accepts, e.g. from <code>kubectl create token NAME -n NAMESPACE</code>.
       It is kept in this browser tab only (sessionStorage).</p>
   </form>
   <p id="message" class="message" role="status" hidden></p>

@@ -14,7 +14,7 @@ import {
 } from '#quota-view';
 import { namespacesOf, visibleQuotas, type Caller } from './access.js';
 import type { Authorizer } from './authorizer.js';
-import type { BindingCache, QuotaCache } from './host-cache.js';
+import type { BindingCache, QuotaCache } from './watched-objects.js';
 import { consoleQuota, type ConsoleQuota } from './snapshot.js';
 import type { Trends } from './usage-history.js';
 import type { UsageRecords } from './usage-records.js';

@@ -1,6 +1,6 @@
 import type { KarmadaQuota } from '#api';
 import { quotaView } from '#quota-view';
-import type { QuotaCache } from './host-cache.js';
+import type { QuotaCache } from './watched-objects.js';
 import { SampleRing, TREND_WINDOW_MS, UsageHistory } from './usage-history.js';
 
 describe('SampleRing', () => {

@@ -1,7 +1,7 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { describeError } from '#api';
 import { quotaView, sparkline, type QuotaView, type TrendSample } from '#quota-view';
-import type { QuotaCache } from './host-cache.js';
+import type { QuotaCache } from './watched-objects.js';
 import type { ResourceTrend } from './snapshot.js';
 
 /** How far back the page's trends go. */
@@ -65,8 +65,8 @@ const seriesKey = (view: Pick<QuotaView, 'namespace' | 'name'>, resource: string
 
 /**
  * Whether each quota is filling: every `sampleSeconds` the console reads status.used of every quota
- * (from its watch: no request to the host) as a percent of hard, for the last 24 hours. Kept in
- * memory: a restarted console starts a new history, and each replica keeps its own.
+ * (from its watch: no request to the Karmada API server) as a percent of hard, for the last 24
+ * hours. Kept in memory: a restarted console starts a new history, and each replica keeps its own.
  */
 export class UsageHistory implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('trends');

@@ -19,8 +19,8 @@ export class UsageRecords {
   private readonly objects: k8s.CustomObjectsApi;
   private readonly kept = new Map<string, { at: number; got: Promise<Got> }>();
 
-  constructor(host: k8s.KubeConfig) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
+  constructor(karmada: k8s.KubeConfig) {
+    this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
   }
 
   async observations(namespace: string, now: Date): Promise<WorkloadObservations> {

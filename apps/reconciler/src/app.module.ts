@@ -1,9 +1,16 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
-import { ClockCheckModule, HealthModule, hostKubeConfig, MetricsModule, RedisModule } from '#service-kit';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import {
+  ClockCheckModule,
+  HealthModule,
+  KARMADA_KUBECONFIG,
+  karmadaKubeConfig,
+  MetricsModule,
+  RedisModule,
+} from '#service-kit';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { FederatedQuotas } from './federated-quotas.js';
-import { HostCache } from './host-cache.js';
+import { NamespaceCache } from './namespace-cache.js';
 import { ReconcileService } from './reconcile.service.js';
 import { ReconcileWorker } from './reconcile.worker.js';
 import { TriggersService } from './triggers.service.js';
@@ -16,18 +23,18 @@ export class ReconcilerModule {
       module: ReconcilerModule,
       imports: [
         RedisModule.forRoot(config),
-        HealthModule.forRoot({ host: config, redis: true }),
+        HealthModule.forRoot({ karmada: config, redis: true }),
         MetricsModule.forRoot('reconciler'),
         ClockCheckModule.forRoot({
-          host: config,
+          karmada: config,
           landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
         }),
         ScheduleModule.forRoot(),
       ],
       providers: [
         { provide: RECONCILER_CONFIG, useValue: config },
-        { provide: HOST_KUBECONFIG, useValue: hostKubeConfig(config) },
-        HostCache,
+        { provide: KARMADA_KUBECONFIG, useValue: karmadaKubeConfig(config) },
+        NamespaceCache,
         ReconcileService,
         ReconcileWorker,
         TriggersService,

@@ -37,6 +37,5 @@ export const reconcilerEnv = {
 export type ReconcilerConfig = ReturnType<typeof loadReconcilerConfig>;
 export const loadReconcilerConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(reconcilerEnv, env);
 
-/** Nest injection tokens: the loaded config, and the host cluster's KubeConfig. */
+/** Nest injection token of the loaded config (the Karmada API server's KubeConfig is #service-kit's KARMADA_KUBECONFIG). */
 export const RECONCILER_CONFIG = Symbol('RECONCILER_CONFIG');
-export const HOST_KUBECONFIG = Symbol('HOST_KUBECONFIG');

@@ -22,9 +22,9 @@ import {
   servingQuotaName,
   SERVES_FRQ_LABEL,
 } from '#quota';
-import { customObjectInformer, QuotaEventWriter, ResilientInformer } from '#service-kit';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
-import { HostCache } from './host-cache.js';
+import { customObjectInformer, KARMADA_KUBECONFIG, QuotaEventWriter, ResilientInformer } from '#service-kit';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { NamespaceCache } from './namespace-cache.js';
 
 /** A sync that failed (a conflict, the API server away) is tried again after this long. */
 const RETRY_MS = 2_000;
@@ -52,14 +52,14 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly reported = new Map<string, string>();
 
   constructor(
-    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
     @Inject(RECONCILER_CONFIG) config: ReconcilerConfig,
-    cache: HostCache,
+    cache: NamespaceCache,
   ) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
-    this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
+    this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
+    this.events = new QuotaEventWriter(karmada, 'karmada-quota-reconciler');
     if (!config.SERVE_FEDERATED_RESOURCE_QUOTAS) return;
-    this.informer = customObjectInformer<FederatedResourceQuota>(host, FEDERATED_RESOURCE_QUOTA);
+    this.informer = customObjectInformer<FederatedResourceQuota>(karmada, FEDERATED_RESOURCE_QUOTA);
     const queue = (o: { metadata?: k8s.V1ObjectMeta }) =>
       this.enqueue(`${o.metadata?.namespace}/${o.metadata?.name}`);
     this.watch = new ResilientInformer(

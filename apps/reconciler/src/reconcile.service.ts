@@ -5,6 +5,7 @@ import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
+  KARMADA_KUBECONFIG,
   KubeQuotaStore,
   METRICS,
   QuotaEventWriter,
@@ -14,8 +15,8 @@ import {
   type RedisClient,
 } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
-import { HostCache } from './host-cache.js';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { NamespaceCache } from './namespace-cache.js';
 import { countedClusters, reconcileQuotas, statusesCurrentIn, type ReconcileInput } from '#accounting';
 import { readObservedUsage } from './usage-reader.js';
 import { UsageRecorder } from './usage-recorder.js';
@@ -39,9 +40,9 @@ const sameMembers = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x) => b.includes(x));
 
 /**
- * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the host (and, for
- * PriorityClass scopes, the priority classes of the bindings' templates) and the observed usage from
- * Redis, compute each status (libs/quota status.ts), and write the ones that
+ * One namespace's reconcile: read its KarmadaQuotas and ResourceBindings from the Karmada API
+ * server (and, for PriorityClass scopes, the priority classes of the bindings' templates) and the
+ * observed usage from Redis, compute each status (libs/quota status.ts), and write the ones that
  * changed by compare-and-swap (reconcile-loop.ts).
  */
 @Injectable()
@@ -55,20 +56,20 @@ export class ReconcileService implements OnModuleDestroy {
   private readonly overrides: BindingOverrides;
 
   constructor(
-    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
-    private readonly cache: HostCache,
+    private readonly cache: NamespaceCache,
     private readonly usageRecorder: UsageRecorder,
     private readonly clockCheck: ClockCheck,
   ) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
-    this.quotas = new KubeQuotaStore(host);
-    this.events = new QuotaEventWriter(host, 'karmada-quota-reconciler');
-    this.waiting = new WaitingChanges(host, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
-    this.templateClasses = new TemplateClasses(host, redis);
-    this.overrides = new BindingOverrides(host);
+    this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
+    this.quotas = new KubeQuotaStore(karmada);
+    this.events = new QuotaEventWriter(karmada, 'karmada-quota-reconciler');
+    this.waiting = new WaitingChanges(karmada, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
+    this.templateClasses = new TemplateClasses(karmada, redis);
+    this.overrides = new BindingOverrides(karmada);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -85,8 +86,8 @@ export class ReconcileService implements OnModuleDestroy {
 
   /**
    * Looks at the cached objects first: a namespace whose statuses they show current is done without
-   * reading the host (statusesCurrentIn says why that is safe). Otherwise the quotas are read and
-   * the bindings listed from the host, and the changed statuses written.
+   * reading the Karmada API server (statusesCurrentIn says why that is safe). Otherwise the quotas
+   * are read and the bindings listed from it, and the changed statuses written.
    */
   async reconcileNamespace(namespace: string): Promise<NamespaceReconcile> {
     // Claims carry other services' wall-clock times: a reconciler whose clock may be off settles and

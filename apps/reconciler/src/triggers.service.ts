@@ -22,13 +22,13 @@ import {
   type ReconcileJob,
 } from '#usage';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
-import { HostCache } from './host-cache.js';
+import { NamespaceCache } from './namespace-cache.js';
 
 /**
  * What makes a namespace be reconciled besides the aggregator's jobs: ResourceBinding changes and
  * deletions (a deleted binding's reservation is released at once) and KarmadaQuota changes on the
- * host (HostCache's watches), the periodic full resync and the reservation-expiry sweep
- * (@nestjs/schedule intervals).
+ * Karmada API server (NamespaceCache's watches), the periodic full resync and the reservation-expiry
+ * sweep (@nestjs/schedule intervals).
  */
 @Injectable()
 export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -38,7 +38,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly unqueued = new Map<string, string>();
 
   constructor(
-    private readonly cache: HostCache,
+    private readonly cache: NamespaceCache,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,

@@ -16,7 +16,8 @@ import {
   usageRecord,
   type JudgedBinding,
 } from '#quota-view';
-import { HOST_KUBECONFIG, RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+import { KARMADA_KUBECONFIG } from '#service-kit';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { LatestPerInterval } from './latest-per-interval.js';
 
 /**
@@ -44,10 +45,10 @@ export class UsageRecorder implements OnModuleDestroy {
   private failedSinceWarning = 0;
 
   constructor(
-    @Inject(HOST_KUBECONFIG) host: k8s.KubeConfig,
+    @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
     @Inject(RECONCILER_CONFIG) config: ReconcilerConfig,
   ) {
-    this.objects = k8s.KubernetesObjectApi.makeApiClient(host);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(karmada);
     this.schedule = new LatestPerInterval(
       config.USAGE_RECORD_SECONDS * 1000,
       USAGE_RECORD_REFRESH_MS,

@@ -47,16 +47,16 @@ const read = async (): Promise<WaitingChange | undefined> => {
   if ('error' in decoded) throw new Error(decoded.error);
   return decoded;
 };
-/** A host where no API server listens: a poke fails at once. */
+/** A Karmada API server's KubeConfig naming an address where nothing listens: a poke fails at once. */
 function nowhere(): k8s.KubeConfig {
-  const host = new k8s.KubeConfig();
-  host.loadFromOptions({
+  const karmada = new k8s.KubeConfig();
+  karmada.loadFromOptions({
     clusters: [{ name: 'nowhere', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
     users: [{ name: 'nobody' }],
     contexts: [{ name: 'nowhere', cluster: 'nowhere', user: 'nobody' }],
     currentContext: 'nowhere',
   });
-  return host;
+  return karmada;
 }
 
 const write = (value: WaitingChange) => redis.hset(waitingKey(namespace), 'web', JSON.stringify(value));

@@ -68,12 +68,12 @@ export class WaitingChanges {
   private readonly requeues: Counter;
 
   constructor(
-    host: k8s.KubeConfig,
+    karmada: k8s.KubeConfig,
     private readonly redis: RedisClient,
     metrics: Registry,
     private readonly minRequeueIntervalMs: number,
   ) {
-    this.objects = k8s.KubernetesObjectApi.makeApiClient(host);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(karmada);
     this.requeues = new Counter({
       name: 'karmada_quota_requeues_total',
       help: 'Waiting changes requeued through Karmada once quota freed, by what was poked (template or binding)',

@@ -1,8 +1,9 @@
 /**
- * The controller's own wiring, with its collaborators stubbed (the admission itself is tested against
- * the real API server in test/webhook.test.ts): a CREATE's read of whether its name is stored is a
- * host call of the review, given the review's deadline and answered fail-closed when it outlasts it
- * (review 3: moving the read out of the deadline, or dropping the deadline, failed no test).
+ * The controller's own wiring, with its collaborators stubbed (the admission itself is tested
+ * against the real API server in test/webhook.test.ts): a CREATE's read of whether its name is
+ * stored is a Karmada API server call of the review, given the review's deadline and answered
+ * fail-closed when it outlasts it (review 3: moving the read out of the deadline, or dropping the
+ * deadline, failed no test).
  */
 import type { ResourceBinding } from '#api';
 import { bindingCharge, clusterOverridesOf, withClusterOverrides } from '#quota';
@@ -78,7 +79,7 @@ describe('AdmissionController: the stored-name read of a CREATE', () => {
     const { controller: c, admitted } = controller(
       (_namespace, _name, options) =>
         new Promise<boolean>(() => {
-          deadlines.push(options.deadline); // never answers: the host hangs
+          deadlines.push(options.deadline); // never answers: the Karmada API server hangs
         }),
     );
     const startedAt = Date.now();

@@ -159,8 +159,8 @@ export class AdmissionController {
       return this.answered(request, key, rb, oldObject, { allowed: true });
     // A create of a stored name fails with AlreadyExists after admission: refused here, it claims
     // nothing (Karmada's detector retries its creates; a claim for one would hold quota until it
-    // expires). Its read, and the templates' priority classes, are host calls of the review like the
-    // others: inside the review's deadline.
+    // expires). Its read, and the templates' priority classes, are Karmada API server calls of the
+    // review like the others: inside the review's deadline.
     // The objects as judged (classes, overrides): a refusal's waiting record needs their charge.
     let judgedObject = rb;
     let judgedOld = oldObject;
@@ -379,7 +379,7 @@ export class AdmissionController {
 
   /**
    * The API server waits at most timeoutSeconds: answer first, failing closed with our own message.
-   * Every host call of the review is given `answerBy`.
+   * Every Karmada API server call of the review is given `answerBy`.
    */
   private withDeadline<T>(
     admit: (answerBy: number) => Promise<T | AdmissionOutcome>,

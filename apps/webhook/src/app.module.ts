@@ -4,7 +4,7 @@ import {
   ClockCheckModule,
   duplicateRedis,
   HealthModule,
-  hostKubeConfig,
+  karmadaKubeConfig,
   KubeQuotaStore,
   METRICS,
   MetricsModule,
@@ -30,7 +30,7 @@ import { WebhookMetrics } from './webhook-metrics.js';
 @Module({})
 export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
-    const host = hostKubeConfig(config);
+    const karmada = karmadaKubeConfig(config);
     // One clock for deadlines and claim expirations.
     const claimTiming = {
       ttlSeconds: config.RESERVATION_TTL_SECONDS,
@@ -40,10 +40,10 @@ export class WebhookModule {
     return {
       module: WebhookModule,
       imports: [
-        HealthModule.forRoot({ host: config }),
+        HealthModule.forRoot({ karmada: config }),
         MetricsModule.forRoot('webhook'),
         ClockCheckModule.forRoot({
-          host: config,
+          karmada: config,
           landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
         }),
         // Waiting records are written by many requests at once: their commands share writes.
@@ -56,18 +56,19 @@ export class WebhookModule {
           provide: DenialEventRecorder,
           inject: [WatchedQuotaStore],
           useFactory: (quotas: WatchedQuotaStore) =>
-            new DenialEventRecorder(new QuotaEventWriter(host, 'karmada-quota-webhook'), (namespace, name) =>
-              quotas.uidOf(namespace, name),
+            new DenialEventRecorder(
+              new QuotaEventWriter(karmada, 'karmada-quota-webhook'),
+              (namespace, name) => quotas.uidOf(namespace, name),
             ),
         },
-        { provide: StoredBindings, useValue: new StoredBindings(host) },
-        { provide: QuotaAdminRight, useValue: new QuotaAdminRight(host) },
+        { provide: StoredBindings, useValue: new StoredBindings(karmada) },
+        { provide: QuotaAdminRight, useValue: new QuotaAdminRight(karmada) },
         {
           provide: TemplateClasses,
           inject: [REDIS],
-          useFactory: (redis: RedisClient) => new TemplateClasses(host, redis),
+          useFactory: (redis: RedisClient) => new TemplateClasses(karmada, redis),
         },
-        { provide: BindingOverrides, useValue: new BindingOverrides(host) },
+        { provide: BindingOverrides, useValue: new BindingOverrides(karmada) },
         {
           provide: TemplateWarnings,
           inject: [WatchedQuotaStore, StoredBindings],
@@ -95,14 +96,14 @@ export class WebhookModule {
         {
           // Batches read a namespace's quotas from this cache, kept by a watch (CachedQuotaStore).
           provide: WatchedQuotaStore,
-          useFactory: () => new WatchedQuotaStore(host, new KubeQuotaStore(host)),
+          useFactory: () => new WatchedQuotaStore(karmada, new KubeQuotaStore(karmada)),
         },
         {
           provide: ADMISSION_STRATEGY,
           inject: [WebhookMetrics, WatchedQuotaStore],
           useFactory: (metrics: WebhookMetrics, quotas: WatchedQuotaStore): AdmissionStrategy =>
             config.ADMISSION_MODE === 'cas-per-admission'
-              ? new CasPerAdmission(new KubeQuotaStore(host), claimTiming, metrics)
+              ? new CasPerAdmission(new KubeQuotaStore(karmada), claimTiming, metrics)
               : new AdmissionBatcher(
                   quotas,
                   { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },

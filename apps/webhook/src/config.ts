@@ -21,10 +21,11 @@ export const webhookEnv = {
   TLS_CERT_FILE: existingFile,
   TLS_KEY_FILE: existingFile,
   /**
-   * PEM CA that signs the client certificate the host API server presents to webhooks (its admission
-   * kubeconfig). Set: the admission endpoints answer only callers with a certificate it signs (401
-   * without one, 403 with another), probes and /metrics stay open. Unset: anything that reaches the
-   * port can post AdmissionReviews and hold quota (a warning at start); the chart sets it by default.
+   * PEM CA that signs the client certificate the Karmada API server presents to webhooks (its
+   * admission kubeconfig). Set: the admission endpoints answer only callers with a certificate it
+   * signs (401 without one, 403 with another), probes and /metrics stay open. Unset: anything that
+   * reaches the port can post AdmissionReviews and hold quota (a warning at start); the chart sets
+   * it by default.
    */
   CLIENT_CA_FILE: z
     .string()

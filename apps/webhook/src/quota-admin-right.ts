@@ -12,8 +12,8 @@ import type { UserInfo } from './admission-review.js';
 export class QuotaAdminRight {
   private readonly authorization: k8s.AuthorizationV1Api;
 
-  constructor(host: k8s.KubeConfig) {
-    this.authorization = host.makeApiClient(k8s.AuthorizationV1Api);
+  constructor(karmada: k8s.KubeConfig) {
+    this.authorization = karmada.makeApiClient(k8s.AuthorizationV1Api);
   }
 
   /** Given up at `deadline` (epoch ms); throws when the API server does not answer. */

@@ -11,15 +11,16 @@ export class StoredBindings {
   private readonly objects: k8s.CustomObjectsApi;
   private readonly logger = new Logger('StoredBindings');
 
-  constructor(host: k8s.KubeConfig) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
+  constructor(karmada: k8s.KubeConfig) {
+    this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
   }
 
   /**
-   * True when stored; false when not, or when the host could not say: the create is then admitted as
-   * usual, and a claim for a create that fails AlreadyExists only holds quota until it expires
-   * (conservative), so the failure is logged, not answered. Given up at `options.deadline`: the
-   * review's own deadline, whose fail-closed answer then goes out (no host call outlasts it).
+   * True when stored; false when not, or when the Karmada API server could not say: the create is
+   * then admitted as usual, and a claim for a create that fails AlreadyExists only holds quota
+   * until it expires (conservative), so the failure is logged, not answered. Given up at
+   * `options.deadline`: the review's own deadline, whose fail-closed answer then goes out (no
+   * Karmada API server call outlasts it).
    */
   async exists(namespace: string, name: string, options: StoreCallOptions = {}): Promise<boolean> {
     const stored = await this.read(
@@ -32,8 +33,8 @@ export class StoredBindings {
   }
 
   /**
-   * The stored binding; undefined when there is none, or when the host could not say (logged, with
-   * what the read was `for`).
+   * The stored binding; undefined when there is none, or when the Karmada API server could not say
+   * (logged, with what the read was `for`).
    */
   async read(
     namespace: string,

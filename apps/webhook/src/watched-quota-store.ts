@@ -4,15 +4,18 @@ import { CachedQuotaStore } from '#accounting';
 import { describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { customObjectInformer, ResilientInformer, type QuotaStore } from '#service-kit';
 
-/** The CachedQuotaStore fed by a watch of every KarmadaQuota on the host, for the webhook's life. */
+/**
+ * The CachedQuotaStore fed by a watch of every KarmadaQuota on the Karmada API server, for the
+ * webhook's life.
+ */
 export class WatchedQuotaStore extends CachedQuotaStore implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('quota-cache');
   private readonly informer: k8s.ObjectCache<KarmadaQuota>;
   private readonly watch: ResilientInformer<KarmadaQuota>;
 
-  constructor(host: k8s.KubeConfig, inner: QuotaStore) {
+  constructor(karmada: k8s.KubeConfig, inner: QuotaStore) {
     super(inner);
-    const informer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
+    const informer = customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA);
     this.informer = informer;
     this.watch = new ResilientInformer<KarmadaQuota>(
       informer,

@@ -9,8 +9,11 @@ const quota = (name: string, resourceVersion: string, namespace = 'team-a'): Kar
   spec: { hard: { cpu: '10' } },
 });
 
-/** The host's quotas: counts reads, answers writes compare-and-swap with a new resourceVersion. */
-class HostQuotas implements QuotaStore {
+/**
+ * The quotas the Karmada API server stores: counts reads, answers writes compare-and-swap with a new
+ * resourceVersion.
+ */
+class StoredQuotas implements QuotaStore {
   reads = 0;
   private version = 100;
   /** Resolves the next list() only when released, to interleave events with a read in flight. */
@@ -46,107 +49,108 @@ class HostQuotas implements QuotaStore {
 }
 
 function setUp(watching = true) {
-  const host = new HostQuotas([quota('team', '1'), quota('other', '1', 'team-b')]);
-  const store = new CachedQuotaStore(host);
+  const stored = new StoredQuotas([quota('team', '1'), quota('other', '1', 'team-b')]);
+  const store = new CachedQuotaStore(stored);
   store.setWatching(watching);
-  return { host, store };
+  return { stored, store };
 }
 
 describe('CachedQuotaStore', () => {
   test('reuses the list it read, and after its own write the written version, without reading', async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     const [read] = await store.list('team-a');
     const written = await store.writeStatus(read!);
     store.observed(written, false); // the watch echoes our own write
     expect(await store.list('team-a')).toEqual([written]);
-    expect(host.reads).toBe(1);
+    expect(stored.reads).toBe(1);
   });
 
   test("passes a write's deadline on, so no retry of it starts after the admission is answered", async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     const [read] = await store.list('team-a');
     await store.writeStatus(read!, { deadline: 1234 });
-    expect(host.writeOptions).toEqual([{ deadline: 1234 }]);
+    expect(stored.writeOptions).toEqual([{ deadline: 1234 }]);
   });
 
   test.each([
     [
       'another writer changed a quota',
-      (host: HostQuotas, store: CachedQuotaStore) => store.observed(host.changeElsewhere('team'), false),
+      (stored: StoredQuotas, store: CachedQuotaStore) =>
+        store.observed(stored.changeElsewhere('team'), false),
     ],
     [
       'a quota was deleted',
-      (host: HostQuotas, store: CachedQuotaStore) => store.observed(host.quotas[0]!, true),
+      (stored: StoredQuotas, store: CachedQuotaStore) => store.observed(stored.quotas[0]!, true),
     ],
     [
       'a quota was added',
-      (_: HostQuotas, store: CachedQuotaStore) => store.observed(quota('new', '7'), false),
+      (_: StoredQuotas, store: CachedQuotaStore) => store.observed(quota('new', '7'), false),
     ],
-    ['the watch was lost', (_: HostQuotas, store: CachedQuotaStore) => store.setWatching(false)],
+    ['the watch was lost', (_: StoredQuotas, store: CachedQuotaStore) => store.setWatching(false)],
   ])('reads again after: %s', async (_, change) => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     await store.list('team-a');
-    change(host, store);
+    change(stored, store);
     store.setWatching(true);
     const [again] = await store.list('team-a');
-    expect(host.reads).toBe(2);
-    expect(again).toEqual(host.quotas[0]);
+    expect(stored.reads).toBe(2);
+    expect(again).toEqual(stored.quotas[0]);
   });
 
   test('a change in another namespace keeps the list', async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     await store.list('team-a');
-    store.observed(host.changeElsewhere('other'), false);
+    store.observed(stored.changeElsewhere('other'), false);
     await store.list('team-a');
-    expect(host.reads).toBe(1);
+    expect(stored.reads).toBe(1);
   });
 
   test('a conflicting write drops the list, so the retry reads the current quota', async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     const [stale] = await store.list('team-a');
-    host.changeElsewhere('team'); // the watch has not reported it yet
+    stored.changeElsewhere('team'); // the watch has not reported it yet
     await expect(store.writeStatus(stale!)).rejects.toThrow(ConflictError);
     const [current] = await store.list('team-a');
-    expect(current).toEqual(host.quotas[0]);
-    expect(host.reads).toBe(2);
+    expect(current).toEqual(stored.quotas[0]);
+    expect(stored.reads).toBe(2);
   });
 
   test('a read that raced a change is used once but not kept', async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     let release!: () => void;
-    host.hold = new Promise((resolve) => (release = resolve));
+    stored.hold = new Promise((resolve) => (release = resolve));
     const reading = store.list('team-a');
-    store.observed(host.changeElsewhere('team'), false); // while the read is in flight
+    store.observed(stored.changeElsewhere('team'), false); // while the read is in flight
     release();
     await reading;
-    host.hold = undefined;
-    expect(await store.list('team-a')).toEqual([host.quotas[0]]);
-    expect(host.reads).toBe(2);
+    stored.hold = undefined;
+    expect(await store.list('team-a')).toEqual([stored.quotas[0]]);
+    expect(stored.reads).toBe(2);
   });
 
   test('reads a namespace without quotas every time: a quota just created counts at once', async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     expect(await store.list('team-c')).toEqual([]);
-    host.quotas.push(quota('new', '1', 'team-c')); // not reported by the watch yet
+    stored.quotas.push(quota('new', '1', 'team-c')); // not reported by the watch yet
     expect(await store.list('team-c')).toEqual([quota('new', '1', 'team-c')]);
-    expect(host.reads).toBe(2);
+    expect(stored.reads).toBe(2);
   });
 
   test('reads for every batch while the watch is not running', async () => {
-    const { host, store } = setUp(false);
+    const { stored, store } = setUp(false);
     await store.list('team-a');
     await store.list('team-a');
-    expect(host.reads).toBe(2);
+    expect(stored.reads).toBe(2);
   });
 
   test("cached: the batches' list while it is kept, else the quotas as the watch last reported them", async () => {
-    const { host, store } = setUp();
+    const { stored, store } = setUp();
     expect(store.cached('team-a')).toBeUndefined();
     const [read] = await store.list('team-a');
     expect(store.cached('team-a')).toEqual([read]);
     const written = await store.writeStatus(read!);
     expect(store.cached('team-a')).toEqual([written]); // before the watch echoes it
-    const changed = host.changeElsewhere('team');
+    const changed = stored.changeElsewhere('team');
     store.observed(changed, false); // drops the batches' list
     expect(store.cached('team-a')).toEqual([changed]);
     store.observed(changed, true);
@@ -154,11 +158,11 @@ describe('CachedQuotaStore', () => {
   });
 
   test('cached: nothing while the watch is not running, nor what it reported before it stopped', async () => {
-    const { host, store } = setUp();
-    store.observed(host.changeElsewhere('team'), false);
+    const { stored, store } = setUp();
+    store.observed(stored.changeElsewhere('team'), false);
     store.setWatching(false);
     expect(store.cached('team-a')).toBeUndefined();
-    store.observed(host.changeElsewhere('team'), false);
+    store.observed(stored.changeElsewhere('team'), false);
     expect(store.cached('team-a')).toBeUndefined();
   });
 });

@@ -12,7 +12,7 @@ import type { QuotaStore, StoreCallOptions } from '#service-kit';
  * Besides, while the watch runs, each quota as the watch last reported it is kept for `cached` (as
  * Kubernetes' quota admission keeps an informer): the batcher refuses from it what it refuses
  * (admission-batcher.ts). Any copy is sound for a refusal, and the watch, which reports every change
- * in order, keeps it at most its lag behind the host.
+ * in order, keeps it at most its lag behind the Karmada API server.
  */
 export class CachedQuotaStore implements QuotaStore {
   private readonly lists = new Map<string, KarmadaQuota[]>();

@@ -32,7 +32,7 @@ export interface CasContext {
 export interface CasOptions {
   /** How long an admitted claim stays pending. */
   ttlSeconds: number;
-  /** The longest an admitted change takes to be stored (the host API server's request timeout). */
+  /** The longest an admitted change takes to be stored (the Karmada API server's request timeout). */
   landingWindowSeconds: number;
   /** Conflicts tolerated: after each the quotas are read again and the batch decided again. */
   maxConflictRetries: number;
@@ -161,9 +161,9 @@ export function projected(quotas: readonly KarmadaQuota[]): Projection | undefin
  * Decides `change` against a projection of what is in flight and waiting before it: its refusal, or
  * undefined when it fits, and the projection then counts its claim too (it is queued, and decided
  * for real in its batch). Sound whatever the projection's age, since a refusal admits nothing; a
- * projection that lags the host, or counts a waiting change its batch will refuse, may refuse what
- * the batch would have admitted, as Kubernetes' quota admission may from its informer (the refusal
- * is recorded as a waiting change, requeued when quota frees).
+ * projection that lags the Karmada API server, or counts a waiting change its batch will refuse,
+ * may refuse what the batch would have admitted, as Kubernetes' quota admission may from its
+ * informer (the refusal is recorded as a waiting change, requeued when quota frees).
  */
 export function refuseOrProject(
   projection: Projection,
@@ -177,7 +177,10 @@ export function refuseOrProject(
   return undefined;
 }
 
-/** When the first of these requests is answered anyway: no host call for them may outlast it. */
+/**
+ * When the first of these requests is answered anyway: no Karmada API server call for them may
+ * outlast it.
+ */
 const earliestAnswerBy = (pending: readonly Pending[]) => Math.min(...pending.map((p) => p.answerBy));
 
 async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<void> {

@@ -1,4 +1,4 @@
-// The admission core and the reconcile loop, with their IO behind the QuotaStore and ReconcileHost
+// The admission core and the reconcile loop, with their IO behind the QuotaStore and ReconcileAccess
 // seams: the webhook and the reconciler adapt them, the simulation drives them.
 export { asksNothing, bindingChange, failClosed, NO_OBSERVER, uidProblem } from './admission-strategy.js';
 export type {
@@ -19,4 +19,4 @@ export {
 } from './cas-per-admission.js';
 export { CachedQuotaStore } from './cached-quota-store.js';
 export { countedClusters, reconcileQuotas, statusesCurrentIn } from './reconcile-loop.js';
-export type { CachedView, ReconcileHost, ReconcileInput, ReconcileOutcome } from './reconcile-loop.js';
+export type { CachedView, ReconcileAccess, ReconcileInput, ReconcileOutcome } from './reconcile-loop.js';

@@ -12,8 +12,8 @@ import {
 import { ConflictError } from '#service-kit';
 import { isClusterName } from '#usage';
 
-/** What one reconcile reads and writes on the host. */
-export interface ReconcileHost {
+/** What one reconcile reads and writes on the Karmada API server, and its clock. */
+export interface ReconcileAccess {
   getQuota(namespace: string, name: string): Promise<KarmadaQuota>;
   listBindings(namespace: string): Promise<ResourceBinding[]>;
   /** Compare-and-swap on resourceVersion; throws ConflictError when the quota changed. */
@@ -31,7 +31,7 @@ export interface ReconcileInput {
   waiting: readonly WaitingChange[];
 }
 
-/** A namespace's quotas and bindings as the reconciler's informers hold them: possibly behind the host. */
+/** A namespace's quotas and bindings as the reconciler's informers hold them: possibly behind the Karmada API server. */
 export interface CachedView {
   quotas: readonly KarmadaQuota[];
   bindings: readonly ResourceBinding[];
@@ -39,12 +39,13 @@ export interface CachedView {
 
 /**
  * Whether the cached objects show every quota's status current, with the usage and deletions just
- * read: then the reconcile writes nothing and reads nothing more from the host. Skipping is safe
- * however far the cache lags: a skip writes nothing, and every status it leaves was written from
- * fresh reads. Whatever would make a status wrong shows in the cached view: a claim lapsing is
- * judged by the clock (the computed status drops it, so it differs), usage and deletions come from
- * Redis, and a binding change queues another reconcile once the cache holds it. Waiting changes may
- * need a requeue that no status change shows, so a namespace with any is always reconciled.
+ * read: then the reconcile writes nothing and reads nothing more from the Karmada API server.
+ * Skipping is safe however far the cache lags: a skip writes nothing, and every status it leaves
+ * was written from fresh reads. Whatever would make a status wrong shows in the cached view: a
+ * claim lapsing is judged by the clock (the computed status drops it, so it differs), usage and
+ * deletions come from Redis, and a binding change queues another reconcile once the cache holds it.
+ * Waiting changes may need a requeue that no status change shows, so a namespace with any is always
+ * reconciled.
  */
 export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
   if (input.waiting.length > 0) return false;
@@ -81,15 +82,16 @@ export interface ReconcileOutcome {
 }
 
 /**
- * Computes and writes the status of each of `quotas` (just read from the host) from the namespace's
- * bindings and the observed usage. The bindings are listed after the quotas were read, and claims are
- * judged expired as of the list's start: every change admitted on a claim that lapsed before then is
- * in the list (docs/concepts/accounting.md). On a conflict the quota is read again, the bindings listed again
- * after it, and the status computed again, so claims the webhook added meanwhile are never dropped.
+ * Computes and writes the status of each of `quotas` (just read from the Karmada API server) from
+ * the namespace's bindings and the observed usage. The bindings are listed after the quotas were
+ * read, and claims are judged expired as of the list's start: every change admitted on a claim that
+ * lapsed before then is in the list (docs/concepts/accounting.md). On a conflict the quota is read
+ * again, the bindings listed again after it, and the status computed again, so claims the webhook
+ * added meanwhile are never dropped.
  * `written` is called after each successful write (Events); `warn` with each quota's input problems.
  */
 export async function reconcileQuotas(
-  host: ReconcileHost,
+  host: ReconcileAccess,
   namespace: string,
   quotas: readonly KarmadaQuota[],
   input: ReconcileInput,

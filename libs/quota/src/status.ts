@@ -92,14 +92,15 @@ export interface QuotaEvent {
 export interface QuotaStatusInput {
   /** Freshly read: it holds the webhook's latest reservations. */
   quota: KarmadaQuota;
-  /** Every ResourceBinding of the namespace, as persisted on the host. */
+  /** Every ResourceBinding of the namespace, as persisted on the Karmada API server. */
   bindings: readonly ResourceBinding[];
   /** Every cluster that published usage for the namespace. */
   clusters: ObservedCluster[];
   now: Date;
   /**
-   * Uids of bindings seen deleted on the host. A missing binding cannot tell "deleted" from "created
-   * but not persisted yet"; these can, so their reservations go at once instead of at expiry.
+   * Uids of bindings seen deleted on the Karmada API server. A missing binding cannot tell
+   * "deleted" from "created but not persisted yet"; these can, so their reservations go at once
+   * instead of at expiry.
    */
   deletedBindingUids?: ReadonlySet<string>;
   /** The webhook's claim timing, to settle claims of objects that can no longer be stored. */

@@ -43,10 +43,10 @@ class Watched<T extends k8s.KubernetesObject> {
   private notServed = false;
 
   constructor(
-    host: k8s.KubeConfig,
+    karmada: k8s.KubeConfig,
     readonly resource: { group: string; version: string; plural: string },
   ) {
-    const informer = customObjectInformer<T>(host, resource);
+    const informer = customObjectInformer<T>(karmada, resource);
     this.cache = informer;
     this.watch = new ResilientInformer<T>(
       informer,
@@ -86,13 +86,13 @@ export class BindingOverrides {
   private readonly clusters: Watched<Cluster & k8s.KubernetesObject>;
   private readonly templates: TemplateReader<Readonly<Record<string, unknown>>>;
 
-  constructor(host: k8s.KubeConfig) {
-    this.clusterPolicies = new Watched(host, CLUSTER_OVERRIDE_POLICY);
-    this.policies = new Watched(host, OVERRIDE_POLICY);
-    this.clusters = new Watched(host, CLUSTER);
+  constructor(karmada: k8s.KubeConfig) {
+    this.clusterPolicies = new Watched(karmada, CLUSTER_OVERRIDE_POLICY);
+    this.policies = new Watched(karmada, OVERRIDE_POLICY);
+    this.clusters = new Watched(karmada, CLUSTER);
     // What a patch or a selector reads of a template: its kind, labels and spec.
     this.templates = new TemplateReader(
-      host,
+      karmada,
       ({ apiVersion, kind, metadata, ...rest }) => ({
         apiVersion,
         kind,

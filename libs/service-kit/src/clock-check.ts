@@ -1,15 +1,15 @@
 /**
  * The clock check (docs/concepts/accounting.md, "Clocks"): claims carry wall-clock times written by a
  * webhook replica and judged by the reconciler, so the limit needs their clocks within L - 34 s of each
- * other. Each service compares its own clock with the host API server's, the one clock every write
+ * other. Each service compares its own clock with the Karmada API server's, the one clock every write
  * passes, from the `Date` header of a cheap call; two services each within half the bound of it are
  * within the bound of each other, whichever runs ahead.
  */
 import * as k8s from '@kubernetes/client-node';
 import { Logger, Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
-import type { HostApiConfig } from './config.js';
-import { hostKubeConfig } from './dependencies.js';
+import type { KarmadaApiConfig } from './config.js';
+import { karmadaKubeConfig } from './dependencies.js';
 import { METRICS } from './metrics.module.js';
 
 /** The longest the API server gives a write (its requestTimeoutUpperBound), whatever --request-timeout says. */
@@ -91,13 +91,13 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
   private measured?: ClockMeasurement;
 
   constructor(
-    host: k8s.KubeConfig,
+    karmada: k8s.KubeConfig,
     metrics: Registry,
     private readonly landingWindowSeconds: number,
     private readonly clock: () => number = Date.now,
     private readonly monotonic: () => number = () => performance.now(),
   ) {
-    this.version = host.makeApiClient(k8s.VersionApi);
+    this.version = karmada.makeApiClient(k8s.VersionApi);
     this.offset = new Gauge({
       name: 'karmada_quota_clock_offset_seconds',
       help:
@@ -169,10 +169,10 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** Runs a ClockCheck against the host API server in the service (METRICS must be provided). */
+/** Runs a ClockCheck against the Karmada API server in the service (METRICS must be provided). */
 @Module({})
 export class ClockCheckModule {
-  static forRoot(options: { host: HostApiConfig; landingWindowSeconds: number }): DynamicModule {
+  static forRoot(options: { karmada: KarmadaApiConfig; landingWindowSeconds: number }): DynamicModule {
     return {
       module: ClockCheckModule,
       providers: [
@@ -180,7 +180,7 @@ export class ClockCheckModule {
           provide: ClockCheck,
           inject: [METRICS],
           useFactory: (metrics: Registry) =>
-            new ClockCheck(hostKubeConfig(options.host), metrics, options.landingWindowSeconds),
+            new ClockCheck(karmadaKubeConfig(options.karmada), metrics, options.landingWindowSeconds),
         },
       ],
       exports: [ClockCheck],

@@ -31,7 +31,7 @@ export function serviceEnv(defaultPort: number) {
       .string()
       .optional()
       .refine((path) => path === undefined || path === '' || existsSync(path), 'no such file'),
-    /** How long a call to an API server (host or member) may wait for its whole answer; watches excepted. */
+    /** How long a call to an API server (Karmada or member) may wait for its whole answer; watches excepted. */
     API_REQUEST_TIMEOUT_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
       .int('must be a whole number of seconds')
@@ -41,8 +41,8 @@ export function serviceEnv(defaultPort: number) {
   };
 }
 
-/** What every service's API clients for the host are built from. */
-export interface HostApiConfig {
+/** What every service's API clients for the Karmada API server are built from. */
+export interface KarmadaApiConfig {
   KUBECONFIG?: string;
   API_REQUEST_TIMEOUT_SECONDS: number;
 }
@@ -94,7 +94,7 @@ export const claimTimingEnv = {
   /** How long an admitted claim is held whatever the stored binding says. */
   RESERVATION_TTL_SECONDS: z.coerce.number().int().min(2).max(86_400).default(120),
   /**
-   * The longest an admitted change can take to be stored: the host API server's request timeout
+   * The longest an admitted change can take to be stored: the Karmada API server's request timeout
    * (its --request-timeout, 60 s unless changed). Must stay below RESERVATION_TTL_SECONDS.
    */
   ADMISSION_LANDING_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),

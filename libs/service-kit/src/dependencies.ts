@@ -1,24 +1,27 @@
 import * as k8s from '@kubernetes/client-node';
-import type { HostApiConfig } from './config.js';
+import type { KarmadaApiConfig } from './config.js';
 import type { ReadinessCheck } from './health.js';
 import type { RedisClient } from './redis.module.js';
 import { reuseConnections } from './reuse-connections.js';
 
+/** Nest injection token of the Karmada API server's KubeConfig (as karmadaKubeConfig makes it). */
+export const KARMADA_KUBECONFIG = Symbol('KARMADA_KUBECONFIG');
+
 /**
- * The host (Karmada control plane) cluster: KUBECONFIG when set, else in-cluster credentials; its
- * API clients keep their connections open between calls, each given up after API_REQUEST_TIMEOUT_SECONDS.
+ * The Karmada API server: KUBECONFIG when set, else in-cluster credentials; its API clients keep
+ * their connections open between calls, each given up after API_REQUEST_TIMEOUT_SECONDS.
  */
-export function hostKubeConfig(config: HostApiConfig): k8s.KubeConfig {
+export function karmadaKubeConfig(config: KarmadaApiConfig): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
   else kc.loadFromDefault();
   return reuseConnections(kc, { requestTimeoutMs: config.API_REQUEST_TIMEOUT_SECONDS * 1000 });
 }
 
-export function hostApiReadiness(kc: k8s.KubeConfig): ReadinessCheck {
+export function karmadaApiReadiness(kc: k8s.KubeConfig): ReadinessCheck {
   const version = kc.makeApiClient(k8s.VersionApi);
   return {
-    name: 'host-apiserver',
+    name: 'karmada-apiserver',
     probe: async () => {
       await version.getCode();
     },

@@ -1,18 +1,18 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import type { HostApiConfig } from './config.js';
-import { hostApiReadiness, hostKubeConfig, redisReadiness } from './dependencies.js';
+import type { KarmadaApiConfig } from './config.js';
+import { karmadaApiReadiness, karmadaKubeConfig, redisReadiness } from './dependencies.js';
 import { HealthController, READINESS_CHECKS } from './health.js';
 import { REDIS, type RedisClient } from './redis.module.js';
 
 /**
- * `/healthz` and `/readyz`; ready means the host API server answers and, for services that use it
+ * `/healthz` and `/readyz`; ready means the Karmada API server answers and, for services that use it
  * (`redis: true`, with RedisModule imported), Redis answers too.
  */
 @Module({})
 export class HealthModule {
-  static forRoot(options: { host: HostApiConfig; redis?: boolean }): DynamicModule {
-    const host = hostKubeConfig(options.host);
+  static forRoot(options: { karmada: KarmadaApiConfig; redis?: boolean }): DynamicModule {
+    const karmada = karmadaKubeConfig(options.karmada);
     return {
       module: HealthModule,
       imports: [TerminusModule],
@@ -22,7 +22,7 @@ export class HealthModule {
           provide: READINESS_CHECKS,
           inject: options.redis ? [REDIS] : [],
           useFactory: (redis?: RedisClient) => [
-            hostApiReadiness(host),
+            karmadaApiReadiness(karmada),
             ...(redis ? [redisReadiness(redis)] : []),
           ],
         },

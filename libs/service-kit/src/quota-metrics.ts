@@ -31,8 +31,8 @@ function baseUnits(quantity: string): number {
 
 /**
  * Per-quota gauges computed at scrape time from `quotas()` (an informer's cache of KarmadaQuotas on
- * the host): a deleted quota's series go with it, and every replica exporting them reports the same
- * stored statuses.
+ * the Karmada API server): a deleted quota's series go with it, and every replica exporting them
+ * reports the same stored statuses.
  */
 export function registerQuotaMetrics(registry: Registry, quotas: () => readonly KarmadaQuota[]): void {
   const perResource = (name: string, help: string, value: (sample: QuotaResourceSample) => number) =>

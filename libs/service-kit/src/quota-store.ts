@@ -8,7 +8,10 @@ export interface StoreCallOptions {
   deadline?: number;
 }
 
-/** Reads and compare-and-swap writes KarmadaQuotas on the host (the webhook and the reconciler). */
+/**
+ * Reads and compare-and-swap writes KarmadaQuotas on the Karmada API server (the webhook and the
+ * reconciler).
+ */
 export interface QuotaStore {
   list(namespace: string, options?: StoreCallOptions): Promise<KarmadaQuota[]>;
   /** Replaces the status if `quota.metadata.resourceVersion` is current; else throws ConflictError. */
@@ -52,7 +55,7 @@ export function abortAt(deadline: number | undefined): k8s.ConfigurationOptions 
 }
 
 /**
- * KarmadaQuotas on the host API server; status writes are compare-and-swap on resourceVersion.
+ * KarmadaQuotas on the Karmada API server; status writes are compare-and-swap on resourceVersion.
  * Transient failures are retried a few times (about 2.5 s in all, inside the admission deadline).
  */
 export class KubeQuotaStore implements QuotaStore {

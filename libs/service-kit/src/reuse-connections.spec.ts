@@ -40,10 +40,10 @@ describe('reuseConnections', () => {
   const kubeConfig = () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'host', server: url, caData: Buffer.from(caPem).toString('base64') }],
+      clusters: [{ name: 'karmada-apiserver', server: url, caData: Buffer.from(caPem).toString('base64') }],
       users: [{ name: 'admin', token: 'secret-token' }],
-      contexts: [{ name: 'host', cluster: 'host', user: 'admin' }],
-      currentContext: 'host',
+      contexts: [{ name: 'karmada-apiserver', cluster: 'karmada-apiserver', user: 'admin' }],
+      currentContext: 'karmada-apiserver',
     });
     return kc;
   };

@@ -34,8 +34,8 @@ export class TemplateClasses {
   private readonly templates: TemplateReader<string>;
   private readonly memo: TemplateClassMemo;
 
-  constructor(host: k8s.KubeConfig, redis: RedisClient) {
-    this.templates = new TemplateReader(host, (t) => templatePriorityClass(t) ?? '', CACHE_LIMIT);
+  constructor(karmada: k8s.KubeConfig, redis: RedisClient) {
+    this.templates = new TemplateReader(karmada, (t) => templatePriorityClass(t) ?? '', CACHE_LIMIT);
     this.memo = new TemplateClassMemo(redis);
   }
 

@@ -47,12 +47,12 @@ export class TemplateReader<T> {
 
   /** `limit`: entries kept; the cache is cleared when full. */
   constructor(
-    host: k8s.KubeConfig,
+    karmada: k8s.KubeConfig,
     private readonly project: (template: k8s.KubernetesObject) => T,
     private readonly limit: number,
   ) {
-    this.objects = host.makeApiClient(k8s.CustomObjectsApi);
-    this.core = host.makeApiClient(k8s.CoreV1Api);
+    this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
+    this.core = karmada.makeApiClient(k8s.CoreV1Api);
   }
 
   /** The projection of the template `ref` names; undefined when it is gone. Throws when unreadable. */

@@ -383,8 +383,8 @@ export function reconcileJobOptions(namespace: string): {
 } {
   return {
     deduplication: { id: reconcileJobId(namespace), keepLastIfActive: true },
-    // A failing reconcile (host API server down) is retried with back-off; past these attempts the
-    // reconciler's worker keeps delaying it rather than letting it fail (reconcile.worker.ts).
+    // A failing reconcile (Karmada API server down) is retried with back-off; past these attempts
+    // the reconciler's worker keeps delaying it rather than letting it fail (reconcile.worker.ts).
     attempts: 8,
     backoff: { type: 'exponential', delay: 200 },
     removeOnComplete: true,

@@ -1,22 +1,22 @@
 import * as k8s from '@kubernetes/client-node';
 import type { KarmadaQuota } from '#api';
-import { HostCache } from './host-cache.js';
+import { NamespaceCache } from './namespace-cache.js';
 
 const quota = (resourceVersion: string, uid = 'q-1'): KarmadaQuota =>
   ({ metadata: { name: 'team', namespace: 'team-a', uid, resourceVersion } }) as KarmadaQuota;
 
-function hostCache(): HostCache {
+function namespaceCache(): NamespaceCache {
   const kc = new k8s.KubeConfig();
   kc.loadFromClusterAndUser(
     { name: 'c', server: 'https://127.0.0.1:1', skipTLSVerify: false },
     { name: 'u' },
   );
-  return new HostCache(kc); // never started: only its own-write bookkeeping is used here
+  return new NamespaceCache(kc); // never started: only its own-write bookkeeping is used here
 }
 
-describe('HostCache own writes', () => {
+describe('NamespaceCache own writes', () => {
   test("recognizes a status it wrote once, by uid and resourceVersion, and nobody else's", () => {
-    const cache = hostCache();
+    const cache = namespaceCache();
     cache.noteOwnWrite(quota('7'));
     expect(cache.isOwnWrite(quota('8'))).toBe(false);
     expect(cache.isOwnWrite(quota('7', 'another-uid'))).toBe(false);
@@ -25,7 +25,7 @@ describe('HostCache own writes', () => {
   });
 
   test('forgets the oldest writes past 10,000 (events that never came)', () => {
-    const cache = hostCache();
+    const cache = namespaceCache();
     for (let rv = 1; rv <= 10_001; rv++) cache.noteOwnWrite(quota(String(rv)));
     expect(cache.isOwnWrite(quota('1'))).toBe(false);
     expect(cache.isOwnWrite(quota('2'))).toBe(true);
@@ -33,6 +33,6 @@ describe('HostCache own writes', () => {
   });
 
   test('shows no cached view before both watches are running', () => {
-    expect(hostCache().view('team-a')).toBeUndefined();
+    expect(namespaceCache().view('team-a')).toBeUndefined();
   });
 });

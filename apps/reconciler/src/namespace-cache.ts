@@ -7,42 +7,41 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { customObjectInformer, ResilientInformer } from '#service-kit';
+import { customObjectInformer, KARMADA_KUBECONFIG, ResilientInformer } from '#service-kit';
 import type { CachedView } from '#accounting';
-import { HOST_KUBECONFIG } from './config.js';
 
 const OWN_WRITES_KEPT = 10_000;
 const versionKey = (quota: KarmadaQuota) => `${quota.metadata?.uid}@${quota.metadata?.resourceVersion}`;
 
-/** What the triggers do when the host's objects change. */
-export interface HostChangeHandlers {
+/** What the triggers do when the cached KarmadaQuotas and ResourceBindings change. */
+export interface NamespaceCacheHandlers {
   quotaChanged: (quota: KarmadaQuota) => void;
   bindingChanged: (binding: ResourceBinding) => void;
   bindingDeleted: (binding: ResourceBinding) => void;
 }
 
 /**
- * The reconciler's informers on the host: KarmadaQuotas and ResourceBindings, watched. They feed the
+ * The reconciler's informers on the Karmada API server: KarmadaQuotas and ResourceBindings, watched. They feed the
  * triggers (a change queues its namespace), the quota metrics, and each reconcile's first look
  * (reconcile-loop.ts: a namespace whose cached objects show nothing to write is not read again).
  */
 @Injectable()
-export class HostCache {
-  private readonly logger = new Logger('host-cache');
+export class NamespaceCache {
+  private readonly logger = new Logger('namespace-cache');
   private readonly quotaInformer: k8s.Informer<KarmadaQuota> & k8s.ObjectCache<KarmadaQuota>;
   private readonly bindingInformer: k8s.Informer<ResourceBinding> & k8s.ObjectCache<ResourceBinding>;
   private readonly quotaWatch: ResilientInformer<KarmadaQuota>;
   private readonly bindingWatch: ResilientInformer<ResourceBinding>;
-  private readonly handlers: HostChangeHandlers[] = [];
+  private readonly handlers: NamespaceCacheHandlers[] = [];
   /** Quota versions this replica wrote (uid@resourceVersion), oldest first. */
   private readonly ownWrites = new Set<string>();
   /** Both watches listed and running: only then is the cache worth a look (it may still lag). */
   private quotasWatched = false;
   private bindingsWatched = false;
 
-  constructor(@Inject(HOST_KUBECONFIG) host: k8s.KubeConfig) {
-    this.quotaInformer = customObjectInformer<KarmadaQuota>(host, KARMADA_QUOTA);
-    this.bindingInformer = customObjectInformer<ResourceBinding>(host, RESOURCE_BINDING);
+  constructor(@Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig) {
+    this.quotaInformer = customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA);
+    this.bindingInformer = customObjectInformer<ResourceBinding>(karmada, RESOURCE_BINDING);
     const watchHandlers = (what: string, watched: (on: boolean) => void) => ({
       synced: () => {
         watched(true);
@@ -92,7 +91,7 @@ export class HostCache {
   }
 
   /** Registers what to do on changes; call before start. */
-  onChange(handlers: HostChangeHandlers): void {
+  onChange(handlers: NamespaceCacheHandlers): void {
     this.handlers.push(handlers);
   }
 

@@ -18,8 +18,13 @@ import { customObjectInformer, ResilientInformer } from '#service-kit';
 /** Changes arriving within this window reach the live streams as one update. */
 const COALESCE_MS = 100;
 
-/** Every object of one kind on the host, kept by a watch (never a list per request), and who wants to hear of changes. */
-export class HostCache<T extends k8s.KubernetesObject> implements OnApplicationBootstrap, OnModuleDestroy {
+/**
+ * Every object of one kind on the Karmada API server, kept by a watch (never a list per request), and
+ * who wants to hear of changes.
+ */
+export class WatchedObjects<T extends k8s.KubernetesObject>
+  implements OnApplicationBootstrap, OnModuleDestroy
+{
   private readonly logger: Logger;
   private readonly cache: k8s.ObjectCache<T>;
   private readonly watch: ResilientInformer<T>;
@@ -28,11 +33,11 @@ export class HostCache<T extends k8s.KubernetesObject> implements OnApplicationB
   private pending?: NodeJS.Timeout;
 
   constructor(
-    host: k8s.KubeConfig,
+    karmada: k8s.KubeConfig,
     private readonly resource: ApiResourceInfo,
   ) {
     this.logger = new Logger(resource.plural);
-    const informer = customObjectInformer<T>(host, resource);
+    const informer = customObjectInformer<T>(karmada, resource);
     this.cache = informer;
     const changed = () => this.changed();
     this.watch = new ResilientInformer<T>(
@@ -64,7 +69,7 @@ export class HostCache<T extends k8s.KubernetesObject> implements OnApplicationB
     await this.watch.stop();
   }
 
-  /** Every object, or those of `namespace`; 503 until the first list from the host arrived (an empty answer would be a lie). */
+  /** Every object, or those of `namespace`; 503 until the first list from the Karmada API server arrived (an empty answer would be a lie). */
   list(namespace?: string): readonly T[] {
     this.requireSynced();
     return this.cache.list(namespace);
@@ -98,15 +103,15 @@ export class HostCache<T extends k8s.KubernetesObject> implements OnApplicationB
 }
 
 /** The KarmadaQuotas: what the console shows. */
-export class QuotaCache extends HostCache<KarmadaQuota> {
-  constructor(host: k8s.KubeConfig) {
-    super(host, KARMADA_QUOTA);
+export class QuotaCache extends WatchedObjects<KarmadaQuota> {
+  constructor(karmada: k8s.KubeConfig) {
+    super(karmada, KARMADA_QUOTA);
   }
 }
 
 /** The ResourceBindings: which workloads hold each quota (workloadUsage). */
-export class BindingCache extends HostCache<ResourceBinding> {
-  constructor(host: k8s.KubeConfig) {
-    super(host, RESOURCE_BINDING);
+export class BindingCache extends WatchedObjects<ResourceBinding> {
+  constructor(karmada: k8s.KubeConfig) {
+    super(karmada, RESOURCE_BINDING);
   }
 }
