@@ -91,15 +91,15 @@ export interface ReconcileOutcome {
  * `written` is called after each successful write (Events); `warn` with each quota's input problems.
  */
 export async function reconcileQuotas(
-  host: ReconcileAccess,
+  access: ReconcileAccess,
   namespace: string,
   quotas: readonly KarmadaQuota[],
   input: ReconcileInput,
   written: (quota: KarmadaQuota, result: QuotaStatusResult) => Promise<void>,
   warn: (message: string) => void,
 ): Promise<ReconcileOutcome> {
-  let now = host.clock();
-  let bindings = await host.listBindings(namespace);
+  let now = access.clock();
+  let bindings = await access.listBindings(namespace);
   const outcome: ReconcileOutcome = {
     quotas: quotas.length,
     written: 0,
@@ -114,7 +114,7 @@ export async function reconcileQuotas(
       outcome.statuses.set(quota.metadata?.name ?? '', result.status);
       if (!result.changed) break;
       try {
-        await host.writeStatus({ ...quota, status: result.status });
+        await access.writeStatus({ ...quota, status: result.status });
         outcome.written++;
         await written(quota, result);
         break;
@@ -127,9 +127,9 @@ export async function reconcileQuotas(
             { cause: err },
           );
         }
-        quota = await host.getQuota(namespace, quota.metadata!.name!);
-        now = host.clock();
-        bindings = await host.listBindings(namespace);
+        quota = await access.getQuota(namespace, quota.metadata!.name!);
+        now = access.clock();
+        bindings = await access.listBindings(namespace);
         outcome.waiting = liveWaiting(input.waiting, bindings, new Date(now));
       }
     }

@@ -64,13 +64,13 @@ const LANDING_WINDOW_IGNORED: Edit = {
 const EXPIRY_AFTER_LIST: Edit[] = [
   {
     file: RECONCILE_LOOP,
-    from: 'let now = host.clock();\n  let bindings = await host.listBindings(namespace);',
-    to: 'let bindings = await host.listBindings(namespace);\n  let now = host.clock();',
+    from: 'let now = access.clock();\n  let bindings = await access.listBindings(namespace);',
+    to: 'let bindings = await access.listBindings(namespace);\n  let now = access.clock();',
   },
   {
     file: RECONCILE_LOOP,
-    from: 'now = host.clock();\n        bindings = await host.listBindings(namespace);',
-    to: 'bindings = await host.listBindings(namespace);\n        now = host.clock();',
+    from: 'now = access.clock();\n        bindings = await access.listBindings(namespace);',
+    to: 'bindings = await access.listBindings(namespace);\n        now = access.clock();',
   },
 ];
 
