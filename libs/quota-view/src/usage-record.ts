@@ -62,9 +62,7 @@ export function judgmentsOf(judged: readonly ResourceBinding[]): JudgedBinding[]
         name,
         uid,
         ...(priorityClassName ? { priorityClassName } : {}),
-        ...(overrides.length > 0
-          ? { overrides: overrides.map((o) => ({ ...o, policies: [...o.policies] })) }
-          : {}),
+        ...(overrides.length > 0 ? { overrides: [...overrides] } : {}),
       },
     ];
   });
