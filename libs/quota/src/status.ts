@@ -1,50 +1,8 @@
 /**
- * The reconciler's pure computation (docs/concepts/accounting.md): from a freshly read KarmadaQuota, the namespace's
- * persisted ResourceBindings and the usage every member cluster published, the quota's next status, whether
- * it differs from the current one, the Events to record and the problems found. Never throws: bad input is
- * reported in `errors` (and Ready=False) while the rest of the status is still computed.
- *
- * Keys: the quota's `spec.hard` keys (entries that cannot be read are reported and left out).
- *
- * Usage (`used`, `clusters[]`):
- * - an unscoped quota counts ALL the usage a cluster published for the namespace (`ObservedCluster.used`),
- *   pods that no binding names included: they are usage too;
- * - a quota with a scopeSelector counts only the workloads whose ResourceBinding matches its scopes
- *   (`ObservedCluster.workloads`, matched by `spec.resource` kind/name): a workload that no binding names
- *   (a pod created directly in a member cluster, a namespace-level object count) cannot be scoped, so a
- *   scoped quota does not count it;
- * - `used` is the sum over clusters, every hard key present (0 when nothing); `clusters[]` holds each
- *   cluster's share of it (same keys, every hard key present, so the slices add up to `used`), sorted by
- *   name. A Stale or Unreachable cluster keeps counting with its last known usage, never as zero.
- *
- * Reservations: settleReservations (reservations.ts), with `now` no later than the start of the binding
- * list. `reserved` = the sum of every binding's reservation, non-zero keys only, `{}` when nothing is
- * reserved; `reservations[]` lists only the claims still in flight (those with an expirationTime): a
- * stored binding is its own charge record, derived again at every reconcile. `reservations` is always
- * written (possibly `[]`), as the webhook does. `wouldBeDenied` (the webhook's notes of refusals not enforced)
- * is kept as read, less the entries past their hour (enforcement.ts).
- *
- * Conditions (metav1.Condition; `observedGeneration` = metadata.generation on each; a condition whose
- * status did not change keeps its lastTransitionTime, else it is `now` at second precision as metav1.Time
- * serializes it; conditions of other types are kept as they are, after these three):
- * - Ready: True/Reconciled, or False/InvalidSpec (spec.hard unreadable) or False/InvalidData (a binding,
- *   snapshot or reservation could not be read) with the problems in the message;
- * - ClustersSynced: True/AllClustersReady when every cluster is Ready (also when none has published
- *   usage), else False/ClustersNotReady naming each other cluster, its state and since when;
- * - OverQuota: True/UsageExceedsHard when used + reserved > hard on some key, else False/WithinQuota;
- * - RunningBeyondCharge: True/UsageExceedsCharge naming each binding whose workload runs beyond what
- *   it holds (beyond-charge.ts), else False/WithinCharge.
- *
- * Events: Warning OverQuota when OverQuota turns True, Warning RunningBeyondCharge when
- * RunningBeyondCharge turns True or names another set of bindings; per cluster, compared with the current
- * `status.clusters`, Warning ClusterStale when it turns non-Ready (or first appears non-Ready) and Normal
- * ClusterRecovered when it turns Ready again. Cluster events come first, in name order. Record them only
- * once the status write succeeded: a retry after a conflict computes them again.
- *
- * `changed` is false when the computed status equals the current one semantically (quantities by value,
- * times as strings, a cluster's lastSyncTime moved forward by less than LAST_SYNC_TIME_SLACK_MS), or
- * differs only by claims retired within RETIREMENT_COALESCE_MS of their admission, so the reconciler
- * can skip the write.
+ * The reconciler's pure computation: from a freshly read KarmadaQuota, the namespace's stored
+ * ResourceBindings and the usage every member cluster published, the quota's next status, whether
+ * it differs from the current one, the Events to record and the problems found. Never throws. The
+ * rules, case by case: docs/reference/karmadaquota.md, "How the reconciler computes it".
  */
 import {
   addLists,
