@@ -63,6 +63,14 @@ describe('asksNothing: what is answered without reading the quotas', () => {
       job(),
       false,
     ],
+    // A member cap there may refuse it (member caps: docs/concepts/member-caps.md).
+    ['a move to another member', job({ clusters: ['member2'] }), job(), false],
+    [
+      'a scale-down on one of its members',
+      job({ clusters: ['member1'] }),
+      job({ clusters: ['member1', 'member2'] }),
+      true,
+    ],
     // Being deleted is final: it holds nothing ever again.
     [
       'a scale-up of a binding being deleted',

@@ -3,6 +3,7 @@ import {
   bindingCharge,
   holdsNothing,
   increasesNothing,
+  memberShares,
   oldChargeHeld,
   sameScopeInputs,
   type AdmissionItem,
@@ -73,10 +74,11 @@ export function uidProblem(object: ResourceBinding, stored: ResourceBinding): st
 export function asksNothing(change: BindingChange): boolean {
   if (holdsNothing(change.object)) return true;
   return (
+    // Any member's share counts too: a quota may cap it (member-caps.ts).
     change.old !== undefined &&
     increasesNothing(
-      change.item.charge,
-      change.old.charge,
+      { ...change.item.charge, ...memberShares(change.object) },
+      { ...change.old.charge, ...memberShares(change.old.object) },
       oldChargeHeld(change.old.object) && sameScopeInputs(change.object, change.old.object),
     )
   );

@@ -9,6 +9,7 @@ import {
   parseQuotaState,
   toWireReservations,
   unboundedPodsRefusals,
+  withMemberShares,
   type AdmissionItem,
   type BatchResult,
   type Decision,
@@ -64,15 +65,18 @@ export async function admitWithCas(context: CasContext, batch: Pending[]): Promi
 }
 
 /** The admission item for one request against these quotas: which of them its old object held in. */
-function itemFor(change: BindingChange, quotas: readonly KarmadaQuota[]): AdmissionItem {
+function itemFor(change: BindingChange, { quotas, states }: Projection): AdmissionItem {
   const { item, object, old } = change;
   const names = quotas.map((q) => q.metadata!.name!);
+  // Only a quota that caps a member charges shares per member (member-caps.ts).
+  const keys = states.flatMap((state) => Object.keys(state.hard));
   return {
     ...item,
+    charge: withMemberShares(object, item.charge, keys),
     ...(old
       ? {
           old: {
-            charge: old.charge,
+            charge: withMemberShares(old.object, old.charge, keys),
             quotas: oldChargeHeld(old.object)
               ? names.filter((_, i) => bindingMatchesScopes(quotas[i]!, old.object))
               : [],
@@ -141,7 +145,7 @@ export function decide(
   const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
   return admitBatch(
     states,
-    changes.map((change) => itemFor(change, quotas)),
+    changes.map((change) => itemFor(change, { quotas, states })),
     (quotaName, index) => checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
     {
       now: new Date(now),

@@ -157,6 +157,16 @@ export interface KarmadaQuotaSpec {
   /** What a change the quota does not admit meets (docs/concepts/enforcement.md); absent is Deny. */
   enforcement?: Enforcement;
   scopeSelector?: ScopeSelector;
+  /** Caps per member cluster inside `hard` (docs/concepts/member-caps.md); they may sum to more. */
+  clusters?: MemberCap[];
+}
+
+/** What one member cluster may run of the quota. */
+export interface MemberCap {
+  /** The member cluster (a cluster.karmada.io Cluster) by name. */
+  name: string;
+  /** Limits on that member, by resource name, as in `hard`. */
+  hard: ResourceList;
 }
 
 export type Enforcement = 'Deny' | 'Warn' | 'DryRun';
@@ -256,6 +266,10 @@ export interface ReservedBy {
 export interface ClusterUsage {
   name: string;
   used: ResourceList;
+  /** The member's caps in force (`spec.clusters[]`), when it has any. */
+  hard?: ResourceList;
+  /** What admitted changes hold on the member's caps beyond its observed usage. */
+  reserved?: ResourceList;
   /** RFC 3339. */
   lastSyncTime: string;
   state: ClusterUsageState;

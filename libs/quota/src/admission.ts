@@ -19,6 +19,7 @@ import {
 } from '#quantity';
 import type { Enforcement, WouldBeDeniedStatus } from '#api';
 import { addWouldBeDenied } from './enforcement.js';
+import { memberPart, splitMemberKey } from './member-caps.js';
 import {
   bindingKeyString,
   isExpired,
@@ -117,7 +118,10 @@ export function freeUnder(hard: ResourceList, taken: ResourceList, keys: readonl
   );
 }
 
-/** Kubernetes' quota denial message. */
+/**
+ * Kubernetes' quota denial message. When only member caps are exceeded (member-caps.ts), it names the
+ * first such member and gives its caps under their plain resource names.
+ */
 export function exceededMessage(
   quota: string,
   requested: ResourceList,
@@ -125,9 +129,21 @@ export function exceededMessage(
   hard: ResourceList,
   exceeded: readonly string[],
 ): string {
+  const global = exceeded.filter((key) => splitMemberKey(key) === undefined);
+  const member = global.length > 0 ? undefined : splitMemberKey(exceeded[0] ?? '')?.member;
+  if (member === undefined)
+    return (
+      `exceeded quota: ${quota}, requested: ${formatListInline(requested, global)}, ` +
+      `used: ${formatListInline(used, global)}, limited: ${formatListInline(hard, global)}`
+    );
+  const keys = exceeded.flatMap((key) => {
+    const split = splitMemberKey(key);
+    return split?.member === member ? [split.resource] : [];
+  });
+  const on = (list: ResourceList) => formatListInline(memberPart(list, member), keys);
   return (
-    `exceeded quota: ${quota}, requested: ${formatListInline(requested, exceeded)}, ` +
-    `used: ${formatListInline(used, exceeded)}, limited: ${formatListInline(hard, exceeded)}`
+    `exceeded quota: ${quota} on member cluster ${member}, requested: ${on(requested)}, ` +
+    `used: ${on(used)}, limited: ${on(hard)}`
   );
 }
 

@@ -6,9 +6,18 @@
  * docs/concepts/binding-cost.md#what-the-charge-does-not-bound. Zero entries are dropped from the
  * charge (absent means zero everywhere in this library).
  */
-import { describeFieldError, excessOf, Quantity, parseResourceList, type ResourceList } from '#quantity';
+import {
+  describeFieldError,
+  excessOf,
+  maskList,
+  Quantity,
+  parseResourceList,
+  removeZeros,
+  type ResourceList,
+} from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { isScoped } from './scopes.js';
+import { capsAnyMember, onMember } from './member-caps.js';
 import {
   LEGACY_COUNT_NAMES,
   LIMITS_PREFIX,
@@ -447,6 +456,43 @@ function splitCharge(rb: ResourceBinding): ChargeSplit | undefined {
   let rest = bindingCharge(rb).charge;
   for (const share of clusters.values()) rest = excessOf(rest, share);
   return { clusters, rest };
+}
+
+/**
+ * The binding's share on each member it targets, under the member keys (member-caps.ts): its
+ * chargeByCluster share there, or for a binding whose charge is not split, its whole charge on each
+ * target cluster (never less than a member may run).
+ */
+export function memberShares(rb: ResourceBinding): ResourceList {
+  if (shares.has(rb)) return shares.get(rb)!;
+  const split = chargeByCluster(rb);
+  let found: ResourceList = {};
+  if (split !== undefined) {
+    for (const [member, share] of split.clusters) found = { ...found, ...onMember(share, member) };
+  } else {
+    const charge = bindingCharge(rb).charge;
+    const targets = scheduledClusterNames(rb);
+    for (const { cluster } of evictedCopies(rb, [])) targets.add(cluster);
+    for (const member of targets) found = { ...found, ...onMember(charge, member) };
+  }
+  found = removeZeros(found);
+  shares.set(rb, found);
+  return found;
+}
+
+const shares = new WeakMap<ResourceBinding, ResourceList>();
+
+/**
+ * `charge` (the binding's bindingCharge) with its memberShares on the member keys among `keys` (a
+ * quota's hard keys); `charge` itself when no key caps a member, as for most quotas.
+ */
+export function withMemberShares(
+  rb: ResourceBinding,
+  charge: ResourceList,
+  keys: Iterable<string>,
+): ResourceList {
+  if (!capsAnyMember(keys)) return charge;
+  return { ...charge, ...maskList(memberShares(rb), [...keys]) };
 }
 
 /** Resources whose request is mandatory once a quota tracks them (Kubernetes' "validationSet"). */

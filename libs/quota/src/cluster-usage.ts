@@ -19,7 +19,14 @@ import {
   isJsonObject,
   type ResourceBinding,
 } from '#api';
-import { bindingCharge, chargeByCluster, evictedCopies, scheduledClusterNames } from './charge.js';
+import {
+  bindingCharge,
+  chargeByCluster,
+  evictedCopies,
+  scheduledClusterNames,
+  withMemberShares,
+} from './charge.js';
+import { cappedOn, capsAnyMember, onMember, splitMemberKey } from './member-caps.js';
 
 /** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
 export type UsageList = ResourceList | Readonly<Record<string, string>>;
@@ -153,6 +160,9 @@ export function readClusters(
     return [];
   }
   const views = new Map<string, ClusterView>();
+  const plain = keys.filter((key) => splitMemberKey(key) === undefined);
+  const readKeys = (member: string): readonly string[] =>
+    capsAnyMember(keys) ? [...new Set([...plain, ...cappedOn(keys, member)])] : keys;
   raw.forEach((item: unknown, i) => {
     if (!isJsonObject(item) || typeof item['name'] !== 'string' || item['name'] === '') {
       errors.push(`clusters[${i}].name: must be a non-empty string; this cluster's usage is ignored`);
@@ -188,13 +198,40 @@ export function readClusters(
       name,
       state,
       lastSyncTime,
-      used: readUsage(item['used'], `${field}.used`, keys, errors),
-      ...readWorkloads(item['workloads'], `${field}.workloads`, keys, errors),
+      ...onCapsOf(
+        name,
+        keys,
+        readUsage(item['used'], `${field}.used`, readKeys(name), errors),
+        readWorkloads(item['workloads'], `${field}.workloads`, readKeys(name), errors),
+      ),
     };
     if (typeof item['message'] === 'string' && item['message'] !== '') view.message = item['message'];
     views.set(name, view);
   });
   return [...views.values()].sort((a, b) => compareNames(a.name, b.name));
+}
+
+/**
+ * A member's usage with what its caps count (member-caps.ts): each list also under the member keys of
+ * `keys`, then masked to `keys`. The lists as read when no key caps a member.
+ */
+function onCapsOf(
+  member: string,
+  keys: readonly string[],
+  used: ResourceList,
+  workloads: Pick<ClusterView, 'workloads' | 'terminating'>,
+): Pick<ClusterView, 'used' | 'workloads' | 'terminating'> {
+  if (!capsAnyMember(keys)) return { used, ...workloads };
+  const capped = new Set(keys);
+  const counted = (list: ResourceList): ResourceList =>
+    maskList({ ...list, ...onMember(list, member, capped) }, keys);
+  const each = (lists: Map<string, ResourceList>) =>
+    new Map([...lists].map(([key, list]) => [key, counted(list)]));
+  return {
+    used: counted(used),
+    workloads: each(workloads.workloads),
+    terminating: each(workloads.terminating),
+  };
 }
 
 /**
@@ -242,7 +279,7 @@ export function observedAgainstShares(
   const key = bindingWorkloadKey(rb);
   if (split === undefined || key === undefined) {
     const observed = observedIn(rb, views);
-    const beyond = excessOf(observed, bindingCharge(rb).charge);
+    const beyond = excessOf(observed, withMemberShares(rb, bindingCharge(rb).charge, Object.keys(observed)));
     return { within: excessOf(observed, beyond), beyond };
   }
   let within: ResourceList = {};
@@ -250,7 +287,9 @@ export function observedAgainstShares(
   for (const view of views) {
     const used = split.clusters.has(view.name) ? view.workloads.get(key) : undefined;
     if (used === undefined) continue;
-    const excess = excessOf(used, split.clusters.get(view.name)!);
+    const share = split.clusters.get(view.name)!;
+    // The member keys of `used` are this member's caps: its share counts on them too.
+    const excess = excessOf(used, { ...share, ...onMember(share, view.name) });
     within = addLists(within, excessOf(used, excess));
     over = addLists(over, excess);
   }

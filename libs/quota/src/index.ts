@@ -10,7 +10,10 @@ export {
   missingRequestErrors,
   unboundedPodsRefusals,
   withClusterOverrides,
+  memberShares,
+  withMemberShares,
 } from './charge.js';
+export { capsAnyMember, memberKey, memberPart, splitMemberKey, withoutMemberKeys } from './member-caps.js';
 export type { BindingCharge, BindingTemplate, ClusterOverride } from './charge.js';
 export {
   bindingMatchesScopes,

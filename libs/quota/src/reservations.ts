@@ -8,7 +8,7 @@
  */
 import { excessOf, maskList, maxLists, removeZeros, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
-import { bindingCharge } from './charge.js';
+import { bindingCharge, withMemberShares } from './charge.js';
 import { observedAgainstShares, type ClusterView, compareNames } from './cluster-usage.js';
 import { bindingMatchesScopes } from './scopes.js';
 import {
@@ -101,7 +101,7 @@ export function storedCharge(
   for (const error of charged.errors) {
     input.errors.push(`ResourceBinding ${rb.metadata?.namespace}/${rb.metadata?.name}: ${error}`);
   }
-  return removeZeros(maskList(charged.charge, input.hardKeys));
+  return removeZeros(maskList(withMemberShares(rb, charged.charge, input.hardKeys), input.hardKeys));
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type WouldBeDeniedStatus,
 } from '#api';
 import { decodeWouldBeDenied, parseEnforcement } from './enforcement.js';
+import { memberCaps } from './member-caps.js';
 
 /** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
 export interface BindingKey {
@@ -97,8 +98,9 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
 }
 
 /**
- * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` (the limits the admin asked for
- * take effect at once, a lowered limit included), `used` is `status.used` when the reconciler counted it
+ * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` with the member caps under
+ * their member keys (member-caps.ts): the limits the admin asked for take effect at once, a lowered
+ * limit included. `used` is `status.used` when the reconciler counted it
  * for the current spec (`status.observedGeneration == metadata.generation`), else `{}`: after a spec
  * edit (a scope widened, a key removed and added again) the old count may leave out workloads the quota
  * now selects, so no key's usage is known until it is counted again (docs/concepts/accounting.md,
@@ -113,6 +115,7 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
   const hard = parseResourceList(quota?.spec?.hard, 'spec.hard');
   const used = parseResourceList(quota?.status?.used, 'status.used');
   errors.push(...hard.errors, ...used.errors);
+  const caps = memberCaps(quota, errors);
   const countedForSpec = quota?.status?.observedGeneration === quota?.metadata?.generation;
 
   const reservations: ReservationEntry[] = [];
@@ -174,7 +177,7 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
   errors.push(...reserved.errors);
   const state: QuotaState = {
     name,
-    hard: hard.list,
+    hard: { ...hard.list, ...caps },
     used: countedForSpec ? used.list : {},
     // The claims are part of the sum; a sum written short of them is not trusted.
     reserved: maxLists(removeZeros(reserved.list), sumReserved(reservations)),

@@ -71,7 +71,9 @@ function sameCluster(a: Record<string, unknown>, b: ClusterUsage): boolean {
     a['name'] === b.name &&
     a['state'] === b.state &&
     sameSyncTime(a['lastSyncTime'], b.lastSyncTime) &&
-    sameList(a['used'], b.used)
+    sameList(a['used'], b.used) &&
+    sameList(a['hard'], b.hard) &&
+    sameList(a['reserved'], b.reserved)
   );
 }
 

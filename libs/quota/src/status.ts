@@ -38,6 +38,7 @@ import {
 import { settleReservations, type ClaimTiming } from './reservations.js';
 import { liveWouldBeDenied } from './enforcement.js';
 import { statusEquals } from './status-equality.js';
+import { cappedOn, memberPart, splitMemberKey, withoutMemberKeys } from './member-caps.js';
 
 export interface QuotaEvent {
   type: 'Normal' | 'Warning';
@@ -189,15 +190,10 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     return total;
   };
   let usedTotal: ResourceList = {};
-  const clusters: ClusterUsage[] = views.map((view) => {
+  const usedIn = views.map((view) => {
     const used = clusterUsed(view);
     usedTotal = addLists(usedTotal, used);
-    return {
-      name: view.name,
-      used: formatList(withAllKeys(used, hardKeys)),
-      lastSyncTime: view.lastSyncTime,
-      state: view.state,
-    };
+    return used;
   });
   const used = withAllKeys(usedTotal, hardKeys);
 
@@ -218,6 +214,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     errors,
   });
   const reserved = sumReserved(reservations);
+  const clusters = views.map((view, i) => memberStatus(view, usedIn[i]!, { hard, reserved, hardKeys }));
   const allReservations = toWireReservations(reservations);
   const wouldBeDenied = liveWouldBeDenied(parsed.state.wouldBeDenied ?? [], now);
   const beyondCharge = runningBeyondCharge({
@@ -261,6 +258,30 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
 
   const changed = !statusEquals(current, status) && !onlyRetiresRecentClaims(current, status, input);
   return { status, reservations: allReservations, changed, events, errors };
+}
+
+/**
+ * One member's line of `status.clusters[]`: its usage on the quota's resources and its caps, under
+ * plain resource names, with its caps and what is reserved on them when it has any (member-caps.ts).
+ */
+function memberStatus(
+  view: ClusterView,
+  used: ResourceList,
+  quota: { hard: ResourceList; reserved: ResourceList; hardKeys: readonly string[] },
+): ClusterUsage {
+  const capped = cappedOn(quota.hardKeys, view.name);
+  const keys = [...new Set([...quota.hardKeys.filter((key) => !splitMemberKey(key)), ...capped])];
+  const line: ClusterUsage = {
+    name: view.name,
+    used: formatList(withAllKeys({ ...withoutMemberKeys(used), ...memberPart(used, view.name) }, keys)),
+    lastSyncTime: view.lastSyncTime,
+    state: view.state,
+  };
+  if (capped.length > 0) {
+    line.hard = formatList(memberPart(quota.hard, view.name));
+    line.reserved = formatList(withAllKeys(memberPart(quota.reserved, view.name), capped));
+  }
+  return line;
 }
 
 /**

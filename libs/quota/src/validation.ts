@@ -166,8 +166,7 @@ function hugePageSizeErrors(name: string, hugepages: string): string[] {
   return [`${name} must name a huge page size as hugepages-<size>, e.g. hugepages-2Mi or hugepages-1Gi`];
 }
 
-function validateHard(hard: unknown, errors: FieldError[]): void {
-  const field = 'spec.hard';
+function validateHard(hard: unknown, errors: FieldError[], field = 'spec.hard'): void {
   if (hard === undefined || hard === null) {
     errors.push({ field, message: `Required value: set the limits, e.g. {cpu: "100", memory: 200Gi}` });
     return;
@@ -302,6 +301,45 @@ function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
   });
 }
 
+/** `spec.clusters[]`: each entry names one member cluster, once, and its caps (member-caps.ts). */
+function validateMemberCaps(caps: unknown, errors: FieldError[]): void {
+  if (caps === undefined || caps === null) return;
+  if (!Array.isArray(caps)) {
+    errors.push({
+      field: 'spec.clusters',
+      message: `must be a list of member caps, e.g. [{name: member1, hard: {cpu: "60"}}]; got ${kindOf(caps)}`,
+      value: caps,
+    });
+    return;
+  }
+  const named = new Set<string>();
+  caps.forEach((cap: unknown, i) => {
+    const field = `spec.clusters[${i}]`;
+    if (!isJsonObject(cap)) {
+      errors.push({ field, message: `must be an object with name and hard, got ${kindOf(cap)}`, value: cap });
+      return;
+    }
+    const name = cap['name'];
+    if (typeof name !== 'string' || name === '') {
+      errors.push({ field: `${field}.name`, message: 'Required value: the member cluster to cap, by name' });
+    } else if (name.length > DNS_SUBDOMAIN_MAX || !DNS_SUBDOMAIN.test(name)) {
+      errors.push({
+        field: `${field}.name`,
+        message: 'must be the name of a Karmada Cluster (a DNS-1123 subdomain, e.g. member1)',
+        value: name,
+      });
+    } else if (named.has(name)) {
+      errors.push({
+        field: `${field}.name`,
+        message: `Duplicate value: member cluster ${name} is capped by an earlier entry; merge the two`,
+        value: name,
+      });
+    }
+    if (typeof name === 'string') named.add(name);
+    validateHard(cap['hard'], errors, `${field}.hard`);
+  });
+}
+
 /** The selector's expressions as compared for immutability: absent, null and empty are the same. */
 function scopeOf(spec: unknown): string {
   const selector = isJsonObject(spec) ? spec['scopeSelector'] : undefined;
@@ -335,6 +373,7 @@ export function validateKarmadaQuota(obj: unknown, old?: unknown): FieldError[] 
     ];
   }
   validateHard(spec['hard'], errors);
+  validateMemberCaps(spec['clusters'], errors);
   validateScopeSelector(spec['scopeSelector'], errors);
   if (isJsonObject(old) && scopeOf(old['spec']) !== scopeOf(spec)) {
     errors.push({
