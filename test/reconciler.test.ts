@@ -91,12 +91,14 @@ async function namespaceEverywhere(): Promise<string> {
 }
 
 /** Creates the quota and waits for the reconciler to count its usage (until then increases are refused). */
-const createQuota = async (namespace: string, hard: Record<string, string>) => {
-  await objects().createNamespacedCustomObject({
-    ...KARMADA_QUOTA,
-    namespace,
-    body: karmadaQuota(namespace, 'team', hard),
-  });
+const createQuota = async (
+  namespace: string,
+  hard: Record<string, string>,
+  clusters?: KarmadaQuota['spec']['clusters'],
+) => {
+  const body = karmadaQuota(namespace, 'team', hard);
+  if (clusters) body.spec.clusters = clusters;
+  await objects().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body });
   await usageCounted(host(), namespace, 'team');
 };
 
@@ -187,6 +189,56 @@ describe('the reconciler, end to end', () => {
     expect(settled.status?.hard).toMatchObject({ cpu: '10', pods: '20' });
     const synced = settled.status?.conditions?.find((c) => c.type === 'ClustersSynced');
     expect(synced?.status).toBe('True');
+  });
+
+  test("a member's cap is counted from that member alone: its caps, usage and reservations per member", async () => {
+    const namespace = await namespaceEverywhere();
+    await createQuota(namespace, { cpu: '10' }, [{ name: 'member1', hard: { cpu: '1', pods: '3' } }]);
+    await createBinding(
+      binding(namespace, 'web', 3, '200m', [
+        { name: 'member1', replicas: 2 },
+        { name: 'member2', replicas: 1 },
+      ]),
+    );
+    const reserved = await eventually(
+      () => readQuota(namespace),
+      (k) => reservedCpu(k).cmp(q('600m')) === 0 && claims(k).length === 0,
+    );
+    expect(reserved.status?.reserved).toMatchObject({
+      cpu: '600m',
+      'cpu@member1': '400m',
+      'pods@member1': '2',
+    });
+
+    // member2 runs its share; member1 not yet: member1's cap still holds its whole share.
+    await propagate('member2', namespace, 'web', 1, '200m');
+    const half = await eventually(
+      () => readQuota(namespace),
+      (k) => usedCpu(k).cmp(q('200m')) === 0,
+      30_000,
+    );
+    expect(half.status?.used).toMatchObject({ cpu: '200m', 'cpu@member1': '0', 'pods@member1': '0' });
+    expect(half.status?.reserved).toMatchObject({ cpu: '400m', 'cpu@member1': '400m', 'pods@member1': '2' });
+
+    await propagate('member1', namespace, 'web', 2, '200m');
+    const settled = await eventually(
+      () => readQuota(namespace),
+      (k) => reservedCpu(k).isZero() && usedCpu(k).cmp(q('600m')) === 0,
+      30_000,
+    );
+    expect(settled.status?.hard).toEqual({ cpu: '10', 'cpu@member1': '1', 'pods@member1': '3' });
+    expect(settled.status?.used).toEqual({ cpu: '600m', 'cpu@member1': '400m', 'pods@member1': '2' });
+    expect(
+      settled.status?.clusters?.map(({ name, hard, used, reserved }) => ({ name, hard, used, reserved })),
+    ).toEqual([
+      {
+        name: 'member1',
+        hard: { cpu: '1', pods: '3' },
+        used: { cpu: '400m', pods: '2' },
+        reserved: { cpu: '0', pods: '0' },
+      },
+      { name: 'member2', hard: undefined, used: { cpu: '200m' }, reserved: undefined },
+    ]);
   });
 
   test('the usage by workload is recorded in the namespace for kubectl kq and the console, and goes with the quota', async () => {

@@ -286,6 +286,45 @@ describe('the quota webhook, through the host API server', () => {
     );
   });
 
+  test("member caps: the scheduler's placement over a member's cap is refused naming the member; a split within every cap is admitted", async () => {
+    const quota = karmadaQuota(namespace, 'team-a', { cpu: '10' });
+    quota.spec.clusters = [{ name: 'member1', hard: { cpu: '4' } }];
+    await createQuota(quota);
+    const divided = { replicaScheduling: { replicaSchedulingType: 'Divided' } };
+    // Karmada's detector creates it unplaced: only the global limit is checked.
+    const created = await createBinding(binding(namespace, 'web', { replicas: 6, placement: divided }));
+    const placed = (clusters: Record<string, number>) =>
+      replaceBinding({
+        ...created,
+        spec: {
+          ...created.spec,
+          clusters: Object.entries(clusters).map(([name, n]) => ({ name, replicas: n })),
+        },
+      });
+    const refused = await refusal(placed({ member1: 6 }));
+    expect(refused).toMatchObject({ code: 403, reason: 'QuotaExceeded' });
+    expect(refused.message).toMatch(
+      /: exceeded quota: team-a on member cluster member1, requested: cpu=6, used: cpu=0, limited: cpu=4$/,
+    );
+    await placed({ member1: 4, member2: 2 });
+    const after = await readQuota(namespace, 'team-a');
+    expect(reserved(after, 'cpu').cmp(q('6'))).toBe(0);
+    expect(reserved(after, 'cpu@member1').cmp(q('4'))).toBe(0);
+    expect(reservationOf(after, 'web')?.charge).toMatchObject({ cpu: '6', 'cpu@member1': '4' });
+
+    // The API server refuses a cap that names no member, and a member capped twice.
+    const invalid = karmadaQuota(namespace, 'bad', { cpu: '10' });
+    invalid.spec.clusters = [
+      { name: 'member1', hard: { cpu: '1' } },
+      { name: 'member1', hard: { cpu: '2' } },
+    ];
+    const duplicate = await refusal(
+      objects().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body: invalid }),
+    );
+    expect(duplicate.code).toBe(422);
+    expect(duplicate.message).toContain('spec.clusters[1]');
+  });
+
   test('dry-run creates are checked and leave the status untouched', async () => {
     await createQuota(karmadaQuota(namespace, 'team-a', { cpu: '2' }));
     const before = await readQuota(namespace, 'team-a');

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import type { FederationInfo, ApiEndpoint } from '../../tools/federation/src/index.js';
 import { kubeConfigFor, redisDatabaseUrl, sleep } from '../../tools/federation/src/index.js';
+import type { KarmadaQuota } from '#api';
+import { parseQuotaState } from '#quota';
 
 /** Set by global-setup.mjs: the JSON file describing the running test federation. */
 const FEDERATION_INFO_ENV = 'KARMADA_QUOTA_TEST_FEDERATION';
@@ -110,7 +112,9 @@ export async function countNoUsage(kc: k8s.KubeConfig, namespace: string, name: 
     spec?: { hard?: Record<string, string> };
     status?: Record<string, unknown>;
   };
-  const used = Object.fromEntries(Object.keys(quota.spec?.hard ?? {}).map((key) => [key, '0']));
+  // Every key the webhook limits: spec.hard's and each member cap's (docs/concepts/member-caps.md).
+  const keys = Object.keys(parseQuotaState(quota as KarmadaQuota).state.hard);
+  const used = Object.fromEntries(keys.map((key) => [key, '0']));
   // Counted for the spec as read: the webhook trusts a status only for the generation it counted.
   const observedGeneration = quota.metadata?.generation;
   await api.replaceNamespacedCustomObjectStatus({

@@ -1,5 +1,5 @@
 export { age, percentOf, quotaView } from './quota-view.js';
-export type { ClusterRow, QuotaView, ReservationRow, ResourceRow } from './quota-view.js';
+export type { ClusterRow, MemberCapRow, QuotaView, ReservationRow, ResourceRow } from './quota-view.js';
 export { sparkline } from './trend.js';
 export type { Sparkline, TrendSample } from './trend.js';
 export { OTHER_USAGE, workloadUsage } from './workload-usage.js';

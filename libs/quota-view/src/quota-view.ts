@@ -1,6 +1,6 @@
 import type { Enforcement, KarmadaQuota, WouldBeDeniedStatus } from '#api';
 import { addLists, describeFieldError, parseResourceList, Quantity, type ResourceList } from '#quantity';
-import { decodeWouldBeDenied, parseEnforcement } from '#quota';
+import { decodeWouldBeDenied, parseEnforcement, splitMemberKey } from '#quota';
 
 /**
  * What every surface (kubectl-kq, the console) shows of a KarmadaQuota: its status read once,
@@ -11,6 +11,8 @@ export interface QuotaView {
   name: string;
   /** One row per limited resource (status.hard, else spec.hard), sorted by name. */
   resources: ResourceRow[];
+  /** One row per member cap (docs/concepts/member-caps.md), by member then resource. */
+  memberCaps: MemberCapRow[];
   /** Per member cluster, as the reconciler last wrote it. */
   clusters: ClusterRow[];
   /** Admitted bindings whose charge is not (fully) observed yet. */
@@ -38,6 +40,11 @@ export interface ResourceRow {
   reservedPercent: number;
   /** used + reserved > hard. */
   exceeded: boolean;
+}
+
+/** A member cap: its member, and the resource row of its member key under the plain resource name. */
+export interface MemberCapRow extends ResourceRow {
+  member: string;
 }
 
 export interface ClusterRow {
@@ -75,23 +82,32 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
   const used = read(status.used, 'status.used');
   const reserved = read(status.reserved, 'status.reserved');
   const limited = Object.keys(hard).sort();
+  // The global limits; a member cap's key (`cpu@member1`) gets a row of its own below.
+  const global = limited.filter((key) => splitMemberKey(key) === undefined);
   const canonical = (list: ResourceList, keys: Iterable<string>) =>
     Object.fromEntries([...keys].map((key) => [key, (list[key] ?? Quantity.zero()).toString()]));
 
-  const resources = limited.map((resource): ResourceRow => {
+  const row = (key: string, resource = key): ResourceRow => {
     const zero = Quantity.zero();
-    const u = used[resource] ?? zero;
-    const r = reserved[resource] ?? zero;
+    const u = used[key] ?? zero;
+    const r = reserved[key] ?? zero;
     return {
       resource,
       used: u.toString(),
       reserved: r.toString(),
-      hard: hard[resource].toString(),
-      usedPercent: percentOf(u, hard[resource]),
-      reservedPercent: percentOf(r, hard[resource]),
-      exceeded: u.add(r).cmp(hard[resource]) > 0,
+      hard: hard[key].toString(),
+      usedPercent: percentOf(u, hard[key]),
+      reservedPercent: percentOf(r, hard[key]),
+      exceeded: u.add(r).cmp(hard[key]) > 0,
     };
-  });
+  };
+  const resources = global.map((key) => row(key));
+  const memberCaps = limited
+    .flatMap((key) => {
+      const split = splitMemberKey(key);
+      return split ? [{ member: split.member, ...row(key, split.resource) }] : [];
+    })
+    .sort((a, b) => a.member.localeCompare(b.member) || a.resource.localeCompare(b.resource));
   const total = addLists(used, reserved);
   const percentUsed = Math.max(
     0,
@@ -104,7 +120,7 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
       name: cluster.name,
       state: cluster.state,
       lastSyncTime: cluster.lastSyncTime,
-      used: canonical(clusterUsed, limited.length ? limited : Object.keys(clusterUsed).sort()),
+      used: canonical(clusterUsed, global.length ? global : Object.keys(clusterUsed).sort()),
     };
   });
   const reservations = (status.reservations ?? []).map((reservation, i): ReservationRow => {
@@ -130,6 +146,7 @@ export function quotaView(quota: KarmadaQuota): QuotaView {
     namespace: quota.metadata?.namespace ?? '',
     name: quota.metadata?.name ?? '',
     resources,
+    memberCaps,
     clusters,
     reservations,
     waiting,

@@ -118,10 +118,10 @@ describe('memberCaps', () => {
     const errors: FieldError[] = [];
     const quota = kq({ cpu: '10' }, {});
     quota.spec.clusters = [
-      { name: 'm1', hard: { cpu: '4' } as unknown as ResourceList },
-      { name: 'm2', hard: { cpu: '8', pods: '5' } as unknown as ResourceList },
-      { name: 'm1', hard: { cpu: '1' } as unknown as ResourceList },
-    ];
+      { name: 'm1', hard: { cpu: '4' } },
+      { name: 'm2', hard: { cpu: '8', pods: '5' } },
+      { name: 'm1', hard: { cpu: '1' } },
+    ] as unknown as KarmadaQuota['spec']['clusters'];
     expect(wire(memberCaps(quota, errors))).toEqual({ 'cpu@m1': '4', 'cpu@m2': '8', 'pods@m2': '5' });
     expect(errors).toEqual([]);
   });

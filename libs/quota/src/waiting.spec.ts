@@ -743,7 +743,17 @@ describe('waitingRefusal', () => {
       quota: 'compute',
       requested: { cpu: '10' },
       free: { cpu: '8' },
-      needs: { 'count/deployments.apps': '1', cpu: '12', pods: '12', 'requests.cpu': '12' },
+      // On every member too, under its member keys: a cap there may keep it from ever fitting.
+      needs: {
+        'count/deployments.apps': '1',
+        'count/deployments.apps@m1': '1',
+        cpu: '12',
+        'cpu@m1': '12',
+        pods: '12',
+        'pods@m1': '12',
+        'requests.cpu': '12',
+        'requests.cpu@m1': '12',
+      },
       retryVia: 'template',
       template: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
       priority: 100,

@@ -27,7 +27,7 @@ import {
   type ResourceList,
 } from '#quantity';
 import { freeUnder, type Decision } from './admission.js';
-import { bindingCharge } from './charge.js';
+import { bindingCharge, memberShares } from './charge.js';
 import { isTime, isWireList } from './cluster-usage.js';
 
 /** Whose write was refused, so whose reaction retries it. */
@@ -48,7 +48,8 @@ export interface WaitingChange {
   requested: Record<string, string>;
   free: Record<string, string>;
   /**
-   * What the binding would hold in all once the change is admitted, on every key it is charged: more
+   * What the binding would hold in all once the change is admitted, on every key it is charged (its
+   * share on each member under the member keys, member-caps.ts): more
    * than `hard` on any key the quota limits when weighed (its limits may have been edited since the
    * refusal) and the change can never fit. Absent in records written before it existed: `requested`
    * stands in.
@@ -155,7 +156,9 @@ export function waitingRefusal(
     ...(priority !== 0 ? { priority } : {}),
   };
   if (refusal.shortfall === undefined) return { ...change, requested: {}, free: {} };
-  return { ...change, ...refusal.shortfall, needs: formatList(bindingCharge(object).charge) };
+  // Each member's share too: a member cap the change can never fit under holds no room (member-caps.ts).
+  const needs = { ...bindingCharge(object).charge, ...memberShares(object) };
+  return { ...change, ...refusal.shortfall, needs: formatList(needs) };
 }
 
 /**

@@ -249,6 +249,38 @@ describe('describeQuotas', () => {
     expect(none).toMatch(/Would be denied \(not enforced\):\s+<none>/);
   });
 
+  it('lists member caps apart from the global limits, under their plain resource names', () => {
+    const capped: KarmadaQuota = {
+      ...fresh,
+      spec: { hard: { cpu: '10' }, clusters: [{ name: 'member1', hard: { cpu: '4' } }] },
+      status: {
+        hard: { cpu: '10', 'cpu@member1': '4' },
+        used: { cpu: '3', 'cpu@member1': '1' },
+        reserved: { cpu: '2', 'cpu@member1': '2' },
+        clusters: [
+          { name: 'member1', state: 'Ready', lastSyncTime: ago(5), used: { cpu: '1' }, hard: { cpu: '4' } },
+        ],
+      },
+    };
+    const lines = describeQuotas([{ quota: capped }], now).text.split('\n');
+    const rows = (title: string, n: number) => {
+      const at = lines.findIndex((l) => l.startsWith(title));
+      return lines.slice(at, at + n).map((l) => l.trim().split(/\s{2,}/));
+    };
+    expect(rows('Resource', 3)).toEqual([
+      ['Resource', 'Used', 'Reserved', 'Hard'],
+      ['--------', '----', '--------', '----'],
+      ['cpu', '3', '2', '10'],
+    ]);
+    expect(rows('Member caps:', 4)).toEqual([
+      ['Member caps:'],
+      ['Member', 'Resource', 'Used', 'Reserved', 'Cap'],
+      ['------', '--------', '----', '--------', '---'],
+      ['member1', 'cpu', '1', '2', '4'],
+    ]);
+    expect(rows('Clusters:', 4)[3]).toEqual(['member1', '<unknown>', 'Ready', '5s', '1']);
+  });
+
   it('separates several quotas with two blank lines, as kubectl describe does', () => {
     const text = describeQuotas([{ quota: fresh }, { quota: fresh }], now).text;
     expect(text.split('\n\n\nName:')).toHaveLength(2);

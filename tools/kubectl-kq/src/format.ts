@@ -68,6 +68,12 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
     ['Cluster', 'Ready', 'Sync', 'Last Sync', ...resources],
     clusterRows(details, view, now),
   );
+  if (view.memberCaps.length > 0)
+    section(
+      'Member caps',
+      ['Member', 'Resource', 'Used', 'Reserved', 'Cap'],
+      view.memberCaps.map((c) => [c.member, c.resource, c.used, c.reserved, c.hard]),
+    );
   const workloads = details.bindings && workloadUsage(quota, details.bindings, details.usage);
   const split = workloads?.usageAsOf !== undefined;
   section(

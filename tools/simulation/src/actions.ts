@@ -117,6 +117,7 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
         'pods' as const,
         'existence' as const,
         'enforcement' as const,
+        'cap' as const,
       ),
       cpu: fc.constantFrom(...CPU_LIMITS),
     }),

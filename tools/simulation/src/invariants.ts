@@ -9,6 +9,7 @@ import {
   charge,
   exercised,
   judgedOverrides,
+  CAPPED,
   limitedKeys,
   milli,
   REQUEUE_ROUNDS,
@@ -58,6 +59,7 @@ export abstract class Invariants extends ModelState {
       const ceiling = this.ceilings.get(q.name)!;
       for (const key of limitedKeys(q)) {
         const charged = this.charged(q, key);
+        if (key === CAPPED && charged > 0) exercised.memberCapChecked++;
         // Warn and DryRun admit what Deny refuses: no LIMIT then, the rest holds in every mode. Back
         // to Deny is an edit that may leave the quota over (edit()).
         if (q.enforcement !== undefined && charged > q.hard[key]!) exercised.overWhileNotEnforced++;
@@ -164,6 +166,7 @@ export abstract class Invariants extends ModelState {
         exercised.waitingInverted++;
         continue; // replicas flushed out of order: put right by Karmada's own retry (waiting-model.ts)
       }
+      if (this.waiting.superseded.has(record.binding)) continue; // Karmada wants what no room lets in
       const q = this.specs.find((x) => x.name === record.quota)!;
       // A deleted quota limits nothing; a key it no longer limits asks nothing of it.
       const asked = this.host.quotas.has(q.name)

@@ -8,6 +8,7 @@
 import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
 import type { ObservedCluster } from '#quota';
 import { parseResourceList } from '#quantity';
+import type { Key } from './model.js';
 
 export type WorkloadKind = 'Deployment' | 'Job' | 'DaemonSet';
 
@@ -82,7 +83,7 @@ export function jobFinished(rb: ResourceBinding): boolean {
 
 const amount = (value: unknown, key: string): number => {
   const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
-  return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
+  return parsed === undefined ? 0 : Number(key.startsWith('cpu') ? parsed.milliValue() : parsed.value());
 };
 
 /**
@@ -108,13 +109,17 @@ export function expectedBeyondCharge(
   status: KarmadaQuotaStatus,
   bindings: readonly ResourceBinding[],
   clusters: readonly ObservedCluster[],
-  chargeOf: (rb: ResourceBinding) => Record<'cpu' | 'pods', number>,
+  chargeOf: (rb: ResourceBinding) => Record<Key, number>,
   sharesOf: (rb: ResourceBinding) => {
-    on: ReadonlyMap<string, Record<'cpu' | 'pods', number>>;
-    rest: Record<'cpu' | 'pods', number>;
+    on: ReadonlyMap<string, Record<Key, number>>;
+    rest: Record<Key, number>;
   },
 ): string[] {
-  const keys = Object.keys(quota.spec?.hard ?? {}) as ('cpu' | 'pods')[];
+  // A member cap's key counts the pods on that member alone (docs/concepts/member-caps.md).
+  const keys = [
+    ...(Object.keys(quota.spec?.hard ?? {}) as Key[]),
+    ...(quota.spec?.clusters ?? []).map((cap) => `cpu@${cap.name}` as Key),
+  ];
   const scoped = selectsHighOnly(quota);
   const seen = new Set<string>();
   const beyond: string[] = [];
@@ -137,13 +142,15 @@ export function expectedBeyondCharge(
         if (!targets.has(cluster.name)) continue;
         let running = 0;
         // Pods on their way out (published apart, `terminating`) are never the binding's.
+        const published = key === 'pods' ? 'pods' : 'cpu';
+        if (published !== key && key !== `cpu@${cluster.name}`) continue;
         for (const workload of cluster.workloads)
           if (
             workload.kind === kindOf(rb) &&
             workload.name === rb.spec!.resource.name &&
             !workload.terminating
           )
-            running += amount((workload.used as Record<string, unknown>)[key], key);
+            running += amount((workload.used as Record<string, unknown>)[published], published);
         beyond += Math.max(0, running - (split.on.get(cluster.name)?.[key] ?? 0));
       }
       return beyond > split.rest[key] + Math.max(0, amount(claim?.charge?.[key], key) - charge[key]);

@@ -17,6 +17,7 @@ import {
   exercised,
   KEYS,
   LANDING_LIMIT_MS,
+  limitsOf,
   MAX_CLOCK_SKEW_MS,
   MEMBERS,
   milli,
@@ -193,8 +194,8 @@ export abstract class ModelState {
   constructor() {
     for (const q of this.specs) {
       this.host.putQuota(newQuota(q, `quota-${q.name}`));
-      this.ceilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
-      this.runsCeilings.set(q.name, { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY });
+      this.ceilings.set(q.name, limitsOf(q));
+      this.runsCeilings.set(q.name, limitsOf(q));
       this.lastEdit.set(q.name, -1);
     }
   }
@@ -407,7 +408,7 @@ export abstract class ModelState {
         const pods = this.podsOf(b);
         holds = split.rest[key];
         MEMBERS.forEach((member, m) => {
-          holds += Math.max(split.on.get(member)?.[key] ?? 0, pods[m]! * perReplica(name, key));
+          holds += Math.max(split.on.get(member)?.[key] ?? 0, pods[m]! * perReplica(name, key, m));
         });
       }
       total += Math.max(holds, claims.get(name) ?? 0);
@@ -488,7 +489,7 @@ export abstract class ModelState {
     const counts = this.podsCounter(quota);
     return this.terminating
       .filter((t) => counts(t.kind, t.name))
-      .reduce((sum, t) => sum + t.n * perReplica(t.name, key), 0);
+      .reduce((sum, t) => sum + t.n * perReplica(t.name, key, t.m), 0);
   }
 
   /** Karmada's pods as they run now: on member `m`, or on every member. */
@@ -520,10 +521,10 @@ export abstract class ModelState {
   ): { total: number; running: number; terminating: number; toStart: string[] } {
     const counts = this.podsCounter(quota);
     let running = 0;
-    for (const r of pods.running) if (counts(r.kind, r.name)) running += r.n * perReplica(r.name, key);
+    for (const r of pods.running) if (counts(r.kind, r.name)) running += r.n * perReplica(r.name, key, r.m);
     let terminating = 0;
     for (const t of pods.terminating)
-      if (counts(t.kind, t.name)) terminating += t.n * perReplica(t.name, key);
+      if (counts(t.kind, t.name)) terminating += t.n * perReplica(t.name, key, t.m);
     const claims = withClaims ? this.claims(quota, key) : new Map<string, number>();
     const toStart: string[] = [];
     let startable = 0;
@@ -537,7 +538,7 @@ export abstract class ModelState {
         const own = pods.running
           .filter((r) => r.name === name && r.uid === rb.metadata!.uid && MEMBERS[r.m] === member)
           .reduce((sum, r) => sum + r.n, 0);
-        left += Math.max(0, share[key] - own * perReplica(name, key));
+        left += Math.max(0, share[key] - own * perReplica(name, key, MEMBERS.indexOf(member as never)));
       }
       claims.delete(name);
       if (left > 0) toStart.push(`${name} ${left}`);
@@ -568,7 +569,7 @@ export abstract class ModelState {
     BINDINGS.forEach(({ name }, b) => {
       const rb = selected.find((x) => x.metadata!.name === name);
       if (q.highOnly && (rb === undefined || kindOf(rb) !== 'Deployment')) return;
-      for (const row of this.outside) handMade += row[b]! * perReplica(name, key);
+      this.outside.forEach((row, m) => (handMade += row[b]! * perReplica(name, key, m)));
     });
     return q.hard[key]! - this.held(q, key, true) - handMade - this.terminatingCounted(q, key);
   }

@@ -20,14 +20,17 @@ export const BINDINGS = [
 /** BINDINGS' index of each name (a workload or a binding is named as its BINDINGS entry). */
 export const BINDING_INDEX: ReadonlyMap<string, number> = new Map(BINDINGS.map((b, i) => [b.name, i]));
 
-/** What one replica of the named binding's workload takes of `key`. */
-export const perReplica = (name: string, key: Key): number =>
-  key === 'cpu' ? BINDINGS[BINDING_INDEX.get(name)!]!.cpuMilli : 1;
+/** What one replica of the named binding's workload takes of `key` on member `m` (its index in MEMBERS). */
+export const perReplica = (name: string, key: Key, m: number): number =>
+  key === 'pods' ? 1 : key === CAPPED && m !== 0 ? 0 : BINDINGS[BINDING_INDEX.get(name)!]!.cpuMilli;
 
-/** A quota's spec as the simulation edits it: cpu in millicores; no pods limit when `pods` is absent. */
+/**
+ * A quota's spec as the simulation edits it: cpu in millicores; no pods limit when `pods` is absent,
+ * no cap on member1 (docs/concepts/member-caps.md) when `CAPPED` is.
+ */
 export interface QuotaSpec {
   name: string;
-  hard: { cpu: number; pods?: number };
+  hard: { cpu: number; pods?: number; [CAPPED]?: number };
   highOnly: boolean;
   /** spec.enforcement when not Deny: the quota admits what it would refuse (docs/concepts/enforcement.md). */
   enforcement?: 'Warn' | 'DryRun';
@@ -42,7 +45,13 @@ export const QUOTAS: readonly QuotaSpec[] = [
 /** The cpu limits an edit may set (millicores). */
 export const CPU_LIMITS = [2_000, 4_000, 7_000, 10_000] as const;
 
-export type Key = 'cpu' | 'pods';
+/** The one member cap an edit may set: cpu on member1, under its member key. */
+export const CAPPED = 'cpu@member1';
+
+export type Key = 'cpu' | 'pods' | typeof CAPPED;
+
+/** A cpu amount (millicores) per key; pods a count. */
+export const isCpu = (key: string): boolean => key === 'cpu' || key === CAPPED;
 
 export const TIMING = { ttlSeconds: 120, landingWindowSeconds: 60 };
 /** The longest an admitted change takes to be stored: kube-apiserver caps a write's context at 34 s. */
@@ -133,9 +142,15 @@ export type Action =
    * binding, or `high`), as the product refuses a scope edit; 'cpu' sets its cpu limit to `cpu`;
    * 'pods' removes its pods key, or adds it back; 'existence' deletes it, or creates it again (a new
    * uid, nothing counted) once deleted;
-   * 'enforcement' moves it from Deny to DryRun, to Warn, and back to Deny.
+   * 'enforcement' moves it from Deny to DryRun, to Warn, and back to Deny; 'cap' caps member1's cpu
+   * at half of `cpu`, or removes a cap of that value.
    */
-  | { t: 'edit'; q: number; edit: 'scope' | 'cpu' | 'pods' | 'existence' | 'enforcement'; cpu: number }
+  | {
+      t: 'edit';
+      q: number;
+      edit: 'scope' | 'cpu' | 'pods' | 'existence' | 'enforcement' | 'cap';
+      cpu: number;
+    }
   /** Process `who`'s clock (webhook-0, webhook-1, the reconciler) is set `ms` off real time. */
   | { t: 'skew'; who: number; ms: number }
   /** A create of a binding of another kind than Deployment (kinds-model.ts). */
@@ -202,7 +217,7 @@ export const isDuplicated = (rb: ResourceBinding): boolean =>
  * cluster when Duplicated, at least what its clusters list; nothing once it is being deleted.
  */
 export const charge = (rb: ResourceBinding, overrides: Overrides = NO_OVERRIDES): Record<Key, number> => {
-  if (rb.metadata?.deletionTimestamp || jobFinished(rb)) return { cpu: 0, pods: 0 };
+  if (rb.metadata?.deletionTimestamp || jobFinished(rb)) return NOTHING;
   const clusters = rb.spec?.clusters ?? [];
   const scheduled = clusters.reduce((sum, c) => sum + (c.replicas ?? 0), 0);
   const asked = (rb.spec?.replicas ?? 0) * (isDuplicated(rb) ? Math.max(1, clusters.length) : 1);
@@ -213,7 +228,10 @@ export const charge = (rb: ResourceBinding, overrides: Overrides = NO_OVERRIDES)
     if (overridden !== undefined) replicas += overridden - shareOf(rb, target.replicas ?? 0);
   }
   const cpu = Number.parseInt(String(rb.spec?.replicaRequirements?.resourceRequest?.['cpu'] ?? '0m'), 10);
-  return { cpu: cpu * replicas, pods: replicas };
+  const onMember1 = clusters.find((c) => c.name === MEMBERS[0]);
+  const capped =
+    onMember1 === undefined ? 0 : (overrides.get(onMember1.name) ?? shareOf(rb, onMember1.replicas ?? 0));
+  return { cpu: cpu * replicas, pods: replicas, [CAPPED]: cpu * capped };
 };
 
 /** Per member name, the replicas an OverridePolicy makes it run where that differs from its share. */
@@ -243,12 +261,15 @@ export const shares = (
   const holds = total.pods > 0 || total.cpu > 0;
   for (const target of rb.spec?.clusters ?? []) {
     const n = !holds ? 0 : (overrides.get(target.name) ?? shareOf(rb, target.replicas ?? 0));
-    on.set(target.name, { cpu: n * cpu, pods: n });
+    on.set(target.name, { cpu: n * cpu, pods: n, [CAPPED]: target.name === MEMBERS[0] ? n * cpu : 0 });
   }
   const split = (key: Key) => [...on.values()].reduce((sum, share) => sum + share[key], 0);
   return {
     on,
-    rest: { cpu: Math.max(0, total.cpu - split('cpu')), pods: Math.max(0, total.pods - split('pods')) },
+    rest: Object.fromEntries(KEYS.map((key) => [key, Math.max(0, total[key] - split(key))])) as Record<
+      Key,
+      number
+    >,
   };
 };
 
@@ -257,8 +278,8 @@ export const targetOn = (rb: ResourceBinding, m: number): number =>
   rb.metadata?.deletionTimestamp ? 0 : (rb.spec?.clusters?.find((c) => c.name === MEMBERS[m])?.replicas ?? 0);
 
 export const milli = (value: unknown, key: string): number => {
-  const parsed = parseResourceList({ [key]: value ?? '0' }, key).list[key];
-  return parsed === undefined ? 0 : Number(key === 'cpu' ? parsed.milliValue() : parsed.value());
+  const parsed = parseResourceList({ [key]: value ?? '0' }, 'status').list[key];
+  return parsed === undefined ? 0 : Number(isCpu(key) ? parsed.milliValue() : parsed.value());
 };
 
 /** A quota as an admin creates it: generation 1, no status. */
@@ -276,6 +297,9 @@ export const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
     cpu: `${q.hard.cpu}m`,
     ...(q.hard.pods === undefined ? {} : { pods: String(q.hard.pods) }),
   },
+  ...(q.hard[CAPPED] === undefined
+    ? {}
+    : { clusters: [{ name: MEMBERS[0], hard: { cpu: `${q.hard[CAPPED]}m` } }] }),
   ...(q.highOnly
     ? {
         scopeSelector: {
@@ -286,7 +310,17 @@ export const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
   ...(q.enforcement ? { enforcement: q.enforcement } : {}),
 });
 
-export const limitedKeys = (q: QuotaSpec): Key[] => (q.hard.pods === undefined ? ['cpu'] : ['cpu', 'pods']);
+export const limitedKeys = (q: QuotaSpec): Key[] => KEYS.filter((key) => q.hard[key] !== undefined);
+
+/** Each key at 0. */
+export const NOTHING: Readonly<Record<Key, number>> = { cpu: 0, pods: 0, [CAPPED]: 0 };
+
+/** A quota's limits per key, no limit read as infinite. */
+export const limitsOf = (q: QuotaSpec): Record<Key, number> =>
+  Object.fromEntries(KEYS.map((key) => [key, q.hard[key] ?? Number.POSITIVE_INFINITY])) as Record<
+    Key,
+    number
+  >;
 
 /**
  * A binding as Karmada v1.18.2's detector writes it with its default feature gates: no priority class
@@ -386,6 +420,9 @@ export const exercised = {
   detectionsBeyond: 0,
   /** Refusals of a binding whose pods its charge cannot bound (a DaemonSet under a cpu quota). */
   refusedUnbounded: 0,
+  /** Refusals over member1's cap, and LIMIT checks of a capped quota's stored charges there. */
+  refusedOnMemberCap: 0,
+  memberCapChecked: 0,
   /** What no admission saw, as applied (an action that found nothing to act on left out). */
   unadmitted: {} as Partial<Record<UnadmittedKind | 'override', number>>,
   /** Refusals recorded as waiting changes, requeues the reconciler made, and writes Karmada re-sent. */
@@ -425,7 +462,7 @@ export const exercised = {
 export type TerminatingCause = 'scaledDown' | 'moved' | 'deleted' | 'evicted' | 'replaced' | 'handMade';
 
 /** The keys the simulation's quotas may limit. */
-export const KEYS: readonly Key[] = ['cpu', 'pods'];
+export const KEYS: readonly Key[] = ['cpu', 'pods', CAPPED];
 
 /**
  * What no admission decided that gave the members more (Simulation.runsPending), or what a count

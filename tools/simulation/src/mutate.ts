@@ -4,7 +4,7 @@
  *     a named regression trace (regressions.ts) under its I-th mutation (default 0, `--undone none`:
  *     unmutated): what fails, and its trace
  *   ... mutate.js --hunt NAME [--undone I] [--seeds N --seed S --path P]
- *   ... mutate.js --planted INVARIANT [--seeds N --seed S --path P]
+ *   ... mutate.js --planted INVARIANT|BUG [--seeds N --seed S --path P]
  *     `npm run sim`'s hunt (main.ts) with that trace's mutation or that planted bug: to find a trace
  *     again when a change of the model lets a named one pass under its bug
  */
@@ -54,7 +54,7 @@ if (values.trace !== undefined) {
   const mutation =
     values.hunt !== undefined
       ? traceMutation(values.hunt)
-      : (PLANTED.find((p) => p.invariant === values.planted) ??
+      : (PLANTED.find((p) => p.invariant === values.planted || p.bug === values.planted) ??
         fail(`no planted bug for "${values.planted}"; one of ${PLANTED.map((p) => p.invariant).join(', ')}`));
   const mutant = await buildMutant(mutation, 'main.ts');
   try {

@@ -51,6 +51,30 @@ export function applyEdit(source: string, edit: Edit, bug: string): string {
  */
 export const PLANTED: readonly PlantedBug[] = [
   {
+    bug: 'admission charges no member its share (member caps never checked)',
+    invariant: 'ACCOUNTED',
+    runs: 100,
+    edits: [
+      {
+        file: 'libs/accounting/src/cas-round.ts',
+        from: '    charge: withMemberShares(object, item.charge, keys),\n',
+        to: '',
+      },
+    ],
+  },
+  {
+    bug: 'a move between members with the same total asks nothing (answered without the caps)',
+    invariant: 'LIMIT',
+    runs: 2000,
+    edits: [
+      {
+        file: 'libs/accounting/src/admission-strategy.ts',
+        from: '      { ...change.item.charge, ...memberShares(change.object) },',
+        to: '      change.item.charge,',
+      },
+    ],
+  },
+  {
     bug: 'admission forgets the running total of reservations (only used + increase must fit)',
     invariant: 'LIMIT',
     runs: 100,
@@ -73,7 +97,7 @@ export const PLANTED: readonly PlantedBug[] = [
   {
     bug: 'a claim retires once its object is stored at the version its update was decided against (one step early)',
     invariant: 'ACCOUNTED',
-    runs: 300,
+    runs: 1000,
     edits: [
       {
         file: 'libs/quota/src/reservations.ts',

@@ -27,7 +27,10 @@ import {
   flush,
   handMade,
   isDuplicated,
+  CAPPED,
   KEYS,
+  limitsOf,
+  NOTHING,
   LANDING_LIMIT_MS,
   limitedKeys,
   MAX_CLOCK_SKEW_MS,
@@ -146,6 +149,7 @@ export class Simulation extends Invariants {
         if (!outcome.allowed && outcome.message.startsWith('status unknown')) exercised.statusUnknown++;
         if (!outcome.allowed && outcome.message.startsWith('cannot bound the pods'))
           exercised.refusedUnbounded++;
+        if (!outcome.allowed && / on member cluster /.test(outcome.message)) exercised.refusedOnMemberCap++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
         if (dryRun) return;
         const waits =
@@ -658,6 +662,9 @@ export class Simulation extends Invariants {
     else if (action.edit === 'pods') {
       if (q.hard.pods === undefined) q.hard.pods = 12;
       else delete q.hard.pods;
+    } else if (action.edit === 'cap') {
+      if (q.hard[CAPPED] === action.cpu / 2) delete q.hard[CAPPED];
+      else q.hard[CAPPED] = action.cpu / 2;
     }
     const kind = action.edit !== 'existence' ? 'edited' : current ? 'deleted' : 'created';
     if (kind === 'deleted') this.host.deleteQuota(q.name);
@@ -673,7 +680,7 @@ export class Simulation extends Invariants {
     this.lastEdit.set(q.name, this.host.quotaEvents.length - 1);
     // Every request not yet stored was decided, or may be, from the quota before this edit.
     for (const req of this.requests) if (!req.done) req.beforeEdit.add(q.name);
-    const ceiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
+    const ceiling = limitsOf(q);
     for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.held(q, key));
     this.ceilings.set(q.name, ceiling);
     // RUNS likewise: the members may keep what they are given at the edit, claims included; what
@@ -686,9 +693,9 @@ export class Simulation extends Invariants {
           q.name,
           e.workload !== undefined && this.countsPodsOf(q, e.workload.kind, e.workload.name)
             ? { ...e.workload.added }
-            : { cpu: 0, pods: 0 },
+            : { ...NOTHING },
         );
-    const runsCeiling = { cpu: q.hard.cpu, pods: q.hard.pods ?? Number.POSITIVE_INFINITY };
+    const runsCeiling = limitsOf(q);
     for (const key of limitedKeys(q))
       runsCeiling[key] = Math.max(
         runsCeiling[key],
@@ -756,7 +763,7 @@ export class Simulation extends Invariants {
       return;
     }
     const chargedBefore = Object.fromEntries(
-      this.specs.map((q) => [q.name, { cpu: this.charged(q, 'cpu'), pods: this.charged(q, 'pods') }]),
+      this.specs.map((q) => [q.name, Object.fromEntries(KEYS.map((key) => [key, this.charged(q, key)]))]),
     );
     const object = structuredClone(req.object);
     object.metadata!.resourceVersion = this.host.nextVersion();
@@ -895,7 +902,7 @@ export class Simulation extends Invariants {
     clusters: readonly ObservedCluster[],
     bindings: readonly ResourceBinding[],
   ): Record<Key, number> {
-    const total = { cpu: 0, pods: 0 };
+    const total = { ...NOTHING };
     for (const cluster of clusters) {
       const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
       for (const workload of cluster.workloads) {
@@ -908,8 +915,7 @@ export class Simulation extends Invariants {
         if (scoped && (!sameKind || !isHigh(rb))) continue;
         if (!handMade.has(workload)) continue;
         const pods = Number((workload.used as Record<Key, string>).pods);
-        total.pods += pods;
-        total.cpu += pods * BINDINGS[b]!.cpuMilli;
+        for (const key of KEYS) total[key] += pods * perReplica(BINDINGS[b]!.name, key, m);
       }
     }
     return total;
@@ -935,9 +941,9 @@ export class Simulation extends Invariants {
         if (rb === undefined || kindOf(rb) !== workload.kind || !scheduled) continue;
         if (scoped && !isHigh(rb)) continue;
         const pods = Number((workload.used as Record<Key, string>).pods);
-        const total = observed.get(workload.name) ?? { cpu: 0, pods: 0 };
-        total.pods += pods;
-        total.cpu += pods * perReplica(workload.name, 'cpu');
+        const total = observed.get(workload.name) ?? { ...NOTHING };
+        const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
+        for (const key of KEYS) total[key] += pods * perReplica(workload.name, key, m);
         observed.set(workload.name, total);
       }
     }
@@ -1198,10 +1204,9 @@ export class Simulation extends Invariants {
         const selected = this.inScope(q);
         let expectedUsed = 0;
         let expectedReserved = 0;
-        BINDINGS.forEach(({ name, cpuMilli }, b) => {
+        BINDINGS.forEach(({ name }, b) => {
           const rb = selected.find((x) => x.metadata!.name === name);
           if (q.highOnly && rb === undefined) return;
-          const perReplica = key === 'cpu' ? cpuMilli : 1;
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
           // Hand-made Deployments pass for a binding of the name only if it is a Deployment's too.
           const sameKind = rb === undefined || kindOf(rb) === 'Deployment';
@@ -1209,10 +1214,11 @@ export class Simulation extends Invariants {
           if (split !== undefined) expectedReserved += split.rest[key];
           MEMBERS.forEach((member, m) => {
             const handMade = this.outside[m]![b]!;
-            expectedUsed += (on[m]! + (q.highOnly && !sameKind ? 0 : handMade)) * perReplica;
+            const each = perReplica(name, key, m);
+            expectedUsed += (on[m]! + (q.highOnly && !sameKind ? 0 : handMade)) * each;
             const share = split?.on.get(member);
             if (share !== undefined)
-              expectedReserved += Math.max(0, share[key] - (on[m]! + (sameKind ? handMade : 0)) * perReplica);
+              expectedReserved += Math.max(0, share[key] - (on[m]! + (sameKind ? handMade : 0)) * each);
           });
         });
         const used = milli(status?.used?.[key], key);

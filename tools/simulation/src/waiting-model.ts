@@ -62,6 +62,13 @@ export class WaitingModel {
    */
   readonly inverted = new Set<string>();
 
+  /**
+   * Bindings whose latest refused write waits for nothing (a refusal no room cures: a DaemonSet under
+   * a cpu quota): a record of an earlier write may stay stored, but no room lets Karmada's write in,
+   * so LIVENESS leaves them out until a write of theirs waits again.
+   */
+  readonly superseded = new Set<string>();
+
   private newsOf(replica: number, binding: string): WaitingNews {
     const byBinding = this.pending.get(replica) ?? new Map<string, WaitingNews>();
     this.pending.set(replica, byBinding);
@@ -83,8 +90,10 @@ export class WaitingModel {
       // Nothing waits, not even an earlier refusal the replica has not flushed.
       const pending = this.pending.get(replica)?.get(object.metadata!.name!);
       if (pending) delete pending.refused;
+      this.superseded.add(object.metadata!.name!);
       return false;
     }
+    this.superseded.delete(change.binding);
     this.wanted.set(waitingField(change), object);
     const news = this.newsOf(replica, change.binding);
     news.refused = { change, at: new Date(now) };
