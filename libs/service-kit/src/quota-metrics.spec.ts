@@ -97,4 +97,27 @@ describe('registerQuotaMetrics', () => {
     expect(second).toContain('quota="a"');
     expect(second).not.toContain('quota="b"');
   });
+
+  test("a member cap's series carry its member and plain resource name, apart from the global ones", async () => {
+    const registry = new Registry();
+    const capped = quota(
+      'c',
+      { cpu: '10' },
+      {
+        hard: { cpu: '10', 'cpu@member1': '4' },
+        used: { cpu: '3', 'cpu@member1': '1' },
+        reserved: { cpu: '1', 'cpu@member1': '1' },
+      },
+    );
+    registerQuotaMetrics(registry, () => [capped]);
+    const text = await registry.metrics();
+    expect(text).toContain('karmada_quota_used{namespace="team-a",quota="c",resource="cpu"} 3');
+    expect(text).toContain(
+      'karmada_quota_member_usage_ratio{namespace="team-a",quota="c",member="member1",resource="cpu"} 0.5',
+    );
+    expect(text).toContain(
+      'karmada_quota_member_hard{namespace="team-a",quota="c",member="member1",resource="cpu"} 4',
+    );
+    expect(text).not.toContain('resource="cpu@member1"');
+  });
 });

@@ -1,6 +1,6 @@
 import { KarmadaQuotaConditionType, type KarmadaQuota } from '#api';
 import { Quantity } from '#quantity';
-import { quotaView } from '#quota-view';
+import { quotaView, type ResourceRow } from '#quota-view';
 import { Gauge, type Registry } from 'prom-client';
 
 /** One limited resource of one quota, as numbers in the resource's base unit (cores, bytes, objects). */
@@ -15,14 +15,21 @@ export interface QuotaResourceSample {
 
 /** What the quota gauges say of a quota's status (its `hard` falls back to spec.hard, as every view's). */
 export function quotaResourceSamples(quota: KarmadaQuota): QuotaResourceSample[] {
-  return quotaView(quota).resources.map((row) => {
-    const used = baseUnits(row.used);
-    const reserved = baseUnits(row.reserved);
-    const hard = baseUnits(row.hard);
-    const counted = used + reserved;
-    const ratio = hard > 0 ? counted / hard : counted > 0 ? Number.POSITIVE_INFINITY : 0;
-    return { resource: row.resource, used, reserved, hard, ratio };
-  });
+  return quotaView(quota).resources.map(sampleOf);
+}
+
+/** The same of each member cap (docs/concepts/member-caps.md), with its member. */
+export function memberCapSamples(quota: KarmadaQuota): (QuotaResourceSample & { member: string })[] {
+  return quotaView(quota).memberCaps.map((row) => ({ member: row.member, ...sampleOf(row) }));
+}
+
+function sampleOf(row: ResourceRow): QuotaResourceSample {
+  const used = baseUnits(row.used);
+  const reserved = baseUnits(row.reserved);
+  const hard = baseUnits(row.hard);
+  const counted = used + reserved;
+  const ratio = hard > 0 ? counted / hard : counted > 0 ? Number.POSITIVE_INFINITY : 0;
+  return { resource: row.resource, used, reserved, hard, ratio };
 }
 
 function baseUnits(quantity: string): number {
@@ -35,32 +42,33 @@ function baseUnits(quantity: string): number {
  * reports the same stored statuses.
  */
 export function registerQuotaMetrics(registry: Registry, quotas: () => readonly KarmadaQuota[]): void {
-  const perResource = (name: string, help: string, value: (sample: QuotaResourceSample) => number) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['namespace', 'quota', 'resource'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const quota of quotas()) {
-          for (const sample of quotaResourceSamples(quota))
-            this.set({ ...idOf(quota), resource: sample.resource }, value(sample));
-        }
-      },
-    });
-  perResource('karmada_quota_used', 'Observed usage (status.used), in base units', (s) => s.used);
-  perResource(
-    'karmada_quota_reserved',
-    'Admitted but not yet observed (status.reserved), in base units',
-    (s) => s.reserved,
-  );
-  perResource('karmada_quota_hard', 'The limit (status.hard, else spec.hard), in base units', (s) => s.hard);
-  perResource(
-    'karmada_quota_usage_ratio',
-    '(used + reserved) / hard: 1 is full, above 1 is over quota',
-    (s) => s.ratio,
-  );
+  const gauges = (prefix: string, of: string, member: boolean) => {
+    const gauge = (name: string, help: string, value: (sample: QuotaResourceSample) => number) =>
+      new Gauge({
+        name: `${prefix}_${name}`,
+        help: `${help}${of}`,
+        labelNames: ['namespace', 'quota', ...(member ? ['member'] : []), 'resource'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const quota of quotas()) {
+            const samples: (QuotaResourceSample & { member?: string })[] = member
+              ? memberCapSamples(quota)
+              : quotaResourceSamples(quota);
+            for (const sample of samples) {
+              const owner = member ? { member: sample.member } : {};
+              this.set({ ...idOf(quota), ...owner, resource: sample.resource }, value(sample));
+            }
+          }
+        },
+      });
+    gauge('used', 'Observed usage (status.used), in base units', (s) => s.used);
+    gauge('reserved', 'Admitted but not yet observed (status.reserved), in base units', (s) => s.reserved);
+    gauge('hard', 'The limit (status.hard, else spec.hard), in base units', (s) => s.hard);
+    gauge('usage_ratio', '(used + reserved) / hard: 1 is full, above 1 is over quota', (s) => s.ratio);
+  };
+  gauges('karmada_quota', '', false);
+  gauges('karmada_quota_member', ", of a member's cap (spec.clusters[])", true);
   new Gauge({
     name: 'karmada_quota_waiting_changes',
     help: 'ResourceBinding changes a KarmadaQuota refused that are still wanted (status.waiting)',
