@@ -391,6 +391,67 @@ describe('PropagationPolicy-driven workloads under a KarmadaQuota, with real Kar
     );
   });
 
+  test("a Divided placement over a member's cap is refused at its placement, naming the member; placed once the cap allows", async () => {
+    // hard 10 with caps member1 = 4 and member2 = 8: Karmada's equal static weights split 10 replicas
+    // 5 + 5, over member1's cap (its scheduler does not know the caps).
+    const namespace = await teamWithQuota({ cpu: '10', pods: '20' }, [
+      { name: 'member1', hard: { cpu: '4' } },
+      { name: 'member2', hard: { cpu: '8' } },
+    ]);
+    await apply(karmadaWorkload({ name: 'split', namespace, replicas: 10, cpu: '1', clusters: CLUSTERS }));
+    const binding = await eventually(
+      () => readBinding(namespace, 'split'),
+      (rb) => scheduledCondition(rb)?.status === 'False',
+    );
+    expect(scheduledCondition(binding)).toMatchObject({ reason: 'QuotaExceeded' });
+    expect(scheduledCondition(binding)?.message).toContain(
+      'exceeded quota: team on member cluster member1, requested: cpu=5, used: cpu=0, limited: cpu=4',
+    );
+    expect(binding.spec?.clusters ?? []).toEqual([]);
+    for (const cluster of CLUSTERS) expect(await podCount(cluster, namespace)).toBe(0);
+    await eventually(
+      () => readQuota(namespace),
+      (q) => q.status?.waiting?.[0]?.binding === 'split-deployment',
+    );
+
+    // The admin raises member1's cap: the reconciler requeues the binding and Karmada places it.
+    await custom().patchNamespacedCustomObject(
+      {
+        ...KARMADA_QUOTA,
+        namespace,
+        name: 'team',
+        body: {
+          spec: {
+            clusters: [
+              { name: 'member1', hard: { cpu: '5' } },
+              { name: 'member2', hard: { cpu: '8' } },
+            ],
+          },
+        },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const placed = await eventually(
+      () => readBinding(namespace, 'split'),
+      (rb) => (rb.spec?.clusters?.length ?? 0) === 2,
+      30_000,
+    );
+    expect(placed.spec?.clusters).toEqual(
+      expect.arrayContaining([
+        { name: 'member1', replicas: 5 },
+        { name: 'member2', replicas: 5 },
+      ]),
+    );
+    const counted = await eventually(
+      () => readQuota(namespace),
+      (q) => q.status?.waiting === undefined && q.status?.used?.['cpu@member1'] === '5',
+    );
+    expect(counted.status?.clusters?.find((c) => c.name === 'member1')).toMatchObject({
+      hard: { cpu: '5' },
+      used: { cpu: '5' },
+    });
+  });
+
   test('when another workload frees the quota, the waiting scale-up is requeued and scheduled within 10 s', async () => {
     const namespace = await teamWithQuota({ cpu: '4', pods: '10' });
     const other = karmadaWorkload({ name: 'other', namespace, replicas: 2, cpu: '1', clusters: CLUSTERS });

@@ -20,17 +20,21 @@ export function karmadaSuite(current: () => Federation, namespacePrefix: string)
   const objects = () => k8s.KubernetesObjectApi.makeApiClient(host());
   const custom = () => host().makeApiClient(k8s.CustomObjectsApi);
 
-  /** A namespace on the host only, as users make it (Karmada copies it to the members), with quota `team`. */
-  async function teamWithQuota(hard: Record<string, string>): Promise<string> {
+  /**
+   * A namespace on the host only, as users make it (Karmada copies it to the members), with quota
+   * `team`, capping members as `clusters` says.
+   */
+  async function teamWithQuota(
+    hard: Record<string, string>,
+    clusters?: KarmadaQuota['spec']['clusters'],
+  ): Promise<string> {
     const namespace = uniqueName(namespacePrefix);
     await host()
       .makeApiClient(k8s.CoreV1Api)
       .createNamespace({ body: { metadata: { name: namespace } } });
-    await custom().createNamespacedCustomObject({
-      ...KARMADA_QUOTA,
-      namespace,
-      body: karmadaQuota(namespace, 'team', hard),
-    });
+    const body = karmadaQuota(namespace, 'team', hard);
+    if (clusters) body.spec.clusters = clusters;
+    await custom().createNamespacedCustomObject({ ...KARMADA_QUOTA, namespace, body });
     await usageCounted(host(), namespace, 'team');
     return namespace;
   }

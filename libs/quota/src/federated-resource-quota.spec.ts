@@ -31,6 +31,29 @@ const frq = (
 });
 
 describe('servingQuota', () => {
+  it('enforces each static assignment as the cap of its member, leaving out what it cannot enforce', () => {
+    const served = servingQuota(
+      frq(
+        { cpu: '8' },
+        {
+          staticAssignments: [
+            { clusterName: 'member1', hard: { cpu: '3', 'limits.cpu': '4' } },
+            { clusterName: 'member2', hard: { cpu: '6' } },
+            { clusterName: 'member2', hard: { cpu: '1' } },
+          ],
+        },
+      ),
+    );
+    expect(served.quota.spec.clusters).toEqual([
+      { name: 'member1', hard: { cpu: '3' } },
+      { name: 'member2', hard: { cpu: '6' } },
+    ]);
+    expect(served.problems).toEqual([
+      expect.stringMatching(/^spec.staticAssignments\[0\].hard\[limits.cpu\]: .*; it is not enforced$/),
+      'spec.staticAssignments[2].clusterName: empty or assigned twice; this assignment is not enforced',
+    ]);
+  });
+
   it('is a KarmadaQuota frq-NAME with spec.overall as hard, labelled and owned by the FRQ', () => {
     expect(servingQuota(frq({ cpu: '8', memory: '16Gi', 'nvidia.com/gpu': '2' }))).toEqual({
       quota: {
@@ -89,7 +112,24 @@ describe('servesAsWanted and servesFrq', () => {
     ],
     ['another hard', { ...wanted, spec: { ...wanted.spec, hard: { cpu: '2' } } }, false],
     ['another enforcement', { ...wanted, spec: { hard: { cpu: '1' } } }, false],
+    [
+      'a member cap it does not want',
+      { ...wanted, spec: { ...wanted.spec, clusters: [{ name: 'member1', hard: { cpu: '1' } }] } },
+      false,
+    ],
   ])('%s', (_what, current, same) => expect(servesAsWanted(current, wanted)).toBe(same));
+
+  it('compares the member caps by value', () => {
+    const capped = servingQuota(
+      frq({ cpu: '2' }, { staticAssignments: [{ clusterName: 'member1', hard: { cpu: '1' } }] }),
+    ).quota;
+    const spelled = {
+      ...capped,
+      spec: { ...capped.spec, clusters: [{ name: 'member1', hard: { cpu: '1000m' } }] },
+    };
+    expect(servesAsWanted(spelled, capped)).toBe(true);
+    expect(servesAsWanted({ ...capped, spec: { hard: capped.spec.hard } }, capped)).toBe(false);
+  });
 
   it('a quota serves the FRQ its label names', () => {
     expect(servesFrq(wanted, 'team')).toBe(true);
@@ -200,10 +240,17 @@ describe('frqLimitChange: which writes of an FRQ need the quota-admin right', ()
       frq({ cpu: '2' }, { annotation: 'DryRun' }),
       { overall: 'changing', enforcement: { from: 'DryRun', to: undefined } },
     ],
+    // They are the members' caps (docs/concepts/member-caps.md): part of the team's limit.
     [
       'staticAssignments changed',
       frq({ cpu: '2' }, { staticAssignments: assigned }),
       frq({ cpu: '2' }),
+      { staticAssignments: 'changing' },
+    ],
+    [
+      'staticAssignments the same spelled otherwise',
+      frq({ cpu: '2' }, { staticAssignments: [{ clusterName: 'member1', hard: { cpu: '1000m' } }] }),
+      frq({ cpu: '2' }, { staticAssignments: assigned }),
       undefined,
     ],
     [

@@ -1,7 +1,7 @@
 /**
  * Serving Karmada's FederatedResourceQuota (docs/operating/switch-from-frq.md): each FRQ gets a
- * KarmadaQuota beside it that karmada-quota enforces and counts (spec.overall as its hard, the
- * enforcement from an annotation), and the FRQ's status is written from that quota's status in
+ * KarmadaQuota beside it that karmada-quota enforces and counts (spec.overall as its hard, its static
+ * assignments as member caps, the enforcement from an annotation), and the FRQ's status is written from that quota's status in
  * Karmada's shape. Pure: the reconciler's FederatedQuotas service reads and writes.
  */
 import {
@@ -11,6 +11,7 @@ import {
   type FederatedResourceQuota,
   type FederatedResourceQuotaStatus,
   type KarmadaQuota,
+  type MemberCap,
 } from '#api';
 import { isDeepStrictEqual } from 'node:util';
 import { addLists, formatList, maskList, parseResourceList, type ResourceList } from '#quantity';
@@ -33,17 +34,35 @@ export interface ServingQuota {
   problems: string[];
 }
 
-/** The KarmadaQuota that serves `frq`: spec.overall's enforceable keys, owned by the FRQ. */
+/**
+ * The KarmadaQuota that serves `frq`: spec.overall's enforceable keys, and each static assignment's
+ * as the cap of its member (docs/concepts/member-caps.md), owned by the FRQ.
+ */
 export function servingQuota(frq: FederatedResourceQuota): ServingQuota {
   const problems: string[] = [];
-  const { list, errors } = parseResourceList(frq.spec?.overall, 'spec.overall');
-  problems.push(...errors.map((e) => `${e.field}: ${e.message}; it is not enforced`));
-  const hard: ResourceList = {};
-  for (const [key, quantity] of Object.entries(list)) {
-    const why = quotaResourceNameErrors(key);
-    if (why.length === 0) hard[key] = quantity;
-    else problems.push(`spec.overall[${key}]: ${why.join('; ')}; it is not enforced`);
-  }
+  const enforceable = (raw: unknown, field: string): ResourceList => {
+    const { list, errors } = parseResourceList(raw, field);
+    problems.push(...errors.map((e) => `${e.field}: ${e.message}; it is not enforced`));
+    const hard: ResourceList = {};
+    for (const [key, quantity] of Object.entries(list)) {
+      const why = quotaResourceNameErrors(key);
+      if (why.length === 0) hard[key] = quantity;
+      else problems.push(`${field}[${key}]: ${why.join('; ')}; it is not enforced`);
+    }
+    return hard;
+  };
+  const hard = enforceable(frq.spec?.overall, 'spec.overall');
+  const clusters: MemberCap[] = [];
+  (frq.spec?.staticAssignments ?? []).forEach((assignment, i) => {
+    const field = `spec.staticAssignments[${i}]`;
+    const member = assignment?.clusterName;
+    if (typeof member !== 'string' || member === '' || clusters.some((c) => c.name === member)) {
+      problems.push(`${field}.clusterName: empty or assigned twice; this assignment is not enforced`);
+      return;
+    }
+    const capped = enforceable(assignment.hard, `${field}.hard`);
+    if (Object.keys(capped).length > 0) clusters.push({ name: member, hard: formatList(capped) });
+  });
   const annotated = frq.metadata?.annotations?.[FRQ_ENFORCEMENT_ANNOTATION];
   const enforcement = parseEnforcement(annotated);
   if (annotated !== undefined && annotated !== enforcement)
@@ -70,16 +89,25 @@ export function servingQuota(frq: FederatedResourceQuota): ServingQuota {
           },
         ],
       },
-      spec: { hard: formatList(hard), ...(enforcement === 'Deny' ? {} : { enforcement }) },
+      spec: {
+        hard: formatList(hard),
+        ...(clusters.length > 0 ? { clusters } : {}),
+        ...(enforcement === 'Deny' ? {} : { enforcement }),
+      },
     },
     problems,
   };
 }
 
-/** Whether the quota stored serves `frq` as `wanted` says: same hard (by value), same enforcement. */
+/** Whether the quota stored serves `frq` as `wanted` says: same hard and caps (by value), same enforcement. */
 export function servesAsWanted(current: KarmadaQuota, wanted: KarmadaQuota): boolean {
   return (
     sameList(current.spec?.hard, wanted.spec?.hard) &&
+    sameArray(
+      current.spec?.clusters,
+      wanted.spec?.clusters,
+      (a, b) => a['name'] === b.name && sameList(a['hard'], b.hard),
+    ) &&
     parseEnforcement(current.spec?.enforcement) === parseEnforcement(wanted.spec?.enforcement)
   );
 }
@@ -137,12 +165,14 @@ export function frqStatusEquals(
 }
 
 /**
- * What a write of an FRQ changes of its team's limit: its spec.overall (set by a create, changed by
- * an update; compared by value, "1" is "1000m") and its enforcement annotation (added, changed or
- * removed, as written). Other changes (staticAssignments, labels, other annotations) change neither.
+ * What a write of an FRQ changes of its team's limit: its spec.overall and its staticAssignments
+ * (the member caps; set by a create, changed by an update; compared by value, "1" is "1000m") and its
+ * enforcement annotation (added, changed or removed, as written). Other changes (labels, other
+ * annotations) change none.
  */
 export interface FrqLimitChange {
   overall?: 'setting' | 'changing';
+  staticAssignments?: 'setting' | 'changing';
   /** The annotation's value before and after (undefined: absent); present only when they differ. */
   enforcement?: { from?: string; to?: string };
 }
@@ -172,10 +202,20 @@ export function frqLimitChange(
   // Identical lists are the same even where a value cannot be read (the CRD's pattern is looser).
   if (!isDeepStrictEqual(overall ?? {}, oldOverall ?? {}) && !sameList(overall, oldOverall))
     change.overall = old === undefined ? 'setting' : 'changing';
+  const assigned = frq.spec?.staticAssignments ?? [];
+  const oldAssigned = old?.spec?.staticAssignments ?? [];
+  const sameAssignments =
+    isDeepStrictEqual(assigned, oldAssigned) ||
+    sameArray(
+      oldAssigned,
+      assigned,
+      (a, b) => a['clusterName'] === b.clusterName && sameList(a['hard'], b.hard),
+    );
+  if (!sameAssignments) change.staticAssignments = old === undefined ? 'setting' : 'changing';
   const to = enforcementAnnotation(frq);
   const from = old && enforcementAnnotation(old);
   if (to !== from) change.enforcement = { from, to };
-  return change.overall || change.enforcement ? change : undefined;
+  return change.overall || change.staticAssignments || change.enforcement ? change : undefined;
 }
 
 const enforcementAnnotation = (frq: FederatedResourceQuota): string | undefined => {
@@ -190,6 +230,7 @@ const enforcementAnnotation = (frq: FederatedResourceQuota): string | undefined 
 export function frqLimitChangeNeeds(namespace: string, name: string, change: FrqLimitChange): string {
   const parts: string[] = [];
   if (change.overall) parts.push(`${change.overall} spec.overall`);
+  if (change.staticAssignments) parts.push(`${change.staticAssignments} spec.staticAssignments`);
   const { enforcement } = change;
   if (enforcement) {
     const annotation = `annotation ${FRQ_ENFORCEMENT_ANNOTATION}`;
@@ -201,10 +242,11 @@ export function frqLimitChangeNeeds(namespace: string, name: string, change: Frq
           : `changing ${annotation} from ${enforcement.from} to ${enforcement.to}`,
     );
   }
+  const limit = change.overall || change.staticAssignments;
   const decides =
-    change.overall && enforcement
+    limit && enforcement
       ? "sets the team's limit and how it is enforced"
-      : change.overall
+      : limit
         ? "sets the team's limit"
         : "sets how the team's limit is enforced";
   const { verb, resource, group } = QUOTA_ADMIN_RIGHT;
