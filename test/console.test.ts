@@ -339,6 +339,7 @@ describe('the console page in headless Chromium', () => {
     expect(await conditionClass('Ready True')).toBe('good');
     expect(await cpu().getAttribute('class')).not.toContain('exceeded');
     expect(await text(card().locator('.resource[data-resource="memory"] .numbers .hard'))).toBe('8Gi');
+    expect(await card().locator('tr.member-cap').count()).toBe(0); // it caps no member
     const clusterRow = card().locator('table tbody tr', { hasText: 'member1' });
     expect(await clusterRow.locator('td').allTextContents()).toEqual([
       'member1',
@@ -434,6 +435,43 @@ describe('the console page in headless Chromium', () => {
     expect(await wouldBeDenied.locator('td').nth(1).textContent()).toBe('Warn');
     expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.content()).not.toContain(HIDDEN.namespace);
+  });
+
+  test('a cap on a member is listed under "Member caps" while the quota has it', async () => {
+    const patchClusters = (clusters: { name: string; hard: Record<string, string> }[] | null) =>
+      objects().patchNamespacedCustomObject(
+        { ...KARMADA_QUOTA, namespace: ALLOWED.namespace, name: ALLOWED.name, body: { spec: { clusters } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    /** Member, resource, used, reserved, cap and whether it is marked over, of each row. */
+    const shown = () =>
+      card()
+        .locator('tr.member-cap')
+        .evaluateAll((rows) =>
+          rows.map((row) => [
+            ...[...row.querySelectorAll('td')].slice(0, 5).map((cell) => cell.textContent),
+            row.classList.contains('exceeded'),
+          ]),
+        );
+    const ofStatus = (quota: KarmadaQuota) =>
+      quotaView(quota).memberCaps.map((c) => [c.member, c.resource, c.used, c.reserved, c.hard, c.exceeded]);
+    await patchClusters([{ name: 'member1', hard: { cpu: '4' } }]);
+    const [onPage, quota] = await eventually(
+      async () => [await shown(), await readQuota(ALLOWED.namespace, ALLOWED.name)] as const,
+      ([onPage, quota]) => onPage.length > 0 && JSON.stringify(onPage) === JSON.stringify(ofStatus(quota)),
+      30_000,
+    );
+    expect(onPage).toEqual(ofStatus(quota));
+    expect(onPage).toEqual([
+      ['member1', 'cpu', expect.any(String), expect.any(String), '4', expect.any(Boolean)],
+    ]);
+    await patchClusters(null);
+    await eventually(
+      () => card().locator('tr.member-cap').count(),
+      (count) => count === 0,
+      30_000,
+    );
+    expect(await card().locator('h3', { hasText: 'Member caps' }).count()).toBe(0);
   });
 
   test('each resource has its trend: a line over the last 24 hours and how full it was', async () => {

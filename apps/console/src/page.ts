@@ -47,7 +47,7 @@ main { max-width: 980px; margin: 0 auto; padding: 12px; }
 .numbers { color: #374151; font-size: 14px; font-variant-numeric: tabular-nums; }
 .over { color: var(--over); font-weight: 700; font-size: 13px; }
 .bar { display: flex; height: 14px; margin-top: 4px; background: var(--line); border-radius: 7px; overflow: hidden; }
-.resource.exceeded .bar { outline: 2px solid var(--over); outline-offset: 1px; }
+.resource.exceeded .bar, .member-cap.exceeded .bar { outline: 2px solid var(--over); outline-offset: 1px; }
 .bar .used { background: var(--used); }
 .bar .reserved { background: repeating-linear-gradient(45deg, var(--reserved) 0 4px, #fcd34d 4px 8px); }
 .legend { display: flex; flex-wrap: wrap; gap: 12px; font-size: 12px; color: var(--muted); margin: 0 0 12px; }
@@ -60,6 +60,8 @@ h3 { font-size: 14px; margin: 14px 0 6px; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 13px; min-width: 100%; font-variant-numeric: tabular-nums; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+.fill { display: flex; align-items: center; gap: 8px; }
+.fill .bar { width: 80px; flex: none; margin-top: 0; }
 .state-Ready { color: var(--ok); }
 .state-Stale, .state-Unreachable, .state-other { color: var(--over); font-weight: 600; }
 .problems { color: var(--over); font-size: 13px; }

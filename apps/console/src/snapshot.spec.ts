@@ -28,6 +28,29 @@ describe('snapshot', () => {
       ['member1', '1500m', '45s'],
       ['member2', '0', '<unknown>'],
     ]);
+    expect(result.quotas[0]!.memberCaps).toEqual([]); // the page shows no table of member caps
+  });
+
+  it('serves the member caps apart from the resources, by member then resource', () => {
+    const now = new Date('2026-11-22T12:00:00Z');
+    const capped: KarmadaQuota = {
+      ...quota,
+      status: {
+        ...quota.status,
+        hard: { cpu: '10', 'cpu@member2': '4', 'pods@member1': '5', 'cpu@member1': '2' },
+        used: { cpu: '1.5', 'cpu@member1': '1.5' },
+        reserved: { 'cpu@member1': '1', 'pods@member1': '1' },
+      },
+    };
+    const served = snapshot('alice', [consoleQuota(quotaView(capped), now, noDetails)], now).quotas[0]!;
+    expect(served.resources.map((r) => r.resource)).toEqual(['cpu']);
+    expect(served.memberCaps.map((c) => [c.member, c.resource, c.used, c.reserved, c.hard])).toEqual([
+      ['member1', 'cpu', '1500m', '1', '2'],
+      ['member1', 'pods', '0', '1', '5'],
+      ['member2', 'cpu', '0', '0', '4'],
+    ]);
+    expect(served.memberCaps[0]).toMatchObject({ usedPercent: 75, reservedPercent: 50, exceeded: true });
+    expect(served.memberCaps[1]).toMatchObject({ usedPercent: 0, reservedPercent: 20, exceeded: false });
   });
 });
 

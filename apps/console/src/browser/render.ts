@@ -1,4 +1,4 @@
-import { OTHER_USAGE, type PageQuota, type PageSnapshot } from './wire.js';
+import { OTHER_USAGE, type PageLimit, type PageQuota, type PageSnapshot } from './wire.js';
 
 /** Conditions whose True is the alarm (the others are healthy when True). */
 const ALARM_WHEN_TRUE: ReadonlySet<string> = new Set(['OverQuota', 'RunningBeyondCharge']);
@@ -107,16 +107,23 @@ function trendLine(trend: PageQuota['trends'][number] | undefined, resource: str
   ]);
 }
 
-function resourceRow(r: PageQuota['resources'][number], trend: PageQuota['trends'][number] | undefined) {
+/** Used, then reserved, against the limit; `label` says it in words (screen readers, hover). */
+function bar(r: PageLimit, label: string): HTMLElement {
   const usedWidth = Math.min(r.usedPercent, 100);
   const reservedWidth = Math.min(r.reservedPercent, 100 - usedWidth);
   const used = el('div', { class: 'used' });
   used.style.width = `${usedWidth}%`;
   const reserved = el('div', { class: 'reserved' });
   reserved.style.width = `${reservedWidth}%`;
-  const label =
-    `${r.resource}: ${r.used} used (${r.usedPercent}%), ${r.reserved} reserved (${r.reservedPercent}%) ` +
-    `of ${r.hard}${r.exceeded ? ', over quota' : ''}`;
+  return el('div', { class: 'bar', role: 'img', 'aria-label': label, title: label }, [used, reserved]);
+}
+
+/** "3 used (30%), 1 reserved (10%) of 10", then `over` if used + reserved exceeds the limit. */
+const barWords = (r: PageLimit, over: string): string =>
+  `${r.used} used (${r.usedPercent}%), ${r.reserved} reserved (${r.reservedPercent}%) ` +
+  `of ${r.hard}${r.exceeded ? `, ${over}` : ''}`;
+
+function resourceRow(r: PageLimit, trend: PageQuota['trends'][number] | undefined) {
   return el('div', { class: `resource${r.exceeded ? ' exceeded' : ''}`, 'data-resource': r.resource }, [
     el('div', { class: 'resource-head' }, [
       el('span', { class: 'resource-name' }, [r.resource]),
@@ -129,9 +136,36 @@ function resourceRow(r: PageQuota['resources'][number], trend: PageQuota['trends
       ]),
       r.exceeded ? el('span', { class: 'over' }, ['over quota']) : '',
     ]),
-    el('div', { class: 'bar', role: 'img', 'aria-label': label, title: label }, [used, reserved]),
+    bar(r, `${r.resource}: ${barWords(r, 'over quota')}`),
     trendLine(trend, r.resource),
   ]);
+}
+
+/** What single members may run (docs/concepts/member-caps.md); nothing for a quota that caps none. */
+function memberCapsSection(q: PageQuota): Child[] {
+  if (!q.memberCaps.length) return [];
+  return [
+    el('h3', {}, ['Member caps']),
+    table(
+      ['Member', 'Resource', 'Used', 'Reserved', 'Cap', 'Full'],
+      q.memberCaps.map((c) => [
+        c.member,
+        c.resource,
+        c.used,
+        c.reserved,
+        c.hard,
+        el('div', { class: 'fill' }, [
+          bar(c, `${c.resource} on ${c.member}: ${barWords(c, 'over its cap')}`),
+          c.exceeded ? el('span', { class: 'over' }, ['over cap']) : '',
+        ]),
+      ]),
+      q.memberCaps.map((c) => ({
+        class: `member-cap${c.exceeded ? ' exceeded' : ''}`,
+        'data-member': c.member,
+        'data-resource': c.resource,
+      })),
+    ),
+  ];
 }
 
 function workloadsSection(q: PageQuota): Child[] {
@@ -176,7 +210,8 @@ function workloadsSection(q: PageQuota): Child[] {
 }
 
 function quotaCard(q: PageQuota): HTMLElement {
-  const exceeded = q.resources.some((r) => r.exceeded);
+  // OverQuota counts the member caps too.
+  const exceeded = [...q.resources, ...q.memberCaps].some((r) => r.exceeded);
   const resources = q.resources.map((r) => r.resource);
   const card = el(
     'section',
@@ -219,6 +254,7 @@ function quotaCard(q: PageQuota): HTMLElement {
     ],
   );
   card.append(el('p', { class: 'hint trend-source' }, [`Trends: ${q.trendSource}.`]));
+  card.append(...memberCapsSection(q));
   card.append(...workloadsSection(q));
   card.append(el('h3', {}, ['Per cluster']));
   card.append(

@@ -11,19 +11,23 @@ export interface PageSnapshot {
   quotas: PageQuota[];
 }
 
+/** A limit's numbers: of a resource of hard, or of a member cap. */
+export interface PageLimit {
+  resource: string;
+  used: string;
+  reserved: string;
+  hard: string;
+  usedPercent: number;
+  reservedPercent: number;
+  exceeded: boolean;
+}
+
 export interface PageQuota {
   namespace: string;
   name: string;
   percentUsed: number;
-  resources: {
-    resource: string;
-    used: string;
-    reserved: string;
-    hard: string;
-    usedPercent: number;
-    reservedPercent: number;
-    exceeded: boolean;
-  }[];
+  resources: PageLimit[];
+  memberCaps: (PageLimit & { member: string })[];
   conditions: { type: string; status: string; reason: string; message: string }[];
   clusters: {
     name: string;
