@@ -442,9 +442,12 @@ describe('PropagationPolicy-driven workloads under a KarmadaQuota, with real Kar
         { name: 'member2', replicas: 5 },
       ]),
     );
+    // Admitted within a second of its refusal, the write does not end the record (it may stand for
+    // a refusal that late): its requeue settles it, 30 s on, and the expiry sweep shows that.
     const counted = await eventually(
       () => readQuota(namespace),
       (q) => q.status?.waiting === undefined && q.status?.used?.['cpu@member1'] === '5',
+      90_000,
     );
     expect(counted.status?.clusters?.find((c) => c.name === 'member1')).toMatchObject({
       hard: { cpu: '5' },

@@ -120,7 +120,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   /**
    * Namespaces holding a claim whose expirationTime has passed, or one old enough that a write would
    * retire it if its change has landed (a retirement alone waits for a later write: libs/quota
-   * RETIREMENT_COALESCE_MS).
+   * RETIREMENT_COALESCE_MS), and those whose status lists a waiting change.
    */
   private async sweepExpired(): Promise<void> {
     const now = Date.now();
@@ -130,6 +130,9 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
         return admittedAt !== undefined && now - admittedAt >= RETIREMENT_COALESCE_MS;
       });
       if (due) await this.enqueue(quota.metadata?.namespace, 'a claim may be retired or has expired');
+      // A waiting change settles or is abandoned with no event to tell (libs/quota liveWaiting).
+      else if (quota.status?.waiting?.length)
+        await this.enqueue(quota.metadata?.namespace, 'a waiting change may have settled');
     }
   }
 
