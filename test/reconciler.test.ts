@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
+  CLUSTER,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
   WORKLOAD_USAGE,
@@ -239,6 +240,37 @@ describe('the reconciler, end to end', () => {
       },
       { name: 'member2', hard: undefined, used: { cpu: '200m' }, reserved: undefined },
     ]);
+  });
+
+  test("a cap by label is resolved from the Clusters' labels, and the webhook refuses a placement over it", async () => {
+    const namespace = await namespaceEverywhere();
+    // A label of this test's own on member1's Cluster object (the other tests do not see it).
+    const label = `caps-${namespace}`;
+    await objects().patchClusterCustomObject(
+      { ...CLUSTER, name: 'member1', body: { metadata: { labels: { [label]: 'on' } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    try {
+      await createQuota(namespace, { cpu: '10' }, [
+        { labelSelector: { matchLabels: { [label]: 'on' } }, hard: { cpu: '1' } },
+      ]);
+      const counted = await readQuota(namespace);
+      expect(counted.status?.hard).toEqual({ cpu: '10', 'cpu@member1': '1' });
+      const refused = await createBinding(
+        binding(namespace, 'web', 3, '500m', [{ name: 'member1', replicas: 3 }]),
+      ).then(
+        () => 'admitted',
+        (err: unknown) => String((err as { body?: unknown }).body),
+      );
+      expect(refused).toContain('exceeded quota: team on member cluster member1, requested: cpu=1500m');
+      // member2 carries no such label: no cap there.
+      await createBinding(binding(namespace, 'other', 3, '500m', [{ name: 'member2', replicas: 3 }]));
+    } finally {
+      await objects().patchClusterCustomObject(
+        { ...CLUSTER, name: 'member1', body: { metadata: { labels: { [label]: null } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    }
   });
 
   test('the usage by workload is recorded in the namespace for kubectl kq and the console, and goes with the quota', async () => {

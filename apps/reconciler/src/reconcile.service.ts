@@ -1,5 +1,11 @@
 import * as k8s from '@kubernetes/client-node';
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
 import type { QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
@@ -46,7 +52,7 @@ const sameMembers = (a: readonly string[], b: readonly string[]) =>
  * changed by compare-and-swap (reconcile-loop.ts).
  */
 @Injectable()
-export class ReconcileService implements OnModuleDestroy {
+export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('reconcile');
   private readonly objects: k8s.CustomObjectsApi;
   private readonly quotas: KubeQuotaStore;
@@ -70,6 +76,11 @@ export class ReconcileService implements OnModuleDestroy {
     this.waiting = new WaitingChanges(karmada, redis, metrics, config.REQUEUE_MIN_INTERVAL_SECONDS * 1000);
     this.templateClasses = new TemplateClasses(karmada, redis);
     this.overrides = new BindingOverrides(karmada);
+  }
+
+  /** The policy and Cluster watches start with the service: member caps by label read the Clusters. */
+  onApplicationBootstrap(): void {
+    this.overrides.onApplicationBootstrap();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -176,6 +187,7 @@ export class ReconcileService implements OnModuleDestroy {
       },
       maxConflictRetries: this.config.MAX_CONFLICT_RETRIES,
       waiting,
+      ...this.overrides.memberLabels(),
     };
   }
 

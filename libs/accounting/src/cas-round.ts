@@ -9,6 +9,7 @@ import {
   parseQuotaState,
   toWireReservations,
   unboundedPodsRefusals,
+  targetClusterNames,
   withMemberShares,
   type AdmissionItem,
   type BatchResult,
@@ -70,9 +71,11 @@ function itemFor(change: BindingChange, { quotas, states }: Projection): Admissi
   const names = quotas.map((q) => q.metadata!.name!);
   // Only a quota that caps a member charges shares per member (member-caps.ts).
   const keys = states.flatMap((state) => Object.keys(state.hard));
+  const selectsMembers = states.some((state) => state.capsResolvedFor !== undefined);
   return {
     ...item,
     charge: withMemberShares(object, item.charge, keys),
+    ...(selectsMembers ? { members: [...targetClusterNames(object)] } : {}),
     ...(old
       ? {
           old: {

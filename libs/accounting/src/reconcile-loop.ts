@@ -5,6 +5,7 @@ import {
   liveWaiting,
   waitingStatus,
   type ClaimTiming,
+  type MemberLabels,
   type ObservedCluster,
   type QuotaStatusResult,
   type WaitingChange,
@@ -29,6 +30,8 @@ export interface ReconcileInput {
   maxConflictRetries: number;
   /** The namespace's recorded waiting changes (libs/quota waiting.ts). */
   waiting: readonly WaitingChange[];
+  /** Each member cluster's labels, for caps that select members by label; absent while unknown. */
+  members?: MemberLabels;
 }
 
 /** A namespace's quotas and bindings as the reconciler's informers hold them: possibly behind the Karmada API server. */
@@ -68,6 +71,7 @@ function statusOf(
     deletedBindingUids: input.deletedBindingUids,
     timing: input.timing,
     waiting: waitingStatus(quota.metadata?.name ?? '', waiting),
+    ...(input.members ? { members: input.members } : {}),
   });
 }
 

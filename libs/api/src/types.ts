@@ -162,11 +162,24 @@ export interface KarmadaQuotaSpec {
 }
 
 /** What one member cluster may run of the quota. */
+/** What one member cluster may run of the quota: the member named, or each member a selector matches. */
 export interface MemberCap {
-  /** The member cluster (a cluster.karmada.io Cluster) by name. */
-  name: string;
+  /** The member cluster (a cluster.karmada.io Cluster) by name; or set labelSelector. */
+  name?: string;
+  /** The members capped, each on its own, by their Cluster labels ({} selects every member). */
+  labelSelector?: LabelSelector;
   /** Limits on that member, by resource name, as in `hard`. */
   hard: ResourceList;
+}
+
+/** metav1.LabelSelector. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
 }
 
 export type Enforcement = 'Deny' | 'Warn' | 'DryRun';
@@ -205,6 +218,11 @@ export interface KarmadaQuotaStatus {
   reservations?: Reservation[];
   /** Per member cluster, sorted by name. */
   clusters?: ClusterUsage[];
+  /**
+   * For a quota capping members by label: the members whose labels its caps in `hard` were resolved
+   * against, sorted (docs/concepts/member-caps.md).
+   */
+  capsResolvedFor?: string[];
   /** Changes this quota refused that are still wanted, oldest first (docs/concepts/waiting-changes.md). */
   waiting?: WaitingChangeStatus[];
   /** Changes admitted only because enforcement is Warn or DryRun, newest first (docs/concepts/enforcement.md). */

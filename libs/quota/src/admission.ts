@@ -50,6 +50,11 @@ export interface AdmissionItem {
    */
   missingRequests?: Readonly<Record<string, readonly string[]>>;
   /**
+   * The member clusters the new object targets (scheduled, and moving away from): a quota capping
+   * members by label must know each one's cap (QuotaState.capsResolvedFor).
+   */
+  members?: readonly string[];
+  /**
    * Per quota name, why that quota cannot bound the binding's pods (unboundedPodsRefusals): asked of
    * every quota, whether its scopes match or not, before anything else.
    */
@@ -157,6 +162,16 @@ export function usageUnknownMessage(quota: string, keys: readonly string[]): str
   );
 }
 
+/** The refusal of an increase on a member whose cap a quota capping members by label cannot tell yet. */
+export function memberUnknownMessage(quota: string, member: string): string {
+  return (
+    `status unknown for quota: ${quota}, member cluster: ${member}: the quota caps members by label ` +
+    `(spec.clusters[].labelSelector) and karmada-quota has not resolved this member's cap yet (a ` +
+    `member just joined, or the quota was just edited); retry in a few seconds, and if it persists ` +
+    `check that the karmada-quota reconciler is running and may list Clusters`
+  );
+}
+
 /** A quota while a batch runs: reservations indexed by binding, and the running reserved total. */
 interface WorkingQuota {
   readonly original: QuotaState;
@@ -217,6 +232,8 @@ interface Plan {
   pending: ResourceList;
   charge: ResourceList;
   increase: ResourceList;
+  /** A target member whose cap the quota cannot tell yet (it caps members by label). */
+  unresolvedMember?: string;
 }
 
 /**
@@ -256,7 +273,16 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
       : {};
   const increase = excessOf(charge, maxLists(stored, claimed));
   if (Object.keys(increase).length === 0) return undefined;
-  return { quota, existing, pending: claimUntil(options.now), charge, increase };
+  const resolved = quota.original.capsResolvedFor;
+  const unresolvedMember = resolved && item.members?.find((member) => !resolved.has(member));
+  return {
+    quota,
+    existing,
+    pending: claimUntil(options.now),
+    charge,
+    increase,
+    ...(unresolvedMember ? { unresolvedMember } : {}),
+  };
 }
 
 /**
@@ -274,6 +300,13 @@ function recordedVersion(existing: ReservationEntry | undefined, item: Admission
 /** Why the quota refuses the plan, or undefined when it admits it. */
 function refusal(p: Plan): Exclude<Decision, { allowed: true }> | undefined {
   const { name, hard, used } = p.quota.original;
+  if (p.unresolvedMember !== undefined)
+    return {
+      allowed: false,
+      quota: name,
+      exceeded: [],
+      message: memberUnknownMessage(name, p.unresolvedMember),
+    };
   const unknown = Object.keys(p.increase)
     .filter((key) => !Object.hasOwn(used, key))
     .sort();

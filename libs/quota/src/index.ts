@@ -13,7 +13,15 @@ export {
   memberShares,
   withMemberShares,
 } from './charge.js';
-export { capsAnyMember, memberKey, memberPart, splitMemberKey, withoutMemberKeys } from './member-caps.js';
+export {
+  capsAnyMember,
+  memberKey,
+  memberPart,
+  splitMemberKey,
+  withoutMemberKeys,
+  type MemberLabels,
+} from './member-caps.js';
+export { labelsMatch, requirementMatches } from './label-selector.js';
 export type { BindingCharge, BindingTemplate, ClusterOverride } from './charge.js';
 export {
   bindingMatchesScopes,
@@ -65,7 +73,13 @@ export {
   toWireReservations,
 } from './state.js';
 export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
-export { admitBatch, exceededMessage, increasesNothing, usageUnknownMessage } from './admission.js';
+export {
+  admitBatch,
+  exceededMessage,
+  increasesNothing,
+  memberUnknownMessage,
+  usageUnknownMessage,
+} from './admission.js';
 export type { AdmissionItem, AdmitOptions, BatchResult, Decision, NotEnforced } from './admission.js';
 export {
   clipMessage,
@@ -75,7 +89,7 @@ export {
   RETIREMENT_COALESCE_MS,
 } from './status.js';
 export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
-export { isTime, isWireList, observedUsageOf } from './cluster-usage.js';
+export { isTime, isWireList, observedUsageOf, targetClusterNames } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
 export {
   beingDeleted,

@@ -5,7 +5,8 @@ import { bindingCharge, memberShares, withMemberShares } from './charge.js';
 import {
   cappedOn,
   capsAnyMember,
-  memberCaps,
+  readMemberCaps,
+  resolveMemberCaps,
   memberKey,
   memberPart,
   onMember,
@@ -113,7 +114,10 @@ describe('member keys', () => {
   });
 });
 
-describe('memberCaps', () => {
+describe('readMemberCaps and resolveMemberCaps', () => {
+  const caps = (quota: KarmadaQuota, members: Record<string, Record<string, string>>) =>
+    wire(resolveMemberCaps(readMemberCaps(quota, []), new Map(Object.entries(members))));
+
   it('reads each named member once, under member keys', () => {
     const errors: FieldError[] = [];
     const quota = kq({ cpu: '10' }, {});
@@ -122,25 +126,66 @@ describe('memberCaps', () => {
       { name: 'm2', hard: { cpu: '8', pods: '5' } },
       { name: 'm1', hard: { cpu: '1' } },
     ] as unknown as KarmadaQuota['spec']['clusters'];
-    expect(wire(memberCaps(quota, errors))).toEqual({ 'cpu@m1': '4', 'cpu@m2': '8', 'pods@m2': '5' });
+    expect(wire(readMemberCaps(quota, errors).named)).toEqual({
+      'cpu@m1': '4',
+      'cpu@m2': '8',
+      'pods@m2': '5',
+    });
     expect(errors).toEqual([]);
+  });
+
+  it('caps each member a selector matches on its own; a named member takes its own entry alone; the smallest of several selectors', () => {
+    const quota = kq({ cpu: '100' }, {});
+    quota.spec.clusters = [
+      { labelSelector: {}, hard: { cpu: '60' } },
+      { labelSelector: { matchLabels: { size: 'small' } }, hard: { cpu: '20', pods: '9' } },
+      { name: 'big', hard: { cpu: '80' } },
+    ] as unknown as KarmadaQuota['spec']['clusters'];
+    expect(caps(quota, { big: { size: 'small' }, a: { size: 'small' }, b: {} })).toEqual({
+      'cpu@a': '20',
+      'pods@a': '9',
+      'cpu@b': '60',
+      'cpu@big': '80',
+    });
   });
 
   it.each([
     ['not a list', { name: 'x' }, 'spec.clusters'],
-    ['an entry without a name', [{ hard: { cpu: '1' } }], 'spec.clusters[0].name'],
+    ['an entry with neither name nor selector', [{ hard: { cpu: '1' } }], 'spec.clusters[0].name'],
     ['an unreadable cap', [{ name: 'm1', hard: { cpu: 'lots' } }], 'spec.clusters[0].hard[cpu]'],
   ])('reports %s and never throws', (_, clusters, field) => {
     const errors: FieldError[] = [];
     const quota = kq({ cpu: '10' }, {});
     (quota.spec as unknown as Record<string, unknown>)['clusters'] = clusters;
-    expect(memberCaps(quota, errors)).toEqual({});
+    expect(readMemberCaps(quota, errors).named).toEqual({});
     expect(errors.map((e) => e.field)).toEqual([field]);
   });
 
   it('puts the caps beside spec.hard in the admission state', () => {
     const { state } = parseQuotaState(kq({ cpu: '10' }, { m1: { cpu: '4', pods: '3' } }));
     expect(wire(state.hard)).toEqual({ cpu: '10', 'cpu@m1': '4', 'pods@m1': '3' });
+    expect(state.capsResolvedFor).toBeUndefined();
+  });
+
+  it("without the members, takes a selector's caps as the reconciler resolved them for the members its status lists", () => {
+    const quota = kq({ cpu: '10' }, {});
+    quota.spec.clusters = [
+      { labelSelector: {}, hard: { cpu: '3' } },
+      { name: 'm2', hard: { cpu: '5' } },
+    ] as unknown as KarmadaQuota['spec']['clusters'];
+    quota.status = {
+      observedGeneration: 1,
+      hard: { cpu: '10', 'cpu@m1': '3', 'cpu@m2': '9', 'cpu@m3': '3' },
+      used: { cpu: '0', 'cpu@m1': '0', 'cpu@m2': '0', 'cpu@m3': '0' },
+      capsResolvedFor: ['m1', 'm2'],
+    } as unknown as KarmadaQuota['status'];
+    const { state } = parseQuotaState(quota);
+    // m2 is named: its spec cap; m3 is not in capsResolvedFor: not resolved for admission.
+    expect(wire(state.hard)).toEqual({ cpu: '10', 'cpu@m1': '3', 'cpu@m2': '5' });
+    expect([...state.capsResolvedFor!].sort()).toEqual(['m1', 'm2']);
+    // Not counted for this spec: nothing is resolved.
+    quota.metadata!.generation = 2;
+    expect([...parseQuotaState(quota).state.capsResolvedFor!]).toEqual([]);
   });
 });
 
@@ -292,6 +337,44 @@ describe('admission against member caps', () => {
     );
   });
 
+  it('refuses an increase on a member a selector may cap but whose cap is not resolved yet', () => {
+    const quota = kq({ cpu: '10' }, {});
+    quota.spec.clusters = [
+      { labelSelector: {}, hard: { cpu: '4' } },
+    ] as unknown as KarmadaQuota['spec']['clusters'];
+    const state = parseQuotaState(quota, new Map([['m1', {}]])).state;
+    const counted = {
+      ...state,
+      used: Object.fromEntries(
+        Object.keys(state.hard).map((k) => [k, parseResourceList({ x: '0' }, 'x').list['x']!]),
+      ),
+    };
+    const placed = rb('web', { replicas: 2, clusters: { m2: 2 } });
+    const item = { ...change(placed), members: ['m2'] };
+    const decision = admitBatch([counted], [item], () => true, OPTIONS).decisions[0]!;
+    expect(refused(decision)).toMatch(
+      /^status unknown for quota: team-a, member cluster: m2: the quota caps members by label/,
+    );
+    const onKnown = { ...change(rb('web', { replicas: 2, clusters: { m1: 2 } })), members: ['m1'] };
+    expect(
+      admitBatch(
+        [counted],
+        [
+          {
+            ...onKnown,
+            charge: withMemberShares(
+              rb('web', { replicas: 2, clusters: { m1: 2 } }),
+              onKnown.charge,
+              Object.keys(counted.hard),
+            ),
+          },
+        ],
+        () => true,
+        OPTIONS,
+      ).decisions[0],
+    ).toEqual({ allowed: true });
+  });
+
   it('refuses while a member cap has not been counted (a cap just added)', () => {
     const quota = kq({ cpu: '10' }, { m1: { cpu: '4' } });
     quota.status = { observedGeneration: 1, used: { cpu: '0' } } as unknown as KarmadaQuota['status'];
@@ -341,6 +424,26 @@ describe('status against member caps', () => {
     expect(result.status.clusters?.[1]).toEqual(expect.objectContaining({ name: 'm2', used: { cpu: '2' } }));
   });
 
+  it('resolves caps that select members by label against the members it is given, in status.hard', () => {
+    const quota = kq({ cpu: '10' }, {});
+    quota.spec.clusters = [
+      { labelSelector: { matchLabels: { tier: 'edge' } }, hard: { cpu: '2' } },
+    ] as unknown as KarmadaQuota['spec']['clusters'];
+    const result = computeQuotaStatus({
+      quota,
+      bindings: [],
+      clusters: [cluster('m1', '0'), cluster('m2', '0')],
+      now: NOW,
+      members: new Map<string, Record<string, string>>([
+        ['m1', { tier: 'edge' }],
+        ['m2', {}],
+      ]),
+    });
+    expect(result.status.hard).toEqual({ cpu: '10', 'cpu@m1': '2' });
+    expect(result.status.capsResolvedFor).toEqual(['m1', 'm2']);
+    expect(result.status.clusters?.map((c) => c.hard)).toEqual([{ cpu: '2' }, undefined]);
+  });
+
   it('does not let a member running beyond its share net another member’s cap', () => {
     const quota = kq({ cpu: '10' }, { m1: { cpu: '4' } });
     // web's 2 on m1 have not started; m2 runs 4 (a surge beyond its share of 2).
@@ -369,7 +472,7 @@ describe('validation of spec.clusters', () => {
 
   it.each([
     ['not a list', { name: 'm1' }, /^spec.clusters: must be a list/],
-    ['no name', [{ hard: { cpu: '1' } }], /^spec.clusters\[0\].name: Required value/],
+    ['no name', [{ hard: { cpu: '1' } }], /^spec.clusters\[0\]: Required value/],
     [
       'a name no Cluster can have',
       [{ name: 'Member_1', hard: { cpu: '1' } }],
@@ -389,6 +492,50 @@ describe('validation of spec.clusters', () => {
       'a bad resource name',
       [{ name: 'm1', hard: { 'cpu@m2': '1' } }],
       /^spec.clusters\[0\].hard\[cpu@m2\]: /,
+    ],
+  ])('refuses %s', (_, clusters, message) => {
+    const errors = errorsOf(clusters);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(message);
+  });
+
+  it('accepts members selected by label', () => {
+    expect(
+      errorsOf([
+        { labelSelector: {}, hard: { cpu: '60' } },
+        {
+          labelSelector: { matchExpressions: [{ key: 'size', operator: 'In', values: ['big'] }] },
+          hard: { cpu: '80' },
+        },
+      ]),
+    ).toEqual([]);
+  });
+
+  it.each([
+    [
+      'both name and selector',
+      [{ name: 'm1', labelSelector: {}, hard: { cpu: '1' } }],
+      /^spec.clusters\[0\]: Invalid value: set name or labelSelector, not both/,
+    ],
+    [
+      'a selector that is no object',
+      [{ labelSelector: 'big', hard: { cpu: '1' } }],
+      /^spec.clusters\[0\].labelSelector: must be a label selector/,
+    ],
+    [
+      'In without values',
+      [{ labelSelector: { matchExpressions: [{ key: 'size', operator: 'In' }] }, hard: { cpu: '1' } }],
+      /^spec.clusters\[0\].labelSelector.matchExpressions\[0\].values: Required value/,
+    ],
+    [
+      'an unknown operator',
+      [
+        {
+          labelSelector: { matchExpressions: [{ key: 'size', operator: 'Gt', values: ['1'] }] },
+          hard: { cpu: '1' },
+        },
+      ],
+      /operator: Unsupported value/,
     ],
   ])('refuses %s', (_, clusters, message) => {
     const errors = errorsOf(clusters);

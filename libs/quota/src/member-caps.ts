@@ -3,10 +3,13 @@
  * `hard`. Inside the accounting a cap is one more resource key, `<resource>@<member>`: the charge
  * gives it the binding's share on that member (charge.ts memberShares), the member's published usage
  * counts it (cluster-usage.ts), and every rule of admission and release then holds for it unchanged.
+ * A cap that selects members by label is resolved by the reconciler, which watches the members'
+ * labels, and admission takes it from the status the reconciler writes (state.ts).
  * docs/concepts/member-caps.md says what users see.
  */
 import { parseResourceList, type FieldError, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota } from '#api';
+import { labelsMatch } from './label-selector.js';
 
 /** Cannot appear in a resource name or a cluster name: a member key never collides with a resource. */
 const SEPARATOR = '@';
@@ -61,32 +64,75 @@ export function memberPart(list: ResourceList, member: string): ResourceList {
   return result;
 }
 
+/** Each member cluster's labels, as its Karmada Cluster object has them: what selects it for caps. */
+export type MemberLabels = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/** What `spec.clusters[]` caps, read: by name, and by label selector (resolved later, per member). */
+export interface MemberCapSpec {
+  /** The caps of members named, under their member keys. */
+  named: ResourceList;
+  /** The members named (a named member takes its own entry alone, never a selector's). */
+  names: ReadonlySet<string>;
+  /** The entries that select members by label, with their caps under plain resource names. */
+  selecting: { selector: unknown; hard: ResourceList }[];
+}
+
 /**
- * The caps of `spec.clusters[]` under their member keys. An entry that cannot be read is reported in
- * `errors` and left out (validation.ts refuses such a spec at the API server; here it only must not
- * throw). A member named twice: the first entry counts.
+ * Reads `spec.clusters[]`. An entry that cannot be read is reported in `errors` and left out
+ * (validation.ts refuses such a spec at the API server; here it only must not throw). A member named
+ * twice: the first entry counts.
  */
-export function memberCaps(quota: KarmadaQuota, errors: FieldError[]): ResourceList {
+export function readMemberCaps(quota: KarmadaQuota, errors: FieldError[]): MemberCapSpec {
+  const spec: MemberCapSpec = { named: {}, names: new Set(), selecting: [] };
   const raw: unknown = quota?.spec?.clusters;
-  if (raw === undefined || raw === null) return {};
+  if (raw === undefined || raw === null) return spec;
   if (!Array.isArray(raw)) {
     errors.push({ field: 'spec.clusters', message: 'must be a list', value: raw });
-    return {};
+    return spec;
   }
-  const caps: ResourceList = {};
-  const named = new Set<string>();
+  const names = new Set<string>();
   raw.forEach((entry: unknown, i) => {
     const field = `spec.clusters[${i}]`;
-    if (!isJsonObject(entry) || typeof entry['name'] !== 'string' || entry['name'] === '') {
-      errors.push({ field: `${field}.name`, message: 'Required value: the member cluster capped' });
+    const named = isJsonObject(entry) && typeof entry['name'] === 'string' && entry['name'] !== '';
+    if (!isJsonObject(entry) || (!named && !isJsonObject(entry['labelSelector']))) {
+      errors.push({
+        field: `${field}.name`,
+        message: 'Required value: the member cluster capped, by name or labelSelector',
+      });
       return;
     }
-    const member = entry['name'];
-    if (named.has(member)) return;
-    named.add(member);
     const hard = parseResourceList(entry['hard'], `${field}.hard`);
     errors.push(...hard.errors);
-    for (const [resource, amount] of Object.entries(hard.list)) caps[memberKey(resource, member)] = amount;
+    if (!named) {
+      spec.selecting.push({ selector: entry['labelSelector'], hard: hard.list });
+      return;
+    }
+    const member = entry['name'] as string;
+    if (names.has(member)) return;
+    names.add(member);
+    for (const [resource, amount] of Object.entries(hard.list))
+      spec.named[memberKey(resource, member)] = amount;
   });
+  spec.names = names;
+  return spec;
+}
+
+/**
+ * The caps in force, under member keys: each named member's own, and for each other member of
+ * `members` the smallest cap, per resource, of the selecting entries that match its labels.
+ */
+export function resolveMemberCaps(spec: MemberCapSpec, members: MemberLabels): ResourceList {
+  const caps: ResourceList = { ...spec.named };
+  for (const [member, labels] of members) {
+    if (spec.names.has(member)) continue;
+    for (const { selector, hard } of spec.selecting) {
+      if (!labelsMatch(selector, labels)) continue;
+      for (const [resource, amount] of Object.entries(hard)) {
+        const key = memberKey(resource, member);
+        const current = caps[key];
+        if (current === undefined || amount.cmp(current) < 0) caps[key] = amount;
+      }
+    }
+  }
   return caps;
 }

@@ -27,7 +27,13 @@ import {
   type WouldBeDeniedStatus,
 } from '#api';
 import { decodeWouldBeDenied, parseEnforcement } from './enforcement.js';
-import { memberCaps } from './member-caps.js';
+import {
+  memberKey,
+  readMemberCaps,
+  resolveMemberCaps,
+  splitMemberKey,
+  type MemberLabels,
+} from './member-caps.js';
 
 /** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
 export interface BindingKey {
@@ -78,6 +84,11 @@ export interface QuotaState {
   enforcement?: Enforcement;
   /** `status.wouldBeDenied`, as stored (enforcement.ts); absent is none. */
   wouldBeDenied?: readonly WouldBeDeniedStatus[];
+  /**
+   * For a quota that caps members by label: the members whose caps `hard` knows. A change that
+   * raises what another member runs is refused until the reconciler has resolved it (admission.ts).
+   */
+  capsResolvedFor?: ReadonlySet<string>;
 }
 
 /** `namespace/name`: reservations are keyed by the binding's name; the uid only tells reuse apart. */
@@ -100,7 +111,9 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
 /**
  * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` with the member caps under
  * their member keys (member-caps.ts): the limits the admin asked for take effect at once, a lowered
- * limit included. `used` is `status.used` when the reconciler counted it
+ * limit included. A cap selecting members by label is resolved against `members` (the reconciler's
+ * view of their labels); without them, as the reconciler resolved it for this spec (its status' caps
+ * of the members `status.capsResolvedFor` lists). `used` is `status.used` when the reconciler counted it
  * for the current spec (`status.observedGeneration == metadata.generation`), else `{}`: after a spec
  * edit (a scope widened, a key removed and added again) the old count may leave out workloads the quota
  * now selects, so no key's usage is known until it is counted again (docs/concepts/accounting.md,
@@ -108,14 +121,17 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
  * `status.reservations[]` reserved by a ResourceBinding, in the quota's namespace. Never throws: entries
  * or quantities that cannot be read are reported in `errors` (and left out).
  */
-export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; errors: FieldError[] } {
+export function parseQuotaState(
+  quota: KarmadaQuota,
+  members?: MemberLabels,
+): { state: QuotaState; errors: FieldError[] } {
   const errors: FieldError[] = [];
   const namespace = quota?.metadata?.namespace ?? '';
   const name = quota?.metadata?.name ?? '';
   const hard = parseResourceList(quota?.spec?.hard, 'spec.hard');
   const used = parseResourceList(quota?.status?.used, 'status.used');
   errors.push(...hard.errors, ...used.errors);
-  const caps = memberCaps(quota, errors);
+  const capSpec = readMemberCaps(quota, errors);
   const countedForSpec = quota?.status?.observedGeneration === quota?.metadata?.generation;
 
   const reservations: ReservationEntry[] = [];
@@ -175,6 +191,14 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
 
   const reserved = parseResourceList(quota?.status?.reserved, 'status.reserved');
   errors.push(...reserved.errors);
+  const selecting = capSpec.selecting.length > 0;
+  const resolvedFor = new Set<string>(
+    !selecting ? [] : members !== undefined ? members.keys() : countedForSpec ? resolvedMembers(quota) : [],
+  );
+  const caps =
+    members !== undefined
+      ? resolveMemberCaps(capSpec, members)
+      : { ...capSpec.named, ...resolvedBySelector(quota, capSpec.names, resolvedFor) };
   const state: QuotaState = {
     name,
     hard: { ...hard.list, ...caps },
@@ -187,7 +211,30 @@ export function parseQuotaState(quota: KarmadaQuota): { state: QuotaState; error
   if (enforcement !== 'Deny') state.enforcement = enforcement;
   const wouldBeDenied = decodeWouldBeDenied(quota?.status?.wouldBeDenied);
   if (wouldBeDenied.length > 0) state.wouldBeDenied = wouldBeDenied;
+  if (selecting) state.capsResolvedFor = resolvedFor;
   return { state, errors };
+}
+
+/** The members the status says its caps were resolved for (`status.capsResolvedFor`). */
+function resolvedMembers(quota: KarmadaQuota): string[] {
+  const names: unknown = quota?.status?.capsResolvedFor;
+  return Array.isArray(names) ? names.filter((n): n is string => typeof n === 'string') : [];
+}
+
+/** The status' caps of members a selector capped (`status.hard`'s member keys of members not named). */
+function resolvedBySelector(
+  quota: KarmadaQuota,
+  named: ReadonlySet<string>,
+  resolvedFor: ReadonlySet<string>,
+): ResourceList {
+  const hard = parseResourceList(quota?.status?.hard ?? {}, 'status.hard').list;
+  const caps: ResourceList = {};
+  for (const [key, amount] of Object.entries(hard)) {
+    const split = splitMemberKey(key);
+    if (split && resolvedFor.has(split.member) && !named.has(split.member))
+      caps[memberKey(split.resource, split.member)] = amount;
+  }
+  return caps;
 }
 
 /** The wire form of reservations (`status.reservations[]`), in the given order. */

@@ -5,6 +5,7 @@
  */
 import { listsEqual, parseResourceList } from '#quantity';
 import {
+  sameJson,
   type ClusterUsage,
   type Condition,
   isJsonObject,
@@ -114,6 +115,7 @@ export function statusEquals(current: KarmadaQuotaStatus, next: KarmadaQuotaStat
     sameList(current.reserved, next.reserved) &&
     sameArray(current.reservations, next.reservations, sameReservation) &&
     sameArray(current.clusters, next.clusters, sameCluster) &&
+    sameJson(current.capsResolvedFor ?? [], next.capsResolvedFor ?? []) &&
     sameArray(current.waiting, next.waiting, sameWaiting) &&
     sameArray(current.wouldBeDenied, next.wouldBeDenied, sameWouldBeDenied) &&
     sameArray(current.conditions, next.conditions, sameCondition) &&

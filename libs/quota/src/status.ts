@@ -38,7 +38,7 @@ import {
 import { settleReservations, type ClaimTiming } from './reservations.js';
 import { liveWouldBeDenied } from './enforcement.js';
 import { statusEquals } from './status-equality.js';
-import { cappedOn, memberPart, splitMemberKey, withoutMemberKeys } from './member-caps.js';
+import { cappedOn, memberPart, splitMemberKey, withoutMemberKeys, type MemberLabels } from './member-caps.js';
 
 export interface QuotaEvent {
   type: 'Normal' | 'Warning';
@@ -66,6 +66,8 @@ export interface QuotaStatusInput {
   timing?: ClaimTiming;
   /** This quota's waiting changes, oldest first (waiting.ts waitingStatus). */
   waiting?: WaitingChangeStatus[];
+  /** Each member cluster's labels, to resolve caps that select members by label (member-caps.ts). */
+  members?: MemberLabels;
 }
 
 export interface QuotaStatusResult {
@@ -138,7 +140,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
 
   // Hard and the current reservations. status.used and status.reserved are recomputed here, so their
   // problems do not matter.
-  const parsed = parseQuotaState(quota);
+  const parsed = parseQuotaState(quota, input.members);
   const specErrors = parsed.errors.filter((e) => e.field === 'spec' || e.field.startsWith('spec.'));
   const recomputed = (field: string) =>
     ['status.used', 'status.reserved'].some((sum) => field === sum || field.startsWith(`${sum}[`));
@@ -248,6 +250,9 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     // A stored binding is its own record: only the claims in flight are listed.
     reservations: allReservations.filter((entry) => entry.expirationTime !== undefined),
     clusters,
+    ...(parsed.state.capsResolvedFor
+      ? { capsResolvedFor: [...parsed.state.capsResolvedFor].sort(compareNames) }
+      : {}),
     ...(input.waiting?.length ? { waiting: input.waiting } : {}),
     ...(wouldBeDenied.length > 0 ? { wouldBeDenied } : {}),
     conditions,

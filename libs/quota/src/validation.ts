@@ -301,7 +301,10 @@ function validateScopeSelector(selector: unknown, errors: FieldError[]): void {
   });
 }
 
-/** `spec.clusters[]`: each entry names one member cluster, once, and its caps (member-caps.ts). */
+/**
+ * `spec.clusters[]`: each entry caps one member cluster named once, or the members a label selector
+ * matches, and has its caps (member-caps.ts).
+ */
 function validateMemberCaps(caps: unknown, errors: FieldError[]): void {
   if (caps === undefined || caps === null) return;
   if (!Array.isArray(caps)) {
@@ -320,9 +323,19 @@ function validateMemberCaps(caps: unknown, errors: FieldError[]): void {
       return;
     }
     const name = cap['name'];
-    if (typeof name !== 'string' || name === '') {
-      errors.push({ field: `${field}.name`, message: 'Required value: the member cluster to cap, by name' });
-    } else if (name.length > DNS_SUBDOMAIN_MAX || !DNS_SUBDOMAIN.test(name)) {
+    const selector = cap['labelSelector'];
+    const hasName = name !== undefined && name !== null;
+    const hasSelector = selector !== undefined && selector !== null;
+    if (hasName === hasSelector) {
+      errors.push({
+        field,
+        message: hasName
+          ? 'Invalid value: set name or labelSelector, not both'
+          : 'Required value: the member cluster to cap, by name or by labelSelector',
+      });
+    } else if (hasSelector) {
+      validateLabelSelector(selector, `${field}.labelSelector`, errors);
+    } else if (typeof name !== 'string' || name.length > DNS_SUBDOMAIN_MAX || !DNS_SUBDOMAIN.test(name)) {
       errors.push({
         field: `${field}.name`,
         message: 'must be the name of a Karmada Cluster (a DNS-1123 subdomain, e.g. member1)',
@@ -337,6 +350,60 @@ function validateMemberCaps(caps: unknown, errors: FieldError[]): void {
     }
     if (typeof name === 'string') named.add(name);
     validateHard(cap['hard'], errors, `${field}.hard`);
+  });
+}
+
+/** A metav1.LabelSelector: matchLabels of strings, matchExpressions of In/NotIn/Exists/DoesNotExist. */
+function validateLabelSelector(selector: unknown, field: string, errors: FieldError[]): void {
+  if (!isJsonObject(selector)) {
+    errors.push({
+      field,
+      message: `must be a label selector object, got ${kindOf(selector)}`,
+      value: selector,
+    });
+    return;
+  }
+  const labels = selector['matchLabels'];
+  if (labels !== undefined && labels !== null) {
+    if (!isJsonObject(labels) || Object.values(labels).some((v) => typeof v !== 'string'))
+      errors.push({
+        field: `${field}.matchLabels`,
+        message: 'must map label keys to strings',
+        value: labels,
+      });
+  }
+  const expressions = selector['matchExpressions'];
+  if (expressions === undefined || expressions === null) return;
+  if (!Array.isArray(expressions)) {
+    errors.push({ field: `${field}.matchExpressions`, message: 'must be a list', value: expressions });
+    return;
+  }
+  expressions.forEach((expression: unknown, i) => {
+    const at = `${field}.matchExpressions[${i}]`;
+    if (!isJsonObject(expression) || typeof expression['key'] !== 'string' || expression['key'] === '') {
+      errors.push({ field: `${at}.key`, message: 'Required value: the label key' });
+      return;
+    }
+    const operator = expression['operator'];
+    const values = expression['values'];
+    const listed = Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string');
+    if (operator === 'In' || operator === 'NotIn') {
+      if (!listed)
+        errors.push({
+          field: `${at}.values`,
+          message: `Required value: ${operator} needs label values`,
+          value: values,
+        });
+    } else if (operator === 'Exists' || operator === 'DoesNotExist') {
+      if (Array.isArray(values) && values.length > 0)
+        errors.push({ field: `${at}.values`, message: `must be empty for ${operator}`, value: values });
+    } else {
+      errors.push({
+        field: `${at}.operator`,
+        message: 'Unsupported value: supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+        value: operator,
+      });
+    }
   });
 }
 

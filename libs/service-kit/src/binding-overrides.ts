@@ -18,7 +18,7 @@ import {
   type Cluster,
   type ResourceBinding,
 } from '#api';
-import { templateRefOf, withClusterOverrides, type TemplateRef } from '#quota';
+import { templateRefOf, withClusterOverrides, type MemberLabels, type TemplateRef } from '#quota';
 import { clusterOverrides } from '#usage';
 import { customObjectInformer } from './dependencies.js';
 import type { StoreCallOptions } from './quota-store.js';
@@ -112,6 +112,21 @@ export class BindingOverrides {
 
   async onModuleDestroy(): Promise<void> {
     await Promise.all([this.clusterPolicies.stop(), this.policies.stop(), this.clusters.stop()]);
+  }
+
+  /**
+   * Each member cluster's labels as the Cluster watch lists them, for caps that select members by
+   * label (libs/quota member-caps.ts); nothing while the watch cannot tell.
+   */
+  memberLabels(): { members?: MemberLabels } {
+    try {
+      const clusters = this.clusters.list();
+      return {
+        members: new Map(clusters.map((c) => [c.metadata?.name ?? '', { ...(c.metadata?.labels ?? {}) }])),
+      };
+    } catch {
+      return {};
+    }
   }
 
   /**
