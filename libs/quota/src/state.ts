@@ -27,13 +27,7 @@ import {
   type WouldBeDeniedStatus,
 } from '#api';
 import { decodeWouldBeDenied, parseEnforcement } from './enforcement.js';
-import {
-  memberKey,
-  readMemberCaps,
-  resolveMemberCaps,
-  splitMemberKey,
-  type MemberLabels,
-} from './member-caps.js';
+import { readMemberCaps, resolveMemberCaps, splitMemberKey, type MemberLabels } from './member-caps.js';
 
 /** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
 export interface BindingKey {
@@ -231,8 +225,7 @@ function resolvedBySelector(
   const caps: ResourceList = {};
   for (const [key, amount] of Object.entries(hard)) {
     const split = splitMemberKey(key);
-    if (split && resolvedFor.has(split.member) && !named.has(split.member))
-      caps[memberKey(split.resource, split.member)] = amount;
+    if (split && resolvedFor.has(split.member) && !named.has(split.member)) caps[key] = amount;
   }
   return caps;
 }
