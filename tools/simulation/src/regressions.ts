@@ -43,8 +43,8 @@ const TERMINATING_AS_WORKLOAD: Undone = {
  */
 const OTHER_CLAIM_NOT_PENDING: Edit = {
   file: ADMISSION,
-  from: 'return { quota, existing, pending: claimUntil(options.now), charge, increase };',
-  to: 'return {\n    quota,\n    existing,\n    pending: existing?.binding.uid === undefined || existing.binding.uid === item.binding.uid ? claimUntil(options.now) : {},\n    charge,\n    increase,\n  };',
+  from: '    pending: claimUntil(options.now),\n',
+  to: '    pending: existing?.binding.uid === undefined || existing.binding.uid === item.binding.uid ? claimUntil(options.now) : {},\n',
 };
 const MERGED_CLAIM_NAMED: Edit = {
   file: ADMISSION,
