@@ -31,6 +31,8 @@ export const perReplica = (name: string, key: Key, m: number): number =>
 export interface QuotaSpec {
   name: string;
   hard: { cpu: number; pods?: number; [CAPPED]?: number };
+  /** The cap on member1 selects it by a label of its Cluster, not by its name. */
+  capByLabel?: boolean;
   highOnly: boolean;
   /** spec.enforcement when not Deny: the quota admits what it would refuse (docs/concepts/enforcement.md). */
   enforcement?: 'Warn' | 'DryRun';
@@ -47,6 +49,8 @@ export const CPU_LIMITS = [2_000, 4_000, 7_000, 10_000] as const;
 
 /** The one member cap an edit may set: cpu on member1, under its member key. */
 export const CAPPED = 'cpu@member1';
+/** member1's Cluster labels (member2 has none): what a cap by label selects. */
+export const CAPPED_LABELS = { 'sim.karmada-quota/capped': 'yes' };
 
 export type Key = 'cpu' | 'pods' | typeof CAPPED;
 
@@ -143,7 +147,7 @@ export type Action =
    * 'pods' removes its pods key, or adds it back; 'existence' deletes it, or creates it again (a new
    * uid, nothing counted) once deleted;
    * 'enforcement' moves it from Deny to DryRun, to Warn, and back to Deny; 'cap' caps member1's cpu
-   * at half of `cpu`, or removes a cap of that value.
+   * at half of `cpu` by its name, then selects it by label instead, then removes the cap.
    */
   | {
       t: 'edit';
@@ -299,7 +303,14 @@ export const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
   },
   ...(q.hard[CAPPED] === undefined
     ? {}
-    : { clusters: [{ name: MEMBERS[0], hard: { cpu: `${q.hard[CAPPED]}m` } }] }),
+    : {
+        clusters: [
+          {
+            ...(q.capByLabel ? { labelSelector: { matchLabels: CAPPED_LABELS } } : { name: MEMBERS[0] }),
+            hard: { cpu: `${q.hard[CAPPED]}m` },
+          },
+        ],
+      }),
   ...(q.highOnly
     ? {
         scopeSelector: {
@@ -422,6 +433,8 @@ export const exercised = {
   refusedUnbounded: 0,
   /** Refusals over member1's cap, and LIMIT checks of a capped quota's stored charges there. */
   refusedOnMemberCap: 0,
+  /** Refusals of an increase on a member whose cap by label the reconciler had not resolved yet. */
+  refusedMemberUnresolved: 0,
   memberCapChecked: 0,
   /** What no admission saw, as applied (an action that found nothing to act on left out). */
   unadmitted: {} as Partial<Record<UnadmittedKind | 'override', number>>,

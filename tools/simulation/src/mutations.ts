@@ -51,6 +51,18 @@ export function applyEdit(source: string, edit: Edit, bug: string): string {
  */
 export const PLANTED: readonly PlantedBug[] = [
   {
+    bug: 'a member a cap by label does not know yet is admitted uncapped',
+    invariant: 'LIMIT',
+    runs: 5000,
+    edits: [
+      {
+        file: 'libs/quota/src/admission.ts',
+        from: '  const unresolvedMember = resolved && item.members?.find((member) => !resolved.has(member));',
+        to: '  const unresolvedMember = resolved && undefined;',
+      },
+    ],
+  },
+  {
     bug: 'admission charges no member its share (member caps never checked)',
     invariant: 'ACCOUNTED',
     runs: 100,

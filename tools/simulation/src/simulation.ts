@@ -28,6 +28,7 @@ import {
   handMade,
   isDuplicated,
   CAPPED,
+  CAPPED_LABELS,
   KEYS,
   limitsOf,
   NOTHING,
@@ -150,6 +151,8 @@ export class Simulation extends Invariants {
         if (!outcome.allowed && outcome.message.startsWith('cannot bound the pods'))
           exercised.refusedUnbounded++;
         if (!outcome.allowed && / on member cluster /.test(outcome.message)) exercised.refusedOnMemberCap++;
+        if (!outcome.allowed && /, member cluster: /.test(outcome.message))
+          exercised.refusedMemberUnresolved++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
         if (dryRun) return;
         const waits =
@@ -663,8 +666,12 @@ export class Simulation extends Invariants {
       if (q.hard.pods === undefined) q.hard.pods = 12;
       else delete q.hard.pods;
     } else if (action.edit === 'cap') {
-      if (q.hard[CAPPED] === action.cpu / 2) delete q.hard[CAPPED];
-      else q.hard[CAPPED] = action.cpu / 2;
+      if (q.hard[CAPPED] === undefined) q.hard[CAPPED] = action.cpu / 2;
+      else if (!q.capByLabel) q.capByLabel = true;
+      else {
+        delete q.hard[CAPPED];
+        delete q.capByLabel;
+      }
     }
     const kind = action.edit !== 'existence' ? 'edited' : current ? 'deleted' : 'created';
     if (kind === 'deleted') this.host.deleteQuota(q.name);
@@ -974,6 +981,10 @@ export class Simulation extends Invariants {
       timing: TIMING,
       maxConflictRetries: 10,
       waiting: this.waiting.read(),
+      // Karmada's Clusters: a member removed from the federation has none until it is published again.
+      members: new Map(
+        MEMBERS.filter((m) => !this.withdrawn.has(m)).map((m) => [m, m === MEMBERS[0] ? CAPPED_LABELS : {}]),
+      ),
     };
     const cache = this.reconcilerCache;
     // As the reconciler reads Redis (usage-reader.ts): a member a status counts whose usage is not
