@@ -1,4 +1,4 @@
-import { describeError, type KarmadaQuota } from '#api';
+import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import {
   admitBatch,
   bindingMatchesScopes,
@@ -9,14 +9,14 @@ import {
   parseQuotaState,
   toWireReservations,
   unboundedPodsRefusals,
-  targetClusterNames,
+  memberShares,
   withMemberShares,
   type AdmissionItem,
   type BatchResult,
   type Decision,
   type QuotaState,
 } from '#quota';
-import { describeFieldError, formatList } from '#quantity';
+import { describeFieldError, formatList, type ResourceList } from '#quantity';
 import { ConflictError, type QuotaStore } from '#service-kit';
 import { failClosed, type BatchObserver, type BindingChange, type Pending } from './admission-strategy.js';
 
@@ -69,17 +69,19 @@ export async function admitWithCas(context: CasContext, batch: Pending[]): Promi
 function itemFor(change: BindingChange, { quotas, states }: Projection): AdmissionItem {
   const { item, object, old } = change;
   const names = quotas.map((q) => q.metadata!.name!);
-  // Only a quota that caps a member charges shares per member (member-caps.ts).
-  const keys = states.flatMap((state) => Object.keys(state.hard));
+  // Only a quota that caps a member charges shares per member (member-caps.ts); one that caps
+  // members by label weighs every member's, for the members it has not resolved yet.
   const selectsMembers = states.some((state) => state.capsResolvedFor !== undefined);
+  const keys = states.flatMap((state) => Object.keys(state.hard));
+  const charged = (rb: ResourceBinding, charge: ResourceList) =>
+    selectsMembers ? { ...charge, ...memberShares(rb) } : withMemberShares(rb, charge, keys);
   return {
     ...item,
-    charge: withMemberShares(object, item.charge, keys),
-    ...(selectsMembers ? { members: [...targetClusterNames(object)] } : {}),
+    charge: charged(object, item.charge),
     ...(old
       ? {
           old: {
-            charge: withMemberShares(old.object, old.charge, keys),
+            charge: charged(old.object, old.charge),
             quotas: oldChargeHeld(old.object)
               ? names.filter((_, i) => bindingMatchesScopes(quotas[i]!, old.object))
               : [],

@@ -50,11 +50,6 @@ export interface AdmissionItem {
    */
   missingRequests?: Readonly<Record<string, readonly string[]>>;
   /**
-   * The member clusters the new object targets (scheduled, and moving away from): a quota capping
-   * members by label must know each one's cap (QuotaState.capsResolvedFor).
-   */
-  members?: readonly string[];
-  /**
    * Per quota name, why that quota cannot bound the binding's pods (unboundedPodsRefusals): asked of
    * every quota, whether its scopes match or not, before anything else.
    */
@@ -255,7 +250,7 @@ function claimCovers(entry: ReservationEntry, item: AdmissionItem): boolean {
 }
 
 function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): Plan | undefined {
-  const keys = quota.hardKeys;
+  const keys = withUnresolvedMembers(quota, item);
   const charge = removeZeros(maskList(item.charge, keys));
   const stored =
     item.old !== undefined && item.old.quotas.includes(quota.original.name)
@@ -274,7 +269,11 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
   const increase = excessOf(charge, maxLists(stored, claimed));
   if (Object.keys(increase).length === 0) return undefined;
   const resolved = quota.original.capsResolvedFor;
-  const unresolvedMember = resolved && item.members?.find((member) => !resolved.has(member));
+  const unresolvedMember =
+    resolved &&
+    Object.keys(increase)
+      .map((key) => splitMemberKey(key)?.member)
+      .find((member) => member !== undefined && !resolved.has(member));
   return {
     quota,
     existing,
@@ -283,6 +282,22 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
     increase,
     ...(unresolvedMember ? { unresolvedMember } : {}),
   };
+}
+
+/**
+ * The keys a plan weighs: the quota's, and for a quota capping members by label, the item's member
+ * keys of each member whose cap it has not resolved. A change that raises what such a member runs
+ * is refused (or, not enforced, claimed on those keys, so that its claim covers that member once
+ * its cap is known).
+ */
+function withUnresolvedMembers(quota: WorkingQuota, item: AdmissionItem): string[] {
+  const resolved = quota.original.capsResolvedFor;
+  if (resolved === undefined) return quota.hardKeys;
+  const unresolved = Object.keys(item.charge).filter((key) => {
+    const member = splitMemberKey(key)?.member;
+    return member !== undefined && !resolved.has(member);
+  });
+  return unresolved.length === 0 ? quota.hardKeys : [...quota.hardKeys, ...unresolved];
 }
 
 /**

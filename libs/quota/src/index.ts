@@ -89,7 +89,7 @@ export {
   RETIREMENT_COALESCE_MS,
 } from './status.js';
 export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
-export { isTime, isWireList, observedUsageOf, targetClusterNames } from './cluster-usage.js';
+export { isTime, isWireList, observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
 export {
   beingDeleted,

@@ -337,42 +337,35 @@ describe('admission against member caps', () => {
     );
   });
 
-  it('refuses an increase on a member a selector may cap but whose cap is not resolved yet', () => {
+  it('refuses a change that raises what a member runs whose cap by label is not resolved yet', () => {
     const quota = kq({ cpu: '10' }, {});
     quota.spec.clusters = [
       { labelSelector: {}, hard: { cpu: '4' } },
     ] as unknown as KarmadaQuota['spec']['clusters'];
     const state = parseQuotaState(quota, new Map([['m1', {}]])).state;
-    const counted = {
-      ...state,
-      used: Object.fromEntries(
-        Object.keys(state.hard).map((k) => [k, parseResourceList({ x: '0' }, 'x').list['x']!]),
-      ),
+    const zero = parseResourceList({ x: '0' }, 'x').list['x']!;
+    const counted = { ...state, used: Object.fromEntries(Object.keys(state.hard).map((k) => [k, zero])) };
+    // What cas-round's itemFor gives a quota capping by label: every member's share.
+    const everyShare = (object: ResourceBinding, old?: ResourceBinding): AdmissionItem => {
+      const item = change(object, old);
+      return {
+        ...item,
+        charge: { ...item.charge, ...memberShares(object) },
+        ...(item.old && old
+          ? { old: { ...item.old, charge: { ...item.old.charge, ...memberShares(old) } } }
+          : {}),
+      };
     };
-    const placed = rb('web', { replicas: 2, clusters: { m2: 2 } });
-    const item = { ...change(placed), members: ['m2'] };
-    const decision = admitBatch([counted], [item], () => true, OPTIONS).decisions[0]!;
-    expect(refused(decision)).toMatch(
+    const decide = (item: AdmissionItem) => admitBatch([counted], [item], () => true, OPTIONS).decisions[0]!;
+    expect(refused(decide(everyShare(rb('web', { replicas: 2, clusters: { m2: 2 } }))))).toMatch(
       /^status unknown for quota: team-a, member cluster: m2: the quota caps members by label/,
     );
-    const onKnown = { ...change(rb('web', { replicas: 2, clusters: { m1: 2 } })), members: ['m1'] };
-    expect(
-      admitBatch(
-        [counted],
-        [
-          {
-            ...onKnown,
-            charge: withMemberShares(
-              rb('web', { replicas: 2, clusters: { m1: 2 } }),
-              onKnown.charge,
-              Object.keys(counted.hard),
-            ),
-          },
-        ],
-        () => true,
-        OPTIONS,
-      ).decisions[0],
-    ).toEqual({ allowed: true });
+    expect(decide(everyShare(rb('web', { replicas: 2, clusters: { m1: 2 } })))).toEqual({ allowed: true });
+    // A move onto m2 with the same total: refused too, though no global key grows.
+    const before = rb('web', { replicas: 2, clusters: { m1: 2 }, resourceVersion: '7' });
+    expect(refused(decide(everyShare(rb('web', { replicas: 2, clusters: { m2: 2 } }), before)))).toMatch(
+      /member cluster: m2/,
+    );
   });
 
   it('refuses while a member cap has not been counted (a cap just added)', () => {

@@ -192,8 +192,9 @@ export abstract class Invariants extends ModelState {
               (other.since < record.since ||
                 (other.since === record.since && other.binding < record.binding)))) &&
           this.now - Date.parse(other.since) >= STARVING_AFTER_MS &&
-          // A record replicas flushed out of order holds what it says it needs, not what Karmada wants.
-          (this.waiting.inverted.has(other.binding)
+          // A record replicas flushed out of order, or one a later write superseded (the product still
+          // holds it), holds what it says it needs, not what Karmada wants.
+          (this.waiting.inverted.has(other.binding) || this.waiting.superseded.has(other.binding)
             ? Object.entries(other.needs ?? other.requested).every(
                 ([key, amount]) =>
                   !limitedKeys(q).includes(key as Key) || milli(amount, key) <= q.hard[key as Key]!,

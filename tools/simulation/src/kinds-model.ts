@@ -115,11 +115,11 @@ export function expectedBeyondCharge(
     rest: Record<Key, number>;
   },
 ): string[] {
-  // A member cap's key counts the pods on that member alone (docs/concepts/member-caps.md).
+  // A member cap's key counts the pods on that member alone (docs/concepts/member-caps.md); which
+  // members a cap by label covers is the reconciler's resolution, in the status' hard.
   const keys = [
-    ...(Object.keys(quota.spec?.hard ?? {}) as Key[]),
-    ...(quota.spec?.clusters ?? []).map((cap) => `cpu@${cap.name}` as Key),
-  ];
+    ...new Set([...Object.keys(quota.spec?.hard ?? {}), ...Object.keys(status.hard ?? {})]),
+  ] as Key[];
   const scoped = selectsHighOnly(quota);
   const seen = new Set<string>();
   const beyond: string[] = [];

@@ -51,14 +51,14 @@ export function applyEdit(source: string, edit: Edit, bug: string): string {
  */
 export const PLANTED: readonly PlantedBug[] = [
   {
-    bug: 'a member a cap by label does not know yet is admitted uncapped',
+    bug: "a change is weighed on the quota's keys only, never on a member a cap by label has not resolved",
     invariant: 'LIMIT',
     runs: 5000,
     edits: [
       {
         file: 'libs/quota/src/admission.ts',
-        from: '  const unresolvedMember = resolved && item.members?.find((member) => !resolved.has(member));',
-        to: '  const unresolvedMember = resolved && undefined;',
+        from: '  const keys = withUnresolvedMembers(quota, item);',
+        to: '  const keys = quota.hardKeys;',
       },
     ],
   },
@@ -69,7 +69,7 @@ export const PLANTED: readonly PlantedBug[] = [
     edits: [
       {
         file: 'libs/accounting/src/cas-round.ts',
-        from: '    charge: withMemberShares(object, item.charge, keys),\n',
+        from: '    charge: charged(object, item.charge),\n',
         to: '',
       },
     ],

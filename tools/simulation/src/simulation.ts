@@ -245,7 +245,7 @@ export class Simulation extends Invariants {
         this.specs.map((q, i) => [q.name, added(i + 1, landing !== undefined && !landing.has(q.name))]),
       );
       const workload = added(0, landing !== undefined);
-      if ([...amounts.values(), workload].some((a) => a.cpu > 0 || a.pods > 0))
+      if ([...amounts.values(), workload].some((a) => KEYS.some((key) => a[key] > 0)))
         this.runsPending.push({
           seq: ++this.runsEvents,
           members,
