@@ -19,7 +19,7 @@ import {
 } from '#quantity';
 import type { Enforcement, WouldBeDeniedStatus } from '#api';
 import { addWouldBeDenied } from './enforcement.js';
-import { memberPart, splitMemberKey } from './member-caps.js';
+import { cappedOn, memberPart, splitMemberKey } from './member-caps.js';
 import {
   bindingKeyString,
   isExpired,
@@ -136,10 +136,7 @@ export function exceededMessage(
       `exceeded quota: ${quota}, requested: ${formatListInline(requested, global)}, ` +
       `used: ${formatListInline(used, global)}, limited: ${formatListInline(hard, global)}`
     );
-  const keys = exceeded.flatMap((key) => {
-    const split = splitMemberKey(key);
-    return split?.member === member ? [split.resource] : [];
-  });
+  const keys = cappedOn(exceeded, member);
   const on = (list: ResourceList) => formatListInline(memberPart(list, member), keys);
   return (
     `exceeded quota: ${quota} on member cluster ${member}, requested: ${on(requested)}, ` +

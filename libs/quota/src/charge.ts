@@ -459,6 +459,17 @@ function splitCharge(rb: ResourceBinding): ChargeSplit | undefined {
 }
 
 /**
+ * The clusters a binding's charge covers: those Karmada scheduled it to (`spec.clusters[].name`) and
+ * those it is moving away from while their copy still runs (`spec.gracefulEvictionTasks`, charged on
+ * top until the task goes: evictedCopies).
+ */
+export function targetClusterNames(rb: ResourceBinding): ReadonlySet<string> {
+  const names = scheduledClusterNames(rb);
+  for (const { cluster } of evictedCopies(rb, [])) names.add(cluster);
+  return names;
+}
+
+/**
  * The binding's share on each member it targets, under the member keys (member-caps.ts): its
  * chargeByCluster share there, or for a binding whose charge is not split, its whole charge on each
  * target cluster (never less than a member may run).
@@ -471,9 +482,7 @@ export function memberShares(rb: ResourceBinding): ResourceList {
     for (const [member, share] of split.clusters) found = { ...found, ...onMember(share, member) };
   } else {
     const charge = bindingCharge(rb).charge;
-    const targets = scheduledClusterNames(rb);
-    for (const { cluster } of evictedCopies(rb, [])) targets.add(cluster);
-    for (const member of targets) found = { ...found, ...onMember(charge, member) };
+    for (const member of targetClusterNames(rb)) found = { ...found, ...onMember(charge, member) };
   }
   found = removeZeros(found);
   shares.set(rb, found);

@@ -2,7 +2,8 @@ import { formatList, type ResourceList } from '#quantity';
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { admitBatch } from './admission.js';
 import { bindingCharge } from './charge.js';
-import { observedUsageOf, targetClusterNames, type ObservedCluster } from './cluster-usage.js';
+import { observedUsageOf, type ObservedCluster } from './cluster-usage.js';
+import { targetClusterNames } from './charge.js';
 import { parseQuotaState } from './state.js';
 import { computeQuotaStatus } from './status.js';
 

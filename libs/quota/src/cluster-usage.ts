@@ -19,13 +19,7 @@ import {
   isJsonObject,
   type ResourceBinding,
 } from '#api';
-import {
-  bindingCharge,
-  chargeByCluster,
-  evictedCopies,
-  scheduledClusterNames,
-  withMemberShares,
-} from './charge.js';
+import { bindingCharge, chargeByCluster, targetClusterNames, withMemberShares } from './charge.js';
 import { cappedOn, capsAnyMember, onMember, splitMemberKey } from './member-caps.js';
 
 /** Usage as the caller has it: decoded quantities, or the wire strings of a snapshot (parsed here). */
@@ -232,17 +226,6 @@ function onCapsOf(
     workloads: each(workloads.workloads),
     terminating: each(workloads.terminating),
   };
-}
-
-/**
- * The clusters a binding's charge covers: those Karmada scheduled it to (`spec.clusters[].name`) and
- * those it is moving away from while their copy still runs (`spec.gracefulEvictionTasks`, charged on
- * top until the task goes: charge.ts evictedCopies).
- */
-export function targetClusterNames(rb: ResourceBinding): ReadonlySet<string> {
-  const names = scheduledClusterNames(rb);
-  for (const { cluster } of evictedCopies(rb, [])) names.add(cluster);
-  return names;
 }
 
 /**
