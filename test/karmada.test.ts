@@ -24,7 +24,7 @@ import {
 } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
 import { karmadaQuota } from './support/fixtures.js';
-import { cpu, karmadaSuite } from './support/karmada.js';
+import { cpu, karmadaSuite, scheduledCondition } from './support/karmada.js';
 
 /**
  * Real Karmada v1.18 in the loop: users apply Deployments and PropagationPolicies to the host;
@@ -545,15 +545,6 @@ describe('PropagationPolicy-driven workloads under a KarmadaQuota, with real Kar
     }
   });
 });
-
-function scheduledCondition(
-  rb: ResourceBinding,
-): { status: string; reason?: string; message?: string } | undefined {
-  const conditions = (
-    rb.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] }
-  )?.conditions;
-  return conditions?.find((c) => c.type === 'Scheduled');
-}
 
 /** A PriorityClass in every member: the members' API servers refuse pods of a class they lack. */
 async function priorityClassInMembers(name: string): Promise<void> {

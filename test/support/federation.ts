@@ -72,7 +72,7 @@ export function testRedis(): string {
 }
 
 /**
- * A Redis database of a test file's own (monitoring 5, federated-resource-quota 6, karmada 7, object-count attribution 8,
+ * A Redis database of a test file's own (karmada-estimator 2, monitoring 5, federated-resource-quota 6, karmada 7, object-count attribution 8,
  * console 9, kubectl-kq 10, aggregator 11, reconciler 12, the reconcile worker's spec 14; the
  * bench uses 15), on testRedis()'s server, so test files never see each other's keys nor, on a
  * REDIS_URL given, a developer's sandbox (db 0). docs/development/tests.md#redis-databases lists them.

@@ -13,6 +13,16 @@ import { karmadaQuota } from './fixtures.js';
 /** Millicores of a quantity ('0' when absent). */
 export const cpu = (s: string | undefined): number => Number(Quantity.parse(s ?? '0').milliValue());
 
+/** The binding's Scheduled condition, as Karmada's scheduler writes it. */
+export function scheduledCondition(
+  rb: ResourceBinding,
+): { status: string; reason?: string; message?: string } | undefined {
+  const conditions = (
+    rb.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] }
+  )?.conditions;
+  return conditions?.find((c) => c.type === 'Scheduled');
+}
+
 /** The helpers, for the federation `current()` returns (started in a beforeAll). */
 export function karmadaSuite(current: () => Federation, namespacePrefix: string) {
   const host = () => kubeConfigFor(current().info.host);

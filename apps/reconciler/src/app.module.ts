@@ -10,6 +10,7 @@ import {
 } from '#service-kit';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { FederatedQuotas } from './federated-quotas.js';
+import { EstimatorServices } from './estimator-services.js';
 import { NamespaceCache } from './namespace-cache.js';
 import { ReconcileService } from './reconcile.service.js';
 import { ReconcileWorker } from './reconcile.worker.js';
@@ -39,6 +40,7 @@ export class ReconcilerModule {
         ReconcileWorker,
         TriggersService,
         FederatedQuotas,
+        EstimatorServices,
         UsageRecorder,
       ],
     };

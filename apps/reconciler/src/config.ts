@@ -33,6 +33,30 @@ export const reconcilerEnv = {
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * `<host>:<port>` where karmada-scheduler reaches the webhook's scheduler-estimator port (its
+   * SCHEDULER_ESTIMATOR_PORT): each member gets an ExternalName Service
+   * `karmada-system/karmada-scheduler-estimator-<member>` on the Karmada API server pointing there
+   * (docs/concepts/scheduler-estimator.md). Unset: none is made.
+   */
+  SCHEDULER_ESTIMATOR_ADDRESS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (!text) return undefined;
+      const match = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?):([0-9]{1,5})$/.exec(text);
+      const port = Number(match?.[3]);
+      if (!match || port < 1 || port > 65_535) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'must be <host>:<port>, a DNS name (an ExternalName Service points there) and the port of ' +
+            "the webhook's SCHEDULER_ESTIMATOR_PORT, e.g. karmada-quota-webhook.karmada-quota.svc:10352",
+        });
+        return z.NEVER;
+      }
+      return { host: match[1]!, port };
+    }),
 };
 export type ReconcilerConfig = ReturnType<typeof loadReconcilerConfig>;
 export const loadReconcilerConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(reconcilerEnv, env);

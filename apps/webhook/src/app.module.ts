@@ -26,11 +26,13 @@ import { BindingOverrides, TemplateClasses } from '#service-kit';
 import { QuotaAdminRight } from './quota-admin-right.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
+import { SchedulerEstimator } from './scheduler-estimator.js';
 
 @Module({})
 export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
     const karmada = karmadaKubeConfig(config);
+    const estimatorPort = config.SCHEDULER_ESTIMATOR_PORT;
     // One clock for deadlines and claim expirations.
     const claimTiming = {
       ttlSeconds: config.RESERVATION_TTL_SECONDS,
@@ -98,6 +100,20 @@ export class WebhookModule {
           provide: WatchedQuotaStore,
           useFactory: () => new WatchedQuotaStore(karmada, new KubeQuotaStore(karmada)),
         },
+        ...(estimatorPort === undefined
+          ? []
+          : [
+              {
+                provide: SchedulerEstimator,
+                inject: [WatchedQuotaStore, METRICS],
+                useFactory: (quotas: WatchedQuotaStore, registry: Registry) =>
+                  new SchedulerEstimator(
+                    quotas,
+                    { host: config.BIND_ADDRESS, port: estimatorPort },
+                    registry,
+                  ),
+              },
+            ]),
         {
           provide: ADMISSION_STRATEGY,
           inject: [WebhookMetrics, WatchedQuotaStore],

@@ -67,6 +67,17 @@ export const webhookEnv = {
    * timeoutSeconds (10 s) so the API server gets our clear message rather than its own time-out.
    */
   ADMISSION_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  /**
+   * Serve Karmada's scheduler-estimator gRPC API on this port (plaintext, on BIND_ADDRESS), so that
+   * karmada-scheduler places Divided replicas only where the member caps have room
+   * (docs/concepts/scheduler-estimator.md). Unset: not served.
+   */
+  SCHEDULER_ESTIMATOR_PORT: z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a port number')
+    .min(1, 'must be between 1 and 65535')
+    .max(65_535, 'must be between 1 and 65535')
+    .optional(),
   /** Status writes before giving up on a batch that keeps meeting conflicting writers. */
   MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
   /**

@@ -40,6 +40,11 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     return this.informer.get(name, namespace)?.metadata?.uid;
   }
 
+  /** The namespace's quotas as the watch last listed them; undefined while the watch is not running. */
+  watchedIn(namespace: string): readonly KarmadaQuota[] | undefined {
+    return this.isWatching ? this.informer.list(namespace) : undefined;
+  }
+
   /** Not awaited: admissions never wait for the watch (they read without it meanwhile). */
   onApplicationBootstrap(): void {
     void this.watch.start();

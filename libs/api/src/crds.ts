@@ -70,21 +70,27 @@ export interface CrdManifest {
   };
 }
 
-const CRDS_SUBDIR = join('libs', 'api', 'crds');
-
 /**
- * Absolute path of libs/api/crds: the nearest ancestor of this module's directory that contains libs/api/crds
- * (the repo root, both from libs/api/src under ts-jest and from dist/libs/api/src after tsc).
+ * Absolute path of the file `libs/api/<file>`: looked up in the nearest ancestor of this module's
+ * directory that has it (the repo root, both from libs/api/src under ts-jest and from dist/libs/api/src
+ * after tsc, and the image's /app).
  */
-export function crdDir(): string {
+function apiFile(...file: string[]): string {
   const start = dirname(fileURLToPath(import.meta.url));
+  const relative = join('libs', 'api', ...file);
   for (let dir = start; ; dir = dirname(dir)) {
-    const candidate = join(dir, CRDS_SUBDIR);
-    if (existsSync(join(candidate, CRD_FILE_NAMES.karmadaQuota))) return candidate;
+    const candidate = join(dir, relative);
+    if (existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) break;
   }
-  throw new Error(`CRD files not found: no ${CRDS_SUBDIR} in ${start} or any parent directory`);
+  throw new Error(`${relative} not found in ${start} or any parent directory`);
 }
+
+/** Absolute path of libs/api/crds. */
+export const crdDir = (): string => dirname(apiFile('crds', CRD_FILE_NAMES.karmadaQuota));
+
+/** Absolute path of Karmada's scheduler-estimator API as karmada-quota serves it (libs/api/proto). */
+export const estimatorProtoFile = (): string => apiFile('proto', 'estimator.proto');
 
 /** Absolute paths of the CRD files, in install order: KarmadaQuota, WorkloadUsage, ResourceBinding, Cluster. */
 export function crdFiles(): string[] {

@@ -22,6 +22,7 @@ export {
   type MemberLabels,
 } from './member-caps.js';
 export { labelsMatch, requirementMatches } from './label-selector.js';
+export { NO_ESTIMATE, perReplicaCharge, replicasRoomOn } from './estimate.js';
 export type { BindingCharge, BindingTemplate, ClusterOverride } from './charge.js';
 export {
   bindingMatchesScopes,

@@ -32,7 +32,7 @@ export const LEGACY_COUNT_NAMES: Readonly<Record<string, string>> = {
 };
 
 /** Charged per replica of a binding, observed per pod in the members that has not finished. */
-const PODS = 'pods';
+export const PODS = 'pods';
 
 /**
  * `count/pods` is not enforced: a workload's binding is charged under `pods`, not `count/pods`, and

@@ -15,8 +15,10 @@ import {
   type ApiServerOptions,
 } from './components.js';
 import {
+  addRoomyNode,
   CLUSTER_SECRET_NAMESPACE,
   ensureNamespace,
+  KARMADA_SYSTEM_NAMESPACE,
   installCrds,
   kubeConfigFor,
   registerMember,
@@ -51,6 +53,13 @@ export interface FederationOptions {
    * `applicationFailover` and `gracefulEviction` for application failover (test/karmada-failover.test.ts).
    */
   karmadaControllers?: readonly string[];
+  /**
+   * With `karmada`: karmada-scheduler asks each member's scheduler-estimator
+   * (`--enable-scheduler-estimator`), whose Services it reads from `karmada-system` on the host. Each
+   * member gets a Node with room to spare, so that Karmada's own estimate of the members' capacity
+   * (which a member without Nodes has none of) does not keep Divided replicas off them.
+   */
+  karmadaSchedulerEstimator?: boolean;
   /**
    * Runs a kube-controller-manager per member (default on). Off, members have only their API server:
    * enough for what watches objects made directly (pods, say), and many members start sooner.
@@ -179,6 +188,10 @@ export class Federation {
       );
       await ensureNamespace(host.apiServer.endpoint, SYSTEM_NAMESPACE);
       for (const member of members) await registerMember(host.apiServer.endpoint, member.apiServer.endpoint);
+      if (options.karmada && options.karmadaSchedulerEstimator) {
+        await ensureNamespace(host.apiServer.endpoint, KARMADA_SYSTEM_NAMESPACE);
+        await Promise.all(members.map((member) => addRoomyNode(member.apiServer.endpoint)));
+      }
       if (options.karmada) {
         federation.karmada = await Karmada.start({
           host: host.apiServer.endpoint,
@@ -188,6 +201,7 @@ export class Federation {
           quotaEnforcement: options.karmadaQuotaEnforcement ?? false,
           featureGates: options.karmadaFeatureGates ?? [],
           controllers: options.karmadaControllers ?? [],
+          schedulerEstimator: options.karmadaSchedulerEstimator ?? false,
         });
       }
       return federation;

@@ -34,6 +34,24 @@ export async function ensureNamespace(host: ApiEndpoint, name: string): Promise<
   await ensure(() => core.createNamespace({ body: { metadata: { name } } }));
 }
 
+/** Where karmada-scheduler looks for the members' estimator Services (its default). */
+export const KARMADA_SYSTEM_NAMESPACE = 'karmada-system';
+
+/**
+ * A Node in a member with room for far more than any test runs (no kubelet runs it): Karmada's own
+ * estimate of a member's capacity sums its Nodes' allocatable, and is 0 on a member without any.
+ */
+export async function addRoomyNode(member: ApiEndpoint): Promise<void> {
+  const core = kubeConfigFor(member).makeApiClient(k8s.CoreV1Api);
+  const name = 'roomy-node';
+  const room = { cpu: '1000', memory: '4Ti', pods: '1000' };
+  await ensure(() => core.createNode({ body: { metadata: { name } } }));
+  await core.patchNodeStatus(
+    { name, body: { status: { capacity: room, allocatable: room } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+}
+
 export function kubeConfigFor(endpoint: ApiEndpoint): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(endpoint.kubeconfig);

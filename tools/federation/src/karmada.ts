@@ -200,8 +200,20 @@ class KarmadaControllerManager extends KarmadaComponent {
 }
 
 class KarmadaScheduler extends KarmadaComponent {
+  constructor(
+    name: string,
+    dir: string,
+    guard: OrphanGuard,
+    binary: string,
+    kubeconfig: string,
+    /** Asks each member's scheduler-estimator (found through its Service in karmada-system). */
+    private readonly estimator: boolean,
+  ) {
+    super(name, dir, guard, binary, kubeconfig);
+  }
+
   protected async flags(): Promise<string[]> {
-    return ['--leader-elect=false'];
+    return ['--leader-elect=false', ...(this.estimator ? ['--enable-scheduler-estimator'] : [])];
   }
 
   protected readiness() {
@@ -245,6 +257,8 @@ export class Karmada {
     featureGates?: readonly string[];
     /** Controllers run in the controller-manager beyond KARMADA_CONTROLLERS. */
     controllers?: readonly string[];
+    /** karmada-scheduler `--enable-scheduler-estimator`: it asks each member's estimator Service. */
+    schedulerEstimator?: boolean;
   }): Promise<Karmada> {
     const { host, dir, guard, log } = options;
     const quotaEnforcement = options.quotaEnforcement ?? false;
@@ -273,6 +287,7 @@ export class Karmada {
         guard,
         binaries.scheduler,
         kubeconfig,
+        options.schedulerEstimator ?? false,
       ),
       quotaEnforcement,
     );

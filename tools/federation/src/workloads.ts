@@ -18,7 +18,9 @@ export interface KarmadaWorkload {
  * A Deployment of `replicas` pods each requesting `cpu` (and 256Mi), or a Job running `replicas` of
  * them at once (parallelism) for `completions`, and a PropagationPolicy of the same name placing it on
  * `clusters`: `Divided` splits the replicas by equal static weights (members have no nodes, so dynamic
- * weights would not schedule), `Duplicated` runs all of them in each cluster.
+ * weights would not schedule), `Dynamic` divides them by what each cluster has room for, as Karmada's
+ * estimators answer (`dynamicWeight: AvailableReplicas`; needs members with Nodes), `Duplicated` runs
+ * all of them in each cluster.
  */
 export function karmadaWorkload(options: {
   name: string;
@@ -26,7 +28,7 @@ export function karmadaWorkload(options: {
   replicas: number;
   cpu: string;
   clusters: string[];
-  placement?: 'Divided' | 'Duplicated';
+  placement?: 'Divided' | 'Dynamic' | 'Duplicated';
   kind?: 'Deployment' | 'Job';
   completions?: number;
 }): KarmadaWorkload {
@@ -60,9 +62,15 @@ export function karmadaWorkload(options: {
       : {
           replicaSchedulingType: 'Divided',
           replicaDivisionPreference: 'Weighted',
-          weightPreference: {
-            staticWeightList: clusters.map((c) => ({ targetCluster: { clusterNames: [c] }, weight: 1 })),
-          },
+          weightPreference:
+            options.placement === 'Dynamic'
+              ? { dynamicWeight: 'AvailableReplicas' }
+              : {
+                  staticWeightList: clusters.map((c) => ({
+                    targetCluster: { clusterNames: [c] },
+                    weight: 1,
+                  })),
+                },
         };
   return {
     workload,

@@ -1,0 +1,208 @@
+/**
+ * Registers the webhook's scheduler-estimator with karmada-scheduler when SCHEDULER_ESTIMATOR_ADDRESS
+ * is set: Karmada finds a member's estimator through the ExternalName Service
+ * `karmada-scheduler-estimator-<member>` in `karmada-system` of the Karmada API server, and drops every
+ * estimator answer for a binding when one of its candidate members has none, so each member gets
+ * one, kept in step with the Clusters. A Service karmada-quota did not make (Karmada's own estimator
+ * for that member) is left alone. docs/concepts/scheduler-estimator.md.
+ */
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import * as k8s from '@kubernetes/client-node';
+import { CLUSTER, describeError, type Cluster } from '#api';
+import { customObjectInformer, KARMADA_KUBECONFIG, ResilientInformer } from '#service-kit';
+import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
+
+/** Karmada's defaults: `--scheduler-estimator-service-{namespace,prefix}`, `--scheduler-estimator-port`. */
+export const ESTIMATOR_NAMESPACE = 'karmada-system';
+const ESTIMATOR_PREFIX = 'karmada-scheduler-estimator';
+export const ESTIMATOR_SERVICE_PORT = 10352;
+
+const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'karmada-quota' };
+const MEMBER_LABEL = 'quota.karmada.io/estimator-for';
+/** A Service name is a DNS-1035 label. */
+const MAX_NAME_LENGTH = 63;
+const RETRY_MS = 5_000;
+
+export const estimatorServiceName = (member: string): string => `${ESTIMATOR_PREFIX}-${member}`;
+
+/** The Service karmada-scheduler dials for `member`: our estimator at `address`. */
+export function estimatorService(member: string, address: { host: string; port: number }): k8s.V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: estimatorServiceName(member),
+      namespace: ESTIMATOR_NAMESPACE,
+      labels: { ...MANAGED_BY, [MEMBER_LABEL]: member },
+    },
+    spec: {
+      type: 'ExternalName',
+      externalName: address.host,
+      ports: [{ name: 'grpc', protocol: 'TCP', port: ESTIMATOR_SERVICE_PORT, targetPort: address.port }],
+    },
+  };
+}
+
+const ours = (service: k8s.V1Service | undefined): boolean =>
+  service?.metadata?.labels?.['app.kubernetes.io/managed-by'] === MANAGED_BY['app.kubernetes.io/managed-by'];
+
+@Injectable()
+export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('estimator-services');
+  private readonly core: k8s.CoreV1Api;
+  private readonly clusters?: k8s.Informer<Cluster & k8s.KubernetesObject> & k8s.ObjectCache<Cluster>;
+  private readonly watch?: ResilientInformer<Cluster & k8s.KubernetesObject>;
+  private readonly address?: { host: string; port: number };
+  /** Members whose Service is to be brought in step. */
+  private readonly pending = new Set<string>();
+  /** Members already reported as served by another estimator (reported once). */
+  private readonly foreign = new Set<string>();
+  private running = false;
+  private stopped = false;
+
+  constructor(
+    @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
+    @Inject(RECONCILER_CONFIG) config: ReconcilerConfig,
+  ) {
+    this.core = karmada.makeApiClient(k8s.CoreV1Api);
+    this.address = config.SCHEDULER_ESTIMATOR_ADDRESS;
+    if (this.address === undefined) return;
+    this.clusters = customObjectInformer<Cluster & k8s.KubernetesObject>(karmada, CLUSTER);
+    const queue = (c: k8s.KubernetesObject) => this.enqueue(c.metadata?.name ?? '');
+    this.watch = new ResilientInformer(
+      this.clusters,
+      {
+        upsert: queue,
+        remove: queue,
+        synced: () => void this.sweep(),
+        failed: (err) =>
+          this.logger.warn(
+            { error: describeError(err) },
+            'watch of Clusters on the Karmada API server failed, retrying: estimator Services are not ' +
+              'kept in step meanwhile',
+          ),
+      },
+      10_000,
+    );
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.watch?.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    await this.watch?.stop();
+  }
+
+  /** Our Services of members no longer there go; every member listed is brought in step. */
+  private async sweep(): Promise<void> {
+    for (const cluster of this.clusters!.list()) this.enqueue(cluster.metadata?.name ?? '');
+    try {
+      const services = await this.core.listNamespacedService({
+        namespace: ESTIMATOR_NAMESPACE,
+        labelSelector: MEMBER_LABEL,
+      });
+      for (const service of services.items) {
+        const member = service.metadata?.labels?.[MEMBER_LABEL];
+        if (member !== undefined && ours(service)) this.enqueue(member);
+      }
+    } catch (err) {
+      this.logger.warn(
+        { error: describeError(err) },
+        `could not list the estimator Services in ${ESTIMATOR_NAMESPACE}; those of removed members stay until the next list`,
+      );
+    }
+  }
+
+  private enqueue(member: string): void {
+    if (member === '') return;
+    this.pending.add(member);
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    while (!this.stopped && this.pending.size > 0) {
+      const member = this.pending.values().next().value!;
+      this.pending.delete(member);
+      try {
+        await this.sync(member);
+      } catch (err) {
+        this.logger.warn(
+          { member, error: describeError(err) },
+          `could not register the scheduler-estimator for member ${member} (Service ` +
+            `${ESTIMATOR_NAMESPACE}/${estimatorServiceName(member)} on the Karmada API server; does ` +
+            `${ESTIMATOR_NAMESPACE} exist, and may the reconciler write Services there?); retrying in ${RETRY_MS / 1000} s`,
+        );
+        setTimeout(() => this.enqueue(member), RETRY_MS).unref();
+      }
+    }
+    this.running = false;
+  }
+
+  private async sync(member: string): Promise<void> {
+    const name = estimatorServiceName(member);
+    const present = this.clusters!.get(member) !== undefined;
+    const current = await this.core
+      .readNamespacedService({ namespace: ESTIMATOR_NAMESPACE, name })
+      .catch((err: unknown) => {
+        if (err instanceof k8s.ApiException && err.code === 404) return undefined;
+        throw err;
+      });
+    if (current !== undefined && !ours(current)) {
+      if (present && !this.foreign.has(member))
+        this.logger.warn(
+          { member },
+          `member ${member} already has an estimator Service not made by karmada-quota (Karmada's own ` +
+            "scheduler-estimator?): left as it is, so karmada-scheduler's placements there do not ask the quota",
+        );
+      this.foreign.add(member);
+      return;
+    }
+    if (!present) {
+      if (current !== undefined)
+        await this.core.deleteNamespacedService({ namespace: ESTIMATOR_NAMESPACE, name });
+      return;
+    }
+    if (name.length > MAX_NAME_LENGTH) {
+      this.logger.warn(
+        { member },
+        `member ${member}'s estimator Service name ${name} is longer than ${MAX_NAME_LENGTH} characters, ` +
+          "which Kubernetes refuses: karmada-scheduler's placements there do not ask the quota",
+      );
+      return;
+    }
+    const desired = estimatorService(member, this.address!);
+    if (current === undefined) {
+      await this.core
+        .createNamespacedService({ namespace: ESTIMATOR_NAMESPACE, body: desired })
+        .catch((err: unknown) => {
+          if (!(err instanceof k8s.ApiException && err.code === 409)) throw err; // another replica made it
+        });
+      this.logger.log({ member }, `registered the scheduler-estimator for member ${member}`);
+      return;
+    }
+    const same =
+      current.spec?.externalName === desired.spec!.externalName &&
+      current.spec?.ports?.length === 1 &&
+      current.spec.ports[0]!.port === ESTIMATOR_SERVICE_PORT &&
+      current.spec.ports[0]!.targetPort === this.address!.port;
+    if (!same)
+      await this.core.replaceNamespacedService({
+        namespace: ESTIMATOR_NAMESPACE,
+        name,
+        body: {
+          ...desired,
+          metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
+        },
+      });
+  }
+}

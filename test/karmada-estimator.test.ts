@@ -1,0 +1,156 @@
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import type { ResourceBinding } from '#api';
+import {
+  Federation,
+  freePort,
+  karmadaWorkload,
+  sleep,
+  startServices,
+} from '../tools/federation/src/index.js';
+import { eventually, testRedisUrl } from './support/federation.js';
+import { karmadaSuite, scheduledCondition } from './support/karmada.js';
+
+/**
+ * Karmada's scheduler asks the quota before it places (docs/concepts/scheduler-estimator.md): real
+ * Karmada v1.18 runs `--enable-scheduler-estimator`, the webhook serves the estimator API, and the
+ * reconciler registers it per member as Karmada finds estimators (an ExternalName Service). Members
+ * get a Node with room to spare, so only the caps limit where Divided replicas go. A federation and
+ * Redis database (2) of their own.
+ */
+const REDIS_URL = testRedisUrl(2);
+const CLUSTERS = ['member1', 'member2'];
+
+let federation: Federation;
+let stateDir: string;
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-estimator-'));
+  const redis = new Redis(REDIS_URL);
+  await redis.flushdb();
+  redis.disconnect();
+  federation = await Federation.start({
+    stateDir,
+    members: CLUSTERS.length,
+    karmada: true,
+    karmadaSchedulerEstimator: true,
+  });
+  const estimatorPort = await freePort();
+  await startServices(federation, {
+    redisUrl: REDIS_URL,
+    services: ['webhook', 'aggregator', 'reconciler'],
+    env: {
+      RESERVATION_TTL_SECONDS: '20',
+      ADMISSION_LANDING_WINDOW_SECONDS: '10',
+      SCHEDULER_ESTIMATOR_PORT: String(estimatorPort),
+      SCHEDULER_ESTIMATOR_ADDRESS: `127.0.0.1:${estimatorPort}`,
+    },
+  });
+}, 900_000);
+
+afterAll(async () => {
+  await federation?.stop();
+  if (process.env.KEEP_TEST_STATE !== '1') rmSync(stateDir, { recursive: true, force: true });
+});
+
+const { host, teamWithQuota, apply, readBinding, eventsOn } = karmadaSuite(() => federation, 'est');
+
+/** The binding once Karmada's scheduler has decided about it: placed, or not. */
+const decided = (namespace: string, name: string) =>
+  eventually(
+    () => readBinding(namespace, name),
+    (rb) => (rb.spec?.clusters?.length ?? 0) > 0 || scheduledCondition(rb)?.status === 'False',
+    120_000,
+  );
+
+const placement = (rb: ResourceBinding): Record<string, number> =>
+  Object.fromEntries((rb.spec?.clusters ?? []).map((c) => [c.name, c.replicas ?? 0]));
+
+/** No write of this workload's binding was refused by a quota. */
+async function neverRefused(namespace: string, name: string): Promise<void> {
+  const refusals = await eventsOn(namespace, name, 'ApplyPolicyFailed');
+  expect(refusals.filter((e) => e.message?.includes('exceeded quota'))).toEqual([]);
+}
+
+describe('karmada-scheduler with the quota as its estimator', () => {
+  test('the estimator Service of each member points at the webhook', async () => {
+    const core = host().makeApiClient(k8s.CoreV1Api);
+    for (const member of CLUSTERS) {
+      const service = await eventually(
+        () =>
+          core.readNamespacedService({
+            namespace: 'karmada-system',
+            name: `karmada-scheduler-estimator-${member}`,
+          }),
+        () => true,
+      );
+      expect(service.spec).toMatchObject({ type: 'ExternalName', externalName: '127.0.0.1' });
+      expect(service.spec?.ports?.[0]?.port).toBe(10352);
+    }
+  });
+
+  test('a Divided Deployment of 10 under caps 4 and 8 is placed within the caps, never refused', async () => {
+    const namespace = await teamWithQuota({ cpu: '10', pods: '20' }, [
+      { name: 'member1', hard: { cpu: '4' } },
+      { name: 'member2', hard: { cpu: '8' } },
+    ]);
+    const workload = karmadaWorkload({
+      name: 'split',
+      namespace,
+      replicas: 10,
+      cpu: '1',
+      clusters: CLUSTERS,
+      placement: 'Dynamic',
+    });
+    await apply(workload);
+    const binding = await decided(namespace, 'split');
+    const placed = placement(binding);
+    expect((placed['member1'] ?? 0) + (placed['member2'] ?? 0)).toBe(10);
+    expect(placed['member1'] ?? 0).toBeLessThanOrEqual(4);
+    expect(placed['member2'] ?? 0).toBeLessThanOrEqual(8);
+    await neverRefused(namespace, 'split');
+  });
+
+  test('with member1 full a new workload goes to member2; with both full it waits unscheduled, unrefused', async () => {
+    const namespace = await teamWithQuota({ cpu: '100', pods: '100' }, [
+      { name: 'member1', hard: { cpu: '4' } },
+      { name: 'member2', hard: { cpu: '8' } },
+    ]);
+    // Member1 filled by a workload placed there alone.
+    await apply(karmadaWorkload({ name: 'first', namespace, replicas: 4, cpu: '1', clusters: ['member1'] }));
+    expect(placement(await decided(namespace, 'first'))).toEqual({ member1: 4 });
+
+    await apply(
+      karmadaWorkload({
+        name: 'second',
+        namespace,
+        replicas: 3,
+        cpu: '1',
+        clusters: CLUSTERS,
+        placement: 'Dynamic',
+      }),
+    );
+    expect(placement(await decided(namespace, 'second'))).toEqual({ member2: 3 });
+
+    // 6 more fit nowhere (member2 has 5 left): Karmada leaves it unscheduled; nothing is refused.
+    await apply(
+      karmadaWorkload({
+        name: 'third',
+        namespace,
+        replicas: 6,
+        cpu: '1',
+        clusters: CLUSTERS,
+        placement: 'Dynamic',
+      }),
+    );
+    const waiting = await decided(namespace, 'third');
+    expect(waiting.spec?.clusters ?? []).toEqual([]);
+    expect(scheduledCondition(waiting)).toMatchObject({ status: 'False' });
+    await sleep(2_000);
+    await neverRefused(namespace, 'third');
+    await neverRefused(namespace, 'second');
+  });
+});
