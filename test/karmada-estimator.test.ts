@@ -49,6 +49,7 @@ beforeAll(async () => {
       SCHEDULER_ESTIMATOR_ADDRESS: `127.0.0.1:${estimatorPort}`,
     },
   });
+  await federation.karmadaControlPlane.estimatorsConnected(CLUSTERS);
 }, 900_000);
 
 afterAll(async () => {

@@ -28,18 +28,21 @@ build() { # wrapper dir, version, output dir, then "binary=package" pairs
   for pair in "${missing[@]}"; do
     local bin="${pair%%=*}" pkg="${pair#*=}"
     echo "building $bin $version (first run on this machine: this takes minutes)..." >&2
-    local ldflags=""
+    local ldflags="" tags=""
     case "$pkg" in
       k8s.io/kubernetes/*)
         ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean" ;;
       github.com/karmada-io/karmada/*)
-        ldflags="-X github.com/karmada-io/karmada/pkg/version.gitVersion=$version" ;;
+        ldflags="-X github.com/karmada-io/karmada/pkg/version.gitVersion=$version"
+        # As Karmada's own hack/build.sh builds its releases: without this tag k8s.io/api v0.35 types
+        # are no protobuf messages, and karmada-scheduler panics at its first scheduler-estimator call.
+        tags="kubernetes_protomessage_one_more_release" ;;
       helm.sh/helm/*)
         ldflags="-X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
     esac
     # Build to a temp name of this process and rename, so neither an interrupted build nor one racing
     # it (parallel test workers on a cold cache) ever leaves a broken binary cached.
-    (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/.$bin.partial.$$" "$pkg")
+    (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out/.$bin.partial.$$" "$pkg")
     mv -f "$out/.$bin.partial.$$" "$out/$bin"
   done
   echo "$out"
@@ -47,7 +50,8 @@ build() { # wrapper dir, version, output dir, then "binary=package" pairs
 
 if [ "${1:-}" = karmada ]; then
   karmada_version="$(module_version karmada github.com/karmada-io/karmada)"
-  build karmada "$karmada_version" "$cache/karmada-$karmada_version" \
+  # Under release-tags/: built with Karmada's release build tags (binaries cached before are rebuilt).
+  build karmada "$karmada_version" "$cache/release-tags/karmada-$karmada_version" \
     "karmada-controller-manager=github.com/karmada-io/karmada/cmd/controller-manager" \
     "karmada-scheduler=github.com/karmada-io/karmada/cmd/scheduler" \
     "karmada-webhook=github.com/karmada-io/karmada/cmd/webhook"

@@ -22,6 +22,16 @@ describe('the webhook configuration', () => {
     expect(loadWebhookConfig({ ...tls, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
   });
 
+  test('SCHEDULER_ESTIMATOR_PORT: unset is off; set, a port', () => {
+    expect(loadWebhookConfig(tls).SCHEDULER_ESTIMATOR_PORT).toBeUndefined();
+    expect(loadWebhookConfig({ ...tls, SCHEDULER_ESTIMATOR_PORT: '10352' }).SCHEDULER_ESTIMATOR_PORT).toBe(
+      10352,
+    );
+    expect(() => loadWebhookConfig({ ...tls, SCHEDULER_ESTIMATOR_PORT: '70000' })).toThrow(
+      'SCHEDULER_ESTIMATOR_PORT="70000": must be between 1 and 65535',
+    );
+  });
+
   test('CLIENT_CA_FILE: unset or empty is off; set, it must be a file holding a PEM certificate', () => {
     const ca = join(dir, 'ca.crt');
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');

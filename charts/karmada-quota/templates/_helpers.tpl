@@ -191,6 +191,9 @@ spec:
           ports:
             - name: {{ .scheme | lower }}
               containerPort: {{ $values.port }}
+            {{- with .extraPorts }}
+            {{- . | nindent 12 }}
+            {{- end }}
           # /healthz: the process serves requests; /readyz: its API server (and Redis) answer.
           livenessProbe:
             httpGet: { path: /healthz, port: {{ .scheme | lower }}, scheme: {{ .scheme }} }
@@ -262,6 +265,9 @@ spec:
     - name: {{ .targetPort }}
       port: {{ .port }}
       targetPort: {{ .targetPort }}
+    {{- with .extraPorts }}
+    {{- . | nindent 4 }}
+    {{- end }}
 {{- end -}}
 
 {{/* A ServiceAccount for one service: (dict "root" $ "service" "webhook"). */}}

@@ -27,9 +27,9 @@ export abstract class Component {
     return this.proc?.running ?? false;
   }
 
-  /** The last lines of its log, for start-up errors. */
-  logTail(): string {
-    return this.proc?.logTail() ?? '(not started)';
+  /** The last `lines` lines of its log, for start-up errors. */
+  logTail(lines?: number): string {
+    return this.proc?.logTail(lines) ?? '(not started)';
   }
 
   /**

@@ -326,6 +326,25 @@ export class Karmada {
       .deleteValidatingWebhookConfiguration({ name: VALIDATING_CONFIGURATION_NAME });
   }
 
+  /**
+   * Resolves once karmada-scheduler (run with `schedulerEstimator`) has connected to the estimator of
+   * each of `members`. It dials one when the member's Cluster changes (its status does every few
+   * seconds) and gives up a dial after 5 s, so a Service registered after it started is found late.
+   */
+  async estimatorsConnected(members: readonly string[]): Promise<void> {
+    const connected = (member: string) =>
+      this.scheduler.logTail(Number.MAX_SAFE_INTEGER).includes(`of cluster(${member}) has been established`);
+    await waitFor(
+      'karmada-scheduler to connect to the scheduler-estimators',
+      async () => members.every(connected),
+      {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 1_000,
+        describe: () => `karmada-scheduler log:\n${this.scheduler.logTail()}`,
+      },
+    );
+  }
+
   /** Stops the scheduler, the controller manager, then the webhook (nothing is left half-written). */
   async stop(): Promise<void> {
     await this.scheduler.stop();
