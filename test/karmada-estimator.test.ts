@@ -4,13 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { ResourceBinding } from '#api';
-import {
-  Federation,
-  freePort,
-  karmadaWorkload,
-  sleep,
-  startServices,
-} from '../tools/federation/src/index.js';
+import { Federation, freePort, karmadaWorkload, startServices } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl } from './support/federation.js';
 import { karmadaSuite, scheduledCondition } from './support/karmada.js';
 
@@ -57,7 +51,17 @@ afterAll(async () => {
   if (process.env.KEEP_TEST_STATE !== '1') rmSync(stateDir, { recursive: true, force: true });
 });
 
-const { host, teamWithQuota, apply, readBinding, eventsOn } = karmadaSuite(() => federation, 'est');
+const { host, objects, teamWithQuota, apply, readBinding, readQuota, eventsOn } = karmadaSuite(
+  () => federation,
+  'est',
+);
+
+/** The Deployment a user applied, to delete it. */
+const workloadOf = (namespace: string, name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace },
+});
 
 /** The binding once Karmada's scheduler has decided about it: placed, or not. */
 const decided = (namespace: string, name: string) =>
@@ -150,8 +154,34 @@ describe('karmada-scheduler with the quota as its estimator', () => {
     const waiting = await decided(namespace, 'third');
     expect(waiting.spec?.clusters ?? []).toEqual([]);
     expect(scheduledCondition(waiting)).toMatchObject({ status: 'False' });
-    await sleep(2_000);
+    // The quota lists it as waiting for room under its caps (Karmada's condition cannot name it).
+    const listed = await eventually(
+      () => readQuota(namespace),
+      (q) => q.status?.waiting?.some((w) => w.binding === 'third-deployment') ?? false,
+    );
+    expect(listed.status?.waiting?.find((w) => w.binding === 'third-deployment')).toMatchObject({
+      requested: { cpu: '6' },
+      free: { cpu: '5' },
+    });
     await neverRefused(namespace, 'third');
     await neverRefused(namespace, 'second');
-  });
+
+    // Room frees on member1: the reconciler requeues it at once, not at Karmada's back-off.
+    await objects().delete(workloadOf(namespace, 'first'));
+    const placed = await eventually(
+      () => readBinding(namespace, 'third'),
+      (rb) => (rb.spec?.clusters?.length ?? 0) > 0,
+      120_000,
+    );
+    expect(placed.spec?.rescheduleTriggeredAt).toBeDefined();
+    const split = placement(placed);
+    expect((split['member1'] ?? 0) + (split['member2'] ?? 0)).toBe(6);
+    expect(split['member1'] ?? 0).toBeLessThanOrEqual(4);
+    expect(split['member2'] ?? 0).toBeLessThanOrEqual(5);
+    await neverRefused(namespace, 'third');
+    await eventually(
+      () => readQuota(namespace),
+      (q) => !(q.status?.waiting ?? []).some((w) => w.binding === 'third-deployment'),
+    );
+  }, 300_000);
 });

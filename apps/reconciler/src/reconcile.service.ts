@@ -158,6 +158,11 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       (message) => this.logger.warn({ namespace }, message),
     );
     await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
+    const recounted = quotas.map((q) => ({
+      ...q,
+      status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
+    }));
+    await this.waiting.requeueHeld(namespace, judged, recounted, input.members, new Date());
     this.usageRecorder.offer(namespace, quotas, input.clusters, judged);
     return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
   }

@@ -2,13 +2,22 @@ import * as k8s from '@kubernetes/client-node';
 import { Logger } from '@nestjs/common';
 import type { RedisClient } from '#service-kit';
 import { Counter, type Registry } from 'prom-client';
-import { describeError, RESOURCE_BINDING, type KarmadaQuotaStatus } from '#api';
 import {
+  describeError,
+  RESOURCE_BINDING,
+  type KarmadaQuota,
+  type KarmadaQuotaStatus,
+  type ResourceBinding,
+} from '#api';
+import {
+  capRoomFor,
   decodeWaiting,
+  heldForRoom,
   REQUEUED_AT_ANNOTATION,
   requeueOrder,
   roomOf,
   waitingField,
+  type MemberLabels,
   type WaitingChange,
 } from '#quota';
 import { waitingKey } from '#usage';
@@ -119,49 +128,22 @@ export class WaitingChanges {
   }
 
   /**
-   * Pokes the writer that was refused: an annotation on the template re-runs Karmada's detector (it
-   * reconciles on any annotation change), `spec.rescheduleTriggeredAt` on the binding re-runs its
-   * scheduler (it reschedules on a spec change; the time must be after its last scheduling, which
-   * metav1.Time keeps to the second). Neither changes what the workload runs.
-   *
-   * The record is marked requeued before the poke, and only if the webhook has not written it since
-   * it was read: the retry the poke causes may be admitted (the record deleted) or refused (rewritten)
-   * within milliseconds, and a mark written after that would resurrect or overwrite it. A poke that
-   * fails takes the mark back, if nothing was written since.
+   * Requeues a waiting change through the writer that was refused (poke). The record is marked
+   * requeued before the poke, and only if the webhook has not written it since it was read: the retry
+   * the poke causes may be admitted (the record deleted) or refused (rewritten) within milliseconds,
+   * and a mark written after that would resurrect or overwrite it. A poke that fails takes the mark
+   * back, if nothing was written since.
    */
   private async requeue(namespace: string, record: WaitingChange, now: Date): Promise<void> {
     const via = record.retryVia === 'template' && record.template ? 'template' : 'binding';
-    const nextSecond = new Date(Math.ceil((now.getTime() + 1) / 1000) * 1000)
-      .toISOString()
-      .replace('.000Z', 'Z');
-    const patch =
-      via === 'template'
-        ? {
-            apiVersion: record.template!.apiVersion,
-            kind: record.template!.kind,
-            metadata: {
-              name: record.template!.name,
-              namespace,
-              annotations: { [REQUEUED_AT_ANNOTATION]: nextSecond },
-            },
-          }
-        : {
-            apiVersion: RESOURCE_BINDING.apiVersion,
-            kind: RESOURCE_BINDING.kind,
-            metadata: { name: record.binding, namespace },
-            spec: { rescheduleTriggeredAt: nextSecond },
-          };
     const what = `${via === 'template' ? `${record.template!.kind} ${namespace}/${record.template!.name}` : `ResourceBinding ${namespace}/${record.binding}`}`;
     const marked = { ...record, requeuedAt: now.toISOString() };
     if (!(await replaceIfUnchanged(this.redis, namespace, record, marked))) return; // refused or admitted since
     try {
-      await this.objects.patch(
-        patch,
-        undefined,
-        undefined,
-        'karmada-quota-reconciler',
-        undefined,
-        k8s.PatchStrategy.MergePatch,
+      await this.poke(
+        namespace,
+        via === 'template' ? { template: record.template! } : { binding: record.binding },
+        now,
       );
       this.requeues.inc({ via, result: 'requeued' });
       this.logger.log(
@@ -178,5 +160,81 @@ export class WaitingChanges {
         'could not requeue a waiting change',
       );
     }
+  }
+
+  /**
+   * Requeues the bindings Karmada's scheduler holds back for want of room (libs/quota estimate.ts)
+   * once the caps, with the statuses just computed, have room for all they wait to place, instead of
+   * leaving them to Karmada's back-off (up to 1,000 s). The binding's own `rescheduleTriggeredAt`
+   * spaces the pokes out by the requeue interval: no record is kept.
+   */
+  async requeueHeld(
+    namespace: string,
+    bindings: readonly ResourceBinding[],
+    quotas: readonly KarmadaQuota[],
+    members: MemberLabels | undefined,
+    now: Date,
+  ): Promise<void> {
+    for (const rb of bindings) {
+      const held = heldForRoom(rb, members);
+      if (held === undefined || (capRoomFor(held, quotas) ?? 0) < held.unplaced) continue;
+      const poked = Date.parse(rb.spec?.rescheduleTriggeredAt ?? '');
+      if (now.getTime() - poked < this.minRequeueIntervalMs) continue;
+      try {
+        await this.poke(namespace, { binding: held.name }, now);
+        this.requeues.inc({ via: 'binding', result: 'requeued' });
+        this.logger.log(
+          { namespace, binding: held.name },
+          "requeued a binding Karmada's scheduler held back: the member caps have room for it now",
+        );
+      } catch (err) {
+        this.requeues.inc({ via: 'binding', result: 'failed' });
+        this.logger.warn(
+          { namespace, binding: held.name, error: describeError(err) },
+          "could not requeue a binding Karmada's scheduler held back",
+        );
+      }
+    }
+  }
+
+  /**
+   * Pokes the writer that was refused: an annotation on the template re-runs Karmada's detector (it
+   * reconciles on any annotation change), `spec.rescheduleTriggeredAt` on the binding re-runs its
+   * scheduler (it reschedules on a spec change; the time must be after its last scheduling, which
+   * metav1.Time keeps to the second). Neither changes what the workload runs.
+   */
+  private async poke(
+    namespace: string,
+    target: { template: NonNullable<WaitingChange['template']> } | { binding: string },
+    now: Date,
+  ): Promise<void> {
+    const nextSecond = new Date(Math.ceil((now.getTime() + 1) / 1000) * 1000)
+      .toISOString()
+      .replace('.000Z', 'Z');
+    const patch =
+      'template' in target
+        ? {
+            apiVersion: target.template.apiVersion,
+            kind: target.template.kind,
+            metadata: {
+              name: target.template.name,
+              namespace,
+              annotations: { [REQUEUED_AT_ANNOTATION]: nextSecond },
+            },
+          }
+        : {
+            apiVersion: RESOURCE_BINDING.apiVersion,
+            kind: RESOURCE_BINDING.kind,
+            metadata: { name: target.binding, namespace },
+            spec: { rescheduleTriggeredAt: nextSecond },
+          };
+    await this.objects.patch(
+      patch,
+      undefined,
+      undefined,
+      'karmada-quota-reconciler',
+      undefined,
+      k8s.PatchStrategy.MergePatch,
+    );
   }
 }

@@ -1,7 +1,15 @@
-import { isJsonObject, type KarmadaQuota, type KarmadaQuotaStatus, type ResourceBinding } from '#api';
+import {
+  isJsonObject,
+  type KarmadaQuota,
+  type KarmadaQuotaStatus,
+  type ResourceBinding,
+  type WaitingChangeStatus,
+} from '#api';
 import { parseResourceList } from '#quantity';
 import {
   computeQuotaStatus,
+  heldForRoom,
+  heldWaitingStatus,
   liveWaiting,
   waitingStatus,
   type ClaimTiming,
@@ -47,11 +55,12 @@ export interface CachedView {
  * was written from fresh reads. Whatever would make a status wrong shows in the cached view: a
  * claim lapsing is judged by the clock (the computed status drops it, so it differs), usage and
  * deletions come from Redis, and a binding change queues another reconcile once the cache holds it.
- * Waiting changes may need a requeue that no status change shows, so a namespace with any is always
- * reconciled.
+ * Waiting changes, and bindings Karmada's scheduler holds back for want of room, may need a requeue
+ * that no status change shows, so a namespace with any is always reconciled.
  */
 export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
   if (input.waiting.length > 0) return false;
+  if (view.bindings.some((rb) => heldForRoom(rb, input.members) !== undefined)) return false;
   return view.quotas.every((quota) => !statusOf(quota, view.bindings, input, now, []).changed);
 }
 
@@ -70,9 +79,32 @@ function statusOf(
     now: new Date(now),
     deletedBindingUids: input.deletedBindingUids,
     timing: input.timing,
-    waiting: waitingStatus(quota.metadata?.name ?? '', waiting),
+    waiting: listedWaiting(quota, bindings, input, waiting),
     ...(input.members ? { members: input.members } : {}),
   });
+}
+
+/**
+ * The quota's `status.waiting`: its recorded refusals, and the bindings Karmada's scheduler holds back
+ * because its caps leave too little room (libs/quota estimate.ts), oldest first.
+ */
+function listedWaiting(
+  quota: KarmadaQuota,
+  bindings: readonly ResourceBinding[],
+  input: ReconcileInput,
+  waiting: readonly WaitingChange[],
+): WaitingChangeStatus[] {
+  const refused = waitingStatus(quota.metadata?.name ?? '', waiting);
+  const listed = new Set(refused.map((w) => w.binding));
+  const held = bindings.flatMap((rb) => {
+    const binding = heldForRoom(rb, input.members);
+    const entry = binding && !listed.has(binding.name) ? heldWaitingStatus(binding, quota) : undefined;
+    return entry ? [entry] : [];
+  });
+  if (held.length === 0) return refused;
+  return [...refused, ...held].sort((a, b) =>
+    a.since !== b.since ? (a.since < b.since ? -1 : 1) : a.binding < b.binding ? -1 : 1,
+  );
 }
 
 export interface ReconcileOutcome {

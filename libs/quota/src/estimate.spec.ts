@@ -1,6 +1,14 @@
 import { formatList, parseResourceList, type ResourceList } from '#quantity';
-import type { KarmadaQuota } from '#api';
-import { NO_ESTIMATE, perReplicaCharge, replicasRoomOn } from './estimate.js';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import {
+  capRoomFor,
+  heldForRoom,
+  heldWaitingStatus,
+  NO_ESTIMATE,
+  perReplicaCharge,
+  replicasRoomOn,
+} from './estimate.js';
+import type { MemberLabels } from './member-caps.js';
 
 const list = (raw: Record<string, string>): ResourceList => parseResourceList(raw, 'test').list;
 
@@ -186,5 +194,136 @@ describe('replicasRoomOn', () => {
   it.each(cases)('$name', ({ member, perReplica, quotas, want }) => {
     const objects = quotas.map((q, i) => quota(`q${i}`, q));
     expect(replicasRoomOn(member ?? 'member1', perReplica ?? oneCpu, objects)).toBe(want);
+  });
+});
+
+describe('a binding Karmada left unscheduled for want of room', () => {
+  const MEMBERS: MemberLabels = new Map<string, Record<string, string>>([
+    ['member1', { size: 'small' }],
+    ['member2', { size: 'big' }],
+    ['member3', {}],
+  ]);
+  const SINCE = '2026-11-29T10:00:00Z';
+  const binding = (o: {
+    message?: string;
+    status?: 'True' | 'False';
+    clusters?: { name: string; replicas: number }[];
+    affinity?: object;
+    duplicated?: boolean;
+  }): ResourceBinding => ({
+    apiVersion: 'work.karmada.io/v1alpha2',
+    kind: 'ResourceBinding',
+    metadata: { name: 'web-deployment', namespace: 'team-a', uid: 'u1' },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      replicas: 6,
+      replicaRequirements: { resourceRequest: { cpu: '1' } },
+      clusters: o.clusters ?? [],
+      placement: {
+        ...(o.affinity === undefined ? {} : { clusterAffinity: o.affinity }),
+        replicaScheduling: o.duplicated
+          ? { replicaSchedulingType: 'Duplicated' }
+          : { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Aggregated' },
+      },
+    },
+    status: {
+      conditions: [
+        {
+          type: 'Scheduled',
+          status: o.status ?? 'False',
+          reason: 'Unschedulable',
+          message:
+            o.message ??
+            'failed to assign replicas: failed to scale up: Clusters available replicas 5 are not enough to schedule.',
+          lastTransitionTime: SINCE,
+        },
+      ],
+    },
+  });
+
+  const heldCases: {
+    name: string;
+    rb: ResourceBinding;
+    members?: MemberLabels;
+    want?: { unplaced: number; candidates: string[] };
+  }[] = [
+    {
+      name: 'by name',
+      rb: binding({ affinity: { clusterNames: ['member1', 'member2'] } }),
+      want: { unplaced: 6, candidates: ['member1', 'member2'] },
+    },
+    {
+      name: 'every member, less those excluded',
+      rb: binding({ affinity: { exclude: ['member3'] } }),
+      members: MEMBERS,
+      want: { unplaced: 6, candidates: ['member1', 'member2'] },
+    },
+    {
+      name: 'by Cluster label',
+      rb: binding({ affinity: { labelSelector: { matchLabels: { size: 'big' } } } }),
+      members: MEMBERS,
+      want: { unplaced: 6, candidates: ['member2'] },
+    },
+    {
+      name: 'a scale-up: only the replicas not placed',
+      rb: binding({ affinity: { clusterNames: ['member1'] }, clusters: [{ name: 'member1', replicas: 4 }] }),
+      want: { unplaced: 2, candidates: ['member1'] },
+    },
+    { name: 'scheduled: not held', rb: binding({ status: 'True', affinity: { clusterNames: ['member1'] } }) },
+    {
+      name: 'unscheduled for another reason (a refused write): not held',
+      rb: binding({
+        message: 'admission webhook denied the request',
+        affinity: { clusterNames: ['member1'] },
+      }),
+    },
+    {
+      name: 'Duplicated: not held',
+      rb: binding({ duplicated: true, affinity: { clusterNames: ['member1'] } }),
+    },
+    { name: 'members unknown and not named: not held', rb: binding({}) },
+    {
+      name: 'a field selector cannot be told: not held',
+      rb: binding({ affinity: { fieldSelector: { matchExpressions: [] } } }),
+      members: MEMBERS,
+    },
+  ];
+
+  it.each(heldCases)('heldForRoom: $name', ({ rb, members, want }) => {
+    const held = heldForRoom(rb, members);
+    expect(held && { unplaced: held.unplaced, candidates: [...held.candidates] }).toEqual(want);
+    if (held) expect(held).toMatchObject({ name: 'web-deployment', since: SINCE });
+  });
+
+  const held = heldForRoom(binding({ affinity: { clusterNames: ['member1', 'member2'] } }), undefined)!;
+
+  it('capRoomFor sums the room on its candidates, and gives none when a candidate is not capped', () => {
+    const both = quota('q', {
+      clusters: [
+        { name: 'member1', hard: { cpu: '4' } },
+        { name: 'member2', hard: { cpu: '8' } },
+      ],
+      used: { 'cpu@member1': '4', 'cpu@member2': '3' },
+    });
+    expect(capRoomFor(held, [both])).toBe(5);
+    const one = quota('q', { clusters: capByName('member1', { cpu: '4' }) });
+    expect(capRoomFor(held, [one])).toBeUndefined();
+  });
+
+  it('heldWaitingStatus: what its unplaced replicas ask of the capped resources, and what the caps leave', () => {
+    const q = quota('q', {
+      clusters: [
+        { name: 'member1', hard: { cpu: '4' } },
+        { name: 'member2', hard: { cpu: '8' } },
+      ],
+      used: { 'cpu@member1': '5', 'cpu@member2': '3' },
+    });
+    expect(heldWaitingStatus(held, q)).toEqual({
+      binding: 'web-deployment',
+      requested: { cpu: '6' },
+      free: { cpu: '5' },
+      since: SINCE,
+    });
+    expect(heldWaitingStatus(held, quota('other', {}))).toBeUndefined();
   });
 });

@@ -22,7 +22,15 @@ export {
   type MemberLabels,
 } from './member-caps.js';
 export { labelsMatch, requirementMatches } from './label-selector.js';
-export { NO_ESTIMATE, perReplicaCharge, replicasRoomOn } from './estimate.js';
+export {
+  capRoomFor,
+  heldForRoom,
+  heldWaitingStatus,
+  NO_ESTIMATE,
+  perReplicaCharge,
+  replicasRoomOn,
+} from './estimate.js';
+export type { HeldBinding } from './estimate.js';
 export type { BindingCharge, BindingTemplate, ClusterOverride } from './charge.js';
 export {
   bindingMatchesScopes,
