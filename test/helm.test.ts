@@ -480,8 +480,9 @@ describe('the Helm chart charts/karmada-quota', () => {
   });
 
   test('renders a Deployment per service, each setting every variable of its configuration', () => {
-    // The client certificate (CLIENT_CA_FILE, CLIENT_CERT_ALLOWED_NAMES) is off by default.
-    const { manifests } = render('webhook.clientAuth.enabled=true');
+    // The client certificate (CLIENT_CA_FILE, CLIENT_CERT_ALLOWED_NAMES) and the scheduler-estimator
+    // (SCHEDULER_ESTIMATOR_PORT, SCHEDULER_ESTIMATOR_ADDRESS) are off by default.
+    const { manifests } = render('webhook.clientAuth.enabled=true', 'schedulerEstimator.enabled=true');
     expect(ofKind(manifests, 'Deployment')).toHaveLength(SERVICES.length);
     for (const service of SERVICES) {
       const container = deploymentOf(manifests, service).spec.template.spec.containers[0]!;
@@ -726,6 +727,55 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(source('pkg/karmadactl/cmdinit/cmdinit.go')).toMatch(
       /StringVarP\(&opts\.Namespace, "namespace", "n", "karmada-system"/,
     );
+  });
+
+  test("schedulerEstimator: the webhook's estimator port on its pods and Service, karmada-scheduler's pods admitted to it, the reconciler pointing there", () => {
+    const off = render();
+    expect(JSON.stringify(off.manifests)).not.toContain('estimator');
+    const { manifests } = render('schedulerEstimator.enabled=true');
+    const webhook = deploymentOf(manifests, 'webhook').spec.template.spec.containers[0]!;
+    expect(webhook.env).toContainEqual({ name: 'SCHEDULER_ESTIMATOR_PORT', value: '10352' });
+    expect((webhook as unknown as { ports: unknown[] }).ports).toContainEqual({
+      name: 'grpc-estimator',
+      containerPort: 10352,
+    });
+    const service = ofKind<Manifest & { spec: { ports: unknown[] } }>(manifests, 'Service').find(
+      (m) => m.metadata.name === `${release}-karmada-quota-webhook`,
+    )!;
+    expect(service.spec.ports).toContainEqual({
+      name: 'grpc-estimator',
+      port: 10352,
+      targetPort: 'grpc-estimator',
+    });
+    const reconciler = deploymentOf(manifests, 'reconciler').spec.template.spec.containers[0]!;
+    expect(reconciler.env).toContainEqual({
+      name: 'SCHEDULER_ESTIMATOR_ADDRESS',
+      value: `${release}-karmada-quota-webhook.${namespace}.svc:10352`,
+    });
+    const [policy] = webhookProtection(manifests).policies as (Manifest & {
+      spec: { ingress: { ports: unknown[]; from: unknown[] }[] };
+    })[];
+    const karmadaSystem = { matchLabels: { 'kubernetes.io/metadata.name': 'karmada-system' } };
+    expect(policy!.spec.ingress[1]).toEqual({
+      ports: [{ protocol: 'TCP', port: 10352 }],
+      from: [
+        { namespaceSelector: karmadaSystem, podSelector: { matchLabels: { app: 'karmada-scheduler' } } },
+        {
+          namespaceSelector: karmadaSystem,
+          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'karmada-scheduler' } },
+        },
+      ],
+    });
+    const elsewhere = render(
+      'schedulerEstimator.enabled=true',
+      'schedulerEstimator.address=quota.example.com:4000',
+    );
+    expect(
+      deploymentOf(elsewhere.manifests, 'reconciler').spec.template.spec.containers[0]!.env,
+    ).toContainEqual({
+      name: 'SCHEDULER_ESTIMATOR_ADDRESS',
+      value: 'quota.example.com:4000',
+    });
   });
 
   test('the notes say which protection is active, and warn when there is none', () => {
@@ -1048,6 +1098,8 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['console', 'get', WU, 'team-x', true],
       ['console', 'patch', WU, 'team-x', false],
     ];
+    // The estimator Services karmada-scheduler finds, only with schedulerEstimator.enabled.
+    table.push(['reconciler', 'create', 'services', 'karmada-system', false]);
     const FRQ = 'federatedresourcequotas.policy.karmada.io';
     const serving: [string, string, string, string | undefined][] = [
       ['reconciler', 'watch', FRQ, 'team-x'],
@@ -1076,6 +1128,27 @@ describe('the Helm chart charts/karmada-quota', () => {
         ...serving.map((call) => [...call, true] as (typeof table)[number]),
         ['reconciler', 'update', FRQ, 'team-x', false],
         ['reconciler', 'update', `${KQ}/status`, 'team-x', true],
+      ],
+      can,
+    );
+    // Karmada's namespace, where karmada-scheduler looks for the estimator Services.
+    kubectl(['create', 'namespace', 'karmada-system']);
+    const withEstimator = render('schedulerEstimator.enabled=true').manifests.filter((m) =>
+      rbacKinds.includes(m.kind),
+    );
+    expect(
+      kubectl(
+        ['apply', '--server-side', '--field-manager=helm-test', '-f', '-'],
+        withEstimator.map((m) => yaml.dump(m)).join('---\n'),
+      ).status,
+    ).toBe(0);
+    await expectAnswers(
+      [
+        ...(['get', 'list', 'create', 'update', 'delete'] as const).map(
+          (verb) => ['reconciler', verb, 'services', 'karmada-system', true] as (typeof table)[number],
+        ),
+        ['reconciler', 'create', 'services', 'team-x', false],
+        ['reconciler', 'patch', 'services', 'karmada-system', false],
       ],
       can,
     );
