@@ -15,6 +15,7 @@ import {
   type RunningService,
   serviceAccountToken,
   sleep,
+  freePort,
   startServices,
   waitFor,
 } from '../../federation/src/index.js';
@@ -150,11 +151,11 @@ function instructions(env: SandboxEnv, examples: Examples, privateRedis: boolean
     .join('\n');
   const member = env.members[0]!;
   const karmada = env.karmadaVersion
-    ? `  karmada   ${env.karmadaVersion}: webhook, controller-manager, scheduler\n`
+    ? `  karmada   ${env.karmadaVersion}: webhook, controller-manager, scheduler (asking the quota's estimator)\n`
     : '';
   const tryWithKarmada = `  kubectl apply -f ${examples.fits}      # Deployment + PropagationPolicy, ${env.members.length * 2} x 500m: fits
   kubectl get rb -n ${DEMO_NAMESPACE}                        # the binding Karmada made and scheduled
-  kubectl --kubeconfig ${member.kubeconfig} get pods -n ${DEMO_NAMESPACE}   # its pods in ${member.name} (Pending: no nodes)
+  kubectl --kubeconfig ${member.kubeconfig} get pods -n ${DEMO_NAMESPACE}   # its pods in ${member.name} (Pending: no kubelet runs them)
   kubectl kq describe ${DEMO_NAMESPACE} -n ${DEMO_NAMESPACE}             # usage per cluster
   kubectl apply -f ${examples.exceeds}    # 200 x 1 CPU: over the quota, refused
   kubectl get events -n ${DEMO_NAMESPACE} --field-selector involvedObject.name=batch   # Warning ApplyPolicyFailed: exceeded quota
@@ -232,6 +233,8 @@ export async function supervise(options: {
       stateDir: paths.dir,
       members: options.members,
       karmada: options.karmada,
+      // karmada-scheduler asks the webhook's estimator, registered per member by the reconciler.
+      karmadaSchedulerEstimator: options.karmada,
       hostReachableFromContainers: options.containers,
       log: print,
     });
@@ -241,7 +244,16 @@ export async function supervise(options: {
       redisUrl = (await federation.startRedis()).url();
     }
     print('starting webhook, aggregator, reconciler and console');
-    const services = await startServices(federation, { redisUrl });
+    const estimatorPort = await freePort();
+    const services = await startServices(federation, {
+      redisUrl,
+      env: options.karmada
+        ? {
+            SCHEDULER_ESTIMATOR_PORT: String(estimatorPort),
+            SCHEDULER_ESTIMATOR_ADDRESS: `127.0.0.1:${estimatorPort}`,
+          }
+        : {},
+    });
     const url = (name: RunningService['name']) => ({ url: services.find((s) => s.name === name)!.url });
     print('seeding the demo quota team-a/team-a');
     await seedDemo(federation);
