@@ -184,4 +184,58 @@ describe('karmada-scheduler with the quota as its estimator', () => {
       (q) => !(q.status?.waiting ?? []).some((w) => w.binding === 'third-deployment'),
     );
   }, 300_000);
+
+  test('a member that leaves loses its estimator Service; a Service karmada-quota did not make is left alone', async () => {
+    const core = host().makeApiClient(k8s.CoreV1Api);
+    const serviceOf = (member: string) =>
+      core
+        .readNamespacedService({ namespace: 'karmada-system', name: `karmada-scheduler-estimator-${member}` })
+        .catch(() => undefined);
+    // Karmada's own estimator for one member, registered by its admin (a host-cluster DNS name).
+    await core.createNamespacedService({
+      namespace: 'karmada-system',
+      body: {
+        metadata: { name: 'karmada-scheduler-estimator-member9' },
+        spec: {
+          type: 'ExternalName',
+          externalName: 'karmada-scheduler-estimator-member9.karmada-system.svc.cluster.local',
+          ports: [{ port: 10352, targetPort: 10352 }],
+        },
+      },
+    });
+    const custom = host().makeApiClient(k8s.CustomObjectsApi);
+    const cluster = (name: string) => ({
+      apiVersion: 'cluster.karmada.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name },
+      spec: { apiEndpoint: 'https://127.0.0.1:1', syncMode: 'Push' },
+    });
+    for (const name of ['member8', 'member9'])
+      await custom.createClusterCustomObject({
+        group: 'cluster.karmada.io',
+        version: 'v1alpha1',
+        plural: 'clusters',
+        body: cluster(name),
+      });
+    await eventually(
+      () => serviceOf('member8'),
+      (s) => s?.spec?.externalName === '127.0.0.1',
+    );
+    expect((await serviceOf('member9'))?.spec?.externalName).toBe(
+      'karmada-scheduler-estimator-member9.karmada-system.svc.cluster.local',
+    );
+
+    await custom.deleteClusterCustomObject({
+      group: 'cluster.karmada.io',
+      version: 'v1alpha1',
+      plural: 'clusters',
+      name: 'member8',
+    });
+    await eventually(
+      () => serviceOf('member8'),
+      (s) => s === undefined,
+      120_000,
+    );
+    expect(await serviceOf('member9')).toBeDefined();
+  }, 300_000);
 });
