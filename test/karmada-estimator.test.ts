@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import type { ResourceBinding } from '#api';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { estimatorProtoFile, type ResourceBinding } from '#api';
 import { Federation, freePort, karmadaWorkload, startServices } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl } from './support/federation.js';
 import { karmadaSuite, scheduledCondition } from './support/karmada.js';
@@ -20,6 +22,8 @@ const CLUSTERS = ['member1', 'member2'];
 
 let federation: Federation;
 let stateDir: string;
+let karmadasEstimator: string;
+let ourEstimator: string;
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), 'karmada-quota-estimator-'));
@@ -32,7 +36,10 @@ beforeAll(async () => {
     karmada: true,
     karmadaSchedulerEstimator: true,
   });
+  // Karmada's own estimator for member2, which ours asks too (it refuses questions about member1).
+  karmadasEstimator = await federation.startKarmadaSchedulerEstimator('member2');
   const estimatorPort = await freePort();
+  ourEstimator = `127.0.0.1:${estimatorPort}`;
   await startServices(federation, {
     redisUrl: REDIS_URL,
     services: ['webhook', 'aggregator', 'reconciler'],
@@ -41,6 +48,7 @@ beforeAll(async () => {
       ADMISSION_LANDING_WINDOW_SECONDS: '10',
       SCHEDULER_ESTIMATOR_PORT: String(estimatorPort),
       SCHEDULER_ESTIMATOR_ADDRESS: `127.0.0.1:${estimatorPort}`,
+      SCHEDULER_ESTIMATOR_FORWARD_TO: karmadasEstimator,
     },
   });
   await federation.karmadaControlPlane.estimatorsConnected(CLUSTERS);
@@ -73,6 +81,52 @@ const decided = (namespace: string, name: string) =>
 
 const placement = (rb: ResourceBinding): Record<string, number> =>
   Object.fromEntries((rb.spec?.clusters ?? []).map((c) => [c.name, c.replicas ?? 0]));
+
+/** Asks an estimator how many more replicas of `requests` fit on `member`, as karmada-scheduler does. */
+async function maxAvailableReplicas(
+  address: string,
+  member: string,
+  namespace: string,
+  requests: Record<string, string>,
+): Promise<number> {
+  const definition = protoLoader.loadSync(estimatorProtoFile(), { keepCase: true });
+  const packages = grpc.loadPackageDefinition(definition) as unknown as {
+    github: {
+      com: {
+        karmada_io: {
+          karmada: { pkg: { estimator: { service: { Estimator: grpc.ServiceClientConstructor } } } };
+        };
+      };
+    };
+  };
+  const client = new packages.github.com.karmada_io.karmada.pkg.estimator.service.Estimator(
+    address,
+    grpc.credentials.createInsecure(),
+  );
+  const metadata = new grpc.Metadata();
+  metadata.add('object', `kind=Deployment, name=${namespace}/web`);
+  const request = {
+    cluster: member,
+    replicaRequirements: {
+      resourceRequestBytes: Object.fromEntries(Object.entries(requests).map(([k, v]) => [k, { string: v }])),
+    },
+  };
+  const call = client['MaxAvailableReplicas'] as (
+    request: unknown,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: (err: grpc.ServiceError | null, reply?: { maxReplicas?: number }) => void,
+  ) => void;
+  try {
+    return await new Promise<number>((resolve, reject) =>
+      call.call(client, request, metadata, { deadline: Date.now() + 5_000 }, (err, reply) =>
+        err ? reject(err) : resolve(reply?.maxReplicas ?? 0),
+      ),
+    );
+  } finally {
+    client.close();
+  }
+}
 
 /** No write of this workload's binding was refused by a quota. */
 async function neverRefused(namespace: string, name: string): Promise<void> {
@@ -184,6 +238,25 @@ describe('karmada-scheduler with the quota as its estimator', () => {
       (q) => !(q.status?.waiting ?? []).some((w) => w.binding === 'third-deployment'),
     );
   }, 300_000);
+
+  test("asks Karmada's own estimator of a member and answers the lower figure; the caps alone where it cannot answer", async () => {
+    const namespace = await teamWithQuota({ cpu: '100', memory: '100Ti' }, [
+      { name: 'member1', hard: { cpu: '4' } },
+      { name: 'member2', hard: { cpu: '8' } },
+    ]);
+    // 1 cpu and 1Ti per replica: member2's cap leaves room for 8, its Node (4Ti) for 4.
+    const ask = (address: string, member: string) =>
+      maxAvailableReplicas(address, member, namespace, { cpu: '1', memory: '1Ti' });
+    expect(await ask(karmadasEstimator, 'member2')).toBe(4);
+    expect(await ask(ourEstimator, 'member2')).toBe(4);
+    // Karmada's estimator of member2 refuses to answer for member1: the cap answers.
+    expect(await ask(ourEstimator, 'member1')).toBe(4);
+    await expect(ask(karmadasEstimator, 'member1')).rejects.toThrow();
+    // Fewer per replica: the cap is the lower figure.
+    expect(await maxAvailableReplicas(ourEstimator, 'member2', namespace, { cpu: '1', memory: '1Gi' })).toBe(
+      8,
+    );
+  });
 
   test('a member that leaves loses its estimator Service; a Service karmada-quota did not make is left alone', async () => {
     const core = host().makeApiClient(k8s.CoreV1Api);

@@ -5,8 +5,8 @@
 # only a new machine pays the cold build (minutes on 2 cores; the registry alone about 1.5).
 #
 # Usage: tools/kube-binaries/build.sh          prints the cache directory of each component
-#        tools/kube-binaries/build.sh karmada  builds Karmada's controller-manager, scheduler and
-#                                              webhook instead (npm run karmada:binaries) and prints
+#        tools/kube-binaries/build.sh karmada  builds Karmada's controller-manager, scheduler,
+#                                              scheduler-estimator and webhook instead (npm run karmada:binaries) and prints
 #                                              their cache directory, then the directory of Karmada's
 #                                              CRD bases in the Go module cache (installed from there)
 # Env:   KARMADA_QUOTA_BIN_CACHE             cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/karmada-quota/bin)
@@ -54,6 +54,7 @@ if [ "${1:-}" = karmada ]; then
   build karmada "$karmada_version" "$cache/release-tags/karmada-$karmada_version" \
     "karmada-controller-manager=github.com/karmada-io/karmada/cmd/controller-manager" \
     "karmada-scheduler=github.com/karmada-io/karmada/cmd/scheduler" \
+    "karmada-scheduler-estimator=github.com/karmada-io/karmada/cmd/scheduler-estimator" \
     "karmada-webhook=github.com/karmada-io/karmada/cmd/webhook"
   # The CRDs ship in the module: downloaded again if the module cache was cleaned since the build.
   (cd "$here/karmada" && go mod download github.com/karmada-io/karmada >&2 &&

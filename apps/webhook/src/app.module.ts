@@ -109,7 +109,11 @@ export class WebhookModule {
                 useFactory: (quotas: WatchedQuotaStore, registry: Registry) =>
                   new SchedulerEstimator(
                     quotas,
-                    { host: config.BIND_ADDRESS, port: estimatorPort },
+                    {
+                      host: config.BIND_ADDRESS,
+                      port: estimatorPort,
+                      forwardTo: config.SCHEDULER_ESTIMATOR_FORWARD_TO,
+                    },
                     registry,
                   ),
               },

@@ -32,6 +32,21 @@ describe('the webhook configuration', () => {
     );
   });
 
+  test('SCHEDULER_ESTIMATOR_FORWARD_TO: unset is off; set, an address, {member} standing for the member', () => {
+    expect(loadWebhookConfig(tls).SCHEDULER_ESTIMATOR_FORWARD_TO).toBeUndefined();
+    const karmadas = 'karmada-scheduler-estimator-{member}.karmada-system.svc.cluster.local:10352';
+    expect(
+      loadWebhookConfig({ ...tls, SCHEDULER_ESTIMATOR_FORWARD_TO: karmadas }).SCHEDULER_ESTIMATOR_FORWARD_TO,
+    ).toBe(karmadas);
+    expect(
+      loadWebhookConfig({ ...tls, SCHEDULER_ESTIMATOR_FORWARD_TO: 'estimator.example.com:10352' })
+        .SCHEDULER_ESTIMATOR_FORWARD_TO,
+    ).toBe('estimator.example.com:10352');
+    expect(() =>
+      loadWebhookConfig({ ...tls, SCHEDULER_ESTIMATOR_FORWARD_TO: 'https://{member}:10352' }),
+    ).toThrow('must be <host>:<port>');
+  });
+
   test('CLIENT_CA_FILE: unset or empty is off; set, it must be a file holding a PEM certificate', () => {
     const ca = join(dir, 'ca.crt');
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');

@@ -78,6 +78,21 @@ export const webhookEnv = {
     .min(1, 'must be between 1 and 65535')
     .max(65_535, 'must be between 1 and 65535')
     .optional(),
+  /**
+   * With SCHEDULER_ESTIMATOR_PORT, where members already run Karmada's own karmada-scheduler-estimator:
+   * its address, `{member}` standing for the member's name (Karmada's default Services:
+   * `karmada-scheduler-estimator-{member}.karmada-system.svc.cluster.local:10352`). Each question is
+   * passed on to it and the lower answer given (plaintext gRPC); a member it does not answer for gets
+   * the caps' answer. Unset: the caps alone answer.
+   */
+  SCHEDULER_ESTIMATOR_FORWARD_TO: z
+    .string()
+    .optional()
+    .refine(
+      (text) => !text || /^[a-z0-9{}]([-a-z0-9.{}]*[a-z0-9{}])?:[0-9]{1,5}$/.test(text),
+      'must be <host>:<port>, e.g. karmada-scheduler-estimator-{member}.karmada-system.svc.cluster.local:10352',
+    )
+    .transform((text) => text || undefined),
   /** Status writes before giving up on a batch that keeps meeting conflicting writers. */
   MAX_CONFLICT_RETRIES: z.coerce.number().int().min(1).max(100).default(10),
   /**

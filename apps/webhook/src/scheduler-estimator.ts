@@ -63,16 +63,43 @@ export function decodeReplicasQuestion(
   return errors.length > 0 ? undefined : { member, namespace, requests: list };
 }
 
-type Answer = 'room' | 'no-opinion';
+/** The smaller of two estimates, NO_ESTIMATE being no opinion. */
+export function lowerEstimate(a: number, b: number): number {
+  if (a === NO_ESTIMATE) return b;
+  if (b === NO_ESTIMATE) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * How long a call forwarded to Karmada's own estimator may take: karmada-scheduler gives all its
+ * estimator calls for a binding 3 s, and an answer past that is dropped with ours.
+ */
+const FORWARD_TIMEOUT_MS = 1_500;
+
+/** A MaxAvailableReplicas request as it came, and as decoded: the bytes are what is forwarded. */
+interface ReplicasCall {
+  raw: Buffer;
+  request: WireReplicasRequest;
+}
+
+type Forward = (member: string, raw: Buffer, metadata: grpc.Metadata) => Promise<number>;
 
 export class SchedulerEstimator implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('scheduler-estimator');
   private readonly server = new grpc.Server();
   private readonly answers: Counter<'answer'>;
+  private readonly forwards: Counter<'result'>;
+  private readonly clients = new Map<string, grpc.Client>();
+  private forward?: Forward;
 
   constructor(
     private readonly quotas: WatchedQuotaStore,
-    private readonly address: { host: string; port: number },
+    private readonly options: {
+      host: string;
+      port: number;
+      /** Karmada's own estimator of each member, `{member}` in it standing for the member's name. */
+      forwardTo?: string;
+    },
     registry: Registry,
   ) {
     this.answers = new Counter({
@@ -81,17 +108,44 @@ export class SchedulerEstimator implements OnApplicationBootstrap, OnModuleDestr
       labelNames: ['answer'],
       registers: [registry],
     });
+    this.forwards = new Counter({
+      name: 'karmada_quota_estimator_forwards_total',
+      help: "MaxAvailableReplicas calls passed on to Karmada's own estimator of the member, by result",
+      labelNames: ['result'],
+      registers: [registry],
+    });
   }
 
   /** How many more replicas fit on the member under the caps; NO_ESTIMATE on any doubt. */
   answer(request: WireReplicasRequest, object: string | undefined): number {
     const question = decodeReplicasQuestion(request, object);
     const quotas = question && this.quotas.watchedIn(question.namespace);
-    const room =
-      question && quotas
-        ? replicasRoomOn(question.member, perReplicaCharge(question.requests), quotas)
-        : NO_ESTIMATE;
-    this.answers.inc({ answer: (room === NO_ESTIMATE ? 'no-opinion' : 'room') satisfies Answer });
+    return question && quotas
+      ? replicasRoomOn(question.member, perReplicaCharge(question.requests), quotas)
+      : NO_ESTIMATE;
+  }
+
+  /**
+   * The answer to karmada-scheduler: ours, and with SCHEDULER_ESTIMATOR_FORWARD_TO the lower of ours
+   * and what Karmada's own estimator of the member says (it knows the member's nodes). Its failure
+   * leaves ours: it would have dropped every answer for the binding, had Karmada asked it directly.
+   */
+  private async answerCall(call: grpc.ServerUnaryCall<ReplicasCall, unknown>): Promise<number> {
+    const { raw, request } = call.request;
+    let room = this.answer(request, call.metadata.get('object')[0]?.toString());
+    if (this.forward && request.cluster) {
+      try {
+        room = lowerEstimate(room, await this.forward(request.cluster, raw, call.metadata));
+        this.forwards.inc({ result: 'answered' });
+      } catch (err) {
+        this.forwards.inc({ result: 'failed' });
+        this.logger.warn(
+          { member: request.cluster, error: describeError(err) },
+          `Karmada's own estimator of member ${request.cluster} did not answer; answered from the caps alone`,
+        );
+      }
+    }
+    this.answers.inc({ answer: room === NO_ESTIMATE ? 'no-opinion' : 'room' });
     return room;
   }
 
@@ -102,33 +156,52 @@ export class SchedulerEstimator implements OnApplicationBootstrap, OnModuleDestr
       (node, part) => (node as Record<string, unknown>)[part],
       service,
     ) as grpc.ServiceClientConstructor;
+    const methods = estimator.service;
+    const replicas = methods['MaxAvailableReplicas']!;
+    // The request's bytes are kept beside its decoding: forwarded as they came, with the fields this
+    // trimmed API leaves out (node selectors, tolerations) that Karmada's own estimator reads.
+    const keepingBytes: grpc.ServiceDefinition = {
+      ...methods,
+      MaxAvailableReplicas: {
+        ...replicas,
+        requestDeserialize: (raw: Buffer): ReplicasCall => ({
+          raw,
+          request: replicas.requestDeserialize(raw) as WireReplicasRequest,
+        }),
+      },
+    };
+    if (this.options.forwardTo) this.forward = this.forwarder(this.options.forwardTo, replicas);
     const respond =
-      <T>(answer: (call: grpc.ServerUnaryCall<unknown, T>) => T) =>
+      <T>(answer: (call: grpc.ServerUnaryCall<unknown, T>) => T | Promise<T>) =>
       (call: grpc.ServerUnaryCall<unknown, T>, callback: grpc.sendUnaryData<T>) => {
-        try {
-          callback(null, answer(call));
-        } catch (err) {
-          // Never an error to Karmada (see the file comment): no opinion instead.
-          this.logger.warn(
-            { error: describeError(err) },
-            'could not answer karmada-scheduler; answered no opinion',
+        Promise.resolve()
+          .then(() => answer(call))
+          .then(
+            (reply) => callback(null, reply),
+            (err: unknown) => {
+              // Never an error to Karmada (see the file comment): no opinion instead.
+              this.logger.warn(
+                { error: describeError(err) },
+                'could not answer karmada-scheduler; answered no opinion',
+              );
+              callback(null, {
+                maxReplicas: NO_ESTIMATE,
+                maxSets: NO_ESTIMATE,
+                unschedulableReplicas: 0,
+              } as T);
+            },
           );
-          callback(null, { maxReplicas: NO_ESTIMATE, maxSets: NO_ESTIMATE, unschedulableReplicas: 0 } as T);
-        }
       };
-    this.server.addService(estimator.service, {
-      MaxAvailableReplicas: respond((call) => ({
-        maxReplicas: this.answer(
-          call.request as WireReplicasRequest,
-          call.metadata.get('object')[0]?.toString(),
-        ),
+    this.server.addService(keepingBytes, {
+      MaxAvailableReplicas: respond(async (call) => ({
+        maxReplicas: await this.answerCall(call as grpc.ServerUnaryCall<ReplicasCall, unknown>),
       })),
       // Multi-component workloads (an alpha Karmada gate): no opinion; the webhook still checks them.
       MaxAvailableComponentSets: respond(() => ({ maxSets: NO_ESTIMATE })),
       // Asked by the descheduler only: quota never makes a running replica unschedulable.
       GetUnschedulableReplicas: respond(() => ({ unschedulableReplicas: 0 })),
     });
-    const target = `${this.address.host}:${this.address.port}`;
+    const target = `${this.options.host}:${this.options.port}`;
     await new Promise<void>((resolve, reject) =>
       this.server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err) =>
         err
@@ -141,10 +214,39 @@ export class SchedulerEstimator implements OnApplicationBootstrap, OnModuleDestr
           : resolve(),
       ),
     );
-    this.logger.log(`serving Karmada's scheduler-estimator API on ${target} (plaintext gRPC)`);
+    this.logger.log(
+      `serving Karmada's scheduler-estimator API on ${target} (plaintext gRPC)` +
+        (this.options.forwardTo ? `, asking Karmada's own estimators at ${this.options.forwardTo} too` : ''),
+    );
+  }
+
+  /** Calls Karmada's own estimator of a member (plaintext, one cached connection per member). */
+  private forwarder(template: string, method: grpc.MethodDefinition<object, object>): Forward {
+    return (member, raw, metadata) => {
+      let client = this.clients.get(member);
+      if (client === undefined) {
+        client = new grpc.Client(template.replaceAll('{member}', member), grpc.credentials.createInsecure());
+        this.clients.set(member, client);
+      }
+      const forwarded = new grpc.Metadata();
+      for (const value of metadata.get('object')) forwarded.add('object', value);
+      return new Promise<number>((resolve, reject) =>
+        client.makeUnaryRequest(
+          method.path,
+          (raw: Buffer) => raw,
+          method.responseDeserialize as (bytes: Buffer) => { maxReplicas?: number },
+          raw,
+          forwarded,
+          { deadline: Date.now() + FORWARD_TIMEOUT_MS },
+          (err: grpc.ServiceError | null, reply?: { maxReplicas?: number }) =>
+            err ? reject(err) : resolve(reply?.maxReplicas ?? NO_ESTIMATE),
+        ),
+      );
+    };
   }
 
   async onModuleDestroy(): Promise<void> {
+    for (const client of this.clients.values()) client.close();
     await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
   }
 }

@@ -21,6 +21,8 @@ export interface KubeBinaries {
 export interface KarmadaBinaries {
   controllerManager: string;
   scheduler: string;
+  /** Karmada's own per-member estimator (karmada-scheduler-estimator). */
+  schedulerEstimator: string;
   webhook: string;
   version: string;
   /** Karmada's CRD bases (`charts/karmada/_crds/bases`) in the Go module cache. */
@@ -75,7 +77,7 @@ export async function ensureBinaries(): Promise<KubeBinaries> {
   };
 }
 
-/** Returns Karmada's cached controller-manager, scheduler and webhook, building them first if needed. */
+/** Returns Karmada's cached controller-manager, scheduler, scheduler-estimator and webhook, building them first if needed. */
 export async function ensureKarmadaBinaries(): Promise<KarmadaBinaries> {
   const [binDir, crdDir] = await buildScript(['karmada'], 'the Karmada binaries', 'karmada:binaries');
   if (!binDir || !crdDir || !basename(binDir).startsWith('karmada-'))
@@ -83,6 +85,7 @@ export async function ensureKarmadaBinaries(): Promise<KarmadaBinaries> {
   return {
     controllerManager: join(binDir, 'karmada-controller-manager'),
     scheduler: join(binDir, 'karmada-scheduler'),
+    schedulerEstimator: join(binDir, 'karmada-scheduler-estimator'),
     webhook: join(binDir, 'karmada-webhook'),
     version: basename(binDir).slice('karmada-'.length),
     crdDir,

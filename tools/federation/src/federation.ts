@@ -25,7 +25,7 @@ import {
   serviceAccountToken,
   SYSTEM_NAMESPACE,
 } from './host-setup.js';
-import { Karmada, KarmadaQuotaWebhook } from './karmada.js';
+import { Karmada, KarmadaQuotaWebhook, KarmadaSchedulerEstimator } from './karmada.js';
 import { createClientCertificate, type ClientCertificate } from './pki.js';
 import { ManagedProcess, OrphanGuard } from './processes.js';
 
@@ -274,6 +274,25 @@ export class Federation {
     this.extraComponents.push(webhook);
     await webhook.start();
     return webhook;
+  }
+
+  /**
+   * Starts Karmada's own karmada-scheduler-estimator for `member` (the federation must run Karmada),
+   * stopped with the federation; returns where it serves.
+   */
+  async startKarmadaSchedulerEstimator(member: string): Promise<string> {
+    const endpoint = this.info.members.find((m) => m.name === member);
+    if (!endpoint) throw new Error(`no member ${member} in this federation`);
+    const estimator = new KarmadaSchedulerEstimator(
+      join(this.stateDir, `karmada-scheduler-estimator-${member}`),
+      this.guard,
+      this.karmadaControlPlane.binaries.schedulerEstimator,
+      endpoint.kubeconfig,
+      member,
+    );
+    this.extraComponents.push(estimator);
+    await estimator.start();
+    return estimator.address;
   }
 
   /**

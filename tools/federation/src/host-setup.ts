@@ -38,17 +38,32 @@ export async function ensureNamespace(host: ApiEndpoint, name: string): Promise<
 export const KARMADA_SYSTEM_NAMESPACE = 'karmada-system';
 
 /**
- * A Node in a member with room for far more than any test runs (no kubelet runs it): Karmada's own
- * estimate of a member's capacity sums its Nodes' allocatable, and is 0 on a member without any.
+ * A Ready Node in a member with room for far more than any test runs (no kubelet runs it): Karmada's
+ * own estimates of a member's capacity read its Nodes, and are 0 on a member without any. Members run
+ * no node lifecycle controller, so it stays Ready; the not-ready taint the API server gives a new
+ * Node is taken off, as that controller would once the kubelet reports.
  */
 export async function addRoomyNode(member: ApiEndpoint): Promise<void> {
   const core = kubeConfigFor(member).makeApiClient(k8s.CoreV1Api);
   const name = 'roomy-node';
   const room = { cpu: '1000', memory: '4Ti', pods: '1000' };
+  const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
   await ensure(() => core.createNode({ body: { metadata: { name } } }));
+  await core.patchNode({ name, body: { spec: { taints: null } } }, merge);
+  const now = new Date().toISOString();
+  const ready = { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'no kubelet: a test Node' };
   await core.patchNodeStatus(
-    { name, body: { status: { capacity: room, allocatable: room } } },
-    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    {
+      name,
+      body: {
+        status: {
+          capacity: room,
+          allocatable: room,
+          conditions: [{ ...ready, lastHeartbeatTime: now, lastTransitionTime: now }],
+        },
+      },
+    },
+    merge,
   );
 }
 

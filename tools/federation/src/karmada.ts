@@ -223,6 +223,42 @@ class KarmadaScheduler extends KarmadaComponent {
 }
 
 /**
+ * Karmada's own karmada-scheduler-estimator for one member (plaintext gRPC on 127.0.0.1): it answers
+ * from the member's Nodes and Pods. Started on its own; the test decides who asks it.
+ */
+export class KarmadaSchedulerEstimator extends KarmadaComponent {
+  private serverPort = 0;
+
+  constructor(
+    dir: string,
+    guard: OrphanGuard,
+    binary: string,
+    memberKubeconfig: string,
+    private readonly member: string,
+  ) {
+    super(`karmada-scheduler-estimator-${member}`, dir, guard, binary, memberKubeconfig);
+  }
+
+  /** Where it serves its gRPC API. */
+  get address(): string {
+    return `127.0.0.1:${this.serverPort}`;
+  }
+
+  protected override async pickPorts(): Promise<void> {
+    await super.pickPorts();
+    this.serverPort = await freePort();
+  }
+
+  protected async flags(): Promise<string[]> {
+    return [`--cluster-name=${this.member}`, `--server-port=${this.serverPort}`];
+  }
+
+  protected readiness() {
+    return { url: `http://127.0.0.1:${this.healthPort}/healthz` };
+  }
+}
+
+/**
  * Real Karmada (v1.18) on the federation's host: karmada-webhook, karmada-controller-manager and
  * karmada-scheduler, so a Deployment + PropagationPolicy applied to the host becomes a
  * ResourceBinding, is scheduled and runs in the members. No aggregated API server: our Cluster CRD
