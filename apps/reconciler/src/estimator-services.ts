@@ -15,7 +15,7 @@ import {
 } from '@nestjs/common';
 import * as k8s from '@kubernetes/client-node';
 import { CLUSTER, describeError, type Cluster } from '#api';
-import { customObjectInformer, KARMADA_KUBECONFIG, ResilientInformer } from '#service-kit';
+import { customObjectInformer, KARMADA_KUBECONFIG, KeyQueue, ResilientInformer } from '#service-kit';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 
 /** Karmada's defaults: `--scheduler-estimator-service-{namespace,prefix}`, `--scheduler-estimator-port`. */
@@ -60,11 +60,20 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
   private readonly watch?: ResilientInformer<Cluster & k8s.KubernetesObject>;
   private readonly address?: { host: string; port: number };
   /** Members whose Service is to be brought in step. */
-  private readonly pending = new Set<string>();
+  private readonly queue = new KeyQueue(
+    (member) => this.sync(member),
+    (member, err) => {
+      this.logger.warn(
+        { member, error: describeError(err) },
+        `could not register the scheduler-estimator for member ${member} (Service ` +
+          `${ESTIMATOR_NAMESPACE}/${estimatorServiceName(member)} on the Karmada API server; does ` +
+          `${ESTIMATOR_NAMESPACE} exist, and may the reconciler write Services there?); retrying in ${RETRY_MS / 1000} s`,
+      );
+      return RETRY_MS;
+    },
+  );
   /** Members already reported as served by another estimator (reported once). */
   private readonly foreign = new Set<string>();
-  private running = false;
-  private stopped = false;
 
   constructor(
     @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
@@ -74,7 +83,7 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
     this.address = config.SCHEDULER_ESTIMATOR_ADDRESS;
     if (this.address === undefined) return;
     this.clusters = customObjectInformer<Cluster & k8s.KubernetesObject>(karmada, CLUSTER);
-    const queue = (c: k8s.KubernetesObject) => this.enqueue(c.metadata?.name ?? '');
+    const queue = (c: k8s.KubernetesObject) => this.queue.add(c.metadata?.name ?? '');
     this.watch = new ResilientInformer(
       this.clusters,
       {
@@ -97,13 +106,13 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
+    this.queue.stop();
     await this.watch?.stop();
   }
 
   /** Our Services of members no longer there go; every member listed is brought in step. */
   private async sweep(): Promise<void> {
-    for (const cluster of this.clusters!.list()) this.enqueue(cluster.metadata?.name ?? '');
+    for (const cluster of this.clusters!.list()) this.queue.add(cluster.metadata?.name ?? '');
     try {
       const services = await this.core.listNamespacedService({
         namespace: ESTIMATOR_NAMESPACE,
@@ -111,7 +120,7 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
       });
       for (const service of services.items) {
         const member = service.metadata?.labels?.[MEMBER_LABEL];
-        if (member !== undefined && ours(service)) this.enqueue(member);
+        if (member !== undefined && ours(service)) this.queue.add(member);
       }
     } catch (err) {
       this.logger.warn(
@@ -119,33 +128,6 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
         `could not list the estimator Services in ${ESTIMATOR_NAMESPACE}; those of removed members stay until the next list`,
       );
     }
-  }
-
-  private enqueue(member: string): void {
-    if (member === '') return;
-    this.pending.add(member);
-    void this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    while (!this.stopped && this.pending.size > 0) {
-      const member = this.pending.values().next().value!;
-      this.pending.delete(member);
-      try {
-        await this.sync(member);
-      } catch (err) {
-        this.logger.warn(
-          { member, error: describeError(err) },
-          `could not register the scheduler-estimator for member ${member} (Service ` +
-            `${ESTIMATOR_NAMESPACE}/${estimatorServiceName(member)} on the Karmada API server; does ` +
-            `${ESTIMATOR_NAMESPACE} exist, and may the reconciler write Services there?); retrying in ${RETRY_MS / 1000} s`,
-        );
-        setTimeout(() => this.enqueue(member), RETRY_MS).unref();
-      }
-    }
-    this.running = false;
   }
 
   private async sync(member: string): Promise<void> {

@@ -22,7 +22,13 @@ import {
   servingQuotaName,
   SERVES_FRQ_LABEL,
 } from '#quota';
-import { customObjectInformer, KARMADA_KUBECONFIG, QuotaEventWriter, ResilientInformer } from '#service-kit';
+import {
+  customObjectInformer,
+  KARMADA_KUBECONFIG,
+  KeyQueue,
+  QuotaEventWriter,
+  ResilientInformer,
+} from '#service-kit';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { NamespaceCache } from './namespace-cache.js';
 
@@ -44,10 +50,28 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly events: QuotaEventWriter;
   private readonly informer?: k8s.Informer<FederatedResourceQuota> & k8s.ObjectCache<FederatedResourceQuota>;
   private readonly watch?: ResilientInformer<FederatedResourceQuota>;
-  /** FRQs (namespace/name) to sync; a Set keeps one entry however often each changes meanwhile. */
-  private readonly pending = new Set<string>();
-  private running = false;
-  private stopped = false;
+  /** FRQs (namespace/name) to sync. */
+  private readonly queue = new KeyQueue(
+    (key) => {
+      const [namespace, name] = key.split('/') as [string, string];
+      return this.sync(namespace, name);
+    },
+    (key, err) => {
+      // Another reconciler replica wrote (409) or deleted (404) first: every replica serves the
+      // FRQs. The next sync reads what is there, soon and quietly.
+      const conflict = err instanceof k8s.ApiException && (err.code === 409 || err.code === 404);
+      if (!conflict)
+        this.logger.warn(
+          {
+            namespace: key.split('/')[0],
+            federatedResourceQuota: key.split('/')[1],
+            error: describeError(err),
+          },
+          `could not serve FederatedResourceQuota ${key}; retrying in ${RETRY_MS / 1000} s`,
+        );
+      return conflict ? 100 : RETRY_MS;
+    },
+  );
   /** The problems last recorded per FRQ: an Event is written when they change, not every sync. */
   private readonly reported = new Map<string, string>();
 
@@ -61,7 +85,7 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
     if (!config.SERVE_FEDERATED_RESOURCE_QUOTAS) return;
     this.informer = customObjectInformer<FederatedResourceQuota>(karmada, FEDERATED_RESOURCE_QUOTA);
     const queue = (o: { metadata?: k8s.V1ObjectMeta }) =>
-      this.enqueue(`${o.metadata?.namespace}/${o.metadata?.name}`);
+      this.queue.add(`${o.metadata?.namespace}/${o.metadata?.name}`);
     this.watch = new ResilientInformer(
       this.informer,
       {
@@ -80,7 +104,7 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
     cache.onChange({
       quotaChanged: (q) => {
         const frq = q.metadata?.labels?.[SERVES_FRQ_LABEL];
-        if (frq !== undefined) this.enqueue(`${q.metadata?.namespace}/${frq}`);
+        if (frq !== undefined) this.queue.add(`${q.metadata?.namespace}/${frq}`);
       },
       bindingChanged: () => undefined,
       bindingDeleted: () => undefined,
@@ -92,37 +116,8 @@ export class FederatedQuotas implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
+    this.queue.stop();
     await this.watch?.stop();
-  }
-
-  private enqueue(key: string): void {
-    this.pending.add(key);
-    void this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    while (!this.stopped && this.pending.size > 0) {
-      const key = this.pending.values().next().value!;
-      this.pending.delete(key);
-      const [namespace, name] = key.split('/') as [string, string];
-      try {
-        await this.sync(namespace, name);
-      } catch (err) {
-        // Another reconciler replica wrote (409) or deleted (404) first: every replica serves the
-        // FRQs. The next sync reads what is there, soon and quietly.
-        const conflict = err instanceof k8s.ApiException && (err.code === 409 || err.code === 404);
-        if (!conflict)
-          this.logger.warn(
-            { namespace, federatedResourceQuota: name, error: describeError(err) },
-            `could not serve FederatedResourceQuota ${key}; retrying in ${RETRY_MS / 1000} s`,
-          );
-        setTimeout(() => this.enqueue(key), conflict ? 100 : RETRY_MS).unref();
-      }
-    }
-    this.running = false;
   }
 
   private async sync(namespace: string, name: string): Promise<void> {

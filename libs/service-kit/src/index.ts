@@ -23,6 +23,7 @@ export { duplicateRedis, REDIS, RedisModule, type RedisClient } from './redis.mo
 export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
 export { quotaResourceSamples, registerQuotaMetrics, type QuotaResourceSample } from './quota-metrics.js';
+export { KeyQueue } from './key-queue.js';
 export { ResilientInformer } from './resilient-informer.js';
 export {
   abortAt,
