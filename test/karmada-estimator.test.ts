@@ -217,6 +217,12 @@ describe('karmada-scheduler with the quota as its estimator', () => {
       requested: { cpu: '6' },
       free: { cpu: '5' },
     });
+    // And names it on the workload, where Karmada's own events say only that no member has room.
+    const [named] = await eventually(
+      () => eventsOn(namespace, 'third', 'WaitingForQuota'),
+      (events) => events.length > 0,
+    );
+    expect(named!.message).toContain('the member caps of quota team leave too little room');
     await neverRefused(namespace, 'third');
     await neverRefused(namespace, 'second');
 

@@ -6,8 +6,14 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding, describeError } from '#api';
-import type { QuotaEvent } from '#quota';
+import {
+  RESOURCE_BINDING,
+  type KarmadaQuota,
+  type KarmadaQuotaStatus,
+  type ResourceBinding,
+  describeError,
+} from '#api';
+import { heldEvent, heldForRoom, type MemberLabels, type QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
@@ -163,6 +169,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
     }));
     await this.waiting.requeueHeld(namespace, judged, recounted, input.members, new Date());
+    await this.reportHeld(namespace, quotas, outcome.statuses, judged, input.members);
     this.usageRecorder.offer(namespace, quotas, input.clusters, judged);
     return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
   }
@@ -201,6 +208,45 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       items: ResourceBinding[];
     };
     return list.items;
+  }
+
+  /**
+   * Names the quota on a workload Karmada's scheduler holds back for want of room under its caps
+   * (Karmada's own condition cannot): an Event on the workload when a quota first lists its binding.
+   */
+  private async reportHeld(
+    namespace: string,
+    quotas: readonly KarmadaQuota[],
+    statuses: ReadonlyMap<string, KarmadaQuotaStatus>,
+    bindings: readonly ResourceBinding[],
+    members: MemberLabels | undefined,
+  ): Promise<void> {
+    const held = new Map(
+      bindings.filter((rb) => heldForRoom(rb, members)).map((rb) => [rb.metadata?.name, rb]),
+    );
+    if (held.size === 0) return;
+    for (const quota of quotas) {
+      const name = quota.metadata?.name ?? '';
+      const listedBefore = new Set((quota.status?.waiting ?? []).map((w) => w.binding));
+      for (const entry of statuses.get(name)?.waiting ?? []) {
+        const workload = held.get(entry.binding)?.spec?.resource;
+        if (workload === undefined || listedBefore.has(entry.binding)) continue;
+        const ref = {
+          namespace,
+          name: workload.name,
+          uid: workload.uid,
+          kind: { apiVersion: workload.apiVersion, kind: workload.kind },
+        };
+        await this.events
+          .write(ref, heldEvent(name, entry))
+          .catch((err: unknown) =>
+            this.logger.warn(
+              { namespace, binding: entry.binding, quota: name, error: describeError(err) },
+              'could not record an Event on a workload Karmada holds back',
+            ),
+          );
+      }
+    }
   }
 
   /** Kubernetes Events on the quota (over quota, a cluster going stale or recovering). */

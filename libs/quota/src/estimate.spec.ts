@@ -2,6 +2,7 @@ import { formatList, parseResourceList, type ResourceList } from '#quantity';
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import {
   capRoomFor,
+  heldEvent,
   heldForRoom,
   heldWaitingStatus,
   NO_ESTIMATE,
@@ -325,5 +326,22 @@ describe('a binding Karmada left unscheduled for want of room', () => {
       since: SINCE,
     });
     expect(heldWaitingStatus(held, quota('other', {}))).toBeUndefined();
+  });
+
+  it('heldEvent names the quota, what is asked and what is free', () => {
+    expect(
+      heldEvent('team', {
+        binding: 'web-deployment',
+        requested: { cpu: '6' },
+        free: { cpu: '5' },
+        since: SINCE,
+      }),
+    ).toEqual({
+      type: 'Warning',
+      reason: 'WaitingForQuota',
+      message:
+        'karmada-scheduler cannot place it: the member caps of quota team leave too little room, ' +
+        'requested: cpu=6, free: cpu=5; it is placed once they have room',
+    });
   });
 });

@@ -13,6 +13,7 @@ import { memberKey, type MemberLabels } from './member-caps.js';
 import { PODS, quotaNamesForRequest } from './resource-names.js';
 import { isScoped } from './scopes.js';
 import { parseQuotaState, type QuotaState } from './state.js';
+import { QuotaEventReason, type QuotaEvent } from './status.js';
 
 /** "No opinion" in Karmada's estimator protocol: the scheduler skips the answer. */
 export const NO_ESTIMATE = -1;
@@ -166,4 +167,22 @@ export function heldWaitingStatus(held: HeldBinding, quota: KarmadaQuota): Waiti
   }
   if (Object.keys(requested).length === 0) return undefined;
   return { binding: held.name, requested: formatList(requested), free: formatList(free), since: held.since };
+}
+
+/**
+ * The Event the reconciler records on a held binding's workload when a quota first lists it: Karmada's
+ * own condition cannot name the quota.
+ */
+export function heldEvent(quota: string, entry: WaitingChangeStatus): QuotaEvent {
+  const list = (l: Record<string, string>) =>
+    Object.entries(l)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+  return {
+    type: 'Warning',
+    reason: QuotaEventReason.WaitingForQuota,
+    message:
+      `karmada-scheduler cannot place it: the member caps of quota ${quota} leave too little room, ` +
+      `requested: ${list(entry.requested)}, free: ${list(entry.free)}; it is placed once they have room`,
+  };
 }

@@ -24,6 +24,7 @@ export {
 export { labelsMatch, requirementMatches } from './label-selector.js';
 export {
   capRoomFor,
+  heldEvent,
   heldForRoom,
   heldWaitingStatus,
   NO_ESTIMATE,

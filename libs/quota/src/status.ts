@@ -107,6 +107,11 @@ export const QuotaEventReason = {
   AdmissionDenied: 'AdmissionDenied',
   /** Recorded by the webhook: changes a Warn or DryRun quota admitted but would deny. */
   AdmissionNotEnforced: 'AdmissionNotEnforced',
+  /**
+   * Recorded by the reconciler on a workload Karmada's scheduler holds back because the member caps
+   * leave too little room (estimate.ts heldWaitingStatus).
+   */
+  WaitingForQuota: 'WaitingForQuota',
 } as const;
 
 /** metav1.Condition's message limit (the CRD enforces it). */
