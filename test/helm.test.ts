@@ -764,6 +764,11 @@ describe('the Helm chart charts/karmada-quota', () => {
           namespaceSelector: karmadaSystem,
           podSelector: { matchLabels: { 'app.kubernetes.io/name': 'karmada-scheduler' } },
         },
+        { namespaceSelector: karmadaSystem, podSelector: { matchLabels: { app: 'karmada-descheduler' } } },
+        {
+          namespaceSelector: karmadaSystem,
+          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'karmada-descheduler' } },
+        },
       ],
     });
     const elsewhere = render(

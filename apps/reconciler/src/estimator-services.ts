@@ -74,6 +74,11 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
   );
   /** Members already reported as served by another estimator (reported once). */
   private readonly foreign = new Set<string>();
+  /**
+   * Members whose Service was brought in step since the watch listed them: a Cluster's status update
+   * (every few seconds) does not read its Service again. A re-list does.
+   */
+  private readonly inStep = new Set<string>();
 
   constructor(
     @Inject(KARMADA_KUBECONFIG) karmada: k8s.KubeConfig,
@@ -83,12 +88,16 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
     this.address = config.SCHEDULER_ESTIMATOR_ADDRESS;
     if (this.address === undefined) return;
     this.clusters = customObjectInformer<Cluster & k8s.KubernetesObject>(karmada, CLUSTER);
-    const queue = (c: k8s.KubernetesObject) => this.queue.add(c.metadata?.name ?? '');
     this.watch = new ResilientInformer(
       this.clusters,
       {
-        upsert: queue,
-        remove: queue,
+        upsert: (c) => {
+          if (!this.inStep.has(c.metadata?.name ?? '')) this.queue.add(c.metadata?.name ?? '');
+        },
+        remove: (c) => {
+          this.inStep.delete(c.metadata?.name ?? '');
+          this.queue.add(c.metadata?.name ?? '');
+        },
         synced: () => void this.sweep(),
         failed: (err) =>
           this.logger.warn(
@@ -112,6 +121,7 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
 
   /** Our Services of members no longer there go; every member listed is brought in step. */
   private async sweep(): Promise<void> {
+    this.inStep.clear();
     for (const cluster of this.clusters!.list()) this.queue.add(cluster.metadata?.name ?? '');
     try {
       const services = await this.core.listNamespacedService({
@@ -130,7 +140,13 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
+  /** Brings the member's Service in step; remembers that it is, while the member is there. */
   private async sync(member: string): Promise<void> {
+    await this.bringInStep(member);
+    if (this.clusters!.get(member) !== undefined) this.inStep.add(member);
+  }
+
+  private async bringInStep(member: string): Promise<void> {
     const name = estimatorServiceName(member);
     const present = this.clusters!.get(member) !== undefined;
     const current = await this.core
@@ -151,7 +167,11 @@ export class EstimatorServices implements OnApplicationBootstrap, OnModuleDestro
     }
     if (!present) {
       if (current !== undefined)
-        await this.core.deleteNamespacedService({ namespace: ESTIMATOR_NAMESPACE, name });
+        await this.core
+          .deleteNamespacedService({ namespace: ESTIMATOR_NAMESPACE, name })
+          .catch((err: unknown) => {
+            if (!(err instanceof k8s.ApiException && err.code === 404)) throw err; // another replica deleted it
+          });
       return;
     }
     if (name.length > MAX_NAME_LENGTH) {

@@ -22,6 +22,9 @@ import {
 } from '#quota';
 import { waitingKey } from '#usage';
 
+/** On a binding Karmada holds back: the room under the caps, in replicas, it was last requeued for. */
+export const HELD_ROOM_ANNOTATION = 'karmada-quota/requeued-for-room';
+
 /**
  * Replaces a waiting record (ARGV[1] in hash KEYS[1]) with ARGV[5], or deletes it when ARGV[5] is '',
  * only while it is still the refusal the reconciler read: the same `lastRefusedAt` (ARGV[2]),
@@ -165,8 +168,10 @@ export class WaitingChanges {
   /**
    * Requeues the bindings Karmada's scheduler holds back for want of room (libs/quota estimate.ts)
    * once the caps, with the statuses just computed, have room for all they wait to place, instead of
-   * leaving them to Karmada's back-off (up to 1,000 s). The binding's own `rescheduleTriggeredAt`
-   * spaces the pokes out by the requeue interval: no record is kept.
+   * leaving them to Karmada's back-off (up to 1,000 s). Once per room: the binding keeps the room it
+   * was requeued for (HELD_ROOM_ANNOTATION), so one that Karmada still cannot place (its nodes are
+   * short, say) is not requeued again until the caps' room changes, and its pokes are spaced by the
+   * requeue interval (its own `rescheduleTriggeredAt`).
    */
   async requeueHeld(
     namespace: string,
@@ -177,14 +182,20 @@ export class WaitingChanges {
   ): Promise<void> {
     for (const rb of bindings) {
       const held = heldForRoom(rb, members);
-      if (held === undefined || (capRoomFor(held, quotas) ?? 0) < held.unplaced) continue;
+      const room = held && capRoomFor(held, quotas);
+      if (held === undefined || room === undefined || room < held.unplaced) continue;
+      if (rb.metadata?.annotations?.[HELD_ROOM_ANNOTATION] === String(room)) continue;
       const poked = Date.parse(rb.spec?.rescheduleTriggeredAt ?? '');
       if (now.getTime() - poked < this.minRequeueIntervalMs) continue;
       try {
-        await this.poke(namespace, { binding: held.name }, now);
+        await this.poke(
+          namespace,
+          { binding: held.name, annotations: { [HELD_ROOM_ANNOTATION]: String(room) } },
+          now,
+        );
         this.requeues.inc({ via: 'binding', result: 'requeued' });
         this.logger.log(
-          { namespace, binding: held.name },
+          { namespace, binding: held.name, room },
           "requeued a binding Karmada's scheduler held back: the member caps have room for it now",
         );
       } catch (err) {
@@ -201,11 +212,14 @@ export class WaitingChanges {
    * Pokes the writer that was refused: an annotation on the template re-runs Karmada's detector (it
    * reconciles on any annotation change), `spec.rescheduleTriggeredAt` on the binding re-runs its
    * scheduler (it reschedules on a spec change; the time must be after its last scheduling, which
-   * metav1.Time keeps to the second). Neither changes what the workload runs.
+   * metav1.Time keeps to the second). A template's poke changes nothing the workload runs; a binding's
+   * makes Karmada divide its replicas afresh, which may move some already placed.
    */
   private async poke(
     namespace: string,
-    target: { template: NonNullable<WaitingChange['template']> } | { binding: string },
+    target:
+      | { template: NonNullable<WaitingChange['template']> }
+      | { binding: string; annotations?: Record<string, string> },
     now: Date,
   ): Promise<void> {
     const nextSecond = new Date(Math.ceil((now.getTime() + 1) / 1000) * 1000)
@@ -225,7 +239,7 @@ export class WaitingChanges {
         : {
             apiVersion: RESOURCE_BINDING.apiVersion,
             kind: RESOURCE_BINDING.kind,
-            metadata: { name: target.binding, namespace },
+            metadata: { name: target.binding, namespace, annotations: target.annotations },
             spec: { rescheduleTriggeredAt: nextSecond },
           };
     await this.objects.patch(

@@ -105,10 +105,11 @@ export class WebhookModule {
           : [
               {
                 provide: SchedulerEstimator,
-                inject: [WatchedQuotaStore, METRICS],
-                useFactory: (quotas: WatchedQuotaStore, registry: Registry) =>
+                inject: [WatchedQuotaStore, BindingOverrides, METRICS],
+                useFactory: (quotas: WatchedQuotaStore, overrides: BindingOverrides, registry: Registry) =>
                   new SchedulerEstimator(
                     quotas,
+                    overrides,
                     {
                       host: config.BIND_ADDRESS,
                       port: estimatorPort,

@@ -8,7 +8,12 @@ describe('decodeReplicasQuestion', () => {
     name: string;
     request: WireReplicasRequest;
     object?: string;
-    want?: { member: string; namespace: string; requests: Record<string, string> };
+    want?: {
+      member: string;
+      namespace: string;
+      requests: Record<string, string>;
+      workload?: { kind: string; name: string };
+    };
   }[] = [
     {
       name: 'the requests from resourceRequestBytes, the namespace from the object metadata',
@@ -21,19 +26,34 @@ describe('decodeReplicasQuestion', () => {
         },
       },
       object: OBJECT,
-      want: { member: 'member1', namespace: 'team-a', requests: { cpu: '1500m', memory: '1Gi' } },
+      want: {
+        member: 'member1',
+        namespace: 'team-a',
+        requests: { cpu: '1500m', memory: '1Gi' },
+        workload: { kind: 'Deployment', name: 'web' },
+      },
     },
     {
       name: 'the deprecated resourceRequest when the bytes are absent',
       request: { cluster: 'member1', replicaRequirements: { resourceRequest: { cpu: { string: '2' } } } },
       object: OBJECT,
-      want: { member: 'member1', namespace: 'team-a', requests: { cpu: '2' } },
+      want: {
+        member: 'member1',
+        namespace: 'team-a',
+        requests: { cpu: '2' },
+        workload: { kind: 'Deployment', name: 'web' },
+      },
     },
     {
       name: 'no requirements: one pod, nothing else',
       request: { cluster: 'member2', replicaRequirements: null },
       object: OBJECT,
-      want: { member: 'member2', namespace: 'team-a', requests: {} },
+      want: {
+        member: 'member2',
+        namespace: 'team-a',
+        requests: {},
+        workload: { kind: 'Deployment', name: 'web' },
+      },
     },
     {
       name: 'the namespace from the requirements without the metadata (ResourceQuotaEstimate gate)',

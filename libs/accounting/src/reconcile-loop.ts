@@ -60,11 +60,24 @@ export interface CachedView {
  */
 export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
   if (input.waiting.length > 0) return false;
-  if (view.bindings.some((rb) => heldForRoom(rb, input.members) !== undefined)) return false;
-  return view.quotas.every((quota) => !statusOf(quota, view.bindings, input, now, []).changed);
+  const held = heldNames(view.bindings, input);
+  return view.quotas.every((quota) => {
+    const { changed, status } = statusOf(quota, view.bindings, input, now, []);
+    return !changed && !(status.waiting ?? []).some((w) => held.has(w.binding));
+  });
 }
 
-/** The status the rules compute for `quota` from these bindings and the input read for it. */
+/** The names of the bindings Karmada's scheduler holds back for want of room (libs/quota estimate.ts). */
+function heldNames(bindings: readonly ResourceBinding[], input: ReconcileInput): Set<string> {
+  return new Set(bindings.flatMap((rb) => heldForRoom(rb, input.members)?.name ?? []));
+}
+
+/**
+ * The status the rules compute for `quota` from these bindings and the input read for it. Its
+ * `waiting` lists the recorded refusals and the bindings Karmada's scheduler holds back because the
+ * quota's caps leave too little room (heldWaitingStatus), weighed against the status computed here,
+ * not the stored one (which may be of an older spec), oldest first.
+ */
 function statusOf(
   quota: KarmadaQuota,
   bindings: readonly ResourceBinding[],
@@ -72,38 +85,31 @@ function statusOf(
   now: number,
   waiting: readonly WaitingChange[],
 ): QuotaStatusResult {
-  return computeQuotaStatus({
-    quota,
-    bindings,
-    clusters: input.clusters,
-    now: new Date(now),
-    deletedBindingUids: input.deletedBindingUids,
-    timing: input.timing,
-    waiting: listedWaiting(quota, bindings, input, waiting),
-    ...(input.members ? { members: input.members } : {}),
-  });
-}
-
-/**
- * The quota's `status.waiting`: its recorded refusals, and the bindings Karmada's scheduler holds back
- * because its caps leave too little room (libs/quota estimate.ts), oldest first.
- */
-function listedWaiting(
-  quota: KarmadaQuota,
-  bindings: readonly ResourceBinding[],
-  input: ReconcileInput,
-  waiting: readonly WaitingChange[],
-): WaitingChangeStatus[] {
+  const compute = (listed: WaitingChangeStatus[]) =>
+    computeQuotaStatus({
+      quota,
+      bindings,
+      clusters: input.clusters,
+      now: new Date(now),
+      deletedBindingUids: input.deletedBindingUids,
+      timing: input.timing,
+      waiting: listed,
+      ...(input.members ? { members: input.members } : {}),
+    });
   const refused = waitingStatus(quota.metadata?.name ?? '', waiting);
+  const result = compute(refused);
   const listed = new Set(refused.map((w) => w.binding));
+  const counted = { ...quota, status: result.status };
   const held = bindings.flatMap((rb) => {
     const binding = heldForRoom(rb, input.members);
-    const entry = binding && !listed.has(binding.name) ? heldWaitingStatus(binding, quota) : undefined;
+    const entry = binding && !listed.has(binding.name) ? heldWaitingStatus(binding, counted) : undefined;
     return entry ? [entry] : [];
   });
-  if (held.length === 0) return refused;
-  return [...refused, ...held].sort((a, b) =>
-    a.since !== b.since ? (a.since < b.since ? -1 : 1) : a.binding < b.binding ? -1 : 1,
+  if (held.length === 0) return result;
+  return compute(
+    [...refused, ...held].sort((a, b) =>
+      a.since !== b.since ? (a.since < b.since ? -1 : 1) : a.binding < b.binding ? -1 : 1,
+    ),
   );
 }
 

@@ -143,6 +143,19 @@ export class BindingOverrides {
     }
   }
 
+  /**
+   * Could an override change what the workload `kind` `namespace/name` runs, whatever its apiVersion
+   * (the scheduler-estimator knows no more of it)? True while the watches cannot tell.
+   */
+  mayChangeWorkload(namespace: string, kind: string, name: string): boolean {
+    try {
+      const [cluster, namespaced] = this.candidates({ apiVersion: '', kind, namespace, name }, true);
+      return cluster.length > 0 || namespaced.length > 0;
+    } catch {
+      return true;
+    }
+  }
+
   /** The bindings as charged with their overrides (the same objects where none applies). */
   async apply<T extends ResourceBinding | undefined>(
     bindings: readonly T[],
@@ -174,10 +187,10 @@ export class BindingOverrides {
   }
 
   /** The ClusterOverridePolicies and the namespace's OverridePolicies that may select the template. */
-  private candidates(ref: TemplateRef): [readonly Policy[], readonly Policy[]] {
+  private candidates(ref: TemplateRef, anyVersion = false): [readonly Policy[], readonly Policy[]] {
     return [
-      this.clusterPolicies.list().filter((p) => maySelect(p, ref)),
-      this.policies.list(ref.namespace).filter((p) => maySelect(p, ref)),
+      this.clusterPolicies.list().filter((p) => maySelect(p, ref, anyVersion)),
+      this.policies.list(ref.namespace).filter((p) => maySelect(p, ref, anyVersion)),
     ];
   }
 
@@ -213,14 +226,14 @@ const scheduled = (rb: ResourceBinding): boolean =>
  * Could the policy's resource selectors select the template, by what the binding tells of it (kind,
  * namespace, name)? Label selectors need the template itself: they may.
  */
-function maySelect(policy: Policy, ref: TemplateRef): boolean {
+function maySelect(policy: Policy, ref: TemplateRef, anyVersion = false): boolean {
   const spec = isJsonObject(policy.spec) ? policy.spec : {};
   const selectors = Array.isArray(spec['resourceSelectors']) ? spec['resourceSelectors'] : [];
   if (selectors.length === 0) return true;
   return selectors.some(
     (s) =>
       isJsonObject(s) &&
-      s['apiVersion'] === ref.apiVersion &&
+      (anyVersion || s['apiVersion'] === ref.apiVersion) &&
       s['kind'] === ref.kind &&
       (!s['namespace'] || s['namespace'] === ref.namespace) &&
       (!s['name'] || s['name'] === ref.name),
