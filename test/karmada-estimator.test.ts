@@ -234,6 +234,8 @@ describe('karmada-scheduler with the quota as its estimator', () => {
       120_000,
     );
     expect(placed.spec?.rescheduleTriggeredAt).toBeDefined();
+    // Requeued for the room the caps left then (member1 4 + member2 5), once.
+    expect(placed.metadata?.annotations?.['karmada-quota/requeued-for-room']).toBe('9');
     const split = placement(placed);
     expect((split['member1'] ?? 0) + (split['member2'] ?? 0)).toBe(6);
     expect(split['member1'] ?? 0).toBeLessThanOrEqual(4);
@@ -261,6 +263,24 @@ describe('karmada-scheduler with the quota as its estimator', () => {
     // Fewer per replica: the cap is the lower figure.
     expect(await maxAvailableReplicas(ourEstimator, 'member2', namespace, { cpu: '1', memory: '1Gi' })).toBe(
       8,
+    );
+
+    // A workload an OverridePolicy may select: what a member runs is not in the question, no opinion
+    // of ours (member1: Karmada's estimator of member2 does not answer for it either).
+    await objects().create({
+      apiVersion: 'policy.karmada.io/v1alpha1',
+      kind: 'OverridePolicy',
+      metadata: { name: 'web', namespace },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
+        overrideRules: [
+          { targetCluster: { clusterNames: ['member1'] }, overriders: { labelsOverrider: [] } },
+        ],
+      },
+    } as k8s.KubernetesObject);
+    await eventually(
+      () => maxAvailableReplicas(ourEstimator, 'member1', namespace, { cpu: '1' }),
+      (answer) => answer === -1,
     );
   });
 
