@@ -154,8 +154,8 @@ export const PLANTED: readonly PlantedBug[] = [
     edits: [
       {
         file: 'libs/accounting/src/reconcile-loop.ts',
-        from: 'return view.quotas.every((quota) => !statusOf(quota, view.bindings, input, now, []).changed);',
-        to: 'return view.quotas.length >= 0;',
+        from: 'return !changed && !(status.waiting ?? []).some((w) => held.has(w.binding));',
+        to: 'return true;',
       },
     ],
   },
