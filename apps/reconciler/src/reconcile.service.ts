@@ -13,7 +13,7 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { heldEvent, heldForRoom, type MemberLabels, type QuotaEvent } from '#quota';
+import { heldEvent, heldForRoom, type QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
@@ -32,7 +32,7 @@ import { NamespaceCache } from './namespace-cache.js';
 import { countedClusters, reconcileQuotas, statusesCurrentIn, type ReconcileInput } from '#accounting';
 import { readObservedUsage } from './usage-reader.js';
 import { UsageRecorder } from './usage-recorder.js';
-import { WaitingChanges } from './waiting-changes.js';
+import { WaitingChanges, type HeldBack } from './waiting-changes.js';
 
 const bindingResource = {
   group: RESOURCE_BINDING.group,
@@ -164,12 +164,18 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       (message) => this.logger.warn({ namespace }, message),
     );
     await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
-    const recounted = quotas.map((q) => ({
-      ...q,
-      status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
-    }));
-    await this.waiting.requeueHeld(namespace, judged, recounted, input.members, new Date());
-    await this.reportHeld(namespace, quotas, outcome.statuses, judged, input.members);
+    const held = judged.flatMap((binding) => {
+      const estimate = heldForRoom(binding, input.members);
+      return estimate ? [{ binding, estimate }] : [];
+    });
+    if (held.length > 0) {
+      const recounted = quotas.map((q) => ({
+        ...q,
+        status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
+      }));
+      await this.waiting.requeueHeld(namespace, held, recounted, new Date());
+      await this.reportHeld(namespace, quotas, outcome.statuses, held);
+    }
     this.usageRecorder.offer(namespace, quotas, input.clusters, judged);
     return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
   }
@@ -218,18 +224,14 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     namespace: string,
     quotas: readonly KarmadaQuota[],
     statuses: ReadonlyMap<string, KarmadaQuotaStatus>,
-    bindings: readonly ResourceBinding[],
-    members: MemberLabels | undefined,
+    held: readonly HeldBack[],
   ): Promise<void> {
-    const held = new Map(
-      bindings.filter((rb) => heldForRoom(rb, members)).map((rb) => [rb.metadata?.name, rb]),
-    );
-    if (held.size === 0) return;
+    const byName = new Map(held.map(({ binding }) => [binding.metadata?.name, binding]));
     for (const quota of quotas) {
       const name = quota.metadata?.name ?? '';
       const listedBefore = new Set((quota.status?.waiting ?? []).map((w) => w.binding));
       for (const entry of statuses.get(name)?.waiting ?? []) {
-        const workload = held.get(entry.binding)?.spec?.resource;
+        const workload = byName.get(entry.binding)?.spec?.resource;
         if (workload === undefined || listedBefore.has(entry.binding)) continue;
         const ref = {
           namespace,

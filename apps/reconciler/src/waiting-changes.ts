@@ -12,15 +12,20 @@ import {
 import {
   capRoomFor,
   decodeWaiting,
-  heldForRoom,
   REQUEUED_AT_ANNOTATION,
   requeueOrder,
   roomOf,
   waitingField,
-  type MemberLabels,
+  type HeldBinding,
   type WaitingChange,
 } from '#quota';
 import { waitingKey } from '#usage';
+
+/** A binding Karmada's scheduler holds back for want of room, and how the estimator sees it. */
+export interface HeldBack {
+  binding: ResourceBinding;
+  estimate: HeldBinding;
+}
 
 /** On a binding Karmada holds back: the room under the caps, in replicas, it was last requeued for. */
 export const HELD_ROOM_ANNOTATION = 'karmada-quota/requeued-for-room';
@@ -175,33 +180,31 @@ export class WaitingChanges {
    */
   async requeueHeld(
     namespace: string,
-    bindings: readonly ResourceBinding[],
+    held: readonly HeldBack[],
     quotas: readonly KarmadaQuota[],
-    members: MemberLabels | undefined,
     now: Date,
   ): Promise<void> {
-    for (const rb of bindings) {
-      const held = heldForRoom(rb, members);
-      const room = held && capRoomFor(held, quotas);
-      if (held === undefined || room === undefined || room < held.unplaced) continue;
+    for (const { binding: rb, estimate } of held) {
+      const room = capRoomFor(estimate, quotas);
+      if (room === undefined || room < estimate.unplaced) continue;
       if (rb.metadata?.annotations?.[HELD_ROOM_ANNOTATION] === String(room)) continue;
       const poked = Date.parse(rb.spec?.rescheduleTriggeredAt ?? '');
       if (now.getTime() - poked < this.minRequeueIntervalMs) continue;
       try {
         await this.poke(
           namespace,
-          { binding: held.name, annotations: { [HELD_ROOM_ANNOTATION]: String(room) } },
+          { binding: estimate.name, annotations: { [HELD_ROOM_ANNOTATION]: String(room) } },
           now,
         );
         this.requeues.inc({ via: 'binding', result: 'requeued' });
         this.logger.log(
-          { namespace, binding: held.name, room },
+          { namespace, binding: estimate.name, room },
           "requeued a binding Karmada's scheduler held back: the member caps have room for it now",
         );
       } catch (err) {
         this.requeues.inc({ via: 'binding', result: 'failed' });
         this.logger.warn(
-          { namespace, binding: held.name, error: describeError(err) },
+          { namespace, binding: estimate.name, error: describeError(err) },
           "could not requeue a binding Karmada's scheduler held back",
         );
       }

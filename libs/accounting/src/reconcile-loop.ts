@@ -7,12 +7,14 @@ import {
 } from '#api';
 import { parseResourceList } from '#quantity';
 import {
+  bySince,
   computeQuotaStatus,
   heldForRoom,
   heldWaitingStatus,
   liveWaiting,
   waitingStatus,
   type ClaimTiming,
+  type HeldBinding,
   type MemberLabels,
   type ObservedCluster,
   type QuotaStatusResult,
@@ -60,27 +62,29 @@ export interface CachedView {
  */
 export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
   if (input.waiting.length > 0) return false;
-  const held = heldNames(view.bindings, input);
+  const held = heldBindings(view.bindings, input);
+  const names = new Set(held.map((h) => h.name));
   return view.quotas.every((quota) => {
-    const { changed, status } = statusOf(quota, view.bindings, input, now, []);
-    return !changed && !(status.waiting ?? []).some((w) => held.has(w.binding));
+    const { changed, status } = statusOf(quota, view.bindings, held, input, now, []);
+    return !changed && !(status.waiting ?? []).some((w) => names.has(w.binding));
   });
 }
 
-/** The names of the bindings Karmada's scheduler holds back for want of room (libs/quota estimate.ts). */
-function heldNames(bindings: readonly ResourceBinding[], input: ReconcileInput): Set<string> {
-  return new Set(bindings.flatMap((rb) => heldForRoom(rb, input.members)?.name ?? []));
+/** The bindings Karmada's scheduler holds back for want of room (libs/quota estimate.ts). */
+function heldBindings(bindings: readonly ResourceBinding[], input: ReconcileInput): HeldBinding[] {
+  return bindings.flatMap((rb) => heldForRoom(rb, input.members) ?? []);
 }
 
 /**
  * The status the rules compute for `quota` from these bindings and the input read for it. Its
- * `waiting` lists the recorded refusals and the bindings Karmada's scheduler holds back because the
- * quota's caps leave too little room (heldWaitingStatus), weighed against the status computed here,
- * not the stored one (which may be of an older spec), oldest first.
+ * `waiting` lists the recorded refusals and the `held` bindings the quota's caps leave too little
+ * room (heldWaitingStatus), weighed against the status computed here, not the stored one (which may
+ * be of an older spec), oldest first.
  */
 function statusOf(
   quota: KarmadaQuota,
   bindings: readonly ResourceBinding[],
+  held: readonly HeldBinding[],
   input: ReconcileInput,
   now: number,
   waiting: readonly WaitingChange[],
@@ -100,17 +104,11 @@ function statusOf(
   const result = compute(refused);
   const listed = new Set(refused.map((w) => w.binding));
   const counted = { ...quota, status: result.status };
-  const held = bindings.flatMap((rb) => {
-    const binding = heldForRoom(rb, input.members);
-    const entry = binding && !listed.has(binding.name) ? heldWaitingStatus(binding, counted) : undefined;
-    return entry ? [entry] : [];
-  });
-  if (held.length === 0) return result;
-  return compute(
-    [...refused, ...held].sort((a, b) =>
-      a.since !== b.since ? (a.since < b.since ? -1 : 1) : a.binding < b.binding ? -1 : 1,
-    ),
+  const waitingForRoom = held.flatMap((binding) =>
+    listed.has(binding.name) ? [] : (heldWaitingStatus(binding, counted) ?? []),
   );
+  if (waitingForRoom.length === 0) return result;
+  return compute([...refused, ...waitingForRoom].sort(bySince));
 }
 
 export interface ReconcileOutcome {
@@ -142,6 +140,7 @@ export async function reconcileQuotas(
 ): Promise<ReconcileOutcome> {
   let now = access.clock();
   let bindings = await access.listBindings(namespace);
+  let held = heldBindings(bindings, input);
   const outcome: ReconcileOutcome = {
     quotas: quotas.length,
     written: 0,
@@ -151,7 +150,7 @@ export async function reconcileQuotas(
   };
   for (let quota of quotas) {
     for (let attempt = 0; ; attempt++) {
-      const result = statusOf(quota, bindings, input, now, outcome.waiting.live);
+      const result = statusOf(quota, bindings, held, input, now, outcome.waiting.live);
       if (result.errors.length > 0) warn(`${namespace}/${quota.metadata?.name}: ${result.errors.join('; ')}`);
       outcome.statuses.set(quota.metadata?.name ?? '', result.status);
       if (!result.changed) break;
@@ -172,6 +171,7 @@ export async function reconcileQuotas(
         quota = await access.getQuota(namespace, quota.metadata!.name!);
         now = access.clock();
         bindings = await access.listBindings(namespace);
+        held = heldBindings(bindings, input);
         outcome.waiting = liveWaiting(input.waiting, bindings, new Date(now));
       }
     }

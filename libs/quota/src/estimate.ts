@@ -5,7 +5,7 @@
  * node capacity allows; the webhook still decides. docs/concepts/scheduler-estimator.md has the
  * rules and why the global `hard` is not part of the answer.
  */
-import { formatList, parseResourceList, Quantity, type ResourceList } from '#quantity';
+import { formatList, formatListInline, parseResourceList, Quantity, type ResourceList } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding, type WaitingChangeStatus } from '#api';
 import { parseEnforcement } from './enforcement.js';
 import { labelsMatch } from './label-selector.js';
@@ -174,10 +174,7 @@ export function heldWaitingStatus(held: HeldBinding, quota: KarmadaQuota): Waiti
  * own condition cannot name the quota.
  */
 export function heldEvent(quota: string, entry: WaitingChangeStatus): QuotaEvent {
-  const list = (l: Record<string, string>) =>
-    Object.entries(l)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
+  const list = (wire: Record<string, string>) => formatListInline(parseResourceList(wire, 'waiting').list);
   return {
     type: 'Warning',
     reason: QuotaEventReason.WaitingForQuota,

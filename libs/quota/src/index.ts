@@ -115,6 +115,7 @@ export { addDenial, denialEvent } from './denial-events.js';
 export type { DenialTally } from './denial-events.js';
 export {
   ABANDONED_AFTER_MS,
+  bySince,
   decodeWaiting,
   liveWaiting,
   recordRefusal,

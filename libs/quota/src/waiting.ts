@@ -367,7 +367,11 @@ export function liveWaiting(
   return { live, forget };
 }
 
-const bySince = (a: WaitingChange, b: WaitingChange): number =>
+/** The order of `status.waiting`: oldest first, then by binding name. */
+export const bySince = (
+  a: { since: string; binding: string },
+  b: { since: string; binding: string },
+): number =>
   a.since < b.since ? -1 : a.since > b.since ? 1 : a.binding < b.binding ? -1 : a.binding > b.binding ? 1 : 0;
 
 /** A quota's `status.waiting`: its waiting changes, oldest first. */

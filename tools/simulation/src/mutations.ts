@@ -154,7 +154,7 @@ export const PLANTED: readonly PlantedBug[] = [
     edits: [
       {
         file: 'libs/accounting/src/reconcile-loop.ts',
-        from: 'return !changed && !(status.waiting ?? []).some((w) => held.has(w.binding));',
+        from: 'return !changed && !(status.waiting ?? []).some((w) => names.has(w.binding));',
         to: 'return true;',
       },
     ],
