@@ -39,6 +39,22 @@ export const KARMADA_QUOTA = {
   namespaced: true,
 } as const satisfies ApiResourceInfo;
 
+/**
+ * One quota over the namespaces a label selector picks (docs/concepts/cluster-quotas.md): a KarmadaQuota's
+ * spec plus `namespaceSelector`, cluster-scoped.
+ */
+export const CLUSTER_KARMADA_QUOTA = {
+  group: 'quota.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'ClusterKarmadaQuota',
+  listKind: 'ClusterKarmadaQuotaList',
+  plural: 'clusterkarmadaquotas',
+  singular: 'clusterkarmadaquota',
+  shortNames: ['ckq'],
+  namespaced: false,
+} as const satisfies ApiResourceInfo;
+
 /** The members' usage of a namespace by workload, as the reconciler records it for display. */
 export const WORKLOAD_USAGE = {
   group: 'quota.karmada.io',
@@ -136,12 +152,26 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
 // KarmadaQuota (quota.karmada.io/v1alpha1)
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * A KarmadaQuota, or a ClusterKarmadaQuota (`kind` says which; it has no namespace and its spec has
+ * `namespaceSelector`): the accounting treats both alike (docs/concepts/cluster-quotas.md).
+ */
 export interface KarmadaQuota {
   apiVersion?: typeof KARMADA_QUOTA.apiVersion;
-  kind?: typeof KARMADA_QUOTA.kind;
+  kind?: typeof KARMADA_QUOTA.kind | typeof CLUSTER_KARMADA_QUOTA.kind;
   metadata?: V1ObjectMeta;
   spec: KarmadaQuotaSpec;
   status?: KarmadaQuotaStatus;
+}
+
+export interface ClusterKarmadaQuota extends KarmadaQuota {
+  kind?: typeof CLUSTER_KARMADA_QUOTA.kind;
+  spec: ClusterKarmadaQuotaSpec;
+}
+
+export interface ClusterKarmadaQuotaSpec extends KarmadaQuotaSpec {
+  /** The namespaces of the Karmada API server the quota spans, by their labels ({} selects all). */
+  namespaceSelector: LabelSelector;
 }
 
 export interface KarmadaQuotaList {
@@ -161,7 +191,6 @@ export interface KarmadaQuotaSpec {
   clusters?: MemberCap[];
 }
 
-/** What one member cluster may run of the quota. */
 /** What one member cluster may run of the quota: the member named, or each member a selector matches. */
 export interface MemberCap {
   /** The member cluster (a cluster.karmada.io Cluster) by name; or set labelSelector. */
@@ -223,6 +252,12 @@ export interface KarmadaQuotaStatus {
    * against, sorted (docs/concepts/member-caps.md).
    */
   capsResolvedFor?: string[];
+  /**
+   * A ClusterKarmadaQuota's: each namespace it selected when the reconciler counted it, with what
+   * that namespace uses and reserves of it, sorted by namespace. Increases in a namespace not listed
+   * are refused until it is counted (docs/concepts/cluster-quotas.md).
+   */
+  namespaces?: NamespaceUsage[];
   /** Changes this quota refused that are still wanted, oldest first (docs/concepts/waiting-changes.md). */
   waiting?: WaitingChangeStatus[];
   /** Changes admitted only because enforcement is Warn or DryRun, newest first (docs/concepts/enforcement.md). */
@@ -277,8 +312,17 @@ export interface WouldBeDeniedStatus {
 export interface ReservedBy {
   apiVersion: string;
   kind: string;
+  /** The binding's namespace: set on a ClusterKarmadaQuota's claims, else the quota's own. */
+  namespace?: string;
   name: string;
   uid?: string;
+}
+
+/** One namespace's part of a ClusterKarmadaQuota. */
+export interface NamespaceUsage {
+  namespace: string;
+  used: ResourceList;
+  reserved?: ResourceList;
 }
 
 export interface ClusterUsage {
