@@ -267,7 +267,7 @@ async function writeChanged(
           ...quota,
           status: {
             ...quota.status,
-            reservations: toWireReservations(state.reservations),
+            reservations: toWireReservations(state.reservations, quota.metadata?.namespace ?? ''),
             reserved: formatList(state.reserved),
             wouldBeDenied: state.wouldBeDenied && [...state.wouldBeDenied],
           },

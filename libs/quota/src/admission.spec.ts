@@ -1075,7 +1075,7 @@ describe('admitBatch: property (500 seeded random items)', () => {
         status: {
           observedGeneration: 1,
           used: formatList(state.used),
-          reservations: toWireReservations(state.reservations),
+          reservations: toWireReservations(state.reservations, 'team-a'),
         },
       });
       const reread = (state: QuotaState): QuotaState => parseQuotaState(wire(state)).state;

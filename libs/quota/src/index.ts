@@ -74,6 +74,9 @@ export {
 } from './resource-names.js';
 export {
   bindingKeyString,
+  countedNamespaces,
+  isClusterQuota,
+  quotaName,
   claimAdmittedAt,
   isExpired,
   isLaterVersion,
@@ -98,7 +101,7 @@ export {
   QuotaEventReason,
   RETIREMENT_COALESCE_MS,
 } from './status.js';
-export type { QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
+export type { NamespaceInput, QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
 export { isTime, isWireList, observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
 export {

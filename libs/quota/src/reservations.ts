@@ -27,9 +27,11 @@ export interface ClaimTiming {
 
 export interface SettleInput {
   quota: KarmadaQuota;
+  /** The namespace whose bindings these are (a ClusterKarmadaQuota settles each on its own). */
+  namespace: string;
   hardKeys: readonly string[];
   views: readonly ClusterView[];
-  /** Bindings of the quota's namespace by name. */
+  /** Bindings of `namespace` by name. */
   bindings: ReadonlyMap<string, ResourceBinding>;
   /**
    * Whether the quota's `used` counts this binding's workload (a scoped quota counts only workloads
@@ -145,7 +147,7 @@ function derived(rb: ResourceBinding, input: SettleInput): ReservationEntry | un
   const reserved = excessOf(charge, countedUsage(rb, input));
   if (Object.keys(reserved).length === 0) return undefined;
   const binding = {
-    namespace: rb.metadata?.namespace ?? input.quota.metadata?.namespace ?? '',
+    namespace: rb.metadata?.namespace ?? input.namespace,
     name: rb.metadata!.name!,
   };
   const uid = rb.metadata?.uid;
@@ -247,7 +249,7 @@ export function settleReservations(
         : settled;
     if (next !== undefined) result.push(next);
   }
-  const namespace = input.quota.metadata?.namespace ?? '';
+  const namespace = input.namespace;
   const unreserved = [...input.bindings.keys()]
     .filter((name) => !seen.has(bindingKeyString({ namespace, name })))
     .sort(compareNames);

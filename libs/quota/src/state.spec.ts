@@ -101,7 +101,7 @@ describe('parseQuotaState', () => {
 
   it('round-trips through the wire form', () => {
     const { state } = parseQuotaState(quota);
-    expect(toWireReservations(state.reservations)).toEqual([
+    expect(toWireReservations(state.reservations, 'ns-a')).toEqual([
       {
         reservedBy: rbRef('web', 'u1'),
         reserved: { cpu: '2', pods: '2' },
@@ -113,9 +113,9 @@ describe('parseQuotaState', () => {
     ]);
     const again = parseQuotaState({
       ...quota,
-      status: { reservations: toWireReservations(state.reservations) },
+      status: { reservations: toWireReservations(state.reservations, 'ns-a') },
     }).state.reservations;
-    expect(toWireReservations(again)).toEqual(toWireReservations(state.reservations));
+    expect(toWireReservations(again, 'ns-a')).toEqual(toWireReservations(state.reservations, 'ns-a'));
   });
 
   // Read as absent, the claim is held as a create's would be while its binding is missing.
@@ -271,6 +271,6 @@ describe('parseQuotaState: reserved and claim versions', () => {
   ])('%s: version %p', (_what, extra, version) => {
     const [entry] = parseQuotaState(quota({ reservations: [claim(extra)] })).state.reservations;
     expect(entry?.resourceVersion).toBe(version);
-    expect(toWireReservations([entry!])[0]?.resourceVersion).toBe(version);
+    expect(toWireReservations([entry!], 'ns')[0]?.resourceVersion).toBe(version);
   });
 });

@@ -19,6 +19,7 @@ import {
   type ResourceList,
 } from '#quantity';
 import {
+  CLUSTER_KARMADA_QUOTA,
   isJsonObject,
   type Enforcement,
   type KarmadaQuota,
@@ -85,6 +86,30 @@ export interface QuotaState {
   capsResolvedFor?: ReadonlySet<string>;
 }
 
+/** Is it a ClusterKarmadaQuota (one quota over many namespaces, docs/concepts/cluster-quotas.md)? */
+export function isClusterQuota(quota: KarmadaQuota): boolean {
+  return quota?.kind === CLUSTER_KARMADA_QUOTA.kind;
+}
+
+/**
+ * The quota's name in decisions, refusals and records: a KarmadaQuota's name, or
+ * `ClusterKarmadaQuota/<name>`, so that a namespace's batch tells apart the two kinds' quotas of one name.
+ */
+export function quotaName(quota: KarmadaQuota): string {
+  const name = quota?.metadata?.name ?? '';
+  return isClusterQuota(quota) ? `${CLUSTER_KARMADA_QUOTA.kind}/${name}` : name;
+}
+
+/** The namespaces a ClusterKarmadaQuota's status says the reconciler counted (`status.namespaces[]`). */
+export function countedNamespaces(quota: KarmadaQuota): ReadonlySet<string> {
+  const listed: unknown = quota?.status?.namespaces;
+  return new Set(
+    (Array.isArray(listed) ? listed : []).flatMap((entry: unknown) =>
+      isJsonObject(entry) && typeof entry['namespace'] === 'string' ? [entry['namespace']] : [],
+    ),
+  );
+}
+
 /** `namespace/name`: reservations are keyed by the binding's name; the uid only tells reuse apart. */
 export function bindingKeyString(key: BindingKey): string {
   return `${key.namespace}/${key.name}`;
@@ -111,22 +136,28 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
  * for the current spec (`status.observedGeneration == metadata.generation`), else `{}`: after a spec
  * edit (a scope widened, a key removed and added again) the old count may leave out workloads the quota
  * now selects, so no key's usage is known until it is counted again (docs/concepts/accounting.md,
- * "Quota edits"). Reservations are those of
- * `status.reservations[]` reserved by a ResourceBinding, in the quota's namespace. Never throws: entries
- * or quantities that cannot be read are reported in `errors` (and left out).
+ * "Quota edits"). For a ClusterKarmadaQuota decided for a binding in `namespace`, it is known only once
+ * the status lists that namespace as counted (docs/concepts/cluster-quotas.md). Reservations are those of
+ * `status.reservations[]` reserved by a ResourceBinding: in the quota's namespace, or for a
+ * ClusterKarmadaQuota in the one each names. Never throws: entries or quantities that cannot be read
+ * are reported in `errors` (and left out).
  */
 export function parseQuotaState(
   quota: KarmadaQuota,
   members?: MemberLabels,
+  namespace?: string,
 ): { state: QuotaState; errors: FieldError[] } {
   const errors: FieldError[] = [];
-  const namespace = quota?.metadata?.namespace ?? '';
-  const name = quota?.metadata?.name ?? '';
+  const spansNamespaces = isClusterQuota(quota);
+  const ownNamespace = quota?.metadata?.namespace ?? '';
+  const name = quotaName(quota);
   const hard = parseResourceList(quota?.spec?.hard, 'spec.hard');
   const used = parseResourceList(quota?.status?.used, 'status.used');
   errors.push(...hard.errors, ...used.errors);
   const capSpec = readMemberCaps(quota, errors);
-  const countedForSpec = quota?.status?.observedGeneration === quota?.metadata?.generation;
+  const countedForSpec =
+    quota?.status?.observedGeneration === quota?.metadata?.generation &&
+    (!spansNamespaces || namespace === undefined || countedNamespaces(quota).has(namespace));
 
   const reservations: ReservationEntry[] = [];
   const raw: unknown = quota?.status?.reservations;
@@ -151,12 +182,21 @@ export function parseQuotaState(
       });
       return;
     }
+    const bindingNamespace = spansNamespaces ? by['namespace'] : ownNamespace;
+    if (typeof bindingNamespace !== 'string' || bindingNamespace === '') {
+      errors.push({
+        field: `${field}.reservedBy.namespace`,
+        message: `Required value: a ${CLUSTER_KARMADA_QUOTA.kind}'s reservation names its binding's namespace`,
+        value: by,
+      });
+      return;
+    }
     const reserved = parseResourceList(item['reserved'], `${field}.reserved`);
     const hasCharge = item['charge'] !== undefined && item['charge'] !== null;
     const charge = hasCharge ? parseResourceList(item['charge'], `${field}.charge`) : reserved;
     errors.push(...reserved.errors, ...(hasCharge ? charge.errors : []));
     const entry: ReservationEntry = {
-      binding: { namespace, name: by['name'] },
+      binding: { namespace: bindingNamespace, name: by['name'] },
       reserved: removeZeros(reserved.list),
       charge: removeZeros(charge.list),
     };
@@ -230,13 +270,20 @@ function resolvedBySelector(
   return caps;
 }
 
-/** The wire form of reservations (`status.reservations[]`), in the given order. */
-export function toWireReservations(entries: readonly ReservationEntry[]): Reservation[] {
+/**
+ * The wire form of reservations (`status.reservations[]`), in the given order. An entry names its
+ * binding's namespace unless it is `quotaNamespace` (a KarmadaQuota's own; a ClusterKarmadaQuota has none).
+ */
+export function toWireReservations(
+  entries: readonly ReservationEntry[],
+  quotaNamespace: string,
+): Reservation[] {
   return entries.map((entry) => {
     const wire: Reservation = {
       reservedBy: {
         apiVersion: RESOURCE_BINDING.apiVersion,
         kind: RESOURCE_BINDING.kind,
+        ...(entry.binding.namespace !== quotaNamespace ? { namespace: entry.binding.namespace } : {}),
         name: entry.binding.name,
       },
       reserved: formatList(entry.reserved),

@@ -10,6 +10,7 @@ import {
   type Condition,
   isJsonObject,
   type KarmadaQuotaStatus,
+  type NamespaceUsage,
   type Reservation,
   type WaitingChangeStatus,
   type WouldBeDeniedStatus,
@@ -42,6 +43,7 @@ function sameReservation(a: Record<string, unknown>, b: Reservation): boolean {
     isJsonObject(by) &&
     by['apiVersion'] === b.reservedBy.apiVersion &&
     by['kind'] === b.reservedBy.kind &&
+    (by['namespace'] ?? undefined) === b.reservedBy.namespace &&
     by['name'] === b.reservedBy.name &&
     (by['uid'] ?? undefined) === b.reservedBy.uid &&
     sameList(a['reserved'], b.reserved) &&
@@ -76,6 +78,10 @@ function sameCluster(a: Record<string, unknown>, b: ClusterUsage): boolean {
     sameList(a['hard'], b.hard) &&
     sameList(a['reserved'], b.reserved)
   );
+}
+
+function sameNamespace(a: Record<string, unknown>, b: NamespaceUsage): boolean {
+  return a['namespace'] === b.namespace && sameList(a['used'], b.used) && sameList(a['reserved'], b.reserved);
 }
 
 function sameWaiting(a: Record<string, unknown>, b: WaitingChangeStatus): boolean {
@@ -115,6 +121,9 @@ export function statusEquals(current: KarmadaQuotaStatus, next: KarmadaQuotaStat
     sameList(current.reserved, next.reserved) &&
     sameArray(current.reservations, next.reservations, sameReservation) &&
     sameArray(current.clusters, next.clusters, sameCluster) &&
+    (current.namespaces === undefined
+      ? next.namespaces === undefined
+      : sameArray(current.namespaces, next.namespaces, sameNamespace)) &&
     sameJson(current.capsResolvedFor ?? [], next.capsResolvedFor ?? []) &&
     sameArray(current.waiting, next.waiting, sameWaiting) &&
     sameArray(current.wouldBeDenied, next.wouldBeDenied, sameWouldBeDenied) &&

@@ -14,19 +14,28 @@ import {
 } from '#quantity';
 import {
   type ClusterUsage,
+  type ClusterUsageState,
   type Condition,
   type ConditionStatus,
   isJsonObject,
   type KarmadaQuota,
   KarmadaQuotaConditionType,
   type KarmadaQuotaStatus,
+  type NamespaceUsage,
   type Reservation,
   type ResourceBinding,
   type WaitingChangeStatus,
 } from '#api';
 import { runningBeyondCharge, type BeyondCharge } from './beyond-charge.js';
 import { bindingMatchesScopes, isScoped } from './scopes.js';
-import { claimAdmittedAt, parseQuotaState, sumReserved, toWireReservations } from './state.js';
+import {
+  claimAdmittedAt,
+  isClusterQuota,
+  parseQuotaState,
+  sumReserved,
+  toWireReservations,
+  type ReservationEntry,
+} from './state.js';
 import {
   bindingWorkloadKey,
   compareNames,
@@ -48,20 +57,32 @@ export interface QuotaEvent {
   count?: number;
 }
 
-export interface QuotaStatusInput {
-  /** Freshly read: it holds the webhook's latest reservations. */
-  quota: KarmadaQuota;
+/** What one namespace holds, as the reconciler read it. */
+export interface NamespaceInput {
+  namespace: string;
   /** Every ResourceBinding of the namespace, as persisted on the Karmada API server. */
   bindings: readonly ResourceBinding[];
   /** Every cluster that published usage for the namespace. */
   clusters: ObservedCluster[];
-  now: Date;
   /**
    * Uids of bindings seen deleted on the Karmada API server. A missing binding cannot tell
    * "deleted" from "created but not persisted yet"; these can, so their reservations go at once
    * instead of at expiry.
    */
   deletedBindingUids?: ReadonlySet<string>;
+}
+
+/**
+ * A KarmadaQuota's input is its namespace's (`bindings`, `clusters`, `deletedBindingUids`); a
+ * ClusterKarmadaQuota's is each namespace it selects (`namespaces`): its claims in any other are dropped.
+ */
+export type QuotaStatusInput = QuotaStatusCommon &
+  (Omit<NamespaceInput, 'namespace'> | { namespaces: readonly NamespaceInput[] });
+
+interface QuotaStatusCommon {
+  /** Freshly read: it holds the webhook's latest reservations. */
+  quota: KarmadaQuota;
+  now: Date;
   /** The webhook's claim timing, to settle claims of objects that can no longer be stored. */
   timing?: ClaimTiming;
   /** This quota's waiting changes, oldest first (waiting.ts waitingStatus). */
@@ -157,82 +178,51 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   const hard = parsed.state.hard;
   const hardKeys = Object.keys(hard).sort(compareNames);
 
-  // Clusters and usage.
+  // Clusters, usage and reservations, counted namespace by namespace, then summed.
   const previousClusters = new Map<string, ClusterUsage>();
   for (const c of Array.isArray(current.clusters) ? current.clusters : []) {
     if (isJsonObject(c) && typeof c.name === 'string') previousClusters.set(c.name, c);
   }
-  const views = readClusters(input.clusters, hardKeys, previousClusters, errors);
-
-  const bindingsByName = new Map<string, ResourceBinding>();
-  if (!Array.isArray(input.bindings)) {
-    if (input.bindings !== undefined && input.bindings !== null) errors.push('bindings: must be a list');
-  } else {
-    input.bindings.forEach((rb, i) => {
-      const name = rb?.metadata?.name;
-      if (typeof name !== 'string' || name === '') {
-        errors.push(`bindings[${i}].metadata.name: required; this ResourceBinding is ignored`);
-        return;
-      }
-      const ns = rb.metadata?.namespace;
-      if (ns !== undefined && ns !== '' && namespace !== '' && ns !== namespace) return;
-      if (!bindingsByName.has(name)) bindingsByName.set(name, rb);
-    });
-  }
-
-  const scoped = isScoped(quota);
-  const inScope = new Set<string>();
-  if (scoped) {
-    for (const rb of bindingsByName.values()) {
-      const key = bindingWorkloadKey(rb);
-      if (key !== undefined && bindingMatchesScopes(quota, rb)) inScope.add(key);
-    }
-  }
-  const clusterUsed = (view: ClusterView): ResourceList => {
-    if (!scoped) return view.used;
-    let total: ResourceList = {};
-    for (const [key, used] of view.workloads) if (inScope.has(key)) total = addLists(total, used);
-    // Pods on their way out count as long as they run, for the scope of their workload's binding.
-    for (const [key, used] of view.terminating) if (inScope.has(key)) total = addLists(total, used);
-    return total;
-  };
-  let usedTotal: ResourceList = {};
-  const usedIn = views.map((view) => {
-    const used = clusterUsed(view);
-    usedTotal = addLists(usedTotal, used);
-    return used;
-  });
-  const used = withAllKeys(usedTotal, hardKeys);
-
-  // Reservations.
-  const countsUsageOf = (rb: ResourceBinding) => {
-    const key = bindingWorkloadKey(rb);
-    return !scoped || (key !== undefined && inScope.has(key));
-  };
-  const reservations = settleReservations(parsed.state.reservations, {
-    quota,
+  const spansNamespaces = isClusterQuota(quota);
+  const parts: readonly NamespaceInput[] =
+    'namespaces' in input
+      ? input.namespaces
+      : [
+          {
+            namespace,
+            bindings: input.bindings,
+            clusters: input.clusters,
+            ...(input.deletedBindingUids ? { deletedBindingUids: input.deletedBindingUids } : {}),
+          },
+        ];
+  const counts = parts.map((part) =>
+    countNamespace(part, {
+      quota,
+      claims: parsed.state.reservations.filter((entry) => entry.binding.namespace === part.namespace),
+      hardKeys,
+      previousClusters,
+      now,
+      timing: input.timing,
+      errors,
+      spansNamespaces,
+    }),
+  );
+  const views = mergedViews(counts);
+  const usedOn = new Map(views.map((view) => [view.name, view.used]));
+  const used = withAllKeys(
+    counts.reduce((total, count) => addLists(total, count.used), {} as ResourceList),
     hardKeys,
-    views,
-    bindings: bindingsByName,
-    countsUsageOf,
-    now,
-    deletedBindingUids: input.deletedBindingUids,
-    timing: input.timing,
-    errors,
-  });
+  );
+  const reservations = counts.flatMap((count) => count.reservations);
   const reserved = sumReserved(reservations);
-  const clusters = views.map((view, i) => memberStatus(view, usedIn[i]!, { hard, reserved, hardKeys }));
-  const allReservations = toWireReservations(reservations);
+  const clusters = views.map((view) =>
+    memberStatus(view, usedOn.get(view.name)!, { hard, reserved, hardKeys }),
+  );
+  const allReservations = toWireReservations(reservations, namespace);
   const wouldBeDenied = liveWouldBeDenied(parsed.state.wouldBeDenied ?? [], now);
-  const beyondCharge = runningBeyondCharge({
-    quota,
-    hardKeys,
-    views,
-    bindings: bindingsByName,
-    countsUsageOf,
-    reservations,
-    now,
-  });
+  const beyondCharge = counts
+    .flatMap((count) => count.beyondCharge)
+    .sort((a, b) => compareNames(a.binding, b.binding));
 
   const previousConditions = Array.isArray(current.conditions) ? current.conditions.filter(isJsonObject) : [];
   const conditions = quotaConditions(previousConditions, {
@@ -255,6 +245,13 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     // A stored binding is its own record: only the claims in flight are listed.
     reservations: allReservations.filter((entry) => entry.expirationTime !== undefined),
     clusters,
+    ...(spansNamespaces
+      ? {
+          namespaces: counts
+            .map((count) => namespaceLine(count, hardKeys))
+            .sort((a, b) => compareNames(a.namespace, b.namespace)),
+        }
+      : {}),
     ...(parsed.state.capsResolvedFor
       ? { capsResolvedFor: [...parsed.state.capsResolvedFor].sort(compareNames) }
       : {}),
@@ -270,12 +267,152 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   return { status, reservations: allReservations, changed, events, errors };
 }
 
+/** A member as the quota's status shows it: its health over the namespaces counted, and their usage. */
+type MemberView = Pick<ClusterView, 'name' | 'state' | 'lastSyncTime' | 'message' | 'used'>;
+
+/** What one namespace counts for the quota. */
+interface NamespaceCount {
+  namespace: string;
+  /** Each member that published usage of the namespace, `used` as the quota counts it (its scopes). */
+  views: MemberView[];
+  used: ResourceList;
+  reservations: ReservationEntry[];
+  beyondCharge: BeyondCharge[];
+}
+
+interface CountContext {
+  quota: KarmadaQuota;
+  /** The quota's claims on bindings of this namespace. */
+  claims: readonly ReservationEntry[];
+  hardKeys: readonly string[];
+  previousClusters: ReadonlyMap<string, ClusterUsage>;
+  now: Date;
+  timing: ClaimTiming | undefined;
+  errors: string[];
+  /** A ClusterKarmadaQuota: problems and bindings are named with their namespace. */
+  spansNamespaces: boolean;
+}
+
+/** One namespace's usage, reservations and bindings running beyond their charge, for the quota. */
+function countNamespace(part: NamespaceInput, context: CountContext): NamespaceCount {
+  const { quota, hardKeys, now } = context;
+  const errors: string[] = [];
+  const views = readClusters(part.clusters, hardKeys, context.previousClusters, errors);
+  const bindingsByName = new Map<string, ResourceBinding>();
+  if (!Array.isArray(part.bindings)) {
+    if (part.bindings !== undefined && part.bindings !== null) errors.push('bindings: must be a list');
+  } else {
+    part.bindings.forEach((rb, i) => {
+      const name = rb?.metadata?.name;
+      if (typeof name !== 'string' || name === '') {
+        errors.push(`bindings[${i}].metadata.name: required; this ResourceBinding is ignored`);
+        return;
+      }
+      const ns = rb.metadata?.namespace;
+      if (ns !== undefined && ns !== '' && part.namespace !== '' && ns !== part.namespace) return;
+      if (!bindingsByName.has(name)) bindingsByName.set(name, rb);
+    });
+  }
+
+  const scoped = isScoped(quota);
+  const inScope = new Set<string>();
+  if (scoped) {
+    for (const rb of bindingsByName.values()) {
+      const key = bindingWorkloadKey(rb);
+      if (key !== undefined && bindingMatchesScopes(quota, rb)) inScope.add(key);
+    }
+  }
+  const clusterUsed = (view: ClusterView): ResourceList => {
+    if (!scoped) return view.used;
+    let total: ResourceList = {};
+    for (const [key, used] of view.workloads) if (inScope.has(key)) total = addLists(total, used);
+    // Pods on their way out count as long as they run, for the scope of their workload's binding.
+    for (const [key, used] of view.terminating) if (inScope.has(key)) total = addLists(total, used);
+    return total;
+  };
+  const counted = views.map((view) => ({ ...view, used: clusterUsed(view) }));
+  const used = counted.reduce((total, view) => addLists(total, view.used), {} as ResourceList);
+
+  const countsUsageOf = (rb: ResourceBinding) => {
+    const key = bindingWorkloadKey(rb);
+    return !scoped || (key !== undefined && inScope.has(key));
+  };
+  const settleInput = {
+    quota,
+    namespace: part.namespace,
+    hardKeys,
+    views,
+    bindings: bindingsByName,
+    countsUsageOf,
+    now,
+    deletedBindingUids: part.deletedBindingUids,
+    timing: context.timing,
+    errors,
+  };
+  const reservations = settleReservations(context.claims, settleInput);
+  const beyondCharge = runningBeyondCharge({ ...settleInput, reservations }).map((found) =>
+    context.spansNamespaces ? { ...found, binding: `${part.namespace}/${found.binding}` } : found,
+  );
+  const prefix = context.spansNamespaces ? `namespace ${part.namespace}: ` : '';
+  context.errors.push(...errors.map((error) => prefix + error));
+  return {
+    namespace: part.namespace,
+    views: counted.map(({ name, state, lastSyncTime, message, used }) => ({
+      name,
+      state,
+      lastSyncTime,
+      used,
+      ...(message !== undefined ? { message } : {}),
+    })),
+    used,
+    reservations,
+    beyondCharge,
+  };
+}
+
+const STATE_RANK: Record<ClusterUsageState, number> = { Ready: 0, Stale: 1, Unreachable: 2 };
+
+/**
+ * Each member over the namespaces counted: their usage summed, the worst state, the oldest sync (one
+ * namespace's view as it is).
+ */
+function mergedViews(counts: readonly NamespaceCount[]): MemberView[] {
+  const members = new Map<string, MemberView>();
+  for (const view of counts.flatMap((count) => count.views)) {
+    const seen = members.get(view.name);
+    if (seen === undefined) {
+      members.set(view.name, view);
+      continue;
+    }
+    const worse = STATE_RANK[view.state] > STATE_RANK[seen.state] ? view : seen;
+    const older = Date.parse(view.lastSyncTime) < Date.parse(seen.lastSyncTime) ? view : seen;
+    members.set(view.name, {
+      name: view.name,
+      state: worse.state,
+      lastSyncTime: older.lastSyncTime,
+      used: addLists(seen.used, view.used),
+      ...(worse.message !== undefined ? { message: worse.message } : {}),
+    });
+  }
+  return [...members.values()].sort((a, b) => compareNames(a.name, b.name));
+}
+
+/** One namespace's line of a ClusterKarmadaQuota's `status.namespaces[]`, on the global keys. */
+function namespaceLine(count: NamespaceCount, hardKeys: readonly string[]): NamespaceUsage {
+  const keys = hardKeys.filter((key) => !splitMemberKey(key));
+  return {
+    namespace: count.namespace,
+    used: formatList(withAllKeys(count.used, keys)),
+    reserved: formatList(withAllKeys(sumReserved(count.reservations), keys)),
+  };
+}
+
 /**
  * One member's line of `status.clusters[]`: its usage on the quota's resources and its caps, under
  * plain resource names, with its caps and what is reserved on them when it has any (member-caps.ts).
  */
 function memberStatus(
-  view: ClusterView,
+  view: MemberView,
   used: ResourceList,
   quota: { hard: ResourceList; reserved: ResourceList; hardKeys: readonly string[] },
 ): ClusterUsage {
@@ -315,7 +452,8 @@ function onlyRetiresRecentClaims(
 ): boolean {
   const ttlSeconds = input.timing?.ttlSeconds;
   if (ttlSeconds === undefined || !Array.isArray(current.reservations)) return false;
-  const key = (r: Reservation) => `${r?.reservedBy?.name}/${r?.reservedBy?.uid ?? ''}`;
+  const key = (r: Reservation) =>
+    `${r?.reservedBy?.namespace ?? ''}/${r?.reservedBy?.name}/${r?.reservedBy?.uid ?? ''}`;
   const kept = new Set((next.reservations ?? []).map(key));
   const retired = current.reservations.filter((r) => !kept.has(key(r)));
   const now = input.now.getTime();
@@ -334,7 +472,7 @@ function onlyRetiresRecentClaims(
 interface ConditionFacts {
   now: Date;
   generation: number | undefined;
-  views: readonly ClusterView[];
+  views: readonly MemberView[];
   hardKeys: readonly string[];
   hard: ResourceList;
   used: ResourceList;
@@ -345,7 +483,7 @@ interface ConditionFacts {
 }
 
 /** A cluster as a condition or an Event names it: its state and since when. */
-const describeCluster = (v: ClusterView): string =>
+const describeCluster = (v: MemberView): string =>
   `${v.name} ${v.state} since ${v.lastSyncTime}${v.message === undefined ? '' : ` (${v.message})`}`;
 
 /** Ready, ClustersSynced, OverQuota and RunningBeyondCharge, then the previous ones of other types (file comment). */
@@ -446,7 +584,7 @@ function quotaConditions(previous: readonly Condition[], facts: ConditionFacts):
 
 /** The Events of a status change (file comment): cluster states first, then conditions turned True. */
 function quotaEvents(
-  views: readonly ClusterView[],
+  views: readonly MemberView[],
   previousClusters: ReadonlyMap<string, ClusterUsage>,
   previousConditions: readonly Condition[],
   conditions: readonly Condition[],

@@ -1,0 +1,174 @@
+// A ClusterKarmadaQuota through the pure rules: its state as a namespace's batch reads it, and its
+// status summed over the namespaces it selects (docs/concepts/cluster-quotas.md).
+import type { KarmadaQuota, Reservation, ResourceBinding } from '#api';
+import { formatList } from '#quantity';
+import type { ObservedCluster } from './cluster-usage.js';
+import { countedNamespaces, parseQuotaState, quotaName, toWireReservations } from './state.js';
+import { computeQuotaStatus, type NamespaceInput } from './status.js';
+
+const NOW = new Date('2026-11-29T10:00:00.250Z');
+const UNEXPIRED = '2026-11-29T10:02:00.000Z';
+const SYNC = '2026-11-29T09:59:58Z';
+
+const claim = (namespace: string | undefined, name: string, cpu: string): Reservation => ({
+  reservedBy: {
+    apiVersion: 'work.karmada.io/v1alpha2',
+    kind: 'ResourceBinding',
+    ...(namespace ? { namespace } : {}),
+    name,
+    uid: `${namespace}-${name}`,
+  },
+  reserved: { cpu },
+  charge: { cpu },
+  expirationTime: UNEXPIRED,
+});
+
+const ckq = (
+  status: KarmadaQuota['status'] = {},
+  spec: Partial<KarmadaQuota['spec']> = {},
+): KarmadaQuota => ({
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'ClusterKarmadaQuota',
+  metadata: { name: 'team-a', generation: 2 },
+  spec: {
+    hard: { cpu: '10' },
+    namespaceSelector: { matchLabels: { team: 'a' } },
+    ...spec,
+  } as KarmadaQuota['spec'],
+  status,
+});
+
+const rb = (namespace: string, name: string, cpu: string, replicas = 1): ResourceBinding => ({
+  apiVersion: 'work.karmada.io/v1alpha2',
+  kind: 'ResourceBinding',
+  metadata: { namespace, name, uid: `${namespace}-${name}`, resourceVersion: '5' },
+  spec: {
+    resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+    replicas,
+    clusters: [{ name: 'member1', replicas }],
+    replicaRequirements: { resourceRequest: { cpu } },
+  },
+});
+
+const usage = (used: string, workloads: Record<string, string>, o: Partial<ObservedCluster> = {}) =>
+  ({
+    name: 'member1',
+    state: 'Ready',
+    lastSyncTime: SYNC,
+    used: { cpu: used },
+    workloads: Object.entries(workloads).map(([name, cpu]) => ({ kind: 'Deployment', name, used: { cpu } })),
+    ...o,
+  }) as ObservedCluster;
+
+describe('a ClusterKarmadaQuota read for admission', () => {
+  it('is named with its kind, so a namespace batch tells it from a KarmadaQuota of the same name', () => {
+    expect(quotaName(ckq())).toBe('ClusterKarmadaQuota/team-a');
+    expect(quotaName({ ...ckq(), kind: 'KarmadaQuota', metadata: { name: 'team-a', namespace: 'x' } })).toBe(
+      'team-a',
+    );
+  });
+
+  it('reads each claim in the namespace it names, and writes it back naming it', () => {
+    const quota = ckq({ reservations: [claim('ns-a', 'web', '2'), claim('ns-b', 'web', '3')] });
+    const { state, errors } = parseQuotaState(quota);
+    expect(errors).toEqual([]);
+    expect(state.reservations.map((r) => r.binding)).toEqual([
+      { namespace: 'ns-a', name: 'web', uid: 'ns-a-web' },
+      { namespace: 'ns-b', name: 'web', uid: 'ns-b-web' },
+    ]);
+    expect(formatList(state.reserved)).toEqual({ cpu: '5' });
+    expect(toWireReservations(state.reservations, '').map((r) => r.reservedBy.namespace)).toEqual([
+      'ns-a',
+      'ns-b',
+    ]);
+  });
+
+  it('refuses to read a claim that names no namespace (the batch then fails closed)', () => {
+    const { state, errors } = parseQuotaState(ckq({ reservations: [claim(undefined, 'web', '2')] }));
+    expect(state.reservations).toEqual([]);
+    expect(errors.map((e) => e.field)).toEqual(['status.reservations[0].reservedBy.namespace']);
+  });
+
+  it.each([
+    ['a namespace counted for this spec', ['ns-a'], 2, 'ns-a', { cpu: '4' }],
+    ['a namespace not counted yet', ['ns-b'], 2, 'ns-a', {}],
+    ['an older spec', ['ns-a'], 1, 'ns-a', {}],
+    ['no namespace given (the reconciler)', [], 2, undefined, { cpu: '4' }],
+  ])('knows its usage for %s', (_, counted, observed, namespace, used) => {
+    const quota = ckq({
+      observedGeneration: observed,
+      used: { cpu: '4' },
+      namespaces: counted.map((ns) => ({ namespace: ns, used: { cpu: '4' } })),
+    });
+    expect(countedNamespaces(quota)).toEqual(new Set(counted));
+    expect(formatList(parseQuotaState(quota, undefined, namespace).state.used)).toEqual(used);
+  });
+});
+
+describe('a ClusterKarmadaQuota status', () => {
+  const namespaces = (parts: Partial<NamespaceInput>[]): NamespaceInput[] =>
+    parts.map((p, i) => ({ namespace: `ns-${'ab'[i]}`, bindings: [], clusters: [], ...p }));
+
+  it('sums the namespaces it selects, member by member, and lists each', () => {
+    const result = computeQuotaStatus({
+      quota: ckq(),
+      now: NOW,
+      namespaces: namespaces([
+        { bindings: [rb('ns-a', 'web', '2')], clusters: [usage('2', { web: '2' })] },
+        {
+          bindings: [rb('ns-b', 'web', '3', 2)],
+          clusters: [usage('3', { web: '3' }, { lastSyncTime: '2026-11-29T09:59:50Z' })],
+        },
+      ]),
+    });
+    expect(result.errors).toEqual([]);
+    expect(result.status.used).toEqual({ cpu: '5' });
+    // ns-b's web is charged 6 (2 x 3) and runs 3: it reserves the rest.
+    expect(result.status.reserved).toEqual({ cpu: '3' });
+    expect(result.status.namespaces).toEqual([
+      { namespace: 'ns-a', used: { cpu: '2' }, reserved: { cpu: '0' } },
+      { namespace: 'ns-b', used: { cpu: '3' }, reserved: { cpu: '3' } },
+    ]);
+    expect(result.status.clusters).toEqual([
+      { name: 'member1', used: { cpu: '5' }, lastSyncTime: '2026-11-29T09:59:50Z', state: 'Ready' },
+    ]);
+  });
+
+  it('settles each claim against the bindings of its own namespace, and drops those of namespaces it no longer selects', () => {
+    const quota = ckq({
+      reservations: [claim('ns-a', 'web', '2'), claim('ns-b', 'web', '3'), claim('ns-gone', 'api', '4')],
+    });
+    const result = computeQuotaStatus({
+      quota,
+      now: NOW,
+      // ns-a's web is stored (its create landed: the claim retires); ns-b's is not yet.
+      namespaces: namespaces([{ bindings: [rb('ns-a', 'web', '2')] }, {}]),
+    });
+    expect(result.status.reservations).toEqual([claim('ns-b', 'web', '3')]);
+    expect(result.status.reserved).toEqual({ cpu: '5' });
+    expect(result.changed).toBe(true);
+  });
+
+  it('names the namespace of a binding running beyond its charge', () => {
+    const result = computeQuotaStatus({
+      quota: ckq(),
+      now: NOW,
+      namespaces: namespaces([
+        {},
+        { bindings: [rb('ns-b', 'web', '1')], clusters: [usage('3', { web: '3' })] },
+      ]),
+    });
+    const beyond = result.status.conditions?.find((c) => c.type === 'RunningBeyondCharge');
+    expect(beyond?.status).toBe('True');
+    expect(beyond?.message).toMatch(/^ns-b\/web runs cpu=3 against a charge of cpu=1/);
+  });
+
+  it('names the namespace of a problem found in one', () => {
+    const result = computeQuotaStatus({
+      quota: ckq(),
+      now: NOW,
+      namespaces: namespaces([{}, { clusters: [usage('x', {})] }]),
+    });
+    expect(result.errors).toEqual([expect.stringMatching(/^namespace ns-b: clusters\[member1\]\.used/)]);
+  });
+});
