@@ -18,6 +18,7 @@ import { RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usa
 import { AdmissionBatcher, CasPerAdmission, type AdmissionStrategy } from '#accounting';
 import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admission.controller.js';
 import { WatchedQuotaStore } from './watched-quota-store.js';
+import { NamespaceLabels } from './namespace-labels.js';
 import { TemplateWarnings } from './template-warnings.js';
 import type { WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
@@ -60,7 +61,7 @@ export class WebhookModule {
           useFactory: (quotas: WatchedQuotaStore) =>
             new DenialEventRecorder(
               new QuotaEventWriter(karmada, 'karmada-quota-webhook'),
-              (namespace, name) => quotas.uidOf(namespace, name),
+              (namespace, quota) => quotas.refOf(namespace, quota),
             ),
         },
         { provide: StoredBindings, useValue: new StoredBindings(karmada) },
@@ -98,8 +99,10 @@ export class WebhookModule {
         {
           // Batches read a namespace's quotas from this cache, kept by a watch (CachedQuotaStore).
           provide: WatchedQuotaStore,
-          useFactory: () => new WatchedQuotaStore(karmada, new KubeQuotaStore(karmada)),
+          inject: [NamespaceLabels],
+          useFactory: (namespaces: NamespaceLabels) => new WatchedQuotaStore(karmada, namespaces),
         },
+        { provide: NamespaceLabels, useValue: new NamespaceLabels(karmada) },
         ...(estimatorPort === undefined
           ? []
           : [
@@ -121,10 +124,14 @@ export class WebhookModule {
             ]),
         {
           provide: ADMISSION_STRATEGY,
-          inject: [WebhookMetrics, WatchedQuotaStore],
-          useFactory: (metrics: WebhookMetrics, quotas: WatchedQuotaStore): AdmissionStrategy =>
+          inject: [WebhookMetrics, WatchedQuotaStore, NamespaceLabels],
+          useFactory: (
+            metrics: WebhookMetrics,
+            quotas: WatchedQuotaStore,
+            namespaces: NamespaceLabels,
+          ): AdmissionStrategy =>
             config.ADMISSION_MODE === 'cas-per-admission'
-              ? new CasPerAdmission(new KubeQuotaStore(karmada), claimTiming, metrics)
+              ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces.of), claimTiming, metrics)
               : new AdmissionBatcher(
                   quotas,
                   { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },

@@ -2,7 +2,7 @@ import { describeError } from '#api';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Enforcement } from '#api';
 import { addDenial, denialEvent, type DenialTally } from '#quota';
-import type { QuotaEventWriter } from '#service-kit';
+import type { QuotaEventWriter, QuotaRef } from '#service-kit';
 
 /** Kubernetes' own event aggregation folds repeats over minutes; denials matter sooner. */
 export const DENIAL_EVENT_WINDOW_SECONDS = 10;
@@ -22,8 +22,8 @@ export class DenialEventRecorder implements OnApplicationShutdown {
 
   constructor(
     private readonly events: QuotaEventWriter,
-    /** The quota's uid, from the webhook's watch of quotas: no read per Event. */
-    private readonly uidOf: (namespace: string, name: string) => string | undefined,
+    /** The quota a decision names (quotaName) in a namespace, uid from the webhook's watch: no read per Event. */
+    private readonly refOf: (namespace: string, quota: string) => QuotaRef,
   ) {
     this.timer = setInterval(() => void this.flush(), DENIAL_EVENT_WINDOW_SECONDS * 1000).unref();
   }
@@ -35,7 +35,7 @@ export class DenialEventRecorder implements OnApplicationShutdown {
     message: string,
     enforcement: Enforcement = 'Deny',
   ): void {
-    const key = `${namespace}/${quota}/${enforcement}`;
+    const key = JSON.stringify([namespace, quota, enforcement]);
     if (!this.tallies.has(key) && this.tallies.size >= MAX_TALLIED_QUOTAS) {
       this.dropped++;
       return;
@@ -55,15 +55,14 @@ export class DenialEventRecorder implements OnApplicationShutdown {
     }
     await Promise.all(
       [...tallies].map(async ([key, tally]) => {
-        const [namespace, name, enforcement] = key.split('/') as [string, string, Enforcement];
+        const [namespace, quota, enforcement] = JSON.parse(key) as [string, string, Enforcement];
         try {
           // The uid lets `kubectl describe kq` list the Event; a quota deleted meanwhile has none.
-          const uid = this.uidOf(namespace, name);
           const event = denialEvent(tally, DENIAL_EVENT_WINDOW_SECONDS, enforcement);
-          await this.events.write({ namespace, name, uid }, event);
+          await this.events.write(this.refOf(namespace, quota), event);
         } catch (err) {
           this.logger.warn(
-            { namespace, quota: name, error: describeError(err) },
+            { namespace, quota, error: describeError(err) },
             'could not record the denials as an Event on the quota',
           );
         }

@@ -41,7 +41,7 @@ export class TemplateWarnings {
     const binding = stored ? updatedForTemplate(stored, fromTemplate) : fromTemplate;
     const { charge, errors } = bindingCharge(binding);
     const change = bindingChange({ namespace, name }, binding, charge, true, stored);
-    const projection = projected(warnQuotas);
+    const projection = projected(warnQuotas, namespace);
     if (errors.length > 0 || asksNothing(change) || !projection) return [];
     const [decision] = decide(projection, [change], Date.now(), this.timing).decisions;
     if (!decision?.allowed) return [];

@@ -1,33 +1,55 @@
 import type * as k8s from '@kubernetes/client-node';
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CachedQuotaStore } from '#accounting';
-import { describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { customObjectInformer, ResilientInformer, type QuotaStore } from '#service-kit';
+import { CLUSTER_KARMADA_QUOTA, describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { customObjectInformer, KubeQuotaStore, ResilientInformer, type QuotaRef } from '#service-kit';
+import type { NamespaceLabels } from './namespace-labels.js';
+
+type Watched = 'KarmadaQuotas' | 'ClusterKarmadaQuotas' | 'namespaces';
 
 /**
- * The CachedQuotaStore fed by a watch of every KarmadaQuota on the Karmada API server, for the
- * webhook's life.
+ * The CachedQuotaStore fed by watches of every KarmadaQuota, every ClusterKarmadaQuota and every
+ * namespace's labels on the Karmada API server, for the webhook's life. Lists are reused only while
+ * all three are listed and running.
  */
 export class WatchedQuotaStore extends CachedQuotaStore implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('quota-cache');
   private readonly informer: k8s.ObjectCache<KarmadaQuota>;
-  private readonly watch: ResilientInformer<KarmadaQuota>;
+  private readonly clusterInformer: k8s.ObjectCache<KarmadaQuota>;
+  private readonly watches: ResilientInformer<KarmadaQuota>[];
+  private readonly listed = new Set<Watched>();
 
-  constructor(karmada: k8s.KubeConfig, inner: QuotaStore) {
-    super(inner);
+  constructor(
+    karmada: k8s.KubeConfig,
+    private readonly namespaces: NamespaceLabels,
+  ) {
+    super(new KubeQuotaStore(karmada, namespaces.of));
     const informer = customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA);
+    const clusterInformer = customObjectInformer<KarmadaQuota>(karmada, CLUSTER_KARMADA_QUOTA);
     this.informer = informer;
-    this.watch = new ResilientInformer<KarmadaQuota>(
+    this.clusterInformer = clusterInformer;
+    this.watches = [
+      this.watchOf(informer, 'KarmadaQuotas'),
+      this.watchOf(clusterInformer, 'ClusterKarmadaQuotas'),
+    ];
+    namespaces.subscribe({
+      changed: (namespace) => this.namespaceChanged(namespace),
+      watching: (listed) => this.setListed('namespaces', listed),
+    });
+  }
+
+  private watchOf(informer: k8s.Informer<KarmadaQuota>, watched: Watched): ResilientInformer<KarmadaQuota> {
+    return new ResilientInformer<KarmadaQuota>(
       informer,
       {
         upsert: (quota) => this.observed(quota, false),
         remove: (quota) => this.observed(quota, true),
-        synced: () => this.setWatching(true),
+        synced: () => this.setListed(watched, true),
         failed: (err) => {
-          this.setWatching(false);
+          this.setListed(watched, false);
           this.logger.warn(
             { error: describeError(err) },
-            'watch of KarmadaQuotas failed, reading them for every batch until it is back',
+            `watch of ${watched} failed, reading the quotas for every batch until it is back`,
           );
         },
       },
@@ -35,23 +57,42 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     );
   }
 
-  /** The quota's uid as the watch last saw it (undefined before it is listed, or once deleted). */
-  uidOf(namespace: string, name: string): string | undefined {
-    return this.informer.get(name, namespace)?.metadata?.uid;
+  private setListed(watched: Watched, listed: boolean): void {
+    if (listed) this.listed.add(watched);
+    else this.listed.delete(watched);
+    this.setWatching(this.listed.size === 3);
   }
 
-  /** The namespace's quotas as the watch last listed them; undefined while the watch is not running. */
+  /**
+   * The object a decision's quota (quotaName) names in a namespace, with its uid as the watch last
+   * saw it (none before it is listed, or once deleted).
+   */
+  refOf(namespace: string, quota: string): QuotaRef {
+    const clusterScoped = `${CLUSTER_KARMADA_QUOTA.kind}/`;
+    if (!quota.startsWith(clusterScoped))
+      return { namespace, name: quota, uid: this.informer.get(quota, namespace)?.metadata?.uid };
+    const name = quota.slice(clusterScoped.length);
+    return {
+      namespace: '',
+      name,
+      uid: this.clusterInformer.get(name)?.metadata?.uid,
+      kind: { apiVersion: CLUSTER_KARMADA_QUOTA.apiVersion, kind: CLUSTER_KARMADA_QUOTA.kind },
+    };
+  }
+
+  /** The namespace's KarmadaQuotas as the watch last listed them; undefined while it is not running. */
   watchedIn(namespace: string): readonly KarmadaQuota[] | undefined {
     return this.isWatching ? this.informer.list(namespace) : undefined;
   }
 
-  /** Not awaited: admissions never wait for the watch (they read without it meanwhile). */
+  /** Not awaited: admissions never wait for the watches (they read without them meanwhile). */
   onApplicationBootstrap(): void {
-    void this.watch.start();
+    for (const watch of this.watches) void watch.start();
+    void this.namespaces.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.setWatching(false);
-    await this.watch.stop();
+    await Promise.all([...this.watches.map((watch) => watch.stop()), this.namespaces.stop()]);
   }
 }

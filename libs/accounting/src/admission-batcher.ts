@@ -59,7 +59,7 @@ export class AdmissionBatcher implements AdmissionStrategy {
     let projection = this.projections.get(namespace);
     if (projection === undefined) {
       const cached = this.store.cached?.(namespace);
-      projection = cached && projected(cached);
+      projection = cached && projected(cached, namespace);
       if (projection === undefined) return undefined;
       this.projections.set(namespace, projection);
     }

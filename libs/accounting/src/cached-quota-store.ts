@@ -1,4 +1,5 @@
 import type { KarmadaQuota } from '#api';
+import { isClusterQuota, quotaName } from '#quota';
 import type { QuotaStore, StoreCallOptions } from '#service-kit';
 
 /**
@@ -13,6 +14,11 @@ import type { QuotaStore, StoreCallOptions } from '#service-kit';
  * Kubernetes' quota admission keeps an informer): the batcher refuses from it what it refuses
  * (admission-batcher.ts). Any copy is sound for a refusal, and the watch, which reports every change
  * in order, keeps it at most its lag behind the Karmada API server.
+ *
+ * A namespace's list holds the ClusterKarmadaQuotas selecting it too (KubeQuotaStore). One may select
+ * any namespace, so a change of one the webhook did not write drops every list, and a namespace's
+ * label change drops its own (`namespaceChanged`). `cached` leaves them out: fewer quotas refuse less,
+ * never wrongly.
  */
 export class CachedQuotaStore implements QuotaStore {
   private readonly lists = new Map<string, KarmadaQuota[]>();
@@ -20,7 +26,10 @@ export class CachedQuotaStore implements QuotaStore {
   private readonly latest = new Map<string, Map<string, KarmadaQuota>>();
   /** Bumped by every change seen in a namespace: a read that raced one is not kept. */
   private readonly generations = new Map<string, number>();
-  /** Bumped whenever the watch stops or starts: a read that raced that is not kept either. */
+  /**
+   * Bumped whenever the watch stops or starts, or a ClusterKarmadaQuota changes: a read that raced
+   * that is not kept either.
+   */
   private epoch = 0;
   private watching = false;
 
@@ -42,9 +51,21 @@ export class CachedQuotaStore implements QuotaStore {
 
   /** A quota the watch reports as added, changed or deleted. */
   observed(quota: KarmadaQuota, deleted: boolean): void {
+    if (isClusterQuota(quota)) {
+      const ownWrite =
+        !deleted &&
+        [...this.lists.values()].some((list) =>
+          list.some((q) => quotaName(q) === quotaName(quota) && sameVersion(q, quota)),
+        );
+      if (!ownWrite) {
+        for (const namespace of [...this.lists.keys()]) this.invalidate(namespace);
+        this.epoch++; // and no list being read now is kept
+      }
+      return;
+    }
     const namespace = quota.metadata?.namespace;
     if (!namespace) return;
-    const cached = this.lists.get(namespace)?.find((q) => q.metadata?.name === quota.metadata?.name);
+    const cached = this.lists.get(namespace)?.find((q) => quotaName(q) === quotaName(quota));
     const ownWrite = !deleted && cached?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
     if (!ownWrite) this.invalidate(namespace);
     const name = quota.metadata?.name;
@@ -53,6 +74,11 @@ export class CachedQuotaStore implements QuotaStore {
     if (deleted) reported.delete(name);
     else reported.set(name, quota);
     this.latest.set(namespace, reported);
+  }
+
+  /** A namespace whose labels changed: the ClusterKarmadaQuotas selecting it may have too. */
+  namespaceChanged(namespace: string): void {
+    this.invalidate(namespace);
   }
 
   /**
@@ -76,19 +102,25 @@ export class CachedQuotaStore implements QuotaStore {
     return quotas;
   }
 
+  /** Writes the status; every list holding the quota (one namespace's, or each a cluster quota is in) gets it. */
   async writeStatus(quota: KarmadaQuota, options?: StoreCallOptions): Promise<KarmadaQuota> {
-    const namespace = quota.metadata!.namespace!;
+    const name = quotaName(quota);
+    const holding = isClusterQuota(quota)
+      ? [...this.lists].filter(([, list]) => list.some((q) => quotaName(q) === name)).map(([ns]) => ns)
+      : [quota.metadata!.namespace!];
     try {
       const written = await this.inner.writeStatus(quota, options);
-      const list = this.lists.get(namespace);
-      if (list)
-        this.lists.set(
-          namespace,
-          list.map((q) => (q.metadata?.name === written.metadata?.name ? written : q)),
-        );
+      for (const namespace of holding) {
+        const list = this.lists.get(namespace);
+        if (list)
+          this.lists.set(
+            namespace,
+            list.map((q) => (quotaName(q) === name ? written : q)),
+          );
+      }
       return written;
     } catch (err) {
-      this.invalidate(namespace);
+      for (const namespace of holding) this.invalidate(namespace);
       throw err;
     }
   }
@@ -98,3 +130,6 @@ export class CachedQuotaStore implements QuotaStore {
     this.generations.set(namespace, (this.generations.get(namespace) ?? 0) + 1);
   }
 }
+
+const sameVersion = (a: KarmadaQuota, b: KarmadaQuota) =>
+  a.metadata?.resourceVersion !== undefined && a.metadata.resourceVersion === b.metadata?.resourceVersion;

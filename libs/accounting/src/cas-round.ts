@@ -7,6 +7,7 @@ import {
   oldChargeHeld,
   isResourceVersion,
   parseQuotaState,
+  quotaName,
   toWireReservations,
   unboundedPodsRefusals,
   memberShares,
@@ -68,7 +69,7 @@ export async function admitWithCas(context: CasContext, batch: Pending[]): Promi
 /** The admission item for one request against these quotas: which of them its old object held in. */
 function itemFor(change: BindingChange, { quotas, states }: Projection): AdmissionItem {
   const { item, object, old } = change;
-  const names = quotas.map((q) => q.metadata!.name!);
+  const names = quotas.map(quotaName);
   // Only a quota that caps a member charges shares per member (member-caps.ts); one that caps
   // members by label weighs every member's, for the members it has not resolved yet.
   const selectsMembers = states.some((state) => state.capsResolvedFor !== undefined);
@@ -112,29 +113,38 @@ export interface Projection {
 }
 
 /**
- * Each quota object's decoded state. A caching store hands out the same objects until they change
- * (CachedQuotaStore), and the object a status write returns is given the state written (the CRD
- * keeps reservations as sent): a batch decodes only what another writer changed.
+ * Each quota object's decoded state, by the namespace of the batch it was decoded for (a
+ * ClusterKarmadaQuota's usage is known in the namespaces its status counted only). A caching store
+ * hands out the same objects until they change (CachedQuotaStore), and the object a status write
+ * returns is given the state written (the CRD keeps reservations as sent): a batch decodes only what
+ * another writer changed.
  */
-const decoded = new WeakMap<KarmadaQuota, ReturnType<typeof parseQuotaState>>();
+const decoded = new WeakMap<KarmadaQuota, Map<string, ReturnType<typeof parseQuotaState>>>();
 
-function decodedState(quota: KarmadaQuota): ReturnType<typeof parseQuotaState> {
-  let state = decoded.get(quota);
+function decodedState(quota: KarmadaQuota, namespace: string): ReturnType<typeof parseQuotaState> {
+  const byNamespace = decoded.get(quota) ?? new Map<string, ReturnType<typeof parseQuotaState>>();
+  decoded.set(quota, byNamespace);
+  let state = byNamespace.get(namespace);
   if (state === undefined) {
-    state = parseQuotaState(quota);
-    decoded.set(quota, state);
+    state = parseQuotaState(quota, undefined, namespace);
+    byNamespace.set(namespace, state);
   }
   return state;
 }
 
-/** The quotas' projection as they are; `unreadable` says why when a status cannot be parsed. */
-function projectionOf(quotas: readonly KarmadaQuota[]): Projection | { unreadable: string } {
-  const parsed = quotas.map((q) => ({ quota: q, ...decodedState(q) }));
+/**
+ * A namespace's quotas' projection as they are; `unreadable` says why when a status cannot be parsed.
+ */
+function projectionOf(
+  quotas: readonly KarmadaQuota[],
+  namespace: string,
+): Projection | { unreadable: string } {
+  const parsed = quotas.map((q) => ({ quota: q, ...decodedState(q, namespace) }));
   const broken = parsed.filter((p) => p.errors.length > 0);
   if (broken.length > 0)
     return {
       unreadable: broken
-        .map((b) => `${b.quota.metadata?.name}: ${b.errors.map(describeFieldError).join('; ')}`)
+        .map((b) => `${quotaName(b.quota)}: ${b.errors.map(describeFieldError).join('; ')}`)
         .join(' | '),
     };
   return { quotas, states: parsed.map((p) => p.state) };
@@ -147,7 +157,7 @@ export function decide(
   now: number,
   options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
 ): BatchResult {
-  const byName = new Map(quotas.map((q) => [q.metadata!.name!, q]));
+  const byName = new Map(quotas.map((q) => [quotaName(q), q]));
   return admitBatch(
     states,
     changes.map((change) => itemFor(change, { quotas, states })),
@@ -160,9 +170,9 @@ export function decide(
   );
 }
 
-/** The projection of quotas as read or cached, if their statuses can be read. */
-export function projected(quotas: readonly KarmadaQuota[]): Projection | undefined {
-  const projection = projectionOf(quotas);
+/** The projection of a namespace's quotas as read or cached, if their statuses can be read. */
+export function projected(quotas: readonly KarmadaQuota[], namespace: string): Projection | undefined {
+  const projection = projectionOf(quotas, namespace);
   return 'unreadable' in projection ? undefined : projection;
 }
 
@@ -205,7 +215,7 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
     }
     live = live.filter((p) => now < p.answerBy);
     if (live.length === 0) return;
-    const projection = projectionOf(quotas);
+    const projection = projectionOf(quotas, namespace);
     if ('unreadable' in projection) {
       for (const p of live)
         p.resolve(failClosed(`a KarmadaQuota in ${namespace} cannot be read: ${projection.unreadable}`));
@@ -225,7 +235,7 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
     });
     if (waiting.length === 0) return;
     const deadline = earliestAnswerBy(waiting);
-    const written = await writeChanged(store, quotas, result, deadline, options.clock);
+    const written = await writeChanged(store, namespace, quotas, result, deadline, options.clock);
     if (written === 'written') {
       live.forEach((p, i) => {
         if (result.awaitsWrite[i]) p.resolve(result.decisions[i]!); // an admission, with any notes
@@ -251,6 +261,7 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
  */
 async function writeChanged(
   store: QuotaStore,
+  namespace: string,
   quotas: readonly KarmadaQuota[],
   result: BatchResult,
   deadline: number,
@@ -258,7 +269,7 @@ async function writeChanged(
 ): Promise<'written' | 'conflict' | 'late'> {
   const changed = new Set(result.changed);
   for (const [i, quota] of quotas.entries()) {
-    if (!changed.has(quota.metadata!.name!)) continue;
+    if (!changed.has(quotaName(quota))) continue;
     if (clock() >= deadline) return 'late';
     const state = result.quotas[i]!;
     try {
@@ -274,7 +285,7 @@ async function writeChanged(
         },
         { deadline },
       );
-      decoded.set(written, { state, errors: [] });
+      decoded.set(written, new Map([[namespace, { state, errors: [] }]]));
     } catch (err) {
       if (err instanceof ConflictError) return 'conflict';
       throw err;

@@ -18,5 +18,17 @@ export {
   CasPerAdmission,
 } from './cas-per-admission.js';
 export { CachedQuotaStore } from './cached-quota-store.js';
-export { countedClusters, reconcileQuotas, statusesCurrentIn } from './reconcile-loop.js';
-export type { CachedView, ReconcileAccess, ReconcileInput, ReconcileOutcome } from './reconcile-loop.js';
+export {
+  countedClusters,
+  reconcileClusterQuota,
+  reconcileQuotas,
+  statusesCurrentIn,
+} from './reconcile-loop.js';
+export type {
+  CachedView,
+  ClusterQuotaAccess,
+  ClusterQuotaOutcome,
+  ReconcileAccess,
+  ReconcileInput,
+  ReconcileOutcome,
+} from './reconcile-loop.js';

@@ -12,6 +12,7 @@ import {
   heldForRoom,
   heldWaitingStatus,
   liveWaiting,
+  quotaName,
   waitingStatus,
   type ClaimTiming,
   type HeldBinding,
@@ -193,4 +194,81 @@ export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
     }
   }
   return [...counted].filter(isClusterName); // else not a cluster the aggregator could have published
+}
+
+/** What one ClusterKarmadaQuota's reconcile reads and writes on the Karmada API server, and its clock. */
+export interface ClusterQuotaAccess {
+  /** The quota as stored now; undefined once it is deleted. */
+  getQuota(): Promise<KarmadaQuota | undefined>;
+  /** The namespaces its selector picks. */
+  selectedNamespaces(quota: KarmadaQuota): string[];
+  /** One namespace, read after the quota: its bindings (listed then) and what Redis holds for it. */
+  readNamespace(
+    namespace: string,
+    quota: KarmadaQuota,
+  ): Promise<{ bindings: ResourceBinding[]; input: ReconcileInput }>;
+  writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
+  clock(): number;
+}
+
+export interface ClusterQuotaOutcome {
+  written: boolean;
+  conflicts: number;
+  /** The status as computed; undefined when the quota is gone. */
+  status?: KarmadaQuotaStatus;
+}
+
+/**
+ * Computes and writes one ClusterKarmadaQuota's status from the namespaces it selects
+ * (docs/concepts/cluster-quotas.md), as reconcileQuotas does a namespace's quotas: each namespace's
+ * bindings are listed after the quota was read, and a conflict reads it all again. Its waiting
+ * changes are the namespaces' records naming it, each binding named with its namespace.
+ */
+export async function reconcileClusterQuota(
+  access: ClusterQuotaAccess,
+  maxConflictRetries: number,
+  written: (quota: KarmadaQuota, result: QuotaStatusResult) => Promise<void>,
+  warn: (message: string) => void,
+): Promise<ClusterQuotaOutcome> {
+  for (let conflicts = 0; ; conflicts++) {
+    const quota = await access.getQuota();
+    if (quota === undefined) return { written: false, conflicts };
+    const now = access.clock();
+    const namespaces = access.selectedNamespaces(quota);
+    const read = await Promise.all(namespaces.map((ns) => access.readNamespace(ns, quota)));
+    const name = quotaName(quota);
+    const waiting = read
+      .flatMap(({ bindings, input }, i) =>
+        waitingStatus(name, liveWaiting(input.waiting, bindings, new Date(now)).live).map((w) => ({
+          ...w,
+          binding: `${namespaces[i]}/${w.binding}`,
+        })),
+      )
+      .sort(bySince);
+    const first = read[0]?.input;
+    const result = computeQuotaStatus({
+      quota,
+      now: new Date(now),
+      namespaces: read.map(({ bindings, input }, i) => ({
+        namespace: namespaces[i]!,
+        bindings,
+        clusters: input.clusters,
+        deletedBindingUids: input.deletedBindingUids,
+      })),
+      ...(first ? { timing: first.timing } : {}),
+      waiting,
+      ...(first?.members ? { members: first.members } : {}),
+    });
+    if (result.errors.length > 0) warn(`${name}: ${result.errors.join('; ')}`);
+    if (!result.changed) return { written: false, conflicts, status: result.status };
+    try {
+      await access.writeStatus({ ...quota, status: result.status });
+      await written(quota, result);
+      return { written: true, conflicts, status: result.status };
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      if (conflicts >= maxConflictRetries)
+        throw new Error(`${name} kept changing (${conflicts + 1} conflicts)`, { cause: err });
+    }
+  }
 }

@@ -17,6 +17,7 @@ import {
 } from '#quantity';
 import { isJsonObject, type KarmadaQuota, type ResourceBinding } from '#api';
 import { isScoped } from './scopes.js';
+import { quotaName } from './state.js';
 import { capsAnyMember, onMember } from './member-caps.js';
 import {
   LEGACY_COUNT_NAMES,
@@ -511,12 +512,12 @@ const REQUIRED_WHEN_TRACKED = ['cpu', 'memory'] as const;
  * ResourceQuota's "must specify" rule: when the quota tracks cpu (`cpu` or `requests.cpu` in hard) or
  * memory, every template of the binding that has replicas must declare a request for it. Returns one
  * message per template and resource, each naming `requests.<resource>`; [] when nothing is missing.
- * `quotaName` only improves the message.
+ * `quotaNamed` only improves the message.
  */
 export function missingRequestErrors(
   rb: ResourceBinding,
   hardKeys: Iterable<string>,
-  quotaName?: string,
+  quotaNamed?: string,
 ): string[] {
   const hard = new Set(hardKeys);
   const tracked = REQUIRED_WHEN_TRACKED.filter((r) => hard.has(r) || hard.has(REQUESTS_PREFIX + r));
@@ -528,7 +529,7 @@ export function missingRequestErrors(
     ? `${String(resource['kind'] ?? 'workload')} ${String(resource['name'] ?? '')}`.trim()
     : 'workload';
   const binding = namespace ? `${namespace}/${bindingName}` : bindingName;
-  const quota = quotaName ? `quota ${quotaName}` : 'a KarmadaQuota of this namespace';
+  const quota = quotaNamed ? `quota ${quotaNamed}` : 'a KarmadaQuota of this namespace';
 
   const messages: string[] = [];
   for (const template of bindingTemplates(rb)) {
@@ -646,7 +647,7 @@ export function unboundedPodsRefusals(
   const refusals: Record<string, string> = {};
   for (const quota of quotas) {
     const message = unboundedPodsError(rb, old, quota);
-    if (message !== undefined) refusals[quota.metadata?.name ?? ''] = message;
+    if (message !== undefined) refusals[quotaName(quota)] = message;
   }
   return refusals;
 }

@@ -32,6 +32,6 @@ export {
   type QuotaStore,
   type StoreCallOptions,
 } from './quota-store.js';
-export { QuotaEventWriter, type QuotaRef } from './quota-events.js';
+export { QuotaEventWriter, quotaRefOf, type QuotaRef } from './quota-events.js';
 export { TemplateClasses, TemplateClassUnreadable } from './template-classes.js';
 export { BindingOverrides, OverridesUnknown } from './binding-overrides.js';

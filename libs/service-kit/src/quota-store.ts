@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
-import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { CLUSTER_KARMADA_QUOTA, KARMADA_QUOTA, type ClusterKarmadaQuota, type KarmadaQuota } from '#api';
 import { describeError } from '#api';
+import { isClusterQuota, labelsMatch } from '#quota';
 
 /** How long a store call may take. */
 export interface StoreCallOptions {
@@ -25,6 +26,17 @@ export class ConflictError extends Error {
 }
 
 const resource = { group: KARMADA_QUOTA.group, version: KARMADA_QUOTA.version, plural: KARMADA_QUOTA.plural };
+const clusterResource = {
+  group: CLUSTER_KARMADA_QUOTA.group,
+  version: CLUSTER_KARMADA_QUOTA.version,
+  plural: CLUSTER_KARMADA_QUOTA.plural,
+};
+
+/** A namespace's labels on the Karmada API server: which ClusterKarmadaQuotas select it. */
+export type NamespaceLabelsOf = (
+  namespace: string,
+  options: StoreCallOptions,
+) => Promise<Readonly<Record<string, string>>>;
 
 /** Answers worth another try: throttling, a warming watch cache, a restarting API server. */
 const TRANSIENT = new Set([429, 500, 502, 503, 504]);
@@ -56,12 +68,17 @@ export function abortAt(deadline: number | undefined): k8s.ConfigurationOptions 
 
 /**
  * KarmadaQuotas on the Karmada API server; status writes are compare-and-swap on resourceVersion.
- * Transient failures are retried a few times (about 2.5 s in all, inside the admission deadline).
+ * Given `namespaceLabels`, a namespace's list also holds the ClusterKarmadaQuotas that select it
+ * (docs/concepts/cluster-quotas.md), read in the same call. Transient failures are retried a few
+ * times (about 2.5 s in all, inside the admission deadline).
  */
 export class KubeQuotaStore implements QuotaStore {
   private readonly api: k8s.CustomObjectsApi;
 
-  constructor(kc: k8s.KubeConfig) {
+  constructor(
+    kc: k8s.KubeConfig,
+    private readonly namespaceLabels?: NamespaceLabelsOf,
+  ) {
     this.api = kc.makeApiClient(k8s.CustomObjectsApi);
   }
 
@@ -72,38 +89,101 @@ export class KubeQuotaStore implements QuotaStore {
     );
   }
 
-  list(namespace: string, options: StoreCallOptions = {}): Promise<KarmadaQuota[]> {
+  /** The ClusterKarmadaQuota as stored; undefined when there is none of that name. */
+  getClusterQuota(name: string): Promise<KarmadaQuota | undefined> {
     return withRetries(async () => {
-      const list = (await this.api.listNamespacedCustomObject(
-        { ...resource, namespace },
-        abortAt(options.deadline),
-      )) as { items: KarmadaQuota[] };
-      return list.items;
+      try {
+        return asClusterQuota(
+          (await this.api.getClusterCustomObject({ ...clusterResource, name })) as KarmadaQuota,
+        );
+      } catch (err) {
+        if (err instanceof k8s.ApiException && err.code === 404) return undefined;
+        throw err;
+      }
+    });
+  }
+
+  async list(namespace: string, options: StoreCallOptions = {}): Promise<KarmadaQuota[]> {
+    const [own, spanning] = await Promise.all([
+      withRetries(async () => {
+        const list = (await this.api.listNamespacedCustomObject(
+          { ...resource, namespace },
+          abortAt(options.deadline),
+        )) as { items: KarmadaQuota[] };
+        return list.items;
+      }, options.deadline),
+      this.namespaceLabels ? this.selecting(namespace, this.namespaceLabels, options) : [],
+    ]);
+    return [...own, ...spanning];
+  }
+
+  /**
+   * Every ClusterKarmadaQuota. None when the Karmada API server does not serve the kind (its CRD not
+   * installed): then none can exist.
+   */
+  listClusterQuotas(options: StoreCallOptions = {}): Promise<KarmadaQuota[]> {
+    return withRetries(async () => {
+      try {
+        const list = (await this.api.listClusterCustomObject(clusterResource, abortAt(options.deadline))) as {
+          items: KarmadaQuota[];
+        };
+        return list.items.map(asClusterQuota);
+      } catch (err) {
+        if (err instanceof k8s.ApiException && err.code === 404) return [];
+        throw err;
+      }
     }, options.deadline);
   }
 
+  /** The ClusterKarmadaQuotas whose namespaceSelector matches the namespace's labels. */
+  private async selecting(
+    namespace: string,
+    namespaceLabels: NamespaceLabelsOf,
+    options: StoreCallOptions,
+  ): Promise<KarmadaQuota[]> {
+    const [quotas, labels] = await Promise.all([
+      this.listClusterQuotas(options),
+      namespaceLabels(namespace, options),
+    ]);
+    return quotas.filter((quota) =>
+      labelsMatch((quota as ClusterKarmadaQuota).spec?.namespaceSelector, labels),
+    );
+  }
+
   writeStatus(quota: KarmadaQuota, options: StoreCallOptions = {}): Promise<KarmadaQuota> {
+    const spanning = isClusterQuota(quota);
     return withRetries(async () => {
       try {
-        return (await this.api.replaceNamespacedCustomObjectStatus(
-          {
-            ...resource,
-            namespace: quota.metadata!.namespace!,
-            name: quota.metadata!.name!,
-            body: quota,
-          },
-          abortAt(options.deadline),
-        )) as KarmadaQuota;
+        const name = quota.metadata!.name!;
+        return spanning
+          ? asClusterQuota(
+              (await this.api.replaceClusterCustomObjectStatus(
+                { ...clusterResource, name, body: quota },
+                abortAt(options.deadline),
+              )) as KarmadaQuota,
+            )
+          : ((await this.api.replaceNamespacedCustomObjectStatus(
+              { ...resource, namespace: quota.metadata!.namespace!, name, body: quota },
+              abortAt(options.deadline),
+            )) as KarmadaQuota);
       } catch (err) {
         if (err instanceof k8s.ApiException && err.code === 409) {
           throw new ConflictError(
-            `KarmadaQuota ${quota.metadata?.namespace}/${quota.metadata?.name} changed meanwhile`,
+            spanning
+              ? `ClusterKarmadaQuota ${quota.metadata?.name} changed meanwhile`
+              : `KarmadaQuota ${quota.metadata?.namespace}/${quota.metadata?.name} changed meanwhile`,
           );
         }
         throw err;
       }
     }, options.deadline);
   }
+}
+
+/** The object marked as a ClusterKarmadaQuota (the accounting tells the kinds apart by `kind`). */
+function asClusterQuota(quota: KarmadaQuota): KarmadaQuota {
+  quota.kind = CLUSTER_KARMADA_QUOTA.kind;
+  return quota;
 }
 
 /** Retries transient failures; none is started after `deadline` (epoch ms), when given. */

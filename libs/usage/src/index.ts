@@ -37,6 +37,7 @@ export {
   RECONCILE_QUEUE_PREFIX,
   reconcileJobId,
   reconcileJobOptions,
+  clusterQuotaJobOptions,
   usageIndexKey,
   usageKey,
   waitingAdmittedKey,
@@ -52,6 +53,7 @@ export type {
   ClusterNamespaceSnapshot,
   Decoded,
   ReconcileJob,
+  ReconcileJobOptions,
   WorkloadSnapshot,
 } from './snapshot-layout.js';
 export { countedResource, countedResourceId, type CountedResource } from './counted-resources.js';

@@ -354,11 +354,11 @@ export const RECONCILE_QUEUE_PREFIX = `${KEY_PREFIX}:{reconcile}`;
 export const RECONCILE_QUEUE_MARKER_KEY = `${RECONCILE_QUEUE_PREFIX}:queue-marker`;
 export const RECONCILE_JOB_NAME = 'reconcile';
 
-/** The data of a reconcile job: which namespace, and why (for logs). */
-export interface ReconcileJob {
-  namespace: string;
-  reason: string;
-}
+/**
+ * The data of a reconcile job: a namespace's KarmadaQuotas, or one ClusterKarmadaQuota over the
+ * namespaces it selects; and why (for logs).
+ */
+export type ReconcileJob = { namespace: string; reason: string } | { clusterQuota: string; reason: string };
 
 /**
  * The deduplication id of a namespace's reconcile job: `reconcile-<namespace>`, one per namespace
@@ -374,15 +374,29 @@ export function reconcileJobId(namespace: string): string {
  * Failed attempts retry with exponential back-off; finished jobs are removed (completed at once,
  * the last 1000 failed kept for inspection).
  */
-export function reconcileJobOptions(namespace: string): {
+export function reconcileJobOptions(namespace: string): ReconcileJobOptions {
+  return jobOptions(reconcileJobId(namespace));
+}
+
+/**
+ * The options of a ClusterKarmadaQuota's reconcile job: deduplicated by `reconcile-cluster-quota.<name>`
+ * (a namespace's name has no dot, so it is never a namespace's id). Throws on a bad name.
+ */
+export function clusterQuotaJobOptions(name: string): ReconcileJobOptions {
+  return jobOptions(`reconcile-cluster-quota.${checkName('ClusterKarmadaQuota name', name)}`);
+}
+
+export interface ReconcileJobOptions {
   deduplication: { id: string; keepLastIfActive: true };
   attempts: number;
   backoff: { type: 'exponential'; delay: number };
   removeOnComplete: true;
   removeOnFail: number;
-} {
+}
+
+function jobOptions(id: string): ReconcileJobOptions {
   return {
-    deduplication: { id: reconcileJobId(namespace), keepLastIfActive: true },
+    deduplication: { id, keepLastIfActive: true },
     // A failing reconcile (Karmada API server down) is retried with back-off; past these attempts
     // the reconciler's worker keeps delaying it rather than letting it fail (reconcile.worker.ts).
     attempts: 8,
@@ -397,14 +411,21 @@ export function decodeReconcileJob(data: unknown): Decoded<ReconcileJob> {
   if (!isJsonObject(data))
     return { ok: false, error: `invalid reconcile job: must be an object, got ${describe(data)}` };
   const errors: string[] = [];
-  const namespace = readString(data, 'namespace', errors);
-  if (namespace !== undefined && !NAME.test(namespace)) {
-    errors.push(`namespace: must be a DNS-1123 name, got ${JSON.stringify(namespace)}`);
+  const field = 'clusterQuota' in data ? 'clusterQuota' : 'namespace';
+  const name = readString(data, field, errors);
+  if (name !== undefined && !NAME.test(name)) {
+    errors.push(`${field}: must be a DNS-1123 name, got ${JSON.stringify(name)}`);
   }
   const reason = data.reason;
   if (typeof reason !== 'string') errors.push(`reason: must be a string, got ${describe(reason)}`);
   if (errors.length > 0) return { ok: false, error: `invalid reconcile job: ${errors.join('; ')}` };
-  return { ok: true, value: { namespace: namespace as string, reason: reason as string } };
+  return {
+    ok: true,
+    value:
+      field === 'clusterQuota'
+        ? { clusterQuota: name as string, reason: reason as string }
+        : { namespace: name as string, reason: reason as string },
+  };
 }
 
 // -- validation helpers ----------------------------------------------------------------------------

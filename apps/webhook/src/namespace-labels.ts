@@ -1,0 +1,91 @@
+// Each namespace's labels on the Karmada API server: which ClusterKarmadaQuotas select it
+// (docs/concepts/cluster-quotas.md). From a watch; read live where the watch does not hold it.
+import * as k8s from '@kubernetes/client-node';
+import { Logger } from '@nestjs/common';
+import { describeError, sameJson } from '#api';
+import { abortAt, ResilientInformer, type StoreCallOptions } from '#service-kit';
+
+export class NamespaceLabels {
+  private readonly logger = new Logger('namespace-labels');
+  private readonly core: k8s.CoreV1Api;
+  private readonly informer: k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace>;
+  private readonly watch: ResilientInformer<k8s.V1Namespace>;
+  private readonly seen = new Map<string, Record<string, string>>();
+  private listed = false;
+  /** Told of a namespace whose labels changed, and of the watch being listed (true) or lost (false). */
+  private readonly listeners: { changed(namespace: string): void; watching(listed: boolean): void }[] = [];
+
+  constructor(karmada: k8s.KubeConfig) {
+    this.core = karmada.makeApiClient(k8s.CoreV1Api);
+    const core = this.core;
+    this.informer = k8s.makeInformer<k8s.V1Namespace>(karmada, '/api/v1/namespaces', () =>
+      core.listNamespace(),
+    );
+    this.watch = new ResilientInformer<k8s.V1Namespace>(
+      this.informer,
+      {
+        upsert: (namespace) => this.observed(namespace, false),
+        remove: (namespace) => this.observed(namespace, true),
+        synced: () => this.setListed(true),
+        failed: (err) => {
+          this.setListed(false);
+          this.logger.warn(
+            { error: describeError(err) },
+            'watch of namespaces failed, reading a namespace for every batch until it is back',
+          );
+        },
+      },
+      10_000,
+    );
+  }
+
+  get isWatching(): boolean {
+    return this.listed;
+  }
+
+  subscribe(listener: { changed(namespace: string): void; watching(listed: boolean): void }): void {
+    this.listeners.push(listener);
+  }
+
+  /** The namespace's labels: as the watch holds them, else read (none when it does not exist). */
+  readonly of = async (namespace: string, options: StoreCallOptions): Promise<Record<string, string>> => {
+    const watched = this.listed ? this.informer.get(namespace) : undefined;
+    if (watched) return watched.metadata?.labels ?? {};
+    try {
+      const read = await this.core.readNamespace({ name: namespace }, abortAt(options.deadline));
+      return read.metadata?.labels ?? {};
+    } catch (err) {
+      if (err instanceof k8s.ApiException && err.code === 404) return {};
+      throw new Error(`reading namespace ${namespace}'s labels failed: ${describeError(err)}`, {
+        cause: err,
+      });
+    }
+  };
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  async stop(): Promise<void> {
+    this.setListed(false);
+    await this.watch.stop();
+  }
+
+  private observed(namespace: k8s.V1Namespace, deleted: boolean): void {
+    const name = namespace.metadata?.name;
+    if (!name) return;
+    const labels = deleted ? undefined : (namespace.metadata?.labels ?? {});
+    const before = this.seen.get(name);
+    if (labels === undefined) this.seen.delete(name);
+    else this.seen.set(name, labels);
+    // A namespace first seen may have been read live with other labels: its list is dropped too.
+    if (before === undefined || !sameJson(before, labels ?? {}))
+      for (const listener of this.listeners) listener.changed(name);
+  }
+
+  private setListed(listed: boolean): void {
+    if (listed === this.listed) return;
+    this.listed = listed;
+    for (const listener of this.listeners) listener.watching(listed);
+  }
+}
