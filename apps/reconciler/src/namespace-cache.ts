@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import {
+  CLUSTER_KARMADA_QUOTA,
+  type ClusterKarmadaQuota,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
   type KarmadaQuota,
@@ -9,6 +11,7 @@ import {
 } from '#api';
 import { customObjectInformer, KARMADA_KUBECONFIG, ResilientInformer } from '#service-kit';
 import type { CachedView } from '#accounting';
+import { labelsMatch } from '#quota';
 
 const OWN_WRITES_KEPT = 10_000;
 const versionKey = (quota: KarmadaQuota) => `${quota.metadata?.uid}@${quota.metadata?.resourceVersion}`;
@@ -18,12 +21,17 @@ export interface NamespaceCacheHandlers {
   quotaChanged: (quota: KarmadaQuota) => void;
   bindingChanged: (binding: ResourceBinding) => void;
   bindingDeleted: (binding: ResourceBinding) => void;
+  /** A ClusterKarmadaQuota added, changed or deleted (docs/concepts/cluster-quotas.md). */
+  clusterQuotaChanged?: (quota: ClusterKarmadaQuota) => void;
+  /** A namespace added, deleted, or whose labels changed: ClusterKarmadaQuotas may select it or not. */
+  namespaceChanged?: (namespace: string) => void;
 }
 
 /**
  * The reconciler's informers on the Karmada API server: KarmadaQuotas and ResourceBindings, watched. They feed the
  * triggers (a change queues its namespace), the quota metrics, and each reconcile's first look
  * (reconcile-loop.ts: a namespace whose cached objects show nothing to write is not read again).
+ * ClusterKarmadaQuotas and namespaces' labels are watched too: which namespaces each selects.
  */
 @Injectable()
 export class NamespaceCache {
@@ -32,6 +40,14 @@ export class NamespaceCache {
   private readonly bindingInformer: k8s.Informer<ResourceBinding> & k8s.ObjectCache<ResourceBinding>;
   private readonly quotaWatch: ResilientInformer<KarmadaQuota>;
   private readonly bindingWatch: ResilientInformer<ResourceBinding>;
+  private readonly clusterQuotaInformer: k8s.Informer<ClusterKarmadaQuota> &
+    k8s.ObjectCache<ClusterKarmadaQuota>;
+  private readonly namespaceInformer: k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace>;
+  private readonly clusterQuotaWatch: ResilientInformer<ClusterKarmadaQuota>;
+  private readonly namespaceWatch: ResilientInformer<k8s.V1Namespace>;
+  /** Each namespace's labels as last seen, to tell a label change from any other. */
+  private readonly namespaceLabels = new Map<string, string>();
+  private namespacesWatched = false;
   private readonly handlers: NamespaceCacheHandlers[] = [];
   /** Quota versions this replica wrote (uid@resourceVersion), oldest first. */
   private readonly ownWrites = new Set<string>();
@@ -73,6 +89,36 @@ export class NamespaceCache {
       },
       10_000,
     );
+    this.clusterQuotaInformer = customObjectInformer<ClusterKarmadaQuota>(karmada, CLUSTER_KARMADA_QUOTA);
+    const changed = (q: ClusterKarmadaQuota) => this.handlers.forEach((h) => h.clusterQuotaChanged?.(q));
+    this.clusterQuotaWatch = new ResilientInformer<ClusterKarmadaQuota>(
+      this.clusterQuotaInformer,
+      { upsert: changed, remove: changed, ...watchHandlers('ClusterKarmadaQuotas', () => undefined) },
+      10_000,
+    );
+    const core = karmada.makeApiClient(k8s.CoreV1Api);
+    this.namespaceInformer = k8s.makeInformer<k8s.V1Namespace>(karmada, '/api/v1/namespaces', () =>
+      core.listNamespace(),
+    );
+    this.namespaceWatch = new ResilientInformer<k8s.V1Namespace>(
+      this.namespaceInformer,
+      {
+        upsert: (ns) => this.namespaceSeen(ns, false),
+        remove: (ns) => this.namespaceSeen(ns, true),
+        ...watchHandlers('namespaces', (on) => (this.namespacesWatched = on)),
+      },
+      10_000,
+    );
+  }
+
+  private namespaceSeen(namespace: k8s.V1Namespace, deleted: boolean): void {
+    const name = namespace.metadata?.name;
+    if (!name) return;
+    const labels = deleted ? undefined : JSON.stringify(namespace.metadata?.labels ?? {});
+    if (labels === this.namespaceLabels.get(name)) return;
+    if (labels === undefined) this.namespaceLabels.delete(name);
+    else this.namespaceLabels.set(name, labels);
+    this.handlers.forEach((h) => h.namespaceChanged?.(name));
   }
 
   /**
@@ -98,12 +144,43 @@ export class NamespaceCache {
   async start(): Promise<void> {
     await this.quotaWatch.start();
     await this.bindingWatch.start();
+    await this.namespaceWatch.start();
+    await this.clusterQuotaWatch.start();
   }
 
   async stop(): Promise<void> {
-    this.quotasWatched = this.bindingsWatched = false;
+    this.quotasWatched = this.bindingsWatched = this.namespacesWatched = false;
     await this.quotaWatch.stop();
     await this.bindingWatch.stop();
+    await this.namespaceWatch.stop();
+    await this.clusterQuotaWatch.stop();
+  }
+
+  /** Every ClusterKarmadaQuota in the cache. */
+  clusterQuotas(): readonly ClusterKarmadaQuota[] {
+    return this.clusterQuotaInformer.list();
+  }
+
+  /**
+   * The namespaces a ClusterKarmadaQuota's selector picks, sorted; undefined while the watch of
+   * namespaces is not listed.
+   */
+  namespacesSelectedBy(quota: KarmadaQuota): string[] | undefined {
+    if (!this.namespacesWatched) return undefined;
+    const selector = (quota as ClusterKarmadaQuota).spec?.namespaceSelector;
+    return this.namespaceInformer
+      .list()
+      .filter((ns) => labelsMatch(selector, ns.metadata?.labels ?? {}))
+      .map((ns) => ns.metadata!.name!)
+      .sort();
+  }
+
+  /** The cached ClusterKarmadaQuotas selecting the namespace (none while namespaces are not watched). */
+  clusterQuotasSelecting(namespace: string): ClusterKarmadaQuota[] {
+    const seen = this.namespacesWatched ? this.namespaceInformer.get(namespace) : undefined;
+    if (!seen) return [];
+    const labels = seen.metadata?.labels ?? {};
+    return this.clusterQuotas().filter((q) => labelsMatch(q.spec?.namespaceSelector, labels));
   }
 
   /** Every KarmadaQuota in the cache. */

@@ -13,7 +13,7 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { heldEvent, heldForRoom, type QuotaEvent } from '#quota';
+import { heldEvent, heldForRoom, quotaName, type QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
@@ -21,6 +21,7 @@ import {
   KubeQuotaStore,
   METRICS,
   QuotaEventWriter,
+  quotaRefOf,
   REDIS,
   BindingOverrides,
   TemplateClasses,
@@ -29,7 +30,13 @@ import {
 import { deletedBindingsKey } from '#usage';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { NamespaceCache } from './namespace-cache.js';
-import { countedClusters, reconcileQuotas, statusesCurrentIn, type ReconcileInput } from '#accounting';
+import {
+  countedClusters,
+  reconcileClusterQuota,
+  reconcileQuotas,
+  statusesCurrentIn,
+  type ReconcileInput,
+} from '#accounting';
 import { readObservedUsage } from './usage-reader.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { WaitingChanges, type HeldBack } from './waiting-changes.js';
@@ -47,6 +54,10 @@ export interface NamespaceReconcile {
   conflicts: number;
   skipped: boolean;
 }
+
+const usageMissing = (clusters: readonly string[], namespace: string) =>
+  `the usage of ${clusters.join(', ')} in ${namespace} is missing from Redis (restarted empty or ` +
+  `flushed?) and not published again yet; the status is kept until the aggregator republishes it`;
 
 const sameMembers = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x) => b.includes(x));
@@ -131,13 +142,8 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       cachedInput && sameMembers(cachedInput.counted, counted)
         ? cachedInput.input
         : await this.readInput(namespace, counted);
-    if (input.unknown.length > 0) {
-      // Failing leaves the status as it is; the job retries with back-off until the usage is back.
-      throw new Error(
-        `the usage of ${input.unknown.join(', ')} in ${namespace} is missing from Redis (restarted empty or ` +
-          `flushed?) and not published again yet; the status is kept until the aggregator republishes it`,
-      );
-    }
+    // Failing leaves the status as it is; the job retries with back-off until the usage is back.
+    if (input.unknown.length > 0) throw new Error(usageMissing(input.unknown, namespace));
     // Bindings get their templates' classes for every quota read so far: one read again after a
     // conflict (reconcile-loop.ts) may select by class where the one listed first did not.
     const read = [...quotas];
@@ -163,7 +169,11 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       (quota, result) => this.emit(quota, result.events),
       (message) => this.logger.warn({ namespace }, message),
     );
-    await this.waiting.settle(namespace, outcome.waiting, outcome.statuses, new Date());
+    // A record may name a ClusterKarmadaQuota selecting the namespace: its room is as last watched.
+    const statuses = new Map(outcome.statuses);
+    for (const quota of this.cache.clusterQuotasSelecting(namespace))
+      statuses.set(quotaName(quota), quota.status ?? {});
+    await this.waiting.settle(namespace, outcome.waiting, statuses, new Date());
     const held = judged.flatMap((binding) => {
       const estimate = heldForRoom(binding, input.members);
       return estimate ? [{ binding, estimate }] : [];
@@ -178,6 +188,42 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     }
     this.usageRecorder.offer(namespace, quotas, input.clusters, judged);
     return { quotas: outcome.quotas, written: outcome.written, conflicts: outcome.conflicts, skipped: false };
+  }
+
+  /**
+   * One ClusterKarmadaQuota's reconcile (docs/concepts/cluster-quotas.md): read it, then each namespace
+   * it selects (bindings, usage, deletions, waiting changes), and write its status if it changed.
+   */
+  async reconcileClusterQuota(name: string): Promise<NamespaceReconcile> {
+    const clockOff = this.clockCheck.distrust();
+    if (clockOff !== undefined) throw new Error(clockOff);
+    const outcome = await reconcileClusterQuota(
+      {
+        getQuota: () => this.quotas.getClusterQuota(name),
+        selectedNamespaces: (quota) => {
+          const namespaces = this.cache.namespacesSelectedBy(quota);
+          if (namespaces === undefined)
+            throw new Error('the watch of namespaces on the Karmada API server is not listed yet');
+          return namespaces;
+        },
+        readNamespace: async (namespace, quota) => {
+          const input = await this.readInput(namespace, countedClusters([quota]));
+          if (input.unknown.length > 0) throw new Error(usageMissing(input.unknown, namespace));
+          return { bindings: await this.judged(await this.listBindings(namespace), [quota]), input };
+        },
+        writeStatus: async (quota) => {
+          const written = await this.quotas.writeStatus(quota);
+          this.cache.noteOwnWrite(written);
+          return written;
+        },
+        clock: Date.now,
+      },
+      this.config.MAX_CONFLICT_RETRIES,
+      (quota, result) => this.emit(quota, result.events),
+      (message) => this.logger.warn({ clusterQuota: name }, message),
+    );
+    const written = outcome.written ? 1 : 0;
+    return { quotas: 1, written, conflicts: outcome.conflicts, skipped: !outcome.written };
   }
 
   /** What a reconcile reads from Redis: the usage of the counted clusters, deletions, waiting changes. */
@@ -253,11 +299,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
 
   /** Kubernetes Events on the quota (over quota, a cluster going stale or recovering). */
   private async emit(quota: KarmadaQuota, events: QuotaEvent[]): Promise<void> {
-    const ref = {
-      namespace: quota.metadata!.namespace!,
-      name: quota.metadata!.name!,
-      uid: quota.metadata!.uid,
-    };
+    const ref = quotaRefOf(quota);
     for (const event of events) {
       try {
         await this.events.write(ref, event);

@@ -12,6 +12,7 @@ import { testRedisUrl } from '../../../test/support/federation.js';
 import type { ReconcilerConfig } from './config.js';
 import type { NamespaceReconcile, ReconcileService } from './reconcile.service.js';
 import { RETRY_EVERY_MS, ReconcileWorker } from './reconcile.worker.js';
+import type { TriggersService } from './triggers.service.js';
 
 // Real BullMQ on a Redis database of this file's own: the retry guarantee lives in its scripts.
 const REDIS_URL = testRedisUrl(14);
@@ -56,7 +57,15 @@ function reconcileAnswering(...results: Error[]): { service: ReconcileService; c
 }
 
 function startWorker(service: ReconcileService): void {
-  worker = new ReconcileWorker(service, redis, { WORKER_CONCURRENCY: 1 } as ReconcilerConfig, metrics);
+  // No ClusterKarmadaQuota selects any namespace here.
+  const triggers = { namespaceReconciled: async () => {} } as unknown as TriggersService;
+  worker = new ReconcileWorker(
+    service,
+    triggers,
+    redis,
+    { WORKER_CONCURRENCY: 1 } as ReconcilerConfig,
+    metrics,
+  );
   worker.onApplicationBootstrap();
 }
 

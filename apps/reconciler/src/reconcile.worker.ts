@@ -12,6 +12,7 @@ import { duplicateRedis, METRICS, REDIS, type RedisClient } from '#service-kit';
 import { decodeReconcileJob, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { ReconcileService } from './reconcile.service.js';
+import { TriggersService } from './triggers.service.js';
 
 /**
  * How often a reconcile that has spent the attempts it was queued with is tried again, for as long
@@ -21,7 +22,7 @@ import { ReconcileService } from './reconcile.service.js';
 export const RETRY_EVERY_MS = 30_000;
 
 /**
- * The BullMQ worker: one job reconciles one namespace; any number of replicas may run. A job ends
+ * The BullMQ worker: one job reconciles one namespace, or one ClusterKarmadaQuota; any number of replicas may run. A job ends
  * failed only when it is malformed: a failing reconcile is retried until it succeeds, and a job
  * whose worker died or was starved of CPU past its lock (a stall) runs again however often that
  * happens (BullMQ's default fails it at the second stall).
@@ -37,6 +38,7 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
 
   constructor(
     private readonly reconcile: ReconcileService,
+    private readonly triggers: TriggersService,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(RECONCILER_CONFIG) private readonly config: ReconcilerConfig,
     @Inject(METRICS) metrics: Registry,
@@ -96,18 +98,26 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     const decoded = decodeReconcileJob(job.data);
     // A malformed job never gets better: fail it for good instead of retrying.
     if (!decoded.ok) throw new UnrecoverableError(decoded.error);
-    const { namespace, reason } = decoded.value;
+    const { reason } = decoded.value;
+    const subject: { namespace: string } | { clusterQuota: string } =
+      'clusterQuota' in decoded.value
+        ? { clusterQuota: decoded.value.clusterQuota }
+        : { namespace: decoded.value.namespace };
     const end = this.duration.startTimer();
     try {
-      const outcome = await this.reconcile.reconcileNamespace(namespace);
+      const outcome =
+        'clusterQuota' in subject
+          ? await this.reconcile.reconcileClusterQuota(subject.clusterQuota)
+          : await this.reconcile.reconcileNamespace(subject.namespace);
       end({ result: outcome.skipped ? 'current' : 'ok' });
       this.lastReconcile.setToCurrentTime();
       if (outcome.written > 0)
-        this.logger.debug({ namespace, written: outcome.written, reason }, 'quota statuses written');
+        this.logger.debug({ ...subject, written: outcome.written, reason }, 'quota statuses written');
+      if ('namespace' in subject) await this.triggers.namespaceReconciled(subject.namespace, reason);
     } catch (err) {
       end({ result: 'error' });
       this.retries.inc({ cause: 'error' });
-      await this.retryLater(job, namespace, err, token);
+      await this.retryLater(job, subject, err, token);
     }
   }
 
@@ -118,14 +128,14 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
    */
   private async retryLater(
     job: Job<ReconcileJob>,
-    namespace: string,
+    subject: { namespace: string } | { clusterQuota: string },
     err: unknown,
     token: string | undefined,
   ): Promise<never> {
     const attempts = job.opts.attempts ?? 1;
     if (job.attemptsMade + 1 < attempts) {
       this.logger.warn(
-        { namespace, attempt: job.attemptsMade + 1, attempts, error: describeError(err) },
+        { ...subject, attempt: job.attemptsMade + 1, attempts, error: describeError(err) },
         'reconcile failed, retrying with back-off',
       );
       throw err;
@@ -133,7 +143,7 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     await job.moveToDelayed(Date.now() + RETRY_EVERY_MS, token);
     this.logger.warn(
       {
-        namespace,
+        ...subject,
         runs: job.attemptsStarted,
         since: new Date(job.timestamp).toISOString(),
         retryEverySeconds: RETRY_EVERY_MS / 1000,

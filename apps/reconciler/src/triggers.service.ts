@@ -8,7 +8,7 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
-import { describeError, type ResourceBinding } from '#api';
+import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import { claimAdmittedAt, RETIREMENT_COALESCE_MS } from '#quota';
 import { duplicateRedis, METRICS, REDIS, registerQuotaMetrics, type RedisClient } from '#service-kit';
 import {
@@ -19,6 +19,7 @@ import {
   RECONCILE_QUEUE_MARKER_KEY,
   RECONCILE_QUEUE_PREFIX,
   reconcileJobOptions,
+  clusterQuotaJobOptions,
   type ReconcileJob,
 } from '#usage';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
@@ -34,8 +35,8 @@ import { NamespaceCache } from './namespace-cache.js';
 export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('triggers');
   private readonly queue: Queue<ReconcileJob>;
-  /** Reconciles that could not be queued (Redis down), by namespace: queued again every second. */
-  private readonly unqueued = new Map<string, string>();
+  /** Reconciles that could not be queued (Redis down), by deduplication id: queued again every second. */
+  private readonly unqueued = new Map<string, ReconcileJob>();
 
   constructor(
     private readonly cache: NamespaceCache,
@@ -70,6 +71,14 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       bindingChanged: (b) =>
         void this.enqueue(b.metadata?.namespace, `ResourceBinding ${b.metadata?.name} changed`),
       bindingDeleted: (b) => void this.bindingDeleted(b),
+      clusterQuotaChanged: (q) =>
+        cache.isOwnWrite(q)
+          ? undefined
+          : void this.enqueueClusterQuota(
+              q.metadata?.name,
+              `ClusterKarmadaQuota ${q.metadata?.name} changed`,
+            ),
+      namespaceChanged: (namespace) => void this.clusterQuotasMayChange(namespace),
     });
   }
 
@@ -95,10 +104,27 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     await this.queue.close();
   }
 
-  /** Every namespace with a KarmadaQuota. */
+  /** Every namespace with a KarmadaQuota, and every ClusterKarmadaQuota. */
   private async resync(reason = 'periodic resync'): Promise<void> {
     const namespaces = new Set(this.cache.quotas().map((q) => q.metadata?.namespace));
     for (const namespace of namespaces) await this.enqueue(namespace, reason);
+    for (const quota of this.cache.clusterQuotas())
+      await this.enqueueClusterQuota(quota.metadata?.name, reason);
+  }
+
+  /**
+   * After a namespace's reconcile: each ClusterKarmadaQuota selecting it counts what that reconcile
+   * was queued for (its bindings, its usage) too. Their jobs are deduplicated like a namespace's.
+   */
+  async namespaceReconciled(namespace: string, reason: string): Promise<void> {
+    for (const quota of this.cache.clusterQuotasSelecting(namespace))
+      await this.enqueueClusterQuota(quota.metadata?.name, `namespace ${namespace}: ${reason}`);
+  }
+
+  /** A namespace's labels changed: it may have entered or left any ClusterKarmadaQuota. */
+  private async clusterQuotasMayChange(namespace: string): Promise<void> {
+    for (const quota of this.cache.clusterQuotas())
+      await this.enqueueClusterQuota(quota.metadata?.name, `namespace ${namespace} changed`);
   }
 
   /**
@@ -106,7 +132,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
    * restarted empty or was flushed: the marker key is gone with the queued jobs).
    */
   private async recoverQueue(): Promise<void> {
-    for (const [namespace, reason] of [...this.unqueued]) await this.enqueue(namespace, reason);
+    for (const job of [...this.unqueued.values()]) await this.add(job);
     try {
       if ((await this.redis.set(RECONCILE_QUEUE_MARKER_KEY, '1', 'NX')) === 'OK') {
         this.logger.log('the reconcile queue has no record of earlier work (a new or emptied Redis): resync');
@@ -124,15 +150,21 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
    */
   private async sweepExpired(): Promise<void> {
     const now = Date.now();
-    for (const quota of this.cache.quotas()) {
+    const clusterQuotas: readonly KarmadaQuota[] = this.cache.clusterQuotas();
+    for (const quota of [...this.cache.quotas(), ...clusterQuotas]) {
       const due = quota.status?.reservations?.some((r) => {
         const admittedAt = claimAdmittedAt(r, this.config.RESERVATION_TTL_SECONDS);
         return admittedAt !== undefined && now - admittedAt >= RETIREMENT_COALESCE_MS;
       });
-      if (due) await this.enqueue(quota.metadata?.namespace, 'a claim may be retired or has expired');
       // A waiting change settles or is abandoned with no event to tell (libs/quota liveWaiting).
-      else if (quota.status?.waiting?.length)
-        await this.enqueue(quota.metadata?.namespace, 'a waiting change may have settled');
+      const reason = due
+        ? 'a claim may be retired or has expired'
+        : quota.status?.waiting?.length
+          ? 'a waiting change may have settled'
+          : undefined;
+      if (reason === undefined) continue;
+      if (clusterQuotas.includes(quota)) await this.enqueueClusterQuota(quota.metadata?.name, reason);
+      else await this.enqueue(quota.metadata?.namespace, reason);
     }
   }
 
@@ -162,14 +194,24 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   private async enqueue(namespace: string | undefined, reason: string): Promise<void> {
-    if (!namespace) return;
+    if (namespace) await this.add({ namespace, reason });
+  }
+
+  private async enqueueClusterQuota(name: string | undefined, reason: string): Promise<void> {
+    if (name) await this.add({ clusterQuota: name, reason });
+  }
+
+  private async add(job: ReconcileJob): Promise<void> {
+    const options =
+      'clusterQuota' in job ? clusterQuotaJobOptions(job.clusterQuota) : reconcileJobOptions(job.namespace);
+    const id = options.deduplication.id;
     try {
-      await this.queue.add(RECONCILE_JOB_NAME, { namespace, reason }, reconcileJobOptions(namespace));
-      this.unqueued.delete(namespace);
+      await this.queue.add(RECONCILE_JOB_NAME, job, options);
+      this.unqueued.delete(id);
     } catch (err) {
-      if (!this.unqueued.has(namespace))
-        this.logger.warn({ namespace, error: describeError(err) }, 'could not queue a reconcile, retrying');
-      this.unqueued.set(namespace, reason);
+      if (!this.unqueued.has(id))
+        this.logger.warn({ job: id, error: describeError(err) }, 'could not queue a reconcile, retrying');
+      this.unqueued.set(id, job);
     }
   }
 }
