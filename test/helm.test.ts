@@ -313,8 +313,13 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(uncovered).toEqual([]);
   });
 
-  test("ships libs/api/crds' KarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
-    const files = [CRD_FILE_NAMES.karmadaQuota, CRD_FILE_NAMES.workloadUsage];
+  test("ships libs/api/crds' KarmadaQuota, ClusterKarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
+    // In the order the chart renders them (files/crds sorted by name).
+    const files = [
+      CRD_FILE_NAMES.clusterKarmadaQuota,
+      CRD_FILE_NAMES.karmadaQuota,
+      CRD_FILE_NAMES.workloadUsage,
+    ];
     // On failure: cp libs/api/crds/quota.karmada.io_* charts/karmada-quota/files/crds/
     expect(readdirSync(join(chart, 'files', 'crds')).sort()).toEqual([...files].sort());
     for (const file of files)
@@ -463,6 +468,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     ).find((m) => m.metadata.name.endsWith('-remove'))!;
     expect(loadManifests(removed.data['objects.yaml']!).map((o) => o.kind)).toEqual([
       'ValidatingWebhookConfiguration',
+      'CustomResourceDefinition',
       'CustomResourceDefinition',
       'CustomResourceDefinition',
     ]);
