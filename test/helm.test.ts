@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
-import { CRD_FILE_NAMES, crdDir, FEDERATED_RESOURCE_QUOTA, KARMADA_QUOTA, RESOURCE_BINDING } from '#api';
+import {
+  CLUSTER_KARMADA_QUOTA,
+  CRD_FILE_NAMES,
+  crdDir,
+  FEDERATED_RESOURCE_QUOTA,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+} from '#api';
 import { aggregatorEnv } from '../apps/aggregator/src/config.js';
 import { consoleEnv } from '../apps/console/src/config.js';
 import { reconcilerEnv } from '../apps/reconciler/src/config.js';
@@ -511,7 +518,13 @@ describe('the Helm chart charts/karmada-quota', () => {
       webhooks: {
         name: string;
         clientConfig: { caBundle: string; service: { name: string; namespace: string; path: string } };
-        rules: { apiGroups: string[]; apiVersions: string[]; resources: string[]; operations: string[] }[];
+        rules: {
+          apiGroups: string[];
+          apiVersions: string[];
+          resources: string[];
+          operations: string[];
+          scope: string;
+        }[];
         failurePolicy: string;
         sideEffects: string;
         matchPolicy: string;
@@ -520,7 +533,8 @@ describe('the Helm chart charts/karmada-quota', () => {
     })[];
     // The one version of each kind the webhook reads (checkKind refuses others); with matchPolicy
     // Equivalent the API server converts a request made through another version to it first. The
-    // workloads' webhook only warns: it must not fail closed.
+    // workloads' webhook only warns: it must not fail closed. A cluster-scoped kind's rule has scope
+    // Cluster: a Namespaced one would never match it.
     expect(
       registration!.webhooks.map((w) => [
         w.name,
@@ -539,6 +553,12 @@ describe('the Helm chart charts/karmada-quota', () => {
         'karmadaquotas.quota.karmada.io',
         '/validate/karmadaquotas',
         [[[KARMADA_QUOTA.group], [KARMADA_QUOTA.version], ['karmadaquotas']]],
+        'Fail',
+      ],
+      [
+        'clusterkarmadaquotas.quota.karmada.io',
+        '/validate/clusterkarmadaquotas',
+        [[[CLUSTER_KARMADA_QUOTA.group], [CLUSTER_KARMADA_QUOTA.version], [CLUSTER_KARMADA_QUOTA.plural]]],
         'Fail',
       ],
       [
@@ -564,7 +584,19 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(withoutWarnings!.webhooks.map((w) => w.name)).toEqual([
       'resourcebindings.quota.karmada.io',
       'karmadaquotas.quota.karmada.io',
+      'clusterkarmadaquotas.quota.karmada.io',
     ]);
+    // Each rule's scope is its kind's.
+    const namespaced: Record<string, boolean> = {
+      resourcebindings: RESOURCE_BINDING.namespaced,
+      karmadaquotas: KARMADA_QUOTA.namespaced,
+      [CLUSTER_KARMADA_QUOTA.plural]: CLUSTER_KARMADA_QUOTA.namespaced,
+    };
+    for (const rule of registration!.webhooks.flatMap((w) => w.rules))
+      expect({ resources: rule.resources, scope: rule.scope }).toEqual({
+        resources: rule.resources,
+        scope: (namespaced[rule.resources[0]!] ?? true) ? 'Namespaced' : 'Cluster',
+      });
     // Served FRQs (reconciler.serveFederatedResourceQuotas) add theirs: a change of a team's limit
     // takes the right to update KarmadaQuotas (docs/operating/switch-from-frq.md).
     const [withFrq] = ofKind(
