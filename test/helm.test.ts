@@ -224,6 +224,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(answers).toEqual(table);
   };
   const KQ = 'karmadaquotas.quota.karmada.io';
+  const CKQ = `${CLUSTER_KARMADA_QUOTA.plural}.${CLUSTER_KARMADA_QUOTA.group}`;
   const WU = 'workloadusages.quota.karmada.io';
 
   beforeAll(async () => {
@@ -1103,6 +1104,17 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['webhook', 'update', KQ, 'team-x', false],
       ['webhook', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
+      // webhook: ClusterKarmadaQuotas as KarmadaQuotas, one read by name, and the namespaces' labels
+      // their selectors pick by ('': cluster-scoped)
+      ['webhook', 'watch', CKQ, '', true],
+      ['webhook', 'list', CKQ, '', true],
+      ['webhook', 'get', CKQ, '', true],
+      ['webhook', 'update', `${CKQ}/status`, '', true],
+      ['webhook', 'update', CKQ, '', false],
+      ['webhook', 'watch', 'namespaces', '', true],
+      ['webhook', 'list', 'namespaces', '', true],
+      ['webhook', 'get', 'namespaces', '', true],
+      ['webhook', 'update', 'namespaces', '', false],
       // aggregator: Cluster and quota informers, member credentials, cluster and membership Leases
       ['aggregator', 'watch', 'clusters.cluster.karmada.io', undefined, true],
       ['aggregator', 'list', KQ, 'team-x', true],
@@ -1116,6 +1128,10 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['aggregator', 'delete', 'leases.coordination.k8s.io', undefined, true],
       ['aggregator', 'create', 'leases.coordination.k8s.io', 'kube-system', false],
       ['aggregator', 'update', `${KQ}/status`, 'team-x', false],
+      ['aggregator', 'list', CKQ, '', true],
+      ['aggregator', 'watch', CKQ, '', true],
+      ['aggregator', 'update', `${CKQ}/status`, '', false],
+      ['aggregator', 'list', 'namespaces', '', false],
       // reconciler: quotas (informer, get after a conflict, status), bindings, Events
       ['reconciler', 'get', KQ, 'team-x', true],
       ['reconciler', 'update', `${KQ}/status`, 'team-x', true],
@@ -1123,6 +1139,17 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['reconciler', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['reconciler', 'create', 'events', 'team-x', true],
       ['reconciler', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
+      // reconciler: ClusterKarmadaQuotas as KarmadaQuotas, and the namespaces their selectors pick
+      ['reconciler', 'get', CKQ, '', true],
+      ['reconciler', 'list', CKQ, '', true],
+      ['reconciler', 'watch', CKQ, '', true],
+      ['reconciler', 'update', `${CKQ}/status`, '', true],
+      ['reconciler', 'update', CKQ, '', false],
+      ['reconciler', 'delete', CKQ, '', false],
+      ['reconciler', 'get', 'namespaces', '', true],
+      ['reconciler', 'list', 'namespaces', '', true],
+      ['reconciler', 'watch', 'namespaces', '', true],
+      ['reconciler', 'patch', 'namespaces', '', false],
       // reconciler: the usage record, by server-side apply
       ['reconciler', 'create', WU, 'team-x', true],
       ['reconciler', 'patch', WU, 'team-x', true],
@@ -1140,6 +1167,11 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['console', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
       ['console', 'get', WU, 'team-x', true],
       ['console', 'patch', WU, 'team-x', false],
+      ['console', 'list', CKQ, '', true],
+      ['console', 'watch', CKQ, '', true],
+      ['console', 'get', CKQ, '', false],
+      ['console', 'update', `${CKQ}/status`, '', false],
+      ['console', 'list', 'namespaces', '', false],
     ];
     // The estimator Services karmada-scheduler finds, only with schedulerEstimator.enabled.
     table.push(['reconciler', 'create', 'services', 'karmada-system', false]);
@@ -1171,6 +1203,7 @@ describe('the Helm chart charts/karmada-quota', () => {
         ...serving.map((call) => [...call, true] as (typeof table)[number]),
         ['reconciler', 'update', FRQ, 'team-x', false],
         ['reconciler', 'update', `${KQ}/status`, 'team-x', true],
+        ['reconciler', 'create', CKQ, '', false],
       ],
       can,
     );
@@ -1197,7 +1230,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     );
   });
 
-  test('roles for people: reading KarmadaQuotas aggregated into view, edit and admin; writing them in a role aggregated nowhere', () => {
+  test('roles for people: reading KarmadaQuotas and ClusterKarmadaQuotas aggregated into view, edit and admin; writing them in a role aggregated nowhere', () => {
     // test/tenant-roles.test.ts applies these roles to the host and writes quotas as each user.
     const aggregatedInto = (m: Manifest) =>
       Object.keys(m.metadata.labels ?? {})
@@ -1210,7 +1243,10 @@ describe('the Helm chart charts/karmada-quota', () => {
         )
         .map((m) => [m.metadata.name, aggregatedInto(m), m.rules]);
     expect(userRoles(render('userRoles.enabled=false').manifests)).toEqual([]);
-    const quotas = { apiGroups: [KARMADA_QUOTA.group], resources: [KARMADA_QUOTA.plural] };
+    const quotas = {
+      apiGroups: [KARMADA_QUOTA.group],
+      resources: [KARMADA_QUOTA.plural, CLUSTER_KARMADA_QUOTA.plural],
+    };
     const usageRecord = {
       apiGroups: [KARMADA_QUOTA.group],
       resources: ['workloadusages'],
