@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
-import { CRD_FILE_NAMES, crdDir, FEDERATED_RESOURCE_QUOTA, KARMADA_QUOTA, RESOURCE_BINDING } from '#api';
+import {
+  CLUSTER_KARMADA_QUOTA,
+  CRD_FILE_NAMES,
+  crdDir,
+  FEDERATED_RESOURCE_QUOTA,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+} from '#api';
 import { aggregatorEnv } from '../apps/aggregator/src/config.js';
 import { consoleEnv } from '../apps/console/src/config.js';
 import { reconcilerEnv } from '../apps/reconciler/src/config.js';
@@ -217,6 +224,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(answers).toEqual(table);
   };
   const KQ = 'karmadaquotas.quota.karmada.io';
+  const CKQ = `${CLUSTER_KARMADA_QUOTA.plural}.${CLUSTER_KARMADA_QUOTA.group}`;
   const WU = 'workloadusages.quota.karmada.io';
 
   beforeAll(async () => {
@@ -313,8 +321,13 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(uncovered).toEqual([]);
   });
 
-  test("ships libs/api/crds' KarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
-    const files = [CRD_FILE_NAMES.karmadaQuota, CRD_FILE_NAMES.workloadUsage];
+  test("ships libs/api/crds' KarmadaQuota, ClusterKarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
+    // In the order the chart renders them (files/crds sorted by name).
+    const files = [
+      CRD_FILE_NAMES.clusterKarmadaQuota,
+      CRD_FILE_NAMES.karmadaQuota,
+      CRD_FILE_NAMES.workloadUsage,
+    ];
     // On failure: cp libs/api/crds/quota.karmada.io_* charts/karmada-quota/files/crds/
     expect(readdirSync(join(chart, 'files', 'crds')).sort()).toEqual([...files].sort());
     for (const file of files)
@@ -465,6 +478,7 @@ describe('the Helm chart charts/karmada-quota', () => {
       'ValidatingWebhookConfiguration',
       'CustomResourceDefinition',
       'CustomResourceDefinition',
+      'CustomResourceDefinition',
     ]);
     // cert-manager's CA injector cannot reach a registration in the Karmada API server.
     const refused = helm(
@@ -505,7 +519,13 @@ describe('the Helm chart charts/karmada-quota', () => {
       webhooks: {
         name: string;
         clientConfig: { caBundle: string; service: { name: string; namespace: string; path: string } };
-        rules: { apiGroups: string[]; apiVersions: string[]; resources: string[]; operations: string[] }[];
+        rules: {
+          apiGroups: string[];
+          apiVersions: string[];
+          resources: string[];
+          operations: string[];
+          scope: string;
+        }[];
         failurePolicy: string;
         sideEffects: string;
         matchPolicy: string;
@@ -514,7 +534,8 @@ describe('the Helm chart charts/karmada-quota', () => {
     })[];
     // The one version of each kind the webhook reads (checkKind refuses others); with matchPolicy
     // Equivalent the API server converts a request made through another version to it first. The
-    // workloads' webhook only warns: it must not fail closed.
+    // workloads' webhook only warns: it must not fail closed. A cluster-scoped kind's rule has scope
+    // Cluster: a Namespaced one would never match it.
     expect(
       registration!.webhooks.map((w) => [
         w.name,
@@ -533,6 +554,12 @@ describe('the Helm chart charts/karmada-quota', () => {
         'karmadaquotas.quota.karmada.io',
         '/validate/karmadaquotas',
         [[[KARMADA_QUOTA.group], [KARMADA_QUOTA.version], ['karmadaquotas']]],
+        'Fail',
+      ],
+      [
+        'clusterkarmadaquotas.quota.karmada.io',
+        '/validate/clusterkarmadaquotas',
+        [[[CLUSTER_KARMADA_QUOTA.group], [CLUSTER_KARMADA_QUOTA.version], [CLUSTER_KARMADA_QUOTA.plural]]],
         'Fail',
       ],
       [
@@ -558,7 +585,19 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(withoutWarnings!.webhooks.map((w) => w.name)).toEqual([
       'resourcebindings.quota.karmada.io',
       'karmadaquotas.quota.karmada.io',
+      'clusterkarmadaquotas.quota.karmada.io',
     ]);
+    // Each rule's scope is its kind's.
+    const namespaced: Record<string, boolean> = {
+      resourcebindings: RESOURCE_BINDING.namespaced,
+      karmadaquotas: KARMADA_QUOTA.namespaced,
+      [CLUSTER_KARMADA_QUOTA.plural]: CLUSTER_KARMADA_QUOTA.namespaced,
+    };
+    for (const rule of registration!.webhooks.flatMap((w) => w.rules))
+      expect({ resources: rule.resources, scope: rule.scope }).toEqual({
+        resources: rule.resources,
+        scope: (namespaced[rule.resources[0]!] ?? true) ? 'Namespaced' : 'Cluster',
+      });
     // Served FRQs (reconciler.serveFederatedResourceQuotas) add theirs: a change of a team's limit
     // takes the right to update KarmadaQuotas (docs/operating/switch-from-frq.md).
     const [withFrq] = ofKind(
@@ -1065,6 +1104,17 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['webhook', 'update', KQ, 'team-x', false],
       ['webhook', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
+      // webhook: ClusterKarmadaQuotas as KarmadaQuotas, one read by name, and the namespaces' labels
+      // their selectors pick by ('': cluster-scoped)
+      ['webhook', 'watch', CKQ, '', true],
+      ['webhook', 'list', CKQ, '', true],
+      ['webhook', 'get', CKQ, '', true],
+      ['webhook', 'update', `${CKQ}/status`, '', true],
+      ['webhook', 'update', CKQ, '', false],
+      ['webhook', 'watch', 'namespaces', '', true],
+      ['webhook', 'list', 'namespaces', '', true],
+      ['webhook', 'get', 'namespaces', '', true],
+      ['webhook', 'update', 'namespaces', '', false],
       // aggregator: Cluster and quota informers, member credentials, cluster and membership Leases
       ['aggregator', 'watch', 'clusters.cluster.karmada.io', undefined, true],
       ['aggregator', 'list', KQ, 'team-x', true],
@@ -1078,6 +1128,10 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['aggregator', 'delete', 'leases.coordination.k8s.io', undefined, true],
       ['aggregator', 'create', 'leases.coordination.k8s.io', 'kube-system', false],
       ['aggregator', 'update', `${KQ}/status`, 'team-x', false],
+      ['aggregator', 'list', CKQ, '', true],
+      ['aggregator', 'watch', CKQ, '', true],
+      ['aggregator', 'update', `${CKQ}/status`, '', false],
+      ['aggregator', 'list', 'namespaces', '', false],
       // reconciler: quotas (informer, get after a conflict, status), bindings, Events
       ['reconciler', 'get', KQ, 'team-x', true],
       ['reconciler', 'update', `${KQ}/status`, 'team-x', true],
@@ -1085,6 +1139,17 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['reconciler', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['reconciler', 'create', 'events', 'team-x', true],
       ['reconciler', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
+      // reconciler: ClusterKarmadaQuotas as KarmadaQuotas, and the namespaces their selectors pick
+      ['reconciler', 'get', CKQ, '', true],
+      ['reconciler', 'list', CKQ, '', true],
+      ['reconciler', 'watch', CKQ, '', true],
+      ['reconciler', 'update', `${CKQ}/status`, '', true],
+      ['reconciler', 'update', CKQ, '', false],
+      ['reconciler', 'delete', CKQ, '', false],
+      ['reconciler', 'get', 'namespaces', '', true],
+      ['reconciler', 'list', 'namespaces', '', true],
+      ['reconciler', 'watch', 'namespaces', '', true],
+      ['reconciler', 'patch', 'namespaces', '', false],
       // reconciler: the usage record, by server-side apply
       ['reconciler', 'create', WU, 'team-x', true],
       ['reconciler', 'patch', WU, 'team-x', true],
@@ -1102,6 +1167,11 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['console', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
       ['console', 'get', WU, 'team-x', true],
       ['console', 'patch', WU, 'team-x', false],
+      ['console', 'list', CKQ, '', true],
+      ['console', 'watch', CKQ, '', true],
+      ['console', 'get', CKQ, '', false],
+      ['console', 'update', `${CKQ}/status`, '', false],
+      ['console', 'list', 'namespaces', '', false],
     ];
     // The estimator Services karmada-scheduler finds, only with schedulerEstimator.enabled.
     table.push(['reconciler', 'create', 'services', 'karmada-system', false]);
@@ -1133,6 +1203,7 @@ describe('the Helm chart charts/karmada-quota', () => {
         ...serving.map((call) => [...call, true] as (typeof table)[number]),
         ['reconciler', 'update', FRQ, 'team-x', false],
         ['reconciler', 'update', `${KQ}/status`, 'team-x', true],
+        ['reconciler', 'create', CKQ, '', false],
       ],
       can,
     );
@@ -1159,7 +1230,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     );
   });
 
-  test('roles for people: reading KarmadaQuotas aggregated into view, edit and admin; writing them in a role aggregated nowhere', () => {
+  test('roles for people: reading KarmadaQuotas and ClusterKarmadaQuotas aggregated into view, edit and admin; writing them in a role aggregated nowhere', () => {
     // test/tenant-roles.test.ts applies these roles to the host and writes quotas as each user.
     const aggregatedInto = (m: Manifest) =>
       Object.keys(m.metadata.labels ?? {})
@@ -1172,7 +1243,10 @@ describe('the Helm chart charts/karmada-quota', () => {
         )
         .map((m) => [m.metadata.name, aggregatedInto(m), m.rules]);
     expect(userRoles(render('userRoles.enabled=false').manifests)).toEqual([]);
-    const quotas = { apiGroups: [KARMADA_QUOTA.group], resources: [KARMADA_QUOTA.plural] };
+    const quotas = {
+      apiGroups: [KARMADA_QUOTA.group],
+      resources: [KARMADA_QUOTA.plural, CLUSTER_KARMADA_QUOTA.plural],
+    };
     const usageRecord = {
       apiGroups: [KARMADA_QUOTA.group],
       resources: ['workloadusages'],

@@ -2,7 +2,14 @@ import * as k8s from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { KARMADA_QUOTA, RESOURCE_BINDING, type KarmadaQuota, type ResourceBinding } from '#api';
+import {
+  CLUSTER_KARMADA_QUOTA,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  type ClusterKarmadaQuota,
+  type KarmadaQuota,
+  type ResourceBinding,
+} from '#api';
 import { Quantity } from '#quantity';
 import {
   client,
@@ -663,6 +670,45 @@ describe('the quota webhook, through the host API server', () => {
     scaledUp.spec!.replicas = 4;
     scaledUp.spec!.clusters = [{ name: 'member1', replicas: 4 }];
     expect((await update(scaledUp, 'u6')).response.allowed).toBe(true);
+  });
+});
+
+describe('ClusterKarmadaQuotas, through the host API server', () => {
+  // Each selects only namespaces with a label of its own (none), and none is stored: dry runs.
+  const name = uniqueName('ckq');
+  const create = (hard: Record<string, string>, spec: Partial<ClusterKarmadaQuota['spec']> = {}) =>
+    objects().createClusterCustomObject({
+      ...CLUSTER_KARMADA_QUOTA,
+      body: {
+        apiVersion: CLUSTER_KARMADA_QUOTA.apiVersion,
+        kind: CLUSTER_KARMADA_QUOTA.kind,
+        metadata: { name },
+        spec: { namespaceSelector: { matchLabels: { [`quota.example.com/${name}`]: 'yes' } }, hard, ...spec },
+      },
+      dryRun: 'All',
+    });
+
+  test("reach the webhook's validation (its rule is cluster-scoped), which refuses what KarmadaQuota's does", async () => {
+    const status = await refusal(create({ 'limits.cpu': '4' }));
+    expect(status.code).toBe(422);
+    expect(status.message).toContain(
+      `ClusterKarmadaQuota.quota.karmada.io "${name}" is invalid: spec.hard[limits.cpu]`,
+    );
+    const badSelector = await refusal(
+      create({ cpu: '1' }, { namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In' }] } }),
+    );
+    expect(badSelector.code).toBe(422);
+    expect(badSelector.message).toContain(
+      'spec.namespaceSelector.matchExpressions[0].values: Required value: In needs label values',
+    );
+    await create({ cpu: '1' });
+  });
+
+  test('need a namespaceSelector: the CRD requires it before the webhook is asked', async () => {
+    const status = await refusal(create({ cpu: '1' }, { namespaceSelector: undefined }));
+    expect(status.code).toBe(422);
+    expect(status.message).toContain('spec.namespaceSelector: Required value');
+    expect(status.message).not.toContain('the namespaces the quota spans'); // the webhook's message
   });
 });
 

@@ -22,6 +22,8 @@ function controller(
     overrides?: { mayChange: () => boolean; apply: (b: ResourceBinding[]) => Promise<ResourceBinding[]> };
     refused?: (namespace: string, rb: ResourceBinding) => void;
     quotaAdmin?: Pick<QuotaAdminRight, 'heldBy'>;
+    /** Sees each answer counted (WebhookMetrics.admitted). */
+    counted?: (resource: string, result: string) => void;
   } = {},
 ) {
   const admitted: unknown[] = [];
@@ -35,7 +37,7 @@ function controller(
   const c = new AdmissionController(
     strategy,
     { ADMISSION_DEADLINE_MS: DEADLINE_MS } as WebhookConfig,
-    { admitted: noop, notEnforced: noop } as never,
+    { admitted: options.counted ?? noop, notEnforced: noop } as never,
     { record: noop } as never,
     { admitted: noop, refused: options.refused ?? noop } as never,
     { exists } as never,
@@ -220,5 +222,187 @@ describe('AdmissionController: a FederatedResourceQuota write', () => {
     noOld.request.operation = 'UPDATE';
     expect((await c.federatedResourceQuota(noOld)).response.status).toMatchObject({ code: 400 });
     expect(asked).toEqual([]);
+  });
+});
+
+describe('AdmissionController: a quota write, each kind at its own endpoint', () => {
+  const results: [string, string][] = [];
+  const { controller: c } = controller(async () => false, {
+    counted: (resource, result) => results.push([resource, result]),
+  });
+  beforeEach(() => results.splice(0));
+
+  const team = { matchLabels: { 'quota.example.com/group': 'analytics' } };
+  const ckq = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'ClusterKarmadaQuota',
+    metadata: { name: 'analytics', ...metadata },
+    spec,
+  });
+  const kq = (spec: Record<string, unknown>) => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: 'team', namespace: 'team-a' },
+    spec,
+  });
+  const quotaReview = (
+    kind: string,
+    object: { metadata: { name: string; namespace?: string } },
+    options: { operation?: string; oldObject?: object; version?: string } = {},
+  ) => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'q1',
+      operation: options.operation ?? (options.oldObject ? 'UPDATE' : 'CREATE'),
+      kind: { group: 'quota.karmada.io', version: options.version ?? 'v1alpha1', kind },
+      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+      name: object.metadata.name,
+      userInfo: { username: 'admin' },
+      object,
+      ...(options.oldObject ? { oldObject: options.oldObject } : {}),
+    },
+  });
+  const scoped = {
+    matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+  };
+
+  it.each<[string, ReturnType<typeof quotaReview>, object, [string, string]]>([
+    [
+      'a valid ClusterKarmadaQuota is admitted',
+      quotaReview('ClusterKarmadaQuota', ckq({ hard: { cpu: '100' }, namespaceSelector: team })),
+      { uid: 'q1', allowed: true },
+      ['clusterkarmadaquotas', 'allowed'],
+    ],
+    [
+      'one without namespaceSelector is refused, naming its kind and the field',
+      quotaReview('ClusterKarmadaQuota', ckq({ hard: { cpu: '100' } })),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: {
+          code: 422,
+          reason: 'Invalid',
+          message:
+            'ClusterKarmadaQuota.quota.karmada.io "analytics" is invalid: spec.namespaceSelector: Required ' +
+            'value: the namespaces the quota spans, by their labels, e.g. {matchLabels: {team: a}}; {} ' +
+            'selects every namespace',
+        },
+      },
+      ['clusterkarmadaquotas', 'invalid'],
+    ],
+    [
+      "one with KarmadaQuota's errors is refused with them",
+      quotaReview('ClusterKarmadaQuota', ckq({ hard: { 'limits.cpu': '1' }, namespaceSelector: team })),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: {
+          code: 422,
+          reason: 'Invalid',
+          message: expect.stringMatching(
+            /^ClusterKarmadaQuota.quota.karmada.io "analytics" is invalid: spec.hard\[limits.cpu\]: limits.cpu is not supported/,
+          ),
+        },
+      },
+      ['clusterkarmadaquotas', 'invalid'],
+    ],
+    [
+      'an update is judged against the stored object (the scope is immutable)',
+      quotaReview(
+        'ClusterKarmadaQuota',
+        ckq({ hard: { cpu: '100' }, namespaceSelector: team, scopeSelector: scoped }),
+        { oldObject: ckq({ hard: { cpu: '100' }, namespaceSelector: team }) },
+      ),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: {
+          code: 422,
+          reason: 'Invalid',
+          message: expect.stringContaining('spec.scopeSelector: Invalid value: field is immutable'),
+        },
+      },
+      ['clusterkarmadaquotas', 'invalid'],
+    ],
+    [
+      'a DELETE is admitted unread',
+      quotaReview('ClusterKarmadaQuota', ckq({}), { operation: 'DELETE' }),
+      { uid: 'q1', allowed: true },
+      ['clusterkarmadaquotas', 'allowed'],
+    ],
+    [
+      'a KarmadaQuota sent to it is refused with 400, naming the kind it admits',
+      quotaReview('KarmadaQuota', kq({ hard: { cpu: '1' } })),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: {
+          code: 400,
+          reason: 'BadRequest',
+          message: expect.stringContaining(
+            'this endpoint admits ClusterKarmadaQuota.quota.karmada.io, not KarmadaQuota.quota.karmada.io',
+          ),
+        },
+      },
+      ['clusterkarmadaquotas', 'invalid'],
+    ],
+    [
+      'another version is refused with 400',
+      quotaReview('ClusterKarmadaQuota', ckq({ hard: {}, namespaceSelector: {} }), { version: 'v1beta1' }),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: { code: 400, reason: 'BadRequest', message: expect.stringContaining('v1alpha1 only') },
+      },
+      ['clusterkarmadaquotas', 'invalid'],
+    ],
+  ])('/validate/clusterkarmadaquotas: %s', async (_name, body, response, counted) => {
+    expect((await c.clusterKarmadaQuota(body)).response).toEqual(response);
+    expect(results).toEqual([counted]);
+  });
+
+  it.each<[string, ReturnType<typeof quotaReview>, object, [string, string]]>([
+    [
+      'a valid KarmadaQuota is admitted',
+      quotaReview('KarmadaQuota', kq({ hard: { cpu: '1' } })),
+      { uid: 'q1', allowed: true },
+      ['karmadaquotas', 'allowed'],
+    ],
+    [
+      'an invalid one is refused, naming its kind',
+      quotaReview('KarmadaQuota', kq({ hard: { cpu: 'lots' } })),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: {
+          code: 422,
+          reason: 'Invalid',
+          message: expect.stringMatching(
+            /^KarmadaQuota.quota.karmada.io "team" is invalid: spec.hard\[cpu\]: invalid quantity "lots"/,
+          ),
+        },
+      },
+      ['karmadaquotas', 'invalid'],
+    ],
+    [
+      'a ClusterKarmadaQuota sent to it is refused with 400',
+      quotaReview('ClusterKarmadaQuota', ckq({ hard: {}, namespaceSelector: {} })),
+      {
+        uid: 'q1',
+        allowed: false,
+        status: {
+          code: 400,
+          reason: 'BadRequest',
+          message: expect.stringContaining(
+            'this endpoint admits KarmadaQuota.quota.karmada.io, not ClusterKarmadaQuota.quota.karmada.io',
+          ),
+        },
+      },
+      ['karmadaquotas', 'invalid'],
+    ],
+  ])('/validate/karmadaquotas: %s', async (_name, body, response, counted) => {
+    expect((await c.karmadaQuota(body)).response).toEqual(response);
+    expect(results).toEqual([counted]);
   });
 });

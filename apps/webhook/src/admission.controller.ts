@@ -1,5 +1,6 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Logger, Post } from '@nestjs/common';
 import {
+  CLUSTER_KARMADA_QUOTA,
   describeError,
   FEDERATED_RESOURCE_QUOTA,
   isJsonObject,
@@ -14,9 +15,10 @@ import {
   frqLimitChange,
   frqLimitChangeNeeds,
   templateClassNeeded,
+  validateClusterKarmadaQuota,
   validateKarmadaQuota,
 } from '#quota';
-import { describeFieldError } from '#quantity';
+import { describeFieldError, type FieldError } from '#quantity';
 import {
   asksNothing,
   bindingChange,
@@ -87,7 +89,17 @@ export class AdmissionController {
   @Post('karmadaquotas')
   @HttpCode(200)
   karmadaQuota(@Body() body: unknown): Promise<AdmissionReviewResponse> {
-    return this.measured('karmadaquotas', async () => this.validateQuota(body));
+    return this.measured('karmadaquotas', async () =>
+      this.validateQuota(body, KARMADA_QUOTA, validateKarmadaQuota),
+    );
+  }
+
+  @Post('clusterkarmadaquotas')
+  @HttpCode(200)
+  clusterKarmadaQuota(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    return this.measured('clusterkarmadaquotas', async () =>
+      this.validateQuota(body, CLUSTER_KARMADA_QUOTA, validateClusterKarmadaQuota),
+    );
   }
 
   /**
@@ -268,20 +280,19 @@ export class AdmissionController {
     }
   }
 
-  private validateQuota(body: unknown): AdmissionReviewResponse {
+  /** A write of a KarmadaQuota or ClusterKarmadaQuota (`kind`): refused (422) with `validate`'s errors. */
+  private validateQuota(
+    body: unknown,
+    kind: typeof KARMADA_QUOTA | typeof CLUSTER_KARMADA_QUOTA,
+    validate: (obj: unknown, old?: unknown) => FieldError[],
+  ): AdmissionReviewResponse {
     const request = this.parse(body);
-    const answer = this.unlessWrite(request, KARMADA_QUOTA);
+    const answer = this.unlessWrite(request, kind);
     if (answer) return answer;
-    const errors = validateKarmadaQuota(
-      request.object,
-      request.operation === 'UPDATE' ? request.oldObject : undefined,
-    );
+    const errors = validate(request.object, request.operation === 'UPDATE' ? request.oldObject : undefined);
     if (errors.length === 0) return admissionResponse(request.uid, true);
     const details = errors.map(describeFieldError).join('; ');
-    return this.invalid(
-      request,
-      `KarmadaQuota.quota.karmada.io "${request.name ?? ''}" is invalid: ${details}`,
-    );
+    return this.invalid(request, `${kind.kind}.${kind.group} "${request.name ?? ''}" is invalid: ${details}`);
   }
 
   private async guardFrqLimit(body: unknown): Promise<AdmissionReviewResponse> {

@@ -11,7 +11,14 @@ import {
   loadCrdManifests,
   loadCrds,
 } from './crds.js';
-import { type ApiResourceInfo, CLUSTER, KARMADA_QUOTA, RESOURCE_BINDING, WORKLOAD_USAGE } from './types.js';
+import {
+  type ApiResourceInfo,
+  CLUSTER,
+  CLUSTER_KARMADA_QUOTA,
+  KARMADA_QUOTA,
+  RESOURCE_BINDING,
+  WORKLOAD_USAGE,
+} from './types.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Schema helpers
@@ -196,6 +203,7 @@ interface CrdCase {
 
 const cases: CrdCase[] = [
   { file: CRD_FILE_NAMES.karmadaQuota, info: KARMADA_QUOTA, categories: ['karmada-io'] },
+  { file: CRD_FILE_NAMES.clusterKarmadaQuota, info: CLUSTER_KARMADA_QUOTA, categories: ['karmada-io'] },
   {
     file: CRD_FILE_NAMES.workloadUsage,
     info: WORKLOAD_USAGE,
@@ -207,7 +215,7 @@ const cases: CrdCase[] = [
 ];
 
 describe('crdFiles', () => {
-  it('returns the four files as absolute, existing paths in libs/api/crds', () => {
+  it('returns the five files as absolute, existing paths in libs/api/crds', () => {
     const files = crdFiles();
     expect(files.map((f) => f.slice(crdDir().length + 1))).toEqual(cases.map((c) => c.file));
     for (const file of files) {
@@ -355,6 +363,85 @@ describe('KarmadaQuota CRD', () => {
   });
 });
 
+describe('ClusterKarmadaQuota CRD', () => {
+  const crd = byName('clusterkarmadaquotas.quota.karmada.io');
+  const schema = schemaOf(crd);
+  const kq = byName('karmadaquotas.quota.karmada.io');
+
+  /** A schema without its descriptions: what the API server validates, prunes and defaults by. */
+  const undescribed = (node: unknown): unknown =>
+    Array.isArray(node)
+      ? node.map(undescribed)
+      : node !== null && typeof node === 'object'
+        ? Object.fromEntries(
+            Object.entries(node)
+              .filter(([key]) => key !== 'description')
+              .map(([key, value]) => [key, undescribed(value)]),
+          )
+        : node;
+
+  it("validates as KarmadaQuota's schema but for namespaceSelector and status.namespaces (the two in step)", () => {
+    const shared = structuredClone(schema);
+    const spec = shared.properties!['spec']!;
+    delete spec.properties!['namespaceSelector'];
+    spec.required = spec.required!.filter((name) => name !== 'namespaceSelector');
+    delete shared.properties!['status']!.properties!['namespaces'];
+    expect(undescribed(shared)).toEqual(undescribed(schemaOf(kq)));
+    expect(Object.keys(spec.properties!)).toEqual(Object.keys(schemaOf(kq).properties!['spec']!.properties!));
+  });
+
+  it("has KarmadaQuota's printer columns", () => {
+    const columns = (c: CrdManifest) =>
+      (c.spec.versions[0]!.additionalPrinterColumns ?? []).map(({ description: _, ...column }) => column);
+    expect(columns(crd)).toEqual(columns(kq));
+  });
+
+  it('requires namespaceSelector, a metav1.LabelSelector with the four operators', () => {
+    expect(schemaAt(schema, '.spec')?.required).toEqual(['hard', 'namespaceSelector']);
+    expect(undescribed(schemaAt(schema, '.spec.namespaceSelector'))).toEqual({
+      type: 'object',
+      properties: {
+        matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+        matchExpressions: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['key', 'operator'],
+            properties: {
+              key: { type: 'string' },
+              operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
+              values: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' },
+            },
+          },
+          'x-kubernetes-list-type': 'atomic',
+        },
+      },
+      'x-kubernetes-map-type': 'atomic',
+    });
+  });
+
+  it("lists each namespace's usage, a map keyed by namespace, with used and reserved quantities", () => {
+    const quantity = schemaAt(schema, '.status.used')?.additionalProperties;
+    const namespaces = schemaAt(schema, '.status.namespaces')!;
+    expect(namespaces).toMatchObject({
+      type: 'array',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['namespace'],
+    });
+    expect(namespaces.items?.required).toEqual(['namespace']);
+    expect(Object.keys(namespaces.items?.properties ?? {})).toEqual(['namespace', 'used', 'reserved']);
+    expect(schemaAt(schema, '.status.namespaces[].namespace')?.type).toBe('string');
+    for (const path of ['.status.namespaces[].used', '.status.namespaces[].reserved'])
+      expect(schemaAt(schema, path)).toMatchObject({ type: 'object', additionalProperties: quantity });
+  });
+
+  it("leaves reservation entries to the services, as KarmadaQuota's, and documents reservedBy.namespace", () => {
+    const reservations = schemaAt(schema, '.status.reservations')!;
+    expect(reservations.items).toEqual(schemaAt(schemaOf(kq), '.status.reservations')!.items);
+    expect(reservations.description).toContain('reservedBy (apiVersion, kind, namespace, name and uid');
+  });
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // Compatibility with Karmada's own schemas (reference data outside the repo)
 // ---------------------------------------------------------------------------------------------------------
@@ -385,13 +472,41 @@ function loadRef(relative: string): CrdManifest {
 }
 
 describeWithRefs(`compatibility with Karmada's schemas in ${refDir}`, () => {
-  it('KarmadaQuota quantities use the schema of Karmada generated CRDs (FederatedResourceQuota)', () => {
-    const ref = schemaOf(loadRef('policy.karmada.io_federatedresourcequotas.yaml'));
-    const quantity = schemaAt(ref, '.spec.overall')?.additionalProperties;
-    const ours = schemaOf(byName('karmadaquotas.quota.karmada.io'));
-    walkSchema(ours, (node, path) => {
-      if (node['x-kubernetes-int-or-string']) expect({ path, node }).toEqual({ path, node: quantity });
-    });
+  it.each(['karmadaquotas', 'clusterkarmadaquotas'])(
+    '%s quantities use the schema of Karmada generated CRDs (FederatedResourceQuota)',
+    (plural) => {
+      const ref = schemaOf(loadRef('policy.karmada.io_federatedresourcequotas.yaml'));
+      const quantity = schemaAt(ref, '.spec.overall')?.additionalProperties;
+      const ours = schemaOf(byName(`${plural}.quota.karmada.io`));
+      walkSchema(ours, (node, path) => {
+        if (node['x-kubernetes-int-or-string']) expect({ path, node }).toEqual({ path, node: quantity });
+      });
+    },
+  );
+
+  it("ClusterKarmadaQuota's namespaceSelector is typed as Karmada's generated label selectors (PropagationPolicy)", () => {
+    const ref = schemaOf(loadRef('policy.karmada.io_propagationpolicies.yaml'));
+    const selector = schemaAt(ref, '.spec.resourceSelectors[].labelSelector')!;
+    const ours = schemaAt(
+      schemaOf(byName('clusterkarmadaquotas.quota.karmada.io')),
+      '.spec.namespaceSelector',
+    )!;
+    expect(
+      compareSchemas(ours, selector, {
+        requireReferenceDefaults: true,
+        // metav1.LabelSelectorAsSelector refuses any other operator; the generated schema does not say so.
+        allowStricter: { '.matchExpressions[].operator enum': 'refused by every label selector parser' },
+      }),
+    ).toEqual([]);
+    const listAndMapTypes = (node: Schema) => {
+      const types: Record<string, unknown> = {};
+      walkSchema(node, (n, path) => {
+        for (const key of ['x-kubernetes-list-type', 'x-kubernetes-map-type'] as const)
+          if (n[key] !== undefined) types[`${path} ${key}`] = n[key];
+      });
+      return types;
+    };
+    expect(listAndMapTypes(ours)).toEqual(listAndMapTypes(selector));
   });
 
   describe.each(['work.karmada.io_resourcebindings.yaml', 'v1.18.2/work.karmada.io_resourcebindings.yaml'])(

@@ -9,6 +9,7 @@ import yaml from 'js-yaml';
 /** File names in libs/api/crds, by kind. */
 export const CRD_FILE_NAMES = {
   karmadaQuota: 'quota.karmada.io_karmadaquotas.yaml',
+  clusterKarmadaQuota: 'quota.karmada.io_clusterkarmadaquotas.yaml',
   workloadUsage: 'quota.karmada.io_workloadusages.yaml',
   resourceBinding: 'work.karmada.io_resourcebindings.yaml',
   cluster: 'cluster.karmada.io_clusters.yaml',
@@ -92,7 +93,10 @@ export const crdDir = (): string => dirname(apiFile('crds', CRD_FILE_NAMES.karma
 /** Absolute path of Karmada's scheduler-estimator API as karmada-quota serves it (libs/api/proto). */
 export const estimatorProtoFile = (): string => apiFile('proto', 'estimator.proto');
 
-/** Absolute paths of the CRD files, in install order: KarmadaQuota, WorkloadUsage, ResourceBinding, Cluster. */
+/**
+ * Absolute paths of the CRD files, in install order: KarmadaQuota, ClusterKarmadaQuota, WorkloadUsage,
+ * ResourceBinding, Cluster.
+ */
 export function crdFiles(): string[] {
   const dir = crdDir();
   return Object.values(CRD_FILE_NAMES).map((name) => join(dir, name));

@@ -62,7 +62,7 @@ export {
   templatePriorityClass,
 } from './karmada-interpreter.js';
 export type { InterpretedTemplate } from './karmada-interpreter.js';
-export { quotaResourceNameErrors, validateKarmadaQuota } from './validation.js';
+export { quotaResourceNameErrors, validateClusterKarmadaQuota, validateKarmadaQuota } from './validation.js';
 export {
   COMPUTE_RESOURCES,
   INTEGER_QUOTA_RESOURCES,

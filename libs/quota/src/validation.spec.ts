@@ -3,7 +3,7 @@ import { Quantity, type FieldError } from '#quantity';
 import { countedResource, quotaRequests } from '#usage';
 import { bindingCharge } from './charge.js';
 import { STANDARD_QUOTA_RESOURCES } from './resource-names.js';
-import { validateKarmadaQuota } from './validation.js';
+import { validateClusterKarmadaQuota, validateKarmadaQuota } from './validation.js';
 
 const kq = (spec: unknown): unknown => ({
   apiVersion: 'quota.karmada.io/v1alpha1',
@@ -492,5 +492,254 @@ describe('validateKarmadaQuota: an update may not change the scope (review 3, ne
     if (!valid) expect(errors[0]!.message).toContain('field is immutable');
     // A create has no stored object: any valid scope.
     expect(validateKarmadaQuota(updated)).toEqual([]);
+  });
+});
+
+describe('validateClusterKarmadaQuota', () => {
+  const team = { matchLabels: { 'quota.example.com/group': 'analytics' } };
+  const ckq = (spec: unknown, metadata: Record<string, unknown> = { name: 'analytics' }): unknown => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'ClusterKarmadaQuota',
+    metadata,
+    spec,
+  });
+
+  it.each<[string, unknown]>([
+    ['a matchLabels selector', { hard: { cpu: '100' }, namespaceSelector: team }],
+    ['{} (every namespace)', { hard: { cpu: '100' }, namespaceSelector: {} }],
+    [
+      'every operator used correctly',
+      {
+        hard: { cpu: '100' },
+        namespaceSelector: {
+          matchLabels: { tier: 'batch' },
+          matchExpressions: [
+            { key: 'team', operator: 'In', values: ['a', 'b'] },
+            { key: 'env', operator: 'NotIn', values: ['dev'] },
+            { key: 'quota.example.com/group', operator: 'Exists' },
+            { key: 'legacy', operator: 'DoesNotExist', values: [] },
+          ],
+        },
+      },
+    ],
+    [
+      'the whole shared spec',
+      {
+        hard: { cpu: '100', memory: '200Gi', 'count/deployments.apps': '20' },
+        enforcement: 'Warn',
+        clusters: [
+          { name: 'member1', hard: { cpu: '60' } },
+          { labelSelector: {}, hard: { cpu: '80' } },
+        ],
+        scopeSelector: {
+          matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+        },
+        namespaceSelector: team,
+      },
+    ],
+  ])('accepts %s', (_name, spec) => {
+    expect(validateClusterKarmadaQuota(ckq(spec))).toEqual([]);
+  });
+
+  it.each<[string, unknown, FieldError[]]>([
+    [
+      'not an object',
+      'quota',
+      [{ field: '<root>', message: 'must be a ClusterKarmadaQuota object, got string', value: 'quota' }],
+    ],
+    [
+      'no spec',
+      { metadata: { name: 'q' } },
+      [
+        {
+          field: 'spec',
+          message: 'Required value: a ClusterKarmadaQuota needs spec.hard and spec.namespaceSelector',
+        },
+      ],
+    ],
+    [
+      'no namespaceSelector',
+      ckq({ hard: { cpu: '1' } }),
+      [
+        {
+          field: 'spec.namespaceSelector',
+          message:
+            'Required value: the namespaces the quota spans, by their labels, e.g. {matchLabels: {team: a}}; {} selects every namespace',
+        },
+      ],
+    ],
+    [
+      'a null namespaceSelector',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: null }),
+      [
+        expect.objectContaining({
+          field: 'spec.namespaceSelector',
+          message: expect.stringMatching(/^Required value/),
+        }),
+      ],
+    ],
+    [
+      'a namespaceSelector that is a string',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: 'team=a' }),
+      [
+        {
+          field: 'spec.namespaceSelector',
+          message: 'must be a label selector object, got string',
+          value: 'team=a',
+        },
+      ],
+    ],
+    [
+      'matchLabels with a non-string value',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: { matchLabels: { team: 1 } } }),
+      [
+        {
+          field: 'spec.namespaceSelector.matchLabels',
+          message: 'must map label keys to strings',
+          value: { team: 1 },
+        },
+      ],
+    ],
+    [
+      'matchExpressions not a list',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: { matchExpressions: { key: 'team' } } }),
+      [
+        {
+          field: 'spec.namespaceSelector.matchExpressions',
+          message: 'must be a list',
+          value: { key: 'team' },
+        },
+      ],
+    ],
+    [
+      'an expression without a key',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: { matchExpressions: [{ operator: 'Exists' }] } }),
+      [{ field: 'spec.namespaceSelector.matchExpressions[0].key', message: 'Required value: the label key' }],
+    ],
+    [
+      'In without values',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In' }] } }),
+      [
+        {
+          field: 'spec.namespaceSelector.matchExpressions[0].values',
+          message: 'Required value: In needs label values',
+          value: undefined,
+        },
+      ],
+    ],
+    [
+      'Exists with values',
+      ckq({
+        hard: { cpu: '1' },
+        namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'Exists', values: ['a'] }] },
+      }),
+      [
+        {
+          field: 'spec.namespaceSelector.matchExpressions[0].values',
+          message: 'must be empty for Exists',
+          value: ['a'],
+        },
+      ],
+    ],
+    [
+      'an operator of another spelling',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'in' }] } }),
+      [
+        {
+          field: 'spec.namespaceSelector.matchExpressions[0].operator',
+          message: 'Unsupported value: supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+          value: 'in',
+        },
+      ],
+    ],
+    [
+      'a namespace',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: team }, { name: 'q', namespace: 'team-a' }),
+      [
+        {
+          field: 'metadata.namespace',
+          message:
+            'Forbidden: a ClusterKarmadaQuota is cluster-scoped: remove the namespace, and select the namespaces it spans with spec.namespaceSelector (or use a KarmadaQuota for one namespace)',
+          value: 'team-a',
+        },
+      ],
+    ],
+    [
+      'an empty namespace (none)',
+      ckq({ hard: { cpu: '1' }, namespaceSelector: team }, { name: 'q', namespace: '' }),
+      [],
+    ],
+    [
+      'spec.scopes, named for its kind',
+      ckq({ hard: {}, scopes: ['BestEffort'], namespaceSelector: {} }),
+      [
+        {
+          field: 'spec.scopes',
+          message:
+            'Forbidden: ClusterKarmadaQuota has no spec.scopes; use spec.scopeSelector.matchExpressions with scopeName PriorityClass',
+          value: ['BestEffort'],
+        },
+      ],
+    ],
+    [
+      'a namespace, a bad limit and no selector: all reported, the namespace first',
+      ckq({ hard: { 'limits.cpu': '1' } }, { name: 'q', namespace: 'team-a' }),
+      [
+        expect.objectContaining({ field: 'metadata.namespace' }),
+        expect.objectContaining({ field: 'spec.hard[limits.cpu]' }),
+        expect.objectContaining({ field: 'spec.namespaceSelector' }),
+      ],
+    ],
+  ])('rejects %s', (_name, obj, expected) => {
+    expect(validateClusterKarmadaQuota(obj)).toEqual(expected);
+  });
+
+  // Every rule validateKarmadaQuota applies to the spec they share: the same errors, the kind aside.
+  it.each<[string, Record<string, unknown>]>([
+    ['a key not enforced', { hard: { 'limits.cpu': '1', 'requests.storage': '1Gi' } }],
+    ['bad values', { hard: { cpu: 'lots', pods: '1500m', memory: '-1' } }],
+    ['no hard', {}],
+    ['hard not an object', { hard: 'cpu=1' }],
+    ['a bad enforcement', { hard: {}, enforcement: 'warn' }],
+    [
+      'bad member caps',
+      {
+        hard: { cpu: '1' },
+        clusters: [
+          { name: 'member1', labelSelector: {}, hard: {} },
+          { name: 'Member_2', hard: { cpu: 'x' } },
+          { labelSelector: { matchExpressions: [{ key: 'zone', operator: 'In' }] }, hard: {} },
+        ],
+      },
+    ],
+    [
+      'a bad scope selector',
+      {
+        hard: { cpu: '1' },
+        scopeSelector: { matchExpressions: [{ scopeName: 'BestEffort', operator: 'Exists' }] },
+      },
+    ],
+  ])("applies KarmadaQuota's rules to the shared spec: %s", (_name, spec) => {
+    const expected = validateKarmadaQuota({ metadata: { name: 'q', namespace: 'team-a' }, spec });
+    expect(expected).not.toEqual([]);
+    expect(validateClusterKarmadaQuota(ckq({ ...spec, namespaceSelector: {} }))).toEqual(expected);
+  });
+
+  it.each<[string, unknown, unknown, string[]]>([
+    ['a namespaceSelector changed', { matchLabels: { team: 'b' } }, undefined, []],
+    [
+      'the scope changed',
+      team,
+      { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'Exists' }] },
+      ['spec.scopeSelector'],
+    ],
+  ])('on an update: %s', (_name, namespaceSelector, scopeSelector, fields) => {
+    const stored = ckq({ hard: { cpu: '1' }, namespaceSelector: team });
+    const updated = ckq({
+      hard: { cpu: '2' },
+      namespaceSelector,
+      ...(scopeSelector === undefined ? {} : { scopeSelector }),
+    });
+    expect(validateClusterKarmadaQuota(updated, stored).map((e) => e.field)).toEqual(fields);
   });
 });

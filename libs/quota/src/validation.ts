@@ -1,7 +1,7 @@
 /**
- * Validation of a KarmadaQuota, run by the webhook on CREATE/UPDATE. Kubernetes-style field errors
- * (k8s pkg/apis/core/validation ValidateResourceQuota), with messages that tell a federation admin
- * what to change. Keys this product cannot enforce are rejected, never silently ignored.
+ * Validation of a KarmadaQuota or a ClusterKarmadaQuota, run by the webhook on CREATE/UPDATE.
+ * Kubernetes-style field errors (k8s pkg/apis/core/validation ValidateResourceQuota), with messages
+ * that tell a federation admin what to change. Keys this product cannot enforce are rejected, never silently ignored.
  *
  * Resource names (`spec.hard[<name>]`):
  * - a Kubernetes qualified name (`[prefix/]name`, the prefix a DNS subdomain);
@@ -422,13 +422,59 @@ function scopeOf(spec: unknown): string {
  * old scope could otherwise be counted against neither (docs/concepts/scopes.md).
  */
 export function validateKarmadaQuota(obj: unknown, old?: unknown): FieldError[] {
+  return validateQuota('KarmadaQuota', obj, old);
+}
+
+/**
+ * Field errors of a ClusterKarmadaQuota object; [] when valid: every rule of validateKarmadaQuota
+ * on the spec they share (the scope immutable on an update too), a namespaceSelector that is a
+ * valid label selector ({} selects every namespace), and no metadata.namespace, as the kind is
+ * cluster-scoped (docs/concepts/cluster-quotas.md).
+ */
+export function validateClusterKarmadaQuota(obj: unknown, old?: unknown): FieldError[] {
+  const errors = validateQuota('ClusterKarmadaQuota', obj, old);
+  if (!isJsonObject(obj)) return errors;
+  const metadata = obj['metadata'];
+  const namespace = isJsonObject(metadata) ? metadata['namespace'] : undefined;
+  if (namespace !== undefined && namespace !== null && namespace !== '') {
+    errors.unshift({
+      field: 'metadata.namespace',
+      message:
+        'Forbidden: a ClusterKarmadaQuota is cluster-scoped: remove the namespace, and select the ' +
+        'namespaces it spans with spec.namespaceSelector (or use a KarmadaQuota for one namespace)',
+      value: namespace,
+    });
+  }
+  const spec = obj['spec'];
+  if (!isJsonObject(spec)) return errors;
+  const selector = spec['namespaceSelector'];
+  if (selector === undefined || selector === null) {
+    errors.push({
+      field: 'spec.namespaceSelector',
+      message:
+        'Required value: the namespaces the quota spans, by their labels, e.g. ' +
+        '{matchLabels: {team: a}}; {} selects every namespace',
+    });
+  } else {
+    validateLabelSelector(selector, 'spec.namespaceSelector', errors);
+  }
+  return errors;
+}
+
+/** The rules both kinds apply to the spec they share; `kind` names the object in messages. */
+function validateQuota(
+  kind: 'KarmadaQuota' | 'ClusterKarmadaQuota',
+  obj: unknown,
+  old: unknown,
+): FieldError[] {
   const errors: FieldError[] = [];
   if (!isJsonObject(obj)) {
-    return [{ field: '<root>', message: `must be a KarmadaQuota object, got ${kindOf(obj)}`, value: obj }];
+    return [{ field: '<root>', message: `must be a ${kind} object, got ${kindOf(obj)}`, value: obj }];
   }
   const spec = obj['spec'];
   if (spec === undefined || spec === null) {
-    return [{ field: 'spec', message: 'Required value: a KarmadaQuota needs spec.hard' }];
+    const needs = kind === 'KarmadaQuota' ? 'spec.hard' : 'spec.hard and spec.namespaceSelector';
+    return [{ field: 'spec', message: `Required value: a ${kind} needs ${needs}` }];
   }
   if (!isJsonObject(spec)) {
     return [
@@ -462,8 +508,7 @@ export function validateKarmadaQuota(obj: unknown, old?: unknown): FieldError[] 
   if (spec['scopes'] !== undefined && spec['scopes'] !== null) {
     errors.push({
       field: 'spec.scopes',
-      message:
-        'Forbidden: KarmadaQuota has no spec.scopes; use spec.scopeSelector.matchExpressions with scopeName PriorityClass',
+      message: `Forbidden: ${kind} has no spec.scopes; use spec.scopeSelector.matchExpressions with scopeName PriorityClass`,
       value: spec['scopes'],
     });
   }

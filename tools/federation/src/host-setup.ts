@@ -177,7 +177,8 @@ export const BINDING_WEBHOOK_NAME = 'resourcebindings.quota.karmada.io';
 interface WebhookEndpoint {
   name: string;
   path: string;
-  rules: { group: string; version: string; resource: string }[];
+  /** `scope`: Namespaced unless given. */
+  rules: { group: string; version: string; resource: string; scope?: 'Namespaced' | 'Cluster' }[];
   failurePolicy?: 'Fail' | 'Ignore';
   /** The path of a chart value that must be true for the endpoint to be registered. */
   servedWith?: string;
@@ -208,10 +209,11 @@ const chartNamespaceSelector = (): k8s.V1LabelSelector =>
 /**
  * Registers the quota webhook by URL (the API server reaches it on 127.0.0.1) as the chart does with
  * `values` (paths as `helm --set` names them; the chart's defaults otherwise), from its
- * files/webhooks.yaml: CREATE and UPDATE of ResourceBindings and KarmadaQuotas, each in the one
- * version the webhook reads (matchPolicy Equivalent: the API server converts the others' requests),
- * failing closed, of workloads, only warned (failurePolicy Ignore), and of FederatedResourceQuotas
- * when they are served; in the namespaces the chart's default selects, no side effects on dry-run.
+ * files/webhooks.yaml: CREATE and UPDATE of ResourceBindings, KarmadaQuotas and ClusterKarmadaQuotas,
+ * each in the one version the webhook reads (matchPolicy Equivalent: the API server converts the
+ * others' requests), failing closed, of workloads, only warned (failurePolicy Ignore), and of
+ * FederatedResourceQuotas when they are served; in the namespaces the chart's default selects (a
+ * cluster-scoped object is in none: always checked), no side effects on dry-run.
  * Replaces an earlier registration of the same name.
  */
 export async function registerWebhook(
@@ -225,12 +227,12 @@ export async function registerWebhook(
   const webhook = ({ name, path, rules, failurePolicy }: WebhookEndpoint): k8s.V1ValidatingWebhook => ({
     name,
     clientConfig: { url: `${baseUrl}${path}`, caBundle },
-    rules: rules.map(({ group, version, resource }) => ({
+    rules: rules.map(({ group, version, resource, scope }) => ({
       apiGroups: [group],
       apiVersions: [version],
       operations: ['CREATE', 'UPDATE'],
       resources: [resource],
-      scope: 'Namespaced',
+      scope: scope ?? 'Namespaced',
     })),
     namespaceSelector: chartNamespaceSelector(),
     failurePolicy: failurePolicy ?? 'Fail',
