@@ -408,7 +408,8 @@ function apply(p: Plan, item: AdmissionItem, options: AdmitOptions): void {
 /** Records a refusal the quota did not enforce in its `wouldBeDenied` (enforcement.ts). */
 function note(quota: WorkingQuota, item: AdmissionItem, message: string, now: Date): void {
   const entry = {
-    binding: item.binding.name,
+    // One ClusterKarmadaQuota's entries span namespaces: each names its binding's.
+    binding: quota.original.spansNamespaces ? bindingKeyString(item.binding) : item.binding.name,
     enforcement: quota.enforcement as NotEnforced['enforcement'],
     message,
     at: now.toISOString(),

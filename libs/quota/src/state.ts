@@ -84,6 +84,8 @@ export interface QuotaState {
    * raises what another member runs is refused until the reconciler has resolved it (admission.ts).
    */
   capsResolvedFor?: ReadonlySet<string>;
+  /** A ClusterKarmadaQuota's: its records name bindings as `namespace/name`. */
+  spansNamespaces?: true;
 }
 
 /** Is it a ClusterKarmadaQuota (one quota over many namespaces, docs/concepts/cluster-quotas.md)? */
@@ -246,6 +248,7 @@ export function parseQuotaState(
   const wouldBeDenied = decodeWouldBeDenied(quota?.status?.wouldBeDenied);
   if (wouldBeDenied.length > 0) state.wouldBeDenied = wouldBeDenied;
   if (selecting) state.capsResolvedFor = resolvedFor;
+  if (spansNamespaces) state.spansNamespaces = true;
   return { state, errors };
 }
 
