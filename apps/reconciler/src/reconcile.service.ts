@@ -179,10 +179,13 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       return estimate ? [{ binding, estimate }] : [];
     });
     if (held.length > 0) {
-      const recounted = quotas.map((q) => ({
-        ...q,
-        status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
-      }));
+      const recounted = [
+        ...quotas.map((q) => ({
+          ...q,
+          status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
+        })),
+        ...this.cache.clusterQuotasSelecting(namespace),
+      ];
       await this.waiting.requeueHeld(namespace, held, recounted, new Date());
       await this.reportHeld(namespace, quotas, outcome.statuses, held);
     }

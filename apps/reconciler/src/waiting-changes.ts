@@ -185,7 +185,7 @@ export class WaitingChanges {
     now: Date,
   ): Promise<void> {
     for (const { binding: rb, estimate } of held) {
-      const room = capRoomFor(estimate, quotas);
+      const room = capRoomFor(estimate, quotas, namespace);
       if (room === undefined || room < estimate.unplaced) continue;
       if (rb.metadata?.annotations?.[HELD_ROOM_ANNOTATION] === String(room)) continue;
       const poked = Date.parse(rb.spec?.rescheduleTriggeredAt ?? '');

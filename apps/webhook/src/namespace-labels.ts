@@ -47,6 +47,12 @@ export class NamespaceLabels {
     this.listeners.push(listener);
   }
 
+  /** The namespace's labels as the watch holds them; undefined while it is not listed or has not seen it. */
+  watched(namespace: string): Record<string, string> | undefined {
+    const seen = this.listed ? this.informer.get(namespace) : undefined;
+    return seen && (seen.metadata?.labels ?? {});
+  }
+
   /** The namespace's labels: as the watch holds them, else read (none when it does not exist). */
   readonly of = async (namespace: string, options: StoreCallOptions): Promise<Record<string, string>> => {
     const watched = this.listed ? this.informer.get(namespace) : undefined;

@@ -150,7 +150,7 @@ export class SchedulerEstimator implements OnApplicationBootstrap, OnModuleDestr
     if (this.overrides.mayChangeWorkload(question.namespace, kind, name)) return NO_ESTIMATE;
     const quotas = this.quotas.watchedIn(question.namespace);
     return quotas
-      ? replicasRoomOn(question.member, perReplicaCharge(question.requests), quotas)
+      ? replicasRoomOn(question.member, perReplicaCharge(question.requests), quotas, question.namespace)
       : NO_ESTIMATE;
   }
 

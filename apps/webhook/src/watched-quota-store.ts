@@ -1,7 +1,14 @@
 import type * as k8s from '@kubernetes/client-node';
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CachedQuotaStore } from '#accounting';
-import { CLUSTER_KARMADA_QUOTA, describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import {
+  CLUSTER_KARMADA_QUOTA,
+  describeError,
+  KARMADA_QUOTA,
+  type ClusterKarmadaQuota,
+  type KarmadaQuota,
+} from '#api';
+import { labelsMatch } from '#quota';
 import { customObjectInformer, KubeQuotaStore, ResilientInformer, type QuotaRef } from '#service-kit';
 import type { NamespaceLabels } from './namespace-labels.js';
 
@@ -80,9 +87,19 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     };
   }
 
-  /** The namespace's KarmadaQuotas as the watch last listed them; undefined while it is not running. */
+  /**
+   * The quotas selecting the namespace as the watches last listed them: its KarmadaQuotas and the
+   * ClusterKarmadaQuotas whose selector matches its labels; undefined while a watch is not running or
+   * the namespace is not watched yet.
+   */
   watchedIn(namespace: string): readonly KarmadaQuota[] | undefined {
-    return this.isWatching ? this.informer.list(namespace) : undefined;
+    const labels = this.isWatching ? this.namespaces.watched(namespace) : undefined;
+    if (labels === undefined) return undefined;
+    const spanning = this.clusterInformer
+      .list()
+      .filter((quota) => labelsMatch((quota as ClusterKarmadaQuota).spec?.namespaceSelector, labels))
+      .map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind }));
+    return [...this.informer.list(namespace), ...spanning];
   }
 
   /** Not awaited: admissions never wait for the watches (they read without them meanwhile). */

@@ -24,12 +24,14 @@ interface QuotaShape {
   counted?: boolean;
   enforcement?: 'Deny' | 'Warn' | 'DryRun';
   scoped?: boolean;
+  /** A ClusterKarmadaQuota that counted these namespaces (the binding is in team-a). */
+  countedNamespaces?: string[];
 }
 
 const quota = (name: string, q: QuotaShape): KarmadaQuota => ({
   apiVersion: 'quota.karmada.io/v1alpha1',
-  kind: 'KarmadaQuota',
-  metadata: { name, namespace: 'team-a', generation: 2 },
+  kind: q.countedNamespaces ? 'ClusterKarmadaQuota' : 'KarmadaQuota',
+  metadata: q.countedNamespaces ? { name, generation: 2 } : { name, namespace: 'team-a', generation: 2 },
   spec: {
     hard: q.hard ?? { cpu: '100' },
     ...(q.clusters ? { clusters: q.clusters } : {}),
@@ -48,6 +50,9 @@ const quota = (name: string, q: QuotaShape): KarmadaQuota => ({
     used: q.used ?? {},
     reserved: q.reserved ?? {},
     ...(q.capsResolvedFor ? { capsResolvedFor: q.capsResolvedFor } : {}),
+    ...(q.countedNamespaces
+      ? { namespaces: q.countedNamespaces.map((namespace) => ({ namespace, used: {} })) }
+      : {}),
   },
 });
 
@@ -185,6 +190,27 @@ describe('replicasRoomOn', () => {
       want: NO_ESTIMATE,
     },
     {
+      name: 'a ClusterKarmadaQuota that counted the namespace steers like a KarmadaQuota',
+      quotas: [
+        { clusters: capByName('member1', { cpu: '8' }), countedNamespaces: ['team-a', 'team-b'] },
+        { clusters: capByName('member1', { cpu: '6' }) },
+      ],
+      want: 6,
+    },
+    {
+      name: 'the smaller cap of a ClusterKarmadaQuota wins',
+      quotas: [
+        { clusters: capByName('member1', { cpu: '3' }), countedNamespaces: ['team-a'] },
+        { clusters: capByName('member1', { cpu: '6' }) },
+      ],
+      want: 3,
+    },
+    {
+      name: 'a ClusterKarmadaQuota that has not counted the namespace yet: no opinion',
+      quotas: [{ clusters: capByName('member1', { cpu: '3' }), countedNamespaces: ['team-b'] }],
+      want: NO_ESTIMATE,
+    },
+    {
       name: 'room beyond int32 is clamped',
       perReplica: perReplicaCharge(list({ cpu: '1n' })),
       quotas: [{ clusters: capByName('member1', { cpu: '100' }) }],
@@ -194,7 +220,7 @@ describe('replicasRoomOn', () => {
 
   it.each(cases)('$name', ({ member, perReplica, quotas, want }) => {
     const objects = quotas.map((q, i) => quota(`q${i}`, q));
-    expect(replicasRoomOn(member ?? 'member1', perReplica ?? oneCpu, objects)).toBe(want);
+    expect(replicasRoomOn(member ?? 'member1', perReplica ?? oneCpu, objects, 'team-a')).toBe(want);
   });
 });
 
@@ -306,9 +332,9 @@ describe('a binding Karmada left unscheduled for want of room', () => {
       ],
       used: { 'cpu@member1': '4', 'cpu@member2': '3' },
     });
-    expect(capRoomFor(held, [both])).toBe(5);
+    expect(capRoomFor(held, [both], 'team-a')).toBe(5);
     const one = quota('q', { clusters: capByName('member1', { cpu: '4' }) });
-    expect(capRoomFor(held, [one])).toBeUndefined();
+    expect(capRoomFor(held, [one], 'team-a')).toBeUndefined();
   });
 
   it('heldWaitingStatus: what its unplaced replicas ask of the capped resources, and what the caps leave', () => {

@@ -12,7 +12,7 @@ import { labelsMatch } from './label-selector.js';
 import { memberKey, type MemberLabels } from './member-caps.js';
 import { PODS, quotaNamesForRequest } from './resource-names.js';
 import { isScoped } from './scopes.js';
-import { parseQuotaState, type QuotaState } from './state.js';
+import { countedNamespaces, isClusterQuota, parseQuotaState, type QuotaState } from './state.js';
 import { QuotaEventReason, type QuotaEvent } from './status.js';
 
 /** "No opinion" in Karmada's estimator protocol: the scheduler skips the answer. */
@@ -33,20 +33,23 @@ export function perReplicaCharge(requests: ResourceList): ResourceList {
 
 /**
  * How many more replicas charged `perReplica` each fit on `member` under the member caps of
- * `quotas` (the binding's namespace's), or NO_ESTIMATE when no cap there constrains them. A quota
- * gives no opinion when its answer could be too low for what the webhook would admit: its status is
- * not counted for its spec, the member is not among those its label caps are resolved for, it only
- * warns (Warn, DryRun), or it selects by priority class (Karmada sends the class only with its alpha
- * ResourceQuotaEstimate gate). Room already taken beyond the cap is 0, never negative.
+ * `quotas` (those selecting the binding's `namespace`: its KarmadaQuotas and the ClusterKarmadaQuotas
+ * whose selector picks it), or NO_ESTIMATE when no cap there constrains them. A quota gives no
+ * opinion when its answer could be too low for what the webhook would admit: its status is not
+ * counted for its spec (nor, for a ClusterKarmadaQuota, counted the namespace), the member is not
+ * among those its label caps are resolved for, it only warns (Warn, DryRun), or it selects by
+ * priority class (Karmada sends the class only with its alpha ResourceQuotaEstimate gate). Room
+ * already taken beyond the cap is 0, never negative.
  */
 export function replicasRoomOn(
   member: string,
   perReplica: ResourceList,
   quotas: readonly KarmadaQuota[],
+  namespace: string,
 ): number {
   let room: bigint | undefined;
   for (const quota of quotas) {
-    const state = steeringState(quota, member);
+    const state = steeringState(quota, member, namespace);
     for (const [resource, amount] of state ? Object.entries(perReplica) : []) {
       const left = leftOn(state!, resource, member);
       if (left === undefined || amount.sign() <= 0) continue;
@@ -59,9 +62,10 @@ export function replicasRoomOn(
 }
 
 /** The quota's state when it steers placements on `member` (see replicasRoomOn), else undefined. */
-function steeringState(quota: KarmadaQuota, member: string): QuotaState | undefined {
+function steeringState(quota: KarmadaQuota, member: string, namespace: string): QuotaState | undefined {
   if (quota.status?.observedGeneration !== quota.metadata?.generation) return undefined;
   if (parseEnforcement(quota.spec?.enforcement) !== 'Deny' || isScoped(quota)) return undefined;
+  if (isClusterQuota(quota) && !countedNamespaces(quota).has(namespace)) return undefined;
   const { state } = parseQuotaState(quota);
   return state.capsResolvedFor === undefined || state.capsResolvedFor.has(member) ? state : undefined;
 }
@@ -138,10 +142,14 @@ function candidateMembers(placement: unknown, members: MemberLabels | undefined)
  * members; undefined when a candidate has no cap that constrains it (replicasRoomOn gives no
  * opinion): its nodes, not the quotas, may be what holds the binding back.
  */
-export function capRoomFor(held: HeldBinding, quotas: readonly KarmadaQuota[]): number | undefined {
+export function capRoomFor(
+  held: HeldBinding,
+  quotas: readonly KarmadaQuota[],
+  namespace: string,
+): number | undefined {
   let room = 0;
   for (const member of held.candidates) {
-    const fits = replicasRoomOn(member, held.perReplica, quotas);
+    const fits = replicasRoomOn(member, held.perReplica, quotas, namespace);
     if (fits === NO_ESTIMATE) return undefined;
     room += fits;
   }
@@ -151,13 +159,14 @@ export function capRoomFor(held: HeldBinding, quotas: readonly KarmadaQuota[]): 
 /**
  * The held binding as `quota`'s `status.waiting` lists it, when the quota caps its candidates:
  * `requested` what its unplaced replicas ask of the resources capped there, `free` what the caps
- * leave on its candidates. Undefined when this quota caps none of them.
+ * leave on its candidates. Undefined when this quota caps none of them. For a namespace's
+ * KarmadaQuota (a ClusterKarmadaQuota does not list held bindings yet).
  */
 export function heldWaitingStatus(held: HeldBinding, quota: KarmadaQuota): WaitingChangeStatus | undefined {
   const requested: ResourceList = {};
   const free: ResourceList = {};
   for (const member of held.candidates) {
-    const state = steeringState(quota, member);
+    const state = steeringState(quota, member, quota.metadata?.namespace ?? '');
     for (const [resource, amount] of state ? Object.entries(held.perReplica) : []) {
       const left = leftOn(state!, resource, member);
       if (left === undefined || amount.sign() <= 0) continue;
