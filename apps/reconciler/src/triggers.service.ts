@@ -61,7 +61,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       },
     });
     // The reconciler writes the statuses, so it alone exports them (docs/reference/metrics.md).
-    registerQuotaMetrics(metrics, () => cache.quotas());
+    registerQuotaMetrics(metrics, () => [...cache.quotas(), ...cache.clusterQuotas()]);
     cache.onChange({
       // The reconciler's own status writes need no reconcile: the one that wrote read everything before.
       quotaChanged: (q) =>

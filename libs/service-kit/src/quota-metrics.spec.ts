@@ -120,4 +120,19 @@ describe('registerQuotaMetrics', () => {
     );
     expect(text).not.toContain('resource="cpu@member1"');
   });
+
+  test("a ClusterKarmadaQuota's series have no namespace and name the kind", async () => {
+    const registry = new Registry();
+    const spanning: KarmadaQuota = {
+      ...quota('team', { cpu: '10' }, { hard: { cpu: '10' }, used: { cpu: '4' } }),
+      kind: 'ClusterKarmadaQuota',
+      metadata: { name: 'team' },
+    };
+    registerQuotaMetrics(registry, () => [quota('team', { cpu: '1' }), spanning]);
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'karmada_quota_used{namespace="",quota="ClusterKarmadaQuota/team",resource="cpu"} 4',
+    );
+    expect(text).toContain('karmada_quota_hard{namespace="team-a",quota="team",resource="cpu"} 1');
+  });
 });

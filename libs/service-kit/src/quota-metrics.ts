@@ -1,5 +1,6 @@
 import { KarmadaQuotaConditionType, type KarmadaQuota } from '#api';
 import { Quantity } from '#quantity';
+import { quotaName } from '#quota';
 import { quotaView, type ResourceRow } from '#quota-view';
 import { Gauge, type Registry } from 'prom-client';
 
@@ -37,8 +38,8 @@ function baseUnits(quantity: string): number {
 }
 
 /**
- * Per-quota gauges computed at scrape time from `quotas()` (an informer's cache of KarmadaQuotas on
- * the Karmada API server): a deleted quota's series go with it, and every replica exporting them
+ * Per-quota gauges computed at scrape time from `quotas()` (an informer's cache of KarmadaQuotas and
+ * ClusterKarmadaQuotas on the Karmada API server): a deleted quota's series go with it, and every replica exporting them
  * reports the same stored statuses.
  */
 export function registerQuotaMetrics(registry: Registry, quotas: () => readonly KarmadaQuota[]): void {
@@ -96,6 +97,7 @@ const runningBeyondCharge = (quota: KarmadaQuota): boolean =>
     (c) => c.type === KarmadaQuotaConditionType.RunningBeyondCharge && c.status === 'True',
   ) ?? false;
 
+/** A ClusterKarmadaQuota's series have no namespace and name it `ClusterKarmadaQuota/<name>`. */
 function idOf(quota: KarmadaQuota): { namespace: string; quota: string } {
-  return { namespace: quota.metadata?.namespace ?? '', quota: quota.metadata?.name ?? '' };
+  return { namespace: quota.metadata?.namespace ?? '', quota: quotaName(quota) };
 }
