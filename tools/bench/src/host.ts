@@ -1,5 +1,12 @@
 import * as k8s from '@kubernetes/client-node';
-import { isApiStatus, KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import {
+  CLUSTER_KARMADA_QUOTA,
+  isApiStatus,
+  KARMADA_QUOTA,
+  type ClusterKarmadaQuota,
+  type KarmadaQuota,
+  type LabelSelector,
+} from '#api';
 import {
   kubeConfigFor,
   sleep,
@@ -21,10 +28,14 @@ export async function apiServerMetrics(client: HttpsJsonClient): Promise<string>
 export const apiServerCpuSeconds = async (client: HttpsJsonClient): Promise<number> =>
   metricValue(await apiServerMetrics(client), 'process_cpu_seconds_total');
 
-export async function createNamespaces(endpoint: ApiEndpoint, names: readonly string[]): Promise<void> {
+export async function createNamespaces(
+  endpoint: ApiEndpoint,
+  names: readonly string[],
+  labels: Record<string, string> = {},
+): Promise<void> {
   const core = kubeConfigFor(endpoint).makeApiClient(k8s.CoreV1Api);
   await inParallel(names, 8, async (name) => {
-    await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
+    await core.createNamespace({ body: { metadata: { name, labels } } }).catch((err: unknown) => {
       if (!isApiStatus(err, 409)) throw err;
     });
   });
@@ -118,6 +129,60 @@ export async function createFederatedResourceQuota(
         metadata: { name, namespace },
         spec: { overall },
       },
+    });
+}
+
+/**
+ * Creates a ClusterKarmadaQuota over the namespaces `selector` picks (`namespaces`, where nothing runs
+ * yet) and records their zero usage, as the reconciler would (it may get there first).
+ */
+export async function createClusterQuota(
+  host: ApiEndpoint,
+  name: string,
+  hard: Record<string, string>,
+  selector: LabelSelector,
+  namespaces: readonly string[],
+): Promise<void> {
+  const body: ClusterKarmadaQuota = {
+    apiVersion: CLUSTER_KARMADA_QUOTA.apiVersion,
+    kind: CLUSTER_KARMADA_QUOTA.kind,
+    metadata: { name },
+    spec: { hard, namespaceSelector: selector },
+  };
+  const api = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  await api.createClusterCustomObject({ ...CLUSTER_KARMADA_QUOTA, body });
+  const used = Object.fromEntries(Object.keys(hard).map((key) => [key, '0']));
+  for (;;) {
+    const quota = await readClusterQuota(host, name);
+    const observedGeneration = quota.metadata?.generation;
+    if (quota.status?.observedGeneration === observedGeneration && quota.status?.namespaces?.length) return;
+    const counted = namespaces.map((namespace) => ({ namespace, used }));
+    try {
+      await api.replaceClusterCustomObjectStatus({
+        ...CLUSTER_KARMADA_QUOTA,
+        name,
+        body: { ...quota, status: { ...quota.status, used, observedGeneration, namespaces: counted } },
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
+    }
+  }
+}
+
+export async function readClusterQuota(host: ApiEndpoint, name: string): Promise<KarmadaQuota> {
+  const quota = (await kubeConfigFor(host)
+    .makeApiClient(k8s.CustomObjectsApi)
+    .getClusterCustomObject({ ...CLUSTER_KARMADA_QUOTA, name })) as KarmadaQuota;
+  return { ...quota, kind: CLUSTER_KARMADA_QUOTA.kind };
+}
+
+export async function deleteClusterQuota(host: ApiEndpoint, name: string): Promise<void> {
+  await kubeConfigFor(host)
+    .makeApiClient(k8s.CustomObjectsApi)
+    .deleteClusterCustomObject({ ...CLUSTER_KARMADA_QUOTA, name })
+    .catch((err: unknown) => {
+      if (!isApiStatus(err, 404)) throw err;
     });
 }
 

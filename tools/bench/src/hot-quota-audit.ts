@@ -1,4 +1,4 @@
-import type { KarmadaQuota } from '#api';
+import type { KarmadaQuota, Reservation } from '#api';
 import {
   addLists,
   describeFieldError,
@@ -73,7 +73,8 @@ export function auditHotQuota(
   for (const [name, replicas] of storedReplicas) held.set(name, mask(scaled(perReplica, replicas)));
   (quota.status?.reservations ?? []).forEach((r, i) => {
     const claimed = mask(parse(r.charge ?? r.reserved, `status.reservations[${i}].charge`));
-    held.set(r.reservedBy.name, maxLists(held.get(r.reservedBy.name) ?? {}, claimed));
+    const name = claimKey(r);
+    held.set(name, maxLists(held.get(name) ?? {}, claimed));
   });
   let recounted: ResourceList = {};
   for (const list of held.values()) recounted = addLists(recounted, list);
@@ -104,6 +105,15 @@ export function auditHotQuota(
     usedPlusReserved: formatList(mask(total)),
     problems,
   };
+}
+
+/**
+ * The binding a claim is for, as records and stored bindings name it: its name, or for a
+ * ClusterKarmadaQuota's claim (which names its namespace) `namespace/name`.
+ */
+export function claimKey(claim: Reservation): string {
+  const { namespace, name } = claim.reservedBy;
+  return namespace ? `${namespace}/${name}` : name;
 }
 
 /** Whether the audit found nothing wrong. */

@@ -28,13 +28,16 @@ import {
 } from './admission-load.js';
 import { admissionReview, realisticBinding, scheduledClusters } from './bodies.js';
 import { CorrectnessError, profiling, type BenchContext } from './context.js';
-import { auditHotQuota, auditPassed, mergeAudits, type HotQuotaAudit } from './hot-quota-audit.js';
+import { auditHotQuota, auditPassed, claimKey, mergeAudits, type HotQuotaAudit } from './hot-quota-audit.js';
 import {
+  createClusterQuota,
   createFederatedResourceQuota,
   createNamespaces,
   createQuota,
+  deleteClusterQuota,
   FEDERATED_RESOURCE_QUOTA,
   inParallel,
+  readClusterQuota,
   readQuota,
 } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
@@ -115,6 +118,12 @@ export interface HotQuotaFigures {
   hard: Record<string, string>;
   batched: HotQuotaModeFigures;
   casPerAdmission: HotQuotaModeFigures;
+  /**
+   * The same load (batched) on one ClusterKarmadaQuota over two namespaces, half the clients in
+   * each, with no KarmadaQuota: their batches meet on one object (docs/concepts/cluster-quotas.md).
+   * Absent from reports of runs before it was measured.
+   */
+  clusterQuota?: HotQuotaModeFigures;
   /** batched admissions/s over cas-per-admission admissions/s. */
   speedup: number;
   karmadaFrq: KarmadaFrqFigures;
@@ -158,6 +167,18 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
     host,
     ADMISSION_MODES.flatMap((mode) => Array<string>(sizes.hotQuotaClients).fill(namespaceOf(mode))),
   );
+  const spanningNamespaces = Array.from(
+    { length: sizes.hotQuotaClients },
+    (_, c) => SPANNING_NAMESPACES[c % SPANNING_NAMESPACES.length]!,
+  );
+  await createNamespaces(host, SPANNING_NAMESPACES, SPANNING_LABELS);
+  await createClusterQuota(
+    host,
+    QUOTA,
+    hardForPods(BigInt(sizes.hotQuotaClients * BINDINGS_PER_CLIENT * PODS_PER_BINDING)),
+    { matchLabels: SPANNING_LABELS },
+    SPANNING_NAMESPACES,
+  );
 
   const figures: Partial<Record<AdmissionMode, HotQuotaModeFigures>> = {};
   for (const mode of ADMISSION_MODES) {
@@ -179,6 +200,7 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
       await ours.stop();
     }
   }
+  const clusterQuota = await runClusterQuota(ctx, spanningNamespaces);
   const batched = figures.batched!;
   const casPerAdmission = figures['cas-per-admission']!;
   const karmadaFrq = await runKarmadaFrq(ctx, hard.get(namespaceOf('batched'))!);
@@ -189,15 +211,80 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
     hard: hard.get(namespaceOf('batched'))!,
     batched,
     casPerAdmission,
+    clusterQuota,
     speedup: ratio(batched.admissionsPerSec, casPerAdmission.admissionsPerSec),
     karmadaFrq,
     sideBySide: { ours: sideBySideOf(batched), karmadaFrq: sideBySideOf(karmadaFrq) },
   };
-  const problems = ADMISSION_MODES.flatMap((mode) =>
-    contendedProblems(`hot-quota (${mode})`, figures[mode]!),
-  );
+  const problems = [
+    ...ADMISSION_MODES.flatMap((mode) => contendedProblems(`hot-quota (${mode})`, figures[mode]!)),
+    ...contendedProblems(CLUSTER_QUOTA_LABEL, clusterQuota),
+  ];
   if (problems.length > 0) throw new CorrectnessError(problems.join('\n'), result);
   return result;
+}
+
+/** The namespaces of the ClusterKarmadaQuota run, and the label its selector picks them by. */
+const SPANNING_NAMESPACES = ['hot-cluster-quota-a', 'hot-cluster-quota-b'];
+const SPANNING_LABELS = { 'karmada-quota-bench': 'hot-cluster-quota' };
+const CLUSTER_QUOTA_LABEL = 'hot-quota (one ClusterKarmadaQuota over two namespaces)';
+
+/**
+ * The batched run's load on the ClusterKarmadaQuota over SPANNING_NAMESPACES (client c in
+ * `clientNamespaces[c]`), audited as the namespace quotas are, each binding named `namespace/name`.
+ * The quota is deleted afterwards: it must not limit the scenarios after this one.
+ */
+async function runClusterQuota(ctx: BenchContext, clientNamespaces: string[]): Promise<HotQuotaModeFigures> {
+  const host = ctx.federation.info.host;
+  const { hotQuotaClients: clients, hotQuotaSeconds: seconds } = ctx.sizes;
+  ctx.log(`${CLUSTER_QUOTA_LABEL}: starting a batched webhook and a reconciler`);
+  const ours = await startContendedServices(ctx, {
+    mode: 'batched',
+    replicas: 1,
+    instance: 'hot-cluster-quota',
+  });
+  try {
+    ctx.log(`${CLUSTER_QUOTA_LABEL}: scaling the bindings once, one at a time`);
+    const driven = await preparedBindings(host, ours.webhooks, clientNamespaces);
+    ctx.log(`${CLUSTER_QUOTA_LABEL}: ${clients} clients for ${seconds} s`);
+    const run = await measuredLoad(ours.webhooks, driven, seconds);
+    ctx.log(`${CLUSTER_QUOTA_LABEL}: ${run.load.summary()}; waiting for the reconciler, then auditing`);
+    await ours.reconcilerIdle();
+    return await settledClusterQuotaFigures(host, run, driven.flat());
+  } finally {
+    await ours.stop();
+    await deleteClusterQuota(host, QUOTA);
+  }
+}
+
+/** As settledFigures, for the ClusterKarmadaQuota over SPANNING_NAMESPACES. */
+async function settledClusterQuotaFigures(
+  host: ApiEndpoint,
+  run: MeasuredLoad,
+  driven: readonly DrivenBinding[],
+): Promise<HotQuotaModeFigures> {
+  const deadline = Date.now() + 60_000;
+  const records = driven.map((b) => ({
+    name: `${b.namespace}/${b.name}`,
+    possibleReplicas: b.possibleReplicas,
+  }));
+  const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
+  for (;;) {
+    const quota = await readClusterQuota(host, QUOTA);
+    const stored = new Map<string, number>();
+    for (const namespace of SPANNING_NAMESPACES) {
+      const list = (await objects.listNamespacedCustomObject({ ...RESOURCE_BINDING, namespace })) as {
+        items: ResourceBinding[];
+      };
+      for (const rb of list.items) stored.set(`${namespace}/${rb.metadata!.name!}`, rb.spec?.replicas ?? 0);
+    }
+    const audit = auditHotQuota(quota, records, PER_REPLICA, stored);
+    if (auditPassed(audit) || Date.now() > deadline) {
+      const offenders = auditPassed(audit) ? [] : offendingBindings(quota, audit, records, stored);
+      return modeFigures(run, audit, offenders);
+    }
+    await sleep(500);
+  }
 }
 
 /**
@@ -332,7 +419,15 @@ export async function settledFigures(
     audits.push({ namespace, audit });
     if (!auditPassed(audit)) offenders.push(...offendingBindings(quota, audit, bindings, stored));
   }
-  const audit = mergeAudits(audits);
+  return modeFigures(run, mergeAudits(audits), offenders);
+}
+
+/** A contended run's figures: its load, what the webhook's metrics counted, and its audit. */
+function modeFigures(
+  run: MeasuredLoad,
+  audit: HotQuotaAudit,
+  offenders: OffendingBinding[],
+): HotQuotaModeFigures {
   const { delta } = run;
   return {
     ...run.load.figures(),
@@ -380,7 +475,7 @@ export function offendingBindings(
 ): OffendingBinding[] {
   const names = new Set([...audit.mismatchedBindings, ...audit.unknownReservations]);
   const bindings = new Map(driven.map((b) => [b.name, b]));
-  const claims = new Map((quota.status?.reservations ?? []).map((r) => [r.reservedBy.name, r]));
+  const claims = new Map((quota.status?.reservations ?? []).map((r) => [claimKey(r), r]));
   return [...names].sort().map((name) => {
     const r = claims.get(name);
     const b = bindings.get(name);

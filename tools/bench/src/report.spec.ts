@@ -86,6 +86,7 @@ function report(): BenchReport {
       hard: { pods: '512' },
       batched: mode(2_500, 20),
       casPerAdmission: mode(500, 300, 40),
+      clusterQuota: mode(2_000, 30),
       speedup: 5,
       karmadaFrq: {
         karmadaVersion: 'v1.18.2',
@@ -176,6 +177,7 @@ describe('targetChecks', () => {
       ['hot-quota', 'batched failed closed (5xx)', 0, true],
       ['hot-quota', 'batched over-admitted keys', 0, true],
       ['hot-quota', 'cas-per-admission over-admitted keys', 0, true],
+      ['hot-quota', 'one ClusterKarmadaQuota over 2 namespaces (batched) over-admitted keys', 0, true],
       ['webhook-alone', 'admissions/s', 1_800, false],
       ['webhook-alone', 'p99 latency (ms)', 24, true],
       ['replicas', 'one quota: admissions/s 2 / 1 replicas', 0.75, false],

@@ -123,6 +123,7 @@ export function targetChecks(
     for (const [mode, f] of [
       ['batched', hot.batched],
       ['cas-per-admission', hot.casPerAdmission],
+      ...(hot.clusterQuota ? [[CLUSTER_QUOTA_RUN, hot.clusterQuota] as const] : []),
     ] as const)
       check('hot-quota', `${mode} over-admitted keys`, f.overAdmitted, '0', f.overAdmitted === 0);
   }
@@ -252,6 +253,14 @@ export function reportRows(report: BenchReport): Row[] {
     };
     mode('batched', hot.batched, true);
     mode('cas-per-admission', hot.casPerAdmission, false);
+    if (hot.clusterQuota) {
+      mode(CLUSTER_QUOTA_RUN, hot.clusterQuota, false);
+      row(
+        'hot-quota',
+        `${CLUSTER_QUOTA_RUN}: status write conflicts`,
+        count(hot.clusterQuota.statusConflicts),
+      );
+    }
     row('hot-quota', 'speedup (batched / cas-per-admission)', times(hot.speedup));
     const frq = hot.karmadaFrq;
     const karmada = `Karmada FRQ (${frq.karmadaVersion})`;
@@ -431,6 +440,9 @@ export function reportRows(report: BenchReport): Row[] {
     }
   return rows;
 }
+
+/** The hot-quota run on one ClusterKarmadaQuota over two namespaces, as the report names it. */
+const CLUSTER_QUOTA_RUN = 'one ClusterKarmadaQuota over 2 namespaces (batched)';
 
 /** The replicas scenario's quota sets by the names the report gives them. */
 const replicaSets = (f: ReplicasFigures): [string, ReplicaComparison][] => [
