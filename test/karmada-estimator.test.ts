@@ -287,6 +287,29 @@ describe('karmada-scheduler with the quota as its estimator', () => {
     );
   });
 
+  test("a ClusterKarmadaQuota's caps steer as a KarmadaQuota's, once it has counted the namespace", async () => {
+    const namespace = await teamWithQuota({ cpu: '100' }, [{ name: 'member1', hard: { cpu: '4' } }]);
+    const ask = () => maxAvailableReplicas(ourEstimator, 'member1', namespace, { cpu: '1' });
+    expect(await ask()).toBe(4);
+    await host()
+      .makeApiClient(k8s.CoreV1Api)
+      .patchNamespace(
+        { name: namespace, body: { metadata: { labels: { 'estimator-team': namespace } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    await objects().create({
+      apiVersion: 'quota.karmada.io/v1alpha1',
+      kind: 'ClusterKarmadaQuota',
+      metadata: { name: namespace },
+      spec: {
+        namespaceSelector: { matchLabels: { 'estimator-team': namespace } },
+        hard: {},
+        clusters: [{ name: 'member1', hard: { cpu: '2' } }],
+      },
+    } as k8s.KubernetesObject);
+    await eventually(ask, (answer) => answer === 2);
+  });
+
   test('a member that leaves loses its estimator Service; a Service karmada-quota did not make is left alone', async () => {
     const core = host().makeApiClient(k8s.CoreV1Api);
     const serviceOf = (member: string) =>
