@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import {
   CLUSTER_KARMADA_QUOTA,
   type ClusterKarmadaQuota,
@@ -9,7 +9,13 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { customObjectInformer, KARMADA_KUBECONFIG, ResilientInformer } from '#service-kit';
+import {
+  customObjectInformer,
+  KARMADA_KUBECONFIG,
+  namespaceInformer,
+  NamespaceLabelChanges,
+  ResilientInformer,
+} from '#service-kit';
 import type { CachedView } from '#accounting';
 import { labelsMatch } from '#quota';
 
@@ -45,8 +51,7 @@ export class NamespaceCache {
   private readonly namespaceInformer: k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace>;
   private readonly clusterQuotaWatch: ResilientInformer<ClusterKarmadaQuota>;
   private readonly namespaceWatch: ResilientInformer<k8s.V1Namespace>;
-  /** Each namespace's labels as last seen, to tell a label change from any other. */
-  private readonly namespaceLabels = new Map<string, string>();
+  private readonly namespaceChanges = new NamespaceLabelChanges();
   private namespacesWatched = false;
   private readonly handlers: NamespaceCacheHandlers[] = [];
   /** Quota versions this replica wrote (uid@resourceVersion), oldest first. */
@@ -96,10 +101,7 @@ export class NamespaceCache {
       { upsert: changed, remove: changed, ...watchHandlers('ClusterKarmadaQuotas', () => undefined) },
       10_000,
     );
-    const core = karmada.makeApiClient(k8s.CoreV1Api);
-    this.namespaceInformer = k8s.makeInformer<k8s.V1Namespace>(karmada, '/api/v1/namespaces', () =>
-      core.listNamespace(),
-    );
+    this.namespaceInformer = namespaceInformer(karmada);
     this.namespaceWatch = new ResilientInformer<k8s.V1Namespace>(
       this.namespaceInformer,
       {
@@ -112,13 +114,8 @@ export class NamespaceCache {
   }
 
   private namespaceSeen(namespace: k8s.V1Namespace, deleted: boolean): void {
-    const name = namespace.metadata?.name;
-    if (!name) return;
-    const labels = deleted ? undefined : JSON.stringify(namespace.metadata?.labels ?? {});
-    if (labels === this.namespaceLabels.get(name)) return;
-    if (labels === undefined) this.namespaceLabels.delete(name);
-    else this.namespaceLabels.set(name, labels);
-    this.handlers.forEach((h) => h.namespaceChanged?.(name));
+    const changed = this.namespaceChanges.changed(namespace, deleted);
+    if (changed) this.handlers.forEach((h) => h.namespaceChanged?.(changed));
   }
 
   /**

@@ -2,25 +2,28 @@
 // (docs/concepts/cluster-quotas.md). From a watch; read live where the watch does not hold it.
 import * as k8s from '@kubernetes/client-node';
 import { Logger } from '@nestjs/common';
-import { describeError, sameJson } from '#api';
-import { abortAt, ResilientInformer, type StoreCallOptions } from '#service-kit';
+import { describeError } from '#api';
+import {
+  abortAt,
+  namespaceInformer,
+  NamespaceLabelChanges,
+  ResilientInformer,
+  type StoreCallOptions,
+} from '#service-kit';
 
 export class NamespaceLabels {
   private readonly logger = new Logger('namespace-labels');
   private readonly core: k8s.CoreV1Api;
   private readonly informer: k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace>;
   private readonly watch: ResilientInformer<k8s.V1Namespace>;
-  private readonly seen = new Map<string, Record<string, string>>();
+  private readonly changes = new NamespaceLabelChanges();
   private listed = false;
   /** Told of a namespace whose labels changed, and of the watch being listed (true) or lost (false). */
   private readonly listeners: { changed(namespace: string): void; watching(listed: boolean): void }[] = [];
 
   constructor(karmada: k8s.KubeConfig) {
     this.core = karmada.makeApiClient(k8s.CoreV1Api);
-    const core = this.core;
-    this.informer = k8s.makeInformer<k8s.V1Namespace>(karmada, '/api/v1/namespaces', () =>
-      core.listNamespace(),
-    );
+    this.informer = namespaceInformer(karmada);
     this.watch = new ResilientInformer<k8s.V1Namespace>(
       this.informer,
       {
@@ -78,15 +81,8 @@ export class NamespaceLabels {
   }
 
   private observed(namespace: k8s.V1Namespace, deleted: boolean): void {
-    const name = namespace.metadata?.name;
-    if (!name) return;
-    const labels = deleted ? undefined : (namespace.metadata?.labels ?? {});
-    const before = this.seen.get(name);
-    if (labels === undefined) this.seen.delete(name);
-    else this.seen.set(name, labels);
-    // A namespace first seen may have been read live with other labels: its list is dropped too.
-    if (before === undefined || !sameJson(before, labels ?? {}))
-      for (const listener of this.listeners) listener.changed(name);
+    const changed = this.changes.changed(namespace, deleted);
+    if (changed) for (const listener of this.listeners) listener.changed(changed);
   }
 
   private setListed(listed: boolean): void {

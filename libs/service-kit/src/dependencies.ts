@@ -37,6 +37,33 @@ export function redisReadiness(redis: RedisClient): ReadinessCheck {
   };
 }
 
+/** A client-node informer over every namespace (their labels: which ClusterKarmadaQuotas select them). */
+export function namespaceInformer(
+  kc: k8s.KubeConfig,
+): k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  return k8s.makeInformer<k8s.V1Namespace>(kc, '/api/v1/namespaces', () => core.listNamespace());
+}
+
+/**
+ * Which namespace events matter to ClusterKarmadaQuotas: a namespace first seen (it may have been read
+ * with other labels before), deleted, or whose labels changed.
+ */
+export class NamespaceLabelChanges {
+  private readonly seen = new Map<string, string>();
+
+  /** The namespace's name when this event changes what selects it; undefined otherwise. */
+  changed(namespace: k8s.V1Namespace, deleted: boolean): string | undefined {
+    const name = namespace.metadata?.name;
+    if (!name) return undefined;
+    const labels = deleted ? undefined : JSON.stringify(namespace.metadata?.labels ?? {});
+    if (labels === this.seen.get(name)) return undefined;
+    if (labels === undefined) this.seen.delete(name);
+    else this.seen.set(name, labels);
+    return name;
+  }
+}
+
 /** A client-node informer over every object of a custom resource (all namespaces). */
 export function customObjectInformer<T extends k8s.KubernetesObject>(
   kc: k8s.KubeConfig,

@@ -16,7 +16,13 @@ export {
   clockOffsetLimitMs,
   clockOffsetMs,
 } from './clock-check.js';
-export { customObjectInformer, KARMADA_KUBECONFIG, karmadaKubeConfig } from './dependencies.js';
+export {
+  customObjectInformer,
+  KARMADA_KUBECONFIG,
+  karmadaKubeConfig,
+  namespaceInformer,
+  NamespaceLabelChanges,
+} from './dependencies.js';
 export { reuseConnections } from './reuse-connections.js';
 export { HealthModule } from './health.module.js';
 export { duplicateRedis, REDIS, RedisModule, type RedisClient } from './redis.module.js';
