@@ -246,19 +246,31 @@ export async function reconcileClusterQuota(
       )
       .sort(bySince);
     const first = read[0]?.input;
-    const result = computeQuotaStatus({
-      quota,
-      now: new Date(now),
-      namespaces: read.map(({ bindings, input }, i) => ({
-        namespace: namespaces[i]!,
-        bindings,
-        clusters: input.clusters,
-        deletedBindingUids: input.deletedBindingUids,
-      })),
-      ...(first ? { timing: first.timing } : {}),
-      waiting,
-      ...(first?.members ? { members: first.members } : {}),
-    });
+    const compute = (listed: WaitingChangeStatus[]) =>
+      computeQuotaStatus({
+        quota,
+        now: new Date(now),
+        namespaces: read.map(({ bindings, input }, i) => ({
+          namespace: namespaces[i]!,
+          bindings,
+          clusters: input.clusters,
+          deletedBindingUids: input.deletedBindingUids,
+        })),
+        ...(first ? { timing: first.timing } : {}),
+        waiting: listed,
+        ...(first?.members ? { members: first.members } : {}),
+      });
+    const refused = compute(waiting);
+    // Bindings Karmada's scheduler holds back for want of room under its caps, as statusOf lists them.
+    const listed = new Set(waiting.map((w) => w.binding));
+    const counted = { ...quota, status: refused.status };
+    const held = read.flatMap(({ bindings, input }, i) =>
+      heldBindings(bindings, input).flatMap(
+        (binding) => heldWaitingStatus(binding, counted, namespaces[i]!) ?? [],
+      ),
+    );
+    const forRoom = held.filter((entry) => !listed.has(entry.binding));
+    const result = forRoom.length === 0 ? refused : compute([...waiting, ...forRoom].sort(bySince));
     if (result.errors.length > 0) warn(`${name}: ${result.errors.join('; ')}`);
     if (!result.changed) return { written: false, conflicts, status: result.status };
     try {

@@ -352,6 +352,19 @@ describe('a binding Karmada left unscheduled for want of room', () => {
       since: SINCE,
     });
     expect(heldWaitingStatus(held, quota('other', {}))).toBeUndefined();
+    // A ClusterKarmadaQuota names the binding with its namespace, once it has counted it.
+    const spanning = quota('c', {
+      clusters: [{ name: 'member1', hard: { cpu: '4' } }],
+      used: { 'cpu@member1': '1' },
+      countedNamespaces: ['team-a'],
+    });
+    expect(heldWaitingStatus(held, spanning, 'team-a')).toEqual({
+      binding: 'team-a/web-deployment',
+      requested: { cpu: '6' },
+      free: { cpu: '3' },
+      since: SINCE,
+    });
+    expect(heldWaitingStatus(held, spanning, 'team-b')).toBeUndefined();
   });
 
   it('heldEvent names the quota, what is asked and what is free', () => {

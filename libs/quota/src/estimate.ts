@@ -159,14 +159,18 @@ export function capRoomFor(
 /**
  * The held binding as `quota`'s `status.waiting` lists it, when the quota caps its candidates:
  * `requested` what its unplaced replicas ask of the resources capped there, `free` what the caps
- * leave on its candidates. Undefined when this quota caps none of them. For a namespace's
- * KarmadaQuota (a ClusterKarmadaQuota does not list held bindings yet).
+ * leave on its candidates. Undefined when this quota caps none of them. `namespace` is the binding's
+ * (a ClusterKarmadaQuota's status names it `namespace/name`).
  */
-export function heldWaitingStatus(held: HeldBinding, quota: KarmadaQuota): WaitingChangeStatus | undefined {
+export function heldWaitingStatus(
+  held: HeldBinding,
+  quota: KarmadaQuota,
+  namespace = quota.metadata?.namespace ?? '',
+): WaitingChangeStatus | undefined {
   const requested: ResourceList = {};
   const free: ResourceList = {};
   for (const member of held.candidates) {
-    const state = steeringState(quota, member, quota.metadata?.namespace ?? '');
+    const state = steeringState(quota, member, namespace);
     for (const [resource, amount] of state ? Object.entries(held.perReplica) : []) {
       const left = leftOn(state!, resource, member);
       if (left === undefined || amount.sign() <= 0) continue;
@@ -175,7 +179,8 @@ export function heldWaitingStatus(held: HeldBinding, quota: KarmadaQuota): Waiti
     }
   }
   if (Object.keys(requested).length === 0) return undefined;
-  return { binding: held.name, requested: formatList(requested), free: formatList(free), since: held.since };
+  const binding = isClusterQuota(quota) ? `${namespace}/${held.name}` : held.name;
+  return { binding, requested: formatList(requested), free: formatList(free), since: held.since };
 }
 
 /**
