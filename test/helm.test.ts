@@ -321,9 +321,10 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(uncovered).toEqual([]);
   });
 
-  test("ships libs/api/crds' KarmadaQuota, ClusterKarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
+  test("ships libs/api/crds' KarmadaQuota, ClusterKarmadaQuota, AppliedClusterKarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
     // In the order the chart renders them (files/crds sorted by name).
     const files = [
+      CRD_FILE_NAMES.appliedClusterKarmadaQuota,
       CRD_FILE_NAMES.clusterKarmadaQuota,
       CRD_FILE_NAMES.karmadaQuota,
       CRD_FILE_NAMES.workloadUsage,
@@ -476,6 +477,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     ).find((m) => m.metadata.name.endsWith('-remove'))!;
     expect(loadManifests(removed.data['objects.yaml']!).map((o) => o.kind)).toEqual([
       'ValidatingWebhookConfiguration',
+      'CustomResourceDefinition',
       'CustomResourceDefinition',
       'CustomResourceDefinition',
       'CustomResourceDefinition',
