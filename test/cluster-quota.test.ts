@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import {
+  APPLIED_CLUSTER_KARMADA_QUOTA,
   CLUSTER_KARMADA_QUOTA,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
+  type AppliedClusterKarmadaQuota,
   type ClusterKarmadaQuota,
   type KarmadaQuota,
   type ResourceBinding,
@@ -82,6 +84,24 @@ const countedOver = (name: string, namespaces: string[]) =>
       JSON.stringify((q.status?.namespaces ?? []).map((n) => n.namespace)) ===
         JSON.stringify([...namespaces].sort()),
   );
+
+const readApplied = (namespace: string, name: string) =>
+  objects().getNamespacedCustomObject({
+    ...APPLIED_CLUSTER_KARMADA_QUOTA,
+    namespace,
+    name,
+  }) as Promise<AppliedClusterKarmadaQuota>;
+
+/** The namespaces holding an AppliedClusterKarmadaQuota of the cluster quota `name`, sorted. */
+const appliedIn = async (name: string) =>
+  (
+    (await objects().listClusterCustomObject({
+      ...APPLIED_CLUSTER_KARMADA_QUOTA,
+      fieldSelector: `metadata.name=${name}`,
+    })) as { items: AppliedClusterKarmadaQuota[] }
+  ).items
+    .map((a) => a.metadata?.namespace ?? '')
+    .sort();
 
 /** Creates the binding: undefined when admitted, else the webhook's refusal. */
 async function create(rb: ResourceBinding): Promise<string | undefined> {
@@ -205,5 +225,64 @@ describe('a ClusterKarmadaQuota', () => {
       (q) => (q.status?.reserved?.cpu ?? '0') === '0', // a sum of nothing lists no key
     );
     expect(await create(binding(a, 'second', { cpu: '1' }))).toBeUndefined();
+  }, 120_000);
+
+  test('each namespace it counts reads it there, as an AppliedClusterKarmadaQuota, until it leaves or the quota goes', async () => {
+    const [a, b] = [await labelledNamespace({ team: 'f' }), await labelledNamespace({ team: 'f' })];
+    const quota = await createClusterQuota('f', { cpu: '5' });
+    await countedOver(quota, [a, b]);
+    expect(await create(binding(a, 'web', { cpu: '2' }))).toBeUndefined();
+    expect(await create(binding(b, 'batch', { cpu: '1' }))).toBeUndefined();
+    // As the reconciler counted it (the webhook's writes of its claims leave the lines as they were).
+    const reservedIn = (q: ClusterKarmadaQuota) =>
+      (q.status?.namespaces ?? []).map((n) => `${n.namespace}=${n.reserved?.cpu}`).join(',');
+    const lines = [`${a}=2`, `${b}=1`].sort().join(',');
+    const counted = await eventually(
+      () => readClusterQuota(quota),
+      (q) => reservedIn(q) === lines,
+    );
+
+    // In each namespace: the quota's spec and totals, and only that namespace's line.
+    for (const namespace of [a, b]) {
+      const applied = await eventually(
+        () => readApplied(namespace, quota),
+        (p) => p.status?.reserved?.cpu === '3' && p.status?.namespaces?.[0]?.reserved?.cpu !== '0',
+      );
+      expect(applied.spec).toEqual(counted.spec);
+      expect(applied.status?.hard).toEqual({ cpu: '5' });
+      expect(applied.status?.namespaces).toEqual(
+        counted.status?.namespaces?.filter((n) => n.namespace === namespace),
+      );
+      expect(applied.status?.namespaces?.[0]?.reserved).toEqual({ cpu: namespace === a ? '2' : '1' });
+      expect(applied.status).not.toHaveProperty('reservations');
+      expect(applied.metadata?.labels).toEqual({ 'app.kubernetes.io/managed-by': 'karmada-quota' });
+      expect(applied.metadata?.ownerReferences).toEqual([
+        expect.objectContaining({
+          kind: CLUSTER_KARMADA_QUOTA.kind,
+          name: quota,
+          uid: counted.metadata?.uid,
+        }),
+      ]);
+    }
+    expect(await appliedIn(quota)).toEqual([a, b].sort());
+
+    // Leaving the selector: its projection goes; the other one shows the quota without it.
+    await relabel(b, { team: null });
+    await countedOver(quota, [a]);
+    await eventually(
+      () => appliedIn(quota),
+      (namespaces) => JSON.stringify(namespaces) === JSON.stringify([a]),
+    );
+    await eventually(
+      () => readApplied(a, quota),
+      (p) => p.status?.reserved?.cpu === '2',
+    );
+
+    // Deleting the quota: every projection goes.
+    await objects().deleteClusterCustomObject({ ...CLUSTER_KARMADA_QUOTA, name: quota });
+    await eventually(
+      () => appliedIn(quota),
+      (namespaces) => namespaces.length === 0,
+    );
   }, 120_000);
 });

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import {
+  APPLIED_CLUSTER_KARMADA_QUOTA,
   CLUSTER_KARMADA_QUOTA,
   CRD_FILE_NAMES,
   crdDir,
@@ -226,6 +227,7 @@ describe('the Helm chart charts/karmada-quota', () => {
   const KQ = 'karmadaquotas.quota.karmada.io';
   const CKQ = `${CLUSTER_KARMADA_QUOTA.plural}.${CLUSTER_KARMADA_QUOTA.group}`;
   const WU = 'workloadusages.quota.karmada.io';
+  const ACKQ = `${APPLIED_CLUSTER_KARMADA_QUOTA.plural}.${APPLIED_CLUSTER_KARMADA_QUOTA.group}`;
 
   beforeAll(async () => {
     helmPath = (await ensureBinaries()).helm; // built and cached by `npm run kube:binaries`
@@ -321,9 +323,10 @@ describe('the Helm chart charts/karmada-quota', () => {
     expect(uncovered).toEqual([]);
   });
 
-  test("ships libs/api/crds' KarmadaQuota, ClusterKarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
+  test("ships libs/api/crds' KarmadaQuota, ClusterKarmadaQuota, AppliedClusterKarmadaQuota and WorkloadUsage CRDs unchanged, kept at uninstall unless told", () => {
     // In the order the chart renders them (files/crds sorted by name).
     const files = [
+      CRD_FILE_NAMES.appliedClusterKarmadaQuota,
       CRD_FILE_NAMES.clusterKarmadaQuota,
       CRD_FILE_NAMES.karmadaQuota,
       CRD_FILE_NAMES.workloadUsage,
@@ -476,6 +479,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     ).find((m) => m.metadata.name.endsWith('-remove'))!;
     expect(loadManifests(removed.data['objects.yaml']!).map((o) => o.kind)).toEqual([
       'ValidatingWebhookConfiguration',
+      'CustomResourceDefinition',
       'CustomResourceDefinition',
       'CustomResourceDefinition',
       'CustomResourceDefinition',
@@ -1150,6 +1154,16 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['reconciler', 'list', 'namespaces', '', true],
       ['reconciler', 'watch', 'namespaces', '', true],
       ['reconciler', 'patch', 'namespaces', '', false],
+      // reconciler: the AppliedClusterKarmadaQuotas, listed across namespaces, by server-side apply
+      ['reconciler', 'list', ACKQ, '', true],
+      ['reconciler', 'get', ACKQ, 'team-x', true],
+      ['reconciler', 'create', ACKQ, 'team-x', true],
+      ['reconciler', 'patch', ACKQ, 'team-x', true],
+      ['reconciler', 'update', ACKQ, 'team-x', true],
+      ['reconciler', 'delete', ACKQ, 'team-x', true],
+      ['reconciler', 'deletecollection', ACKQ, 'team-x', false],
+      ['webhook', 'create', ACKQ, 'team-x', false],
+      ['aggregator', 'list', ACKQ, '', false],
       // reconciler: the usage record, by server-side apply
       ['reconciler', 'create', WU, 'team-x', true],
       ['reconciler', 'patch', WU, 'team-x', true],
@@ -1230,7 +1244,7 @@ describe('the Helm chart charts/karmada-quota', () => {
     );
   });
 
-  test('roles for people: reading KarmadaQuotas and ClusterKarmadaQuotas aggregated into view, edit and admin; writing them in a role aggregated nowhere', () => {
+  test('roles for people: reading KarmadaQuotas, ClusterKarmadaQuotas and their projections aggregated into view, edit and admin; writing quotas in a role aggregated nowhere', () => {
     // test/tenant-roles.test.ts applies these roles to the host and writes quotas as each user.
     const aggregatedInto = (m: Manifest) =>
       Object.keys(m.metadata.labels ?? {})
@@ -1252,11 +1266,16 @@ describe('the Helm chart charts/karmada-quota', () => {
       resources: ['workloadusages'],
       verbs: ['get', 'list', 'watch'],
     };
+    const applied = {
+      apiGroups: [KARMADA_QUOTA.group],
+      resources: [APPLIED_CLUSTER_KARMADA_QUOTA.plural],
+      verbs: ['get', 'list', 'watch'],
+    };
     expect(userRoles(render().manifests)).toEqual([
       [
         `${release}-karmada-quota-view`,
         ['view', 'edit', 'admin'],
-        [{ ...quotas, verbs: ['get', 'list', 'watch'] }, usageRecord],
+        [{ ...quotas, verbs: ['get', 'list', 'watch'] }, applied, usageRecord],
       ],
       [
         `${release}-karmada-quota-admin`,
@@ -1266,6 +1285,7 @@ describe('the Helm chart charts/karmada-quota', () => {
             ...quotas,
             verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'],
           },
+          applied,
           usageRecord,
         ],
       ],

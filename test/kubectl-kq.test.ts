@@ -16,7 +16,9 @@ import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { Redis } from 'ioredis';
 import {
+  APPLIED_CLUSTER_KARMADA_QUOTA,
   CLUSTER,
+  CLUSTER_KARMADA_QUOTA,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
   WORKLOAD_USAGE,
@@ -842,6 +844,57 @@ describe('kubectl kq', () => {
         1,
         `error: no kubeconfig: ${home}/.kube/config does not exist; set KUBECONFIG or pass --kubeconfig FILE\n`,
       ]);
+    },
+    SLOW_TEST_MS,
+  );
+
+  // Last: from here on the namespace's bindings also meet the ClusterKarmadaQuota.
+  test(
+    'get and describe list the ClusterKarmadaQuotas selecting the namespace beside its KarmadaQuotas',
+    async () => {
+      const name = uniqueName('org');
+      const core = host().makeApiClient(k8s.CoreV1Api);
+      await core.patchNamespace(
+        { name: namespace, body: { metadata: { labels: { 'kq-test-org': name } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      await objects().createClusterCustomObject({
+        ...CLUSTER_KARMADA_QUOTA,
+        body: {
+          apiVersion: CLUSTER_KARMADA_QUOTA.apiVersion,
+          kind: CLUSTER_KARMADA_QUOTA.kind,
+          metadata: { name },
+          spec: { hard: { cpu: '100' }, namespaceSelector: { matchLabels: { 'kq-test-org': name } } },
+        },
+      });
+      try {
+        await eventually(
+          () =>
+            objects().getNamespacedCustomObject({
+              ...APPLIED_CLUSTER_KARMADA_QUOTA,
+              namespace,
+              name,
+            }) as Promise<KarmadaQuota>,
+          (applied) => applied.status?.hard?.cpu === '100',
+          60_000,
+        );
+        const run = kq(['get', '-n', namespace]);
+        expect([run.status, run.stderr]).toEqual([0, '']);
+        const rows = run.stdout.trimEnd().split('\n').map(cells);
+        expect(rows.map((row) => row[0])).toEqual(['NAME', 'team', `ClusterKarmadaQuota/${name}`]);
+        expect(rows[2]![2]).toMatch(/^cpu: \S+\+\S+\/100$/);
+
+        const described = kq(['describe', `ClusterKarmadaQuota/${name}`, '-n', namespace]);
+        expect([described.status, described.stderr]).toEqual([0, '']);
+        const lines = described.stdout.split('\n').map(cells);
+        expect(lines[0]).toEqual(['Name:', `ClusterKarmadaQuota/${name}`]);
+        expect(lines.find((l) => l[0] === 'This namespace:')?.[1]).toMatch(/^used cpu=/);
+        expect(kq(['get', `ckq/${name}`, '-n', namespace, '-o', 'name']).stdout).toBe(
+          `appliedclusterkarmadaquota.quota.karmada.io/${name}\n`,
+        );
+      } finally {
+        await objects().deleteClusterCustomObject({ ...CLUSTER_KARMADA_QUOTA, name });
+      }
     },
     SLOW_TEST_MS,
   );

@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import {
+  APPLIED_CLUSTER_KARMADA_QUOTA,
+  CLUSTER_KARMADA_QUOTA,
+  KARMADA_QUOTA,
+  type AppliedClusterKarmadaQuota,
+  type KarmadaQuota,
+} from '#api';
 import { ensureBinaries, repoRoot } from '../tools/federation/src/index.js';
 import { createNamespace, eventually, federation, uniqueName } from './support/federation.js';
 import { karmadaQuota } from './support/fixtures.js';
@@ -26,6 +32,7 @@ interface Run {
 }
 
 const KQ = `${KARMADA_QUOTA.plural}.${KARMADA_QUOTA.group}`;
+const ACKQ = `${APPLIED_CLUSTER_KARMADA_QUOTA.plural}.${APPLIED_CLUSTER_KARMADA_QUOTA.group}`;
 const AGGREGATE_TO = 'rbac.authorization.k8s.io/aggregate-to-';
 const TEAM_ROLES = ['view', 'edit', 'admin'];
 
@@ -218,6 +225,63 @@ describe("the chart's roles for people, on the host API server", () => {
       // Only in the namespace it is bound in.
       expect(kubectl(user, ['get', KQ, '-n', quotaAdminNamespace]).stderr).toContain(
         forbidden(user, 'list', KARMADA_QUOTA.plural, quotaAdminNamespace),
+      );
+    },
+  );
+
+  /** A projection as the reconciler writes it (apps/reconciler applied-cluster-quotas.ts). */
+  const applied = (namespace: string, name: string, cpu: string): AppliedClusterKarmadaQuota => ({
+    apiVersion: APPLIED_CLUSTER_KARMADA_QUOTA.apiVersion,
+    kind: APPLIED_CLUSTER_KARMADA_QUOTA.kind,
+    metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'karmada-quota' } },
+    spec: { hard: { cpu }, namespaceSelector: { matchLabels: { team: 'x' } } },
+    status: { hard: { cpu }, used: { cpu: '1' }, namespaces: [{ namespace, used: { cpu: '1' } }] },
+  });
+
+  test.each(TEAM_ROLES)(
+    `a team member bound to %s reads the ${CLUSTER_KARMADA_QUOTA.kind}s selecting the namespace there (AppliedClusterKarmadaQuotas), and writes none`,
+    (role) => {
+      const name = `shared-for-${role}`;
+      for (const namespace of [team, quotaAdminNamespace])
+        ok(kubectl(undefined, ['create', '-f', '-'], JSON.stringify(applied(namespace, name, '100'))));
+      const user = userOf(role);
+      const read = JSON.parse(
+        ok(kubectl(user, ['get', ACKQ, name, '-n', team, '-o', 'json'])),
+      ) as AppliedClusterKarmadaQuota;
+      expect([read.spec.hard, read.status?.used]).toEqual([{ cpu: '100' }, { cpu: '1' }]);
+      expect(ok(kubectl(user, ['get', 'ackq', '-n', team, '-o', 'name']))).toContain(`/${name}\n`);
+      const refusals: [string, () => Run][] = [
+        [
+          'create',
+          () => kubectl(user, ['create', '-f', '-'], JSON.stringify(applied(team, `${name}-2`, '1'))),
+        ],
+        [
+          'patch',
+          () =>
+            kubectl(user, [
+              'patch',
+              ACKQ,
+              name,
+              '-n',
+              team,
+              '--type=merge',
+              '-p',
+              '{"spec":{"hard":{"cpu":"9"}}}',
+            ]),
+        ],
+        ['delete', () => kubectl(user, ['delete', ACKQ, name, '-n', team, '--wait=false'])],
+      ];
+      for (const [verb, write] of refusals) {
+        const refused = write();
+        expect({ verb, status: refused.status, stderr: refused.stderr }).toEqual({
+          verb,
+          status: 1,
+          stderr: expect.stringContaining(forbidden(user, verb, APPLIED_CLUSTER_KARMADA_QUOTA.plural, team)),
+        });
+      }
+      // Not in another namespace: there the quotas selecting that one are its users' to read.
+      expect(kubectl(user, ['get', ACKQ, name, '-n', quotaAdminNamespace]).stderr).toContain(
+        forbidden(user, 'get', APPLIED_CLUSTER_KARMADA_QUOTA.plural, quotaAdminNamespace),
       );
     },
   );

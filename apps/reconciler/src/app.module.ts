@@ -8,6 +8,7 @@ import {
   MetricsModule,
   RedisModule,
 } from '#service-kit';
+import { AppliedClusterQuotas } from './applied-cluster-quotas.js';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { FederatedQuotas } from './federated-quotas.js';
 import { EstimatorServices } from './estimator-services.js';
@@ -42,6 +43,7 @@ export class ReconcilerModule {
         FederatedQuotas,
         EstimatorServices,
         UsageRecorder,
+        AppliedClusterQuotas,
       ],
     };
   }

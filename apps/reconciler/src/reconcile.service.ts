@@ -28,6 +28,7 @@ import {
   type RedisClient,
 } from '#service-kit';
 import { deletedBindingsKey } from '#usage';
+import { AppliedClusterQuotas } from './applied-cluster-quotas.js';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { NamespaceCache } from './namespace-cache.js';
 import {
@@ -86,6 +87,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly cache: NamespaceCache,
     private readonly usageRecorder: UsageRecorder,
     private readonly clockCheck: ClockCheck,
+    private readonly applied: AppliedClusterQuotas,
   ) {
     this.objects = karmada.makeApiClient(k8s.CustomObjectsApi);
     this.quotas = new KubeQuotaStore(karmada);
@@ -195,14 +197,16 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
 
   /**
    * One ClusterKarmadaQuota's reconcile (docs/concepts/cluster-quotas.md): read it, then each namespace
-   * it selects (bindings, usage, deletions, waiting changes), and write its status if it changed.
+   * it selects (bindings, usage, deletions, waiting changes), and write its status if it changed;
+   * then its AppliedClusterKarmadaQuotas (applied-cluster-quotas.ts), which never fail it.
    */
   async reconcileClusterQuota(name: string): Promise<NamespaceReconcile> {
     const clockOff = this.clockCheck.distrust();
     if (clockOff !== undefined) throw new Error(clockOff);
+    let read: KarmadaQuota | undefined; // as last read: the status computed is for its spec
     const outcome = await reconcileClusterQuota(
       {
-        getQuota: () => this.quotas.getClusterQuota(name),
+        getQuota: async () => (read = await this.quotas.getClusterQuota(name)),
         selectedNamespaces: (quota) => {
           const namespaces = this.cache.namespacesSelectedBy(quota);
           if (namespaces === undefined)
@@ -225,6 +229,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       (quota, result) => this.emit(quota, result.events),
       (message) => this.logger.warn({ clusterQuota: name }, message),
     );
+    await this.applied.sync(name, read, outcome.status);
     const written = outcome.written ? 1 : 0;
     return { quotas: 1, written, conflicts: outcome.conflicts, skipped: !outcome.written };
   }

@@ -13,6 +13,7 @@ import {
 } from './crds.js';
 import {
   type ApiResourceInfo,
+  APPLIED_CLUSTER_KARMADA_QUOTA,
   CLUSTER,
   CLUSTER_KARMADA_QUOTA,
   KARMADA_QUOTA,
@@ -51,6 +52,18 @@ const RESTRICTING_KEYWORDS = [
   'uniqueItems',
   'x-kubernetes-validations',
 ] as const;
+
+/** A schema without its descriptions: what the API server validates, prunes and defaults by. */
+const undescribed = (node: unknown): unknown =>
+  Array.isArray(node)
+    ? node.map(undescribed)
+    : node !== null && typeof node === 'object'
+      ? Object.fromEntries(
+          Object.entries(node)
+            .filter(([key]) => key !== 'description')
+            .map(([key, value]) => [key, undescribed(value)]),
+        )
+      : node;
 
 interface CompareOptions {
   /** Our defaults must equal the reference's; with this, the reference's defaults on typed paths must be ours too. */
@@ -199,11 +212,19 @@ interface CrdCase {
   categories?: string[];
   /** A record written whole by one writer (as a ConfigMap's data is): its fields, no spec and no status. */
   record?: string[];
+  /** A projection written whole by one writer: spec and status, but no status subresource. */
+  projection?: boolean;
 }
 
 const cases: CrdCase[] = [
   { file: CRD_FILE_NAMES.karmadaQuota, info: KARMADA_QUOTA, categories: ['karmada-io'] },
   { file: CRD_FILE_NAMES.clusterKarmadaQuota, info: CLUSTER_KARMADA_QUOTA, categories: ['karmada-io'] },
+  {
+    file: CRD_FILE_NAMES.appliedClusterKarmadaQuota,
+    info: APPLIED_CLUSTER_KARMADA_QUOTA,
+    categories: ['karmada-io'],
+    projection: true,
+  },
   {
     file: CRD_FILE_NAMES.workloadUsage,
     info: WORKLOAD_USAGE,
@@ -215,7 +236,7 @@ const cases: CrdCase[] = [
 ];
 
 describe('crdFiles', () => {
-  it('returns the five files as absolute, existing paths in libs/api/crds', () => {
+  it('returns the six files as absolute, existing paths in libs/api/crds', () => {
     const files = crdFiles();
     expect(files.map((f) => f.slice(crdDir().length + 1))).toEqual(cases.map((c) => c.file));
     for (const file of files) {
@@ -225,7 +246,7 @@ describe('crdFiles', () => {
   });
 });
 
-describe.each(cases)('CRD $file', ({ file, info, categories, record }) => {
+describe.each(cases)('CRD $file', ({ file, info, categories, record, projection }) => {
   const crd = manifests[cases.findIndex((c) => c.file === file)]!;
 
   it('parses as one apiextensions.k8s.io/v1 CustomResourceDefinition', () => {
@@ -250,9 +271,9 @@ describe.each(cases)('CRD $file', ({ file, info, categories, record }) => {
     expect(info.apiVersion).toBe(`${info.group}/${info.version}`);
   });
 
-  it('stores the version it is read in, first, with the status subresource (a record: none); others only served', () => {
+  it('stores the version it is read in, first, with the status subresource (a record or a projection: none); others only served', () => {
     expect(crd.spec.versions[0]).toMatchObject({ name: info.version, served: true, storage: true });
-    expect(crd.spec.versions[0]!.subresources?.status).toEqual(record ? undefined : {});
+    expect(crd.spec.versions[0]!.subresources?.status).toEqual(record || projection ? undefined : {});
     for (const other of crd.spec.versions.slice(1))
       expect(other).toMatchObject({ served: true, storage: false });
     // Renaming alone (strategy None): no conversion webhook.
@@ -368,18 +389,6 @@ describe('ClusterKarmadaQuota CRD', () => {
   const schema = schemaOf(crd);
   const kq = byName('karmadaquotas.quota.karmada.io');
 
-  /** A schema without its descriptions: what the API server validates, prunes and defaults by. */
-  const undescribed = (node: unknown): unknown =>
-    Array.isArray(node)
-      ? node.map(undescribed)
-      : node !== null && typeof node === 'object'
-        ? Object.fromEntries(
-            Object.entries(node)
-              .filter(([key]) => key !== 'description')
-              .map(([key, value]) => [key, undescribed(value)]),
-          )
-        : node;
-
   it("validates as KarmadaQuota's schema but for namespaceSelector and status.namespaces (the two in step)", () => {
     const shared = structuredClone(schema);
     const spec = shared.properties!['spec']!;
@@ -439,6 +448,26 @@ describe('ClusterKarmadaQuota CRD', () => {
     const reservations = schemaAt(schema, '.status.reservations')!;
     expect(reservations.items).toEqual(schemaAt(schemaOf(kq), '.status.reservations')!.items);
     expect(reservations.description).toContain('reservedBy (apiVersion, kind, namespace, name and uid');
+  });
+});
+
+describe('AppliedClusterKarmadaQuota CRD', () => {
+  const crd = byName('appliedclusterkarmadaquotas.quota.karmada.io');
+  const schema = schemaOf(crd);
+  const ckq = byName('clusterkarmadaquotas.quota.karmada.io');
+
+  it("has ClusterKarmadaQuota's spec, and its status without the claims (the two in step)", () => {
+    expect(undescribed(schemaAt(schema, '.spec'))).toEqual(undescribed(schemaAt(schemaOf(ckq), '.spec')));
+    const status = structuredClone(schemaAt(schemaOf(ckq), '.status')!);
+    delete status.properties!['reservations'];
+    expect(undescribed(schemaAt(schema, '.status'))).toEqual(undescribed(status));
+    expect(schema.required).toEqual(['spec']);
+  });
+
+  it("has ClusterKarmadaQuota's printer columns, with their descriptions", () => {
+    expect(crd.spec.versions[0]!.additionalPrinterColumns).toEqual(
+      ckq.spec.versions[0]!.additionalPrinterColumns,
+    );
   });
 });
 

@@ -10,6 +10,7 @@ import yaml from 'js-yaml';
 export const CRD_FILE_NAMES = {
   karmadaQuota: 'quota.karmada.io_karmadaquotas.yaml',
   clusterKarmadaQuota: 'quota.karmada.io_clusterkarmadaquotas.yaml',
+  appliedClusterKarmadaQuota: 'quota.karmada.io_appliedclusterkarmadaquotas.yaml',
   workloadUsage: 'quota.karmada.io_workloadusages.yaml',
   resourceBinding: 'work.karmada.io_resourcebindings.yaml',
   cluster: 'cluster.karmada.io_clusters.yaml',
@@ -94,8 +95,8 @@ export const crdDir = (): string => dirname(apiFile('crds', CRD_FILE_NAMES.karma
 export const estimatorProtoFile = (): string => apiFile('proto', 'estimator.proto');
 
 /**
- * Absolute paths of the CRD files, in install order: KarmadaQuota, ClusterKarmadaQuota, WorkloadUsage,
- * ResourceBinding, Cluster.
+ * Absolute paths of the CRD files, in install order: KarmadaQuota, ClusterKarmadaQuota,
+ * AppliedClusterKarmadaQuota, WorkloadUsage, ResourceBinding, Cluster.
  */
 export function crdFiles(): string[] {
   const dir = crdDir();

@@ -55,6 +55,22 @@ export const CLUSTER_KARMADA_QUOTA = {
   namespaced: false,
 } as const satisfies ApiResourceInfo;
 
+/**
+ * A ClusterKarmadaQuota as the users of one namespace it selects may read it (docs/concepts/cluster-quotas.md):
+ * the reconciler writes one per selected namespace, named as the cluster quota, read-only.
+ */
+export const APPLIED_CLUSTER_KARMADA_QUOTA = {
+  group: 'quota.karmada.io',
+  version: 'v1alpha1',
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'AppliedClusterKarmadaQuota',
+  listKind: 'AppliedClusterKarmadaQuotaList',
+  plural: 'appliedclusterkarmadaquotas',
+  singular: 'appliedclusterkarmadaquota',
+  shortNames: ['ackq'],
+  namespaced: true,
+} as const satisfies ApiResourceInfo;
+
 /** The members' usage of a namespace by workload, as the reconciler records it for display. */
 export const WORKLOAD_USAGE = {
   group: 'quota.karmada.io',
@@ -172,6 +188,19 @@ export interface ClusterKarmadaQuota extends KarmadaQuota {
 export interface ClusterKarmadaQuotaSpec extends KarmadaQuotaSpec {
   /** The namespaces of the Karmada API server the quota spans, by their labels ({} selects all). */
   namespaceSelector: LabelSelector;
+}
+
+/**
+ * The projection of a ClusterKarmadaQuota into one namespace it selects: its spec, and its status with
+ * no claims and, of the lists naming namespaces, only this namespace's entries (libs/quota
+ * applied-cluster-quota.ts).
+ */
+export interface AppliedClusterKarmadaQuota {
+  apiVersion?: typeof APPLIED_CLUSTER_KARMADA_QUOTA.apiVersion;
+  kind?: typeof APPLIED_CLUSTER_KARMADA_QUOTA.kind;
+  metadata?: V1ObjectMeta;
+  spec: ClusterKarmadaQuotaSpec;
+  status?: Omit<KarmadaQuotaStatus, 'reservations'>;
 }
 
 export interface KarmadaQuotaList {

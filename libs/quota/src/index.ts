@@ -163,3 +163,10 @@ export {
   QUOTA_ADMIN_RIGHT,
 } from './federated-resource-quota.js';
 export type { FrqLimitChange, ServingQuota } from './federated-resource-quota.js';
+export {
+  APPLIED_MANAGED_BY,
+  APPLIED_SELECTOR,
+  appliedClusterQuota,
+  appliedNamespaces,
+  appliedStatus,
+} from './applied-cluster-quota.js';

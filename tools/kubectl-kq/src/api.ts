@@ -1,6 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
 import {
+  APPLIED_CLUSTER_KARMADA_QUOTA,
   CLUSTER,
+  CLUSTER_KARMADA_QUOTA,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
   WORKLOAD_USAGE,
@@ -12,7 +14,7 @@ import {
 import { recordedObservations, USAGE_RECORD_NAME, type WorkloadObservations } from '#quota-view';
 import type { QueryCommand } from './args.js';
 import { CliError, explainError, isObjectNotFound, type RequestTarget } from './errors.js';
-import type { QuotaDetails } from './format.js';
+import { isApplied, type QuotaDetails } from './format.js';
 import type { Connection } from './kubeconfig.js';
 
 /** kubectl's name for a resource in messages, e.g. `karmadaquotas.quota.karmada.io`. */
@@ -23,6 +25,23 @@ const coordinates = (info: ApiResourceInfo) => ({
   plural: info.plural,
 });
 const QUOTAS = coordinates(KARMADA_QUOTA);
+const APPLIED = coordinates(APPLIED_CLUSTER_KARMADA_QUOTA);
+
+/**
+ * A NAME naming a ClusterKarmadaQuota, as the webhook's refusals do (`ClusterKarmadaQuota/team`, or
+ * `ckq/team`): its AppliedClusterKarmadaQuota in the namespace is read; else undefined.
+ */
+export function clusterQuotaNamed(name: string): string | undefined {
+  const slash = name.indexOf('/');
+  if (slash < 0) return undefined;
+  const kind = name.slice(0, slash).toLowerCase();
+  const names = [
+    CLUSTER_KARMADA_QUOTA.kind.toLowerCase(),
+    CLUSTER_KARMADA_QUOTA.singular,
+    ...CLUSTER_KARMADA_QUOTA.shortNames,
+  ];
+  return names.includes(kind) ? name.slice(slash + 1) : undefined;
+}
 
 const target = (
   connection: Connection,
@@ -40,18 +59,31 @@ const target = (
 });
 
 export interface Fetched {
+  /** The KarmadaQuotas, then the AppliedClusterKarmadaQuotas (the ClusterKarmadaQuotas selecting the namespace). */
   quotas: KarmadaQuota[];
+  /** The AppliedClusterKarmadaQuotas could not be listed: why (the KarmadaQuotas are still shown). */
+  warnings?: string[];
   /** One message per named quota that does not exist; the others are still shown, as kubectl does. */
   notFound: string[];
   /** Of the list (or of the one named quota): where a watch starts. */
   resourceVersion: string;
 }
 
+/** A listed AppliedClusterKarmadaQuota, its kind set (a list's items may lack it). */
+const asApplied = (quota: KarmadaQuota): KarmadaQuota =>
+  ({
+    ...quota,
+    apiVersion: APPLIED_CLUSTER_KARMADA_QUOTA.apiVersion,
+    kind: APPLIED_CLUSTER_KARMADA_QUOTA.kind,
+  }) as unknown as KarmadaQuota;
+
 export async function fetchQuotas(command: QueryCommand, connection: Connection): Promise<Fetched> {
   const api = connection.kc.makeApiClient(k8s.CustomObjectsApi);
   const { namespace } = connection;
   const resource = resourceName(KARMADA_QUOTA);
+  const scope = command.allNamespaces ? undefined : namespace;
   if (command.names.length === 0) {
+    let fetched: Fetched;
     try {
       const list = (await (command.allNamespaces
         ? api.listClusterCustomObject(QUOTAS)
@@ -59,14 +91,50 @@ export async function fetchQuotas(command: QueryCommand, connection: Connection)
         items: KarmadaQuota[];
         metadata?: { resourceVersion?: string };
       };
-      return { quotas: list.items, notFound: [], resourceVersion: list.metadata?.resourceVersion ?? '' };
+      fetched = { quotas: list.items, notFound: [], resourceVersion: list.metadata?.resourceVersion ?? '' };
     } catch (err) {
-      const scope = command.allNamespaces ? undefined : namespace;
       throw new CliError(explainError(err, target(connection, 'list', resource, scope)));
     }
+    // A watch follows the KarmadaQuotas only: the projections are listed for tables and describe.
+    if (command.watch) return fetched;
+    try {
+      const applied = (await (command.allNamespaces
+        ? api.listClusterCustomObject(APPLIED)
+        : api.listNamespacedCustomObject({ ...APPLIED, namespace }))) as { items: KarmadaQuota[] };
+      fetched.quotas.push(...applied.items.map(asApplied));
+    } catch (err) {
+      const failure = target(connection, 'list', resourceName(APPLIED_CLUSTER_KARMADA_QUOTA), scope);
+      fetched.warnings = [
+        `Warning: the ClusterKarmadaQuotas selecting the namespace are not shown: ${explainError(err, failure).replace(/^error: /, '')}`,
+      ];
+    }
+    return fetched;
   }
   const fetched: Fetched = { quotas: [], notFound: [], resourceVersion: '' };
   for (const name of command.names) {
+    const clusterQuota = clusterQuotaNamed(name);
+    if (clusterQuota !== undefined) {
+      try {
+        const applied = (await api.getNamespacedCustomObject({
+          ...APPLIED,
+          namespace,
+          name: clusterQuota,
+        })) as KarmadaQuota;
+        fetched.quotas.push(asApplied(applied));
+      } catch (err) {
+        const failure = target(
+          connection,
+          'get',
+          resourceName(APPLIED_CLUSTER_KARMADA_QUOTA),
+          namespace,
+          clusterQuota,
+        );
+        const message = explainError(err, failure);
+        if (!isObjectNotFound(err)) throw new CliError(message);
+        fetched.notFound.push(message);
+      }
+      continue;
+    }
     try {
       const quota = (await api.getNamespacedCustomObject({ ...QUOTAS, namespace, name })) as KarmadaQuota;
       fetched.quotas.push(quota);
@@ -136,17 +204,21 @@ export async function fetchDetails(
       );
     }
     if (!usageOf.has(namespace)) usageOf.set(namespace, usageRecord(objects, connection, namespace));
-    const events = await attempt(
-      `the Events of KarmadaQuota ${namespace}/${name} are`,
-      async () =>
-        (
-          await core.listNamespacedEvent({
-            namespace,
-            fieldSelector: `involvedObject.kind=${KARMADA_QUOTA.kind},involvedObject.name=${name}`,
-          })
-        ).items,
-      target(connection, 'list', 'events', namespace),
-    );
+    // A ClusterKarmadaQuota's Events are in the default namespace (describe them with kubectl
+    // describe clusterkarmadaquota): its projection has none of its own.
+    const events = isApplied(quota)
+      ? []
+      : await attempt(
+          `the Events of KarmadaQuota ${namespace}/${name} are`,
+          async () =>
+            (
+              await core.listNamespacedEvent({
+                namespace,
+                fieldSelector: `involvedObject.kind=${KARMADA_QUOTA.kind},involvedObject.name=${name}`,
+              })
+            ).items,
+          target(connection, 'list', 'events', namespace),
+        );
     // An event without a uid is still about this quota; one with another uid was about a quota of
     // the same name deleted since.
     const uid = quota.metadata?.uid;

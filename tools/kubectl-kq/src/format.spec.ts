@@ -414,3 +414,41 @@ describe('quotaRows -o wide and -o name', () => {
     expect(quotaName(team)).toBe('karmadaquota.quota.karmada.io/team');
   });
 });
+
+describe('the ClusterKarmadaQuotas selecting the namespace (AppliedClusterKarmadaQuotas)', () => {
+  const shared = {
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'AppliedClusterKarmadaQuota',
+    metadata: { namespace: 'team-a', name: 'org', creationTimestamp: ago(60) as unknown as Date },
+    spec: { hard: { cpu: '10' }, namespaceSelector: { matchLabels: { org: 'x' } } },
+    status: {
+      hard: { cpu: '10' },
+      used: { cpu: '4' },
+      reserved: { cpu: '1' },
+      namespaces: [{ namespace: 'team-a', used: { cpu: '3' }, reserved: { cpu: 1 as never } }],
+    },
+  } as unknown as KarmadaQuota;
+
+  it('lists one beside the KarmadaQuotas, named as the refusals name its quota', () => {
+    const { rows } = quotaRows([team, shared], now, { allNamespaces: false, wide: false });
+    expect(rows.map((r) => r[0])).toEqual(['team', 'ClusterKarmadaQuota/org']);
+    expect(rows[1]!.slice(1, 3)).toEqual(['50%', 'cpu: 4+1/10']);
+    expect(quotaName(shared)).toBe('appliedclusterkarmadaquota.quota.karmada.io/org');
+  });
+
+  it('describes one with its selector and this namespace’s part, without claims or Events', () => {
+    const text = describeQuotas([{ quota: shared, clusters: [], bindings: [], events: [] }], now).text;
+    const lines = text.split('\n').map((l) => l.trimEnd());
+    expect(lines.slice(0, 4).map((l) => l.split(/\s{2,}/))).toEqual([
+      ['Name:', 'ClusterKarmadaQuota/org'],
+      ['Namespace:', 'team-a'],
+      [
+        'Selects:',
+        'org=x (limits summed over every namespace selected; read-only, from AppliedClusterKarmadaQuota org)',
+      ],
+      ['This namespace:', 'used cpu=3, reserved cpu=1'],
+    ]);
+    expect(lines.some((l) => l.startsWith('Reservations:'))).toBe(false);
+    expect(lines.some((l) => l.startsWith('Events:'))).toBe(false);
+  });
+});

@@ -1,5 +1,13 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { KARMADA_QUOTA, type Cluster, type KarmadaQuota, type ResourceBinding } from '#api';
+import {
+  APPLIED_CLUSTER_KARMADA_QUOTA,
+  CLUSTER_KARMADA_QUOTA,
+  KARMADA_QUOTA,
+  type Cluster,
+  type KarmadaQuota,
+  type LabelSelector,
+  type ResourceBinding,
+} from '#api';
 import { age, quotaView, workloadUsage, type QuotaView, type WorkloadObservations } from '#quota-view';
 import { DESCRIBE_LAYOUT, GET_LAYOUT, tabwrite } from './tabwriter.js';
 
@@ -8,6 +16,14 @@ export interface Printed {
   text: string;
   warnings: string[];
 }
+
+/** Whether `quota` is an AppliedClusterKarmadaQuota (kubectl kq lists them beside the KarmadaQuotas). */
+export const isApplied = (quota: KarmadaQuota): boolean =>
+  (quota.kind as string | undefined) === APPLIED_CLUSTER_KARMADA_QUOTA.kind;
+
+/** How a quota is named in tables and describe: a projection by its ClusterKarmadaQuota, as refusals name it. */
+const shownName = (quota: KarmadaQuota, name: string): string =>
+  isApplied(quota) ? `${CLUSTER_KARMADA_QUOTA.kind}/${name}` : name;
 
 const NONE = '<none>';
 const UNKNOWN = '<unknown>';
@@ -44,9 +60,18 @@ export function describeQuotas(details: QuotaDetails[], now: Date): Printed {
 function describeOne(details: QuotaDetails, now: Date): Printed {
   const { quota } = details;
   const view = quotaView(quota);
+  const applied = isApplied(quota);
+  const own = applied ? quota.status?.namespaces?.find((n) => n.namespace === view.namespace) : undefined;
   const lines = [
-    `Name:\t${view.name}`,
+    `Name:\t${shownName(quota, view.name)}`,
     `Namespace:\t${view.namespace}`,
+    ...(applied
+      ? [
+          `Selects:\t${selector((quota.spec as { namespaceSelector?: LabelSelector }).namespaceSelector)} ` +
+            `(limits summed over every namespace selected; read-only, from ${APPLIED_CLUSTER_KARMADA_QUOTA.kind} ${view.name})`,
+          `This namespace:\tused ${inline(stringList(own?.used))}, reserved ${inline(stringList(own?.reserved))}`,
+        ]
+      : []),
     `Scopes:\t${scopes(quota)}`,
     ...(view.enforcement === 'Deny'
       ? []
@@ -96,11 +121,13 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
         ? `  Not split into observed and reserved: ${workloads.usageNotShown ?? 'no usage record read'}.`
         : `  Observed and reserved as the members ran at ${asOf} (${age(asOf, now)} ago).`,
     );
-  section(
-    'Reservations',
-    ['Binding', 'Reserved', 'Expires'],
-    view.reservations.map((r) => [r.binding, inline(r.reserved), expires(r.expirationTime, now)]),
-  );
+  // A projection carries no claims (they name other namespaces' bindings), and no Events of its own.
+  if (!applied)
+    section(
+      'Reservations',
+      ['Binding', 'Reserved', 'Expires'],
+      view.reservations.map((r) => [r.binding, inline(r.reserved), expires(r.expirationTime, now)]),
+    );
   section(
     'Waiting',
     ['Binding', 'Requested', 'Free', 'Since'],
@@ -122,12 +149,13 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
     ['Type', 'Status', 'Reason', 'Message'],
     view.conditions.map((c) => [c.type, c.status, c.reason, c.message]),
   );
-  section(
-    'Events',
-    ['Type', 'Reason', 'Age', 'From', 'Message'],
-    details.events && eventRows(details.events, now),
-    ' (the Events could not be listed)',
-  );
+  if (!applied)
+    section(
+      'Events',
+      ['Type', 'Reason', 'Age', 'From', 'Message'],
+      details.events && eventRows(details.events, now),
+      ' (the Events could not be listed)',
+    );
   return {
     text: tabwrite(`${lines.join('\n')}\n`, DESCRIBE_LAYOUT),
     warnings: [
@@ -135,6 +163,21 @@ function describeOne(details: QuotaDetails, now: Date): Printed {
       ...(workloads?.problems ?? []).map((p) => `Warning: KarmadaQuota ${view.namespace}/${view.name}: ${p}`),
     ],
   };
+}
+
+/** A quantity map as read (an unquoted integer is a number on the wire). */
+const stringList = (list: Record<string, unknown> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(list ?? {}).map(([k, v]) => [k, String(v)]));
+
+/** A namespace selector on one line, `team=a, env In (dev, prod)`; `{}` selects every namespace. */
+function selector(s: LabelSelector | undefined): string {
+  const parts = [
+    ...Object.entries(s?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
+    ...(s?.matchExpressions ?? []).map((e) =>
+      [e.key, e.operator, e.values?.length ? `(${e.values.join(', ')})` : ''].join(' ').trim(),
+    ),
+  ];
+  return parts.length > 0 ? parts.join(', ') : 'every namespace';
 }
 
 /** `resource=quantity,...`, or <none>. */
@@ -227,7 +270,7 @@ export function quotaRows(quotas: KarmadaQuota[], now: Date, options: TableOptio
   const views = quotas.map(quotaView);
   const rows = views.map((view, i) => [
     ...(options.allNamespaces ? [view.namespace] : []),
-    view.name,
+    shownName(quotas[i]!, view.name),
     `${view.percentUsed}%`,
     view.resources.map((r) => `${r.resource}: ${r.used}+${r.reserved}/${r.hard}`).join(', ') || NONE,
     age(String(quotas[i]!.metadata?.creationTimestamp ?? ''), now),
@@ -258,9 +301,14 @@ export function quotaTable(quotas: KarmadaQuota[], now: Date, options: TableOpti
   };
 }
 
-/** -o name: `karmadaquota.quota.karmada.io/NAME`, as kubectl prints a custom resource. */
-export const quotaName = (quota: KarmadaQuota): string =>
-  `${KARMADA_QUOTA.singular}.${KARMADA_QUOTA.group}/${quota.metadata?.name ?? ''}`;
+/**
+ * -o name: `karmadaquota.quota.karmada.io/NAME` (or `appliedclusterkarmadaquota.quota.karmada.io/NAME`),
+ * as kubectl prints a custom resource.
+ */
+export const quotaName = (quota: KarmadaQuota): string => {
+  const info = isApplied(quota) ? APPLIED_CLUSTER_KARMADA_QUOTA : KARMADA_QUOTA;
+  return `${info.singular}.${info.group}/${quota.metadata?.name ?? ''}`;
+};
 
 const warningsOf = (view: QuotaView): string[] =>
   view.problems.map((problem) => `Warning: KarmadaQuota ${view.namespace}/${view.name}: ${problem}`);

@@ -68,6 +68,7 @@ async function query(command: QueryCommand): Promise<number> {
     );
   }
   for (const message of notFound) err(`${message}\n`);
+  for (const warning of fetched.warnings ?? []) err(`${warning}\n`);
   if (command.watch) {
     if (notFound.length > 0) return 1;
     return watch(command, connection, fetched.resourceVersion, quotas, table);
