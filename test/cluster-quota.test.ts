@@ -60,13 +60,17 @@ const relabel = (name: string, labels: Record<string, string | null>) =>
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
   );
 
-async function createClusterQuota(team: string, hard: Record<string, string>): Promise<string> {
+async function createClusterQuota(
+  team: string,
+  hard: Record<string, string>,
+  extra: Partial<ClusterKarmadaQuota['spec']> = {},
+): Promise<string> {
   const name = uniqueName('ckq');
   const body: ClusterKarmadaQuota = {
     apiVersion: CLUSTER_KARMADA_QUOTA.apiVersion,
     kind: CLUSTER_KARMADA_QUOTA.kind,
     metadata: { name },
-    spec: { hard, namespaceSelector: { matchLabels: { team } } },
+    spec: { hard, namespaceSelector: { matchLabels: { team } }, ...extra },
   };
   await objects().createClusterCustomObject({ ...CLUSTER_KARMADA_QUOTA, body });
   return name;
@@ -211,6 +215,43 @@ describe('a ClusterKarmadaQuota', () => {
       (q) => q.status?.reserved?.cpu === '2',
     );
     expect(await create(binding(a, 'again', { cpu: '1' }))).toBeUndefined();
+  }, 120_000);
+
+  test("a scoped one selects by the template's priority class, as Karmada writes bindings by default", async () => {
+    const a = await labelledNamespace({ team: 'f' });
+    const quota = await createClusterQuota(
+      'f',
+      { cpu: '2' },
+      {
+        scopeSelector: {
+          matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+        },
+      },
+    );
+    await countedOver(quota, [a]);
+    // The template as the user applied it: pods of class `high`; its binding names no class.
+    await host()
+      .makeApiClient(k8s.AppsV1Api)
+      .createNamespacedDeployment({
+        namespace: a,
+        body: {
+          metadata: { name: 'web', namespace: a },
+          spec: {
+            replicas: 3,
+            selector: { matchLabels: { app: 'web' } },
+            template: {
+              metadata: { labels: { app: 'web' } },
+              spec: {
+                priorityClassName: 'high',
+                containers: [{ name: 'web', image: 'web', resources: { requests: { cpu: '1' } } }],
+              },
+            },
+          },
+        },
+      });
+    const web = binding(a, 'web-deployment', { replicas: 3, cpu: '1' });
+    web.spec.resource.name = 'web';
+    expect(await create(web)).toMatch(`exceeded quota: ClusterKarmadaQuota/${quota}, requested: cpu=3`);
   }, 120_000);
 
   test('deleting a binding releases what it held on the cluster quota', async () => {

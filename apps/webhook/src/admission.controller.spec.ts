@@ -47,7 +47,7 @@ function controller(
       mayChange: () => false,
       apply: async (bindings: ResourceBinding[]) => bindings,
     }) as never,
-    { cached: () => [], list: async () => [], isWatching: true } as never,
+    { watchedIn: () => [], list: async () => [] } as never,
     (options.quotaAdmin ?? {}) as QuotaAdminRight,
   );
   return { controller: c, admitted };

@@ -218,12 +218,11 @@ export class AdmissionController {
     answerBy: number,
   ): Promise<{ object: ResourceBinding; old?: ResourceBinding } | AdmissionOutcome> {
     try {
-      // The watched quotas; none when the running watch has seen none (a quota it has not seen yet was
-      // just created: its usage is not counted, so it refuses every increase anyway); a read when the
-      // watch is down.
+      // Every quota selecting the namespace as watched, ClusterKarmadaQuotas included (a quota the watch
+      // has not seen yet was just created: its usage is not counted, so it refuses every increase
+      // anyway); a read when a watch is down or has not seen the namespace yet.
       const quotas =
-        this.quotas.cached(namespace) ??
-        (this.quotas.isWatching ? [] : await this.quotas.list(namespace, { deadline: answerBy }));
+        this.quotas.watchedIn(namespace) ?? (await this.quotas.list(namespace, { deadline: answerBy }));
       const classified = await this.templateClasses.classify([object, old], quotas, { deadline: answerBy });
       const [judgedObject, judgedOld] = await this.overrides.apply(classified, { deadline: answerBy });
       return { object: judgedObject!, ...(judgedOld ? { old: judgedOld } : {}) };

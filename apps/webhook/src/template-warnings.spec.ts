@@ -1,6 +1,4 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
-import type { QuotaStore } from '#service-kit';
-import { CachedQuotaStore } from '#accounting';
 import { TemplateWarnings } from './template-warnings.js';
 
 const NAMESPACE = 'team';
@@ -22,11 +20,9 @@ const deployment = (replicas: number, cpu = '1', kind = 'Deployment') => ({
   spec: { replicas, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] } } },
 });
 
-/** The quotas as a running watch reports them (the webhook's cache), and the stored bindings. */
+/** The quotas as the running watches report them, and the stored bindings. */
 function warningsWith(quotas: KarmadaQuota[], stored: ResourceBinding[] = []) {
-  const cache = new CachedQuotaStore({} as QuotaStore);
-  cache.setWatching(true);
-  for (const q of quotas) cache.observed(q, false);
+  const cache = { watchedIn: () => quotas };
   const reads: string[] = [];
   const bindings = {
     read: async (_: string, name: string) => {

@@ -1,5 +1,5 @@
 /**
- * Warnings for the user who applies a workload (kubectl prints them), from the quotas of its
+ * Warnings for the user who applies a workload (kubectl prints them), from the quotas selecting its
  * namespace whose enforcement is Warn: the binding Karmada will write for it (libs/usage
  * bindingForTemplate) is decided as a dry run against those quotas, exactly as its write will be, and
  * each refusal becomes a warning. Nothing is claimed or recorded here: the binding's own admission
@@ -9,19 +9,13 @@ import { parseEnforcement, enforcementWarning, bindingCharge } from '#quota';
 import { bindingForTemplate, updatedForTemplate } from '#usage';
 import { isJsonObject } from '#api';
 import type { StoreCallOptions } from '#service-kit';
-import {
-  asksNothing,
-  bindingChange,
-  decide,
-  projected,
-  type CachedQuotaStore,
-  type CasOptions,
-} from '#accounting';
+import { asksNothing, bindingChange, decide, projected, type CasOptions } from '#accounting';
 import type { StoredBindings } from './stored-bindings.js';
+import type { WatchedQuotaStore } from './watched-quota-store.js';
 
 export class TemplateWarnings {
   constructor(
-    private readonly quotas: Pick<CachedQuotaStore, 'cached'>,
+    private readonly quotas: Pick<WatchedQuotaStore, 'watchedIn'>,
     private readonly stored: Pick<StoredBindings, 'read'>,
     private readonly timing: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
   ) {}
@@ -30,7 +24,7 @@ export class TemplateWarnings {
   async warnings(namespace: string, template: unknown, options: StoreCallOptions): Promise<string[]> {
     // The quotas as the watch last saw them: a workload write in a namespace without a Warn quota
     // costs no call to the API server.
-    const warnQuotas = (this.quotas.cached(namespace) ?? []).filter(
+    const warnQuotas = (this.quotas.watchedIn(namespace) ?? []).filter(
       (q) => parseEnforcement(q.spec?.enforcement) === 'Warn',
     );
     if (warnQuotas.length === 0 || !isJsonObject(template)) return [];
