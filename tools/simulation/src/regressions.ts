@@ -173,6 +173,11 @@ export interface Regression {
   /** The bug it is named for: mutations that undo its fix, each of which the trace must fail under. */
   undone: Undone[];
   countedAtStart?: boolean;
+  /**
+   * Whether the run has the second namespace's ClusterKarmadaQuota (the hunts' runs do): the traces
+   * kept before it was modelled run without it, as they were found.
+   */
+  clusterQuota?: boolean;
   /** Fragments the run's trace must contain, so the case still exercises what it is named for. */
   shows: string[];
   /** Fragments it must not contain. */
@@ -2449,7 +2454,11 @@ export const REGRESSIONS: Record<string, Regression> = {
  */
 export async function replay(regression: Regression): Promise<string[]> {
   const trace: string[] = [];
-  const violation = await simulate(regression.actions, { countedAtStart: regression.countedAtStart, trace });
+  const violation = await simulate(regression.actions, {
+    countedAtStart: regression.countedAtStart,
+    clusterQuota: regression.clusterQuota ?? false,
+    trace,
+  });
   const text = trace.join('\n');
   return [
     ...(violation ? [`${violation.invariant} at step ${violation.step}: ${violation.message}`] : []),
