@@ -1261,7 +1261,9 @@ export class Simulation extends Invariants {
       running: this.publishedPods.flatMap((p) => p.running),
       terminating: this.publishedPods.flatMap((p) => p.terminating),
     };
+    // What Redis holds for each namespace, read as the reconcile starts (as the namespace reconcile's).
     const published = this.published!;
+    const usage = new Map(NAMESPACES.map((ns) => [ns as string, this.clustersIn([ns])]));
     exercised.cluster.reconciles++;
     let namespaces: string[] = [];
     let readVersion: string | undefined;
@@ -1295,7 +1297,7 @@ export class Simulation extends Invariants {
           return namespaces;
         },
         readNamespace: async (namespace, quota) => {
-          const clusters = this.clustersIn([namespace]);
+          const clusters = usage.get(namespace)!;
           const missing = countedClusters([quota]).filter(
             (name) => !published.some((c) => c.name === name) && !this.withdrawn.has(name),
           );
