@@ -196,6 +196,14 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ t: fc.constant('waitingFlush' as const), replica: fc.nat({ max: 1 }) }),
   },
+  // A namespace enters or leaves the ClusterKarmadaQuota's selector; the webhook replicas' and the
+  // reconciler's ('sync') namespace watches learn it later; the reconciler counts the cluster quota.
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('label' as const), ns: fc.nat({ max: 1 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('labelDeliver' as const), replica: fc.nat({ max: 1 }) }),
+  },
+  { weight: 3, arbitrary: fc.constant({ t: 'reconcileCluster' as const }) },
   // Pods on their way out finish (their grace period ends), some at a time.
   {
     weight: 2,

@@ -10,6 +10,7 @@ import {
   exercised,
   judgedOverrides,
   CAPPED,
+  CLUSTER_QUOTA_NAME,
   limitedKeys,
   milli,
   REQUEUE_ROUNDS,
@@ -82,6 +83,13 @@ export abstract class Invariants extends ModelState {
         const counted = status?.observedGeneration === stored.metadata?.generation;
         if (!counted || status?.used === undefined || !(key in status.used)) continue;
         const accounted = milli(status.used[key], key) + milli(status.reserved?.[key], key);
+        // A ClusterKarmadaQuota's count covers the namespaces its status lists (status.namespaces[])
+        // of those LIMIT counts: a namespace entered since is not counted yet (its increases wait).
+        const found = q.cluster ? this.accountedFor(q, key, status) : undefined;
+        if (found !== undefined) {
+          if (found.accounted) continue;
+          return this.violation('ACCOUNTED', step, found.message);
+        }
         const outside = this.outsideCounted.get(q.name)?.[key] ?? 0;
         if (outside > 0) exercised.outsideCounted++;
         if (accounted < charged + outside) {
@@ -108,6 +116,32 @@ export abstract class Invariants extends ModelState {
       }
     }
     return this.checkRuns(step);
+  }
+
+  /**
+   * ACCOUNTED of a ClusterKarmadaQuota on `key`: as a KarmadaQuota's, over the namespaces its status
+   * counted that LIMIT counts. Undefined when there is nothing to say (a message when it fails).
+   */
+  private accountedFor(
+    q: QuotaSpec,
+    key: Key,
+    status: KarmadaQuotaStatus,
+  ): { accounted: true } | { accounted: false; message: string } {
+    const listed = new Set((status.namespaces ?? []).map((n) => n.namespace));
+    this.countIn = this.limitNamespaces.filter((ns) => listed.has(ns));
+    try {
+      const accounted = milli(status.used?.[key], key) + milli(status.reserved?.[key], key);
+      const outside = this.outsideCounted.get(q.name)?.[key] ?? 0;
+      const charged = this.charged(q, key);
+      const covered = this.coveredInFlight(q, key);
+      if (accounted >= charged + outside && accounted >= covered.total + outside) return { accounted: true };
+      return {
+        accounted: false,
+        message: `quota ${q.name} (namespaces ${this.countIn.join(', ')}): used+reserved ${key}=${accounted} < stored charges ${charged} or ${covered.total} with the changes in flight that can still land (${covered.landable.join(', ')}) + usage outside the federation it counted ${outside} (${JSON.stringify(status.reservations)})`,
+      };
+    } finally {
+      this.countIn = undefined;
+    }
   }
 
   /**
@@ -167,6 +201,8 @@ export abstract class Invariants extends ModelState {
         continue; // replicas flushed out of order: put right by Karmada's own retry (waiting-model.ts)
       }
       if (this.waiting.superseded.has(record.binding)) continue; // Karmada wants what no room lets in
+      // The ClusterKarmadaQuota's are requeued by namespace reconciles the model does not run for it.
+      if (record.quota === CLUSTER_QUOTA_NAME) continue;
       const q = this.specs.find((x) => x.name === record.quota)!;
       // A deleted quota limits nothing; a key it no longer limits asks nothing of it.
       const asked = this.host.quotas.has(q.name)

@@ -4,9 +4,12 @@
  * the simulation says so (its linearization point), so any interleaving of the services can be tried.
  */
 import { sameJson, type KarmadaQuota, type ResourceBinding } from '#api';
+import { isClusterQuota } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
 
 export const NAMESPACE = 'team-a';
+/** The namespaces in play: NAMESPACE (the KarmadaQuotas') and a second one, selected by the ClusterKarmadaQuota only. */
+export const NAMESPACES = [NAMESPACE, 'team-b'] as const;
 
 export type HostChange =
   | { kind: 'quota'; object: KarmadaQuota }
@@ -170,10 +173,20 @@ export class ModelHost {
     return this.operation(`${who} lists bindings`, list, false, list());
   }
 
-  /** A QuotaStore over this host for one service. */
-  quotaStore(who: string): QuotaStore {
+  /**
+   * A QuotaStore over this host for one service: a namespace's list holds its KarmadaQuotas and the
+   * ClusterKarmadaQuotas selecting it by the service's view of its labels when the list is asked
+   * (`selects`; KubeQuotaStore.list with namespaceLabels, read from the service's namespace watch).
+   */
+  quotaStore(who: string, selects: (namespace: string) => boolean = () => false): QuotaStore {
     return {
-      list: () => this.listQuotas(who),
+      list: async (namespace) => {
+        const selected = selects(namespace);
+        const quotas = await this.listQuotas(who);
+        return quotas.filter((q) =>
+          isClusterQuota(q) ? selected : (q.metadata?.namespace ?? namespace) === namespace,
+        );
+      },
       writeStatus: (quota) => this.writeQuotaStatus(who, quota),
     };
   }

@@ -14,6 +14,8 @@ import {
 import {
   BINDINGS,
   charge,
+  CLUSTER_QUOTA,
+  namespaceOf,
   exercised,
   KEYS,
   LANDING_LIMIT_MS,
@@ -39,7 +41,7 @@ import {
   type TerminatingCause,
   type Violation,
 } from './model.js';
-import { ModelHost, NAMESPACE } from './model-host.js';
+import { ModelHost, NAMESPACE, NAMESPACES } from './model-host.js';
 import { isHigh, kindOf, type WorkloadKind } from './kinds-model.js';
 import { WaitingModel, type Poke } from './waiting-model.js';
 
@@ -160,8 +162,32 @@ export abstract class ModelState {
 
   protected failure?: Error;
 
-  /** The quotas' specs as edited so far. */
-  protected readonly specs: QuotaSpec[] = QUOTAS.map((q) => ({ ...q, hard: { ...q.hard } }));
+  /** The quotas' specs as edited so far (the ClusterKarmadaQuota's last, in runs with it). */
+  protected readonly specs: QuotaSpec[];
+
+  /**
+   * Per namespace (NAMESPACES), whether it carries the label the ClusterKarmadaQuota selects: on the
+   * Karmada API server, as each webhook replica's namespace watch has delivered it, and as the
+   * reconciler's namespace watch has ('sync'). The changes in order, as the watches report them.
+   */
+  protected readonly labelled: boolean[] = NAMESPACES.map(() => true);
+  protected readonly webhookLabelled: boolean[][] = [0, 1].map(() => NAMESPACES.map(() => true));
+  protected readonly reconcilerLabelled: boolean[] = NAMESPACES.map(() => true);
+  protected readonly labelEvents: { ns: number; labelled: boolean }[] = [];
+  protected readonly labelsDelivered = [0, 0];
+  protected reconcilerLabelsAt = 0;
+
+  /**
+   * The namespaces whose bindings LIMIT counts for the ClusterKarmadaQuota: those the API server's
+   * labels and both webhook replicas' views select. While a replica's view lags a namespace entering,
+   * changes there are admitted without the quota (docs/concepts/cluster-quotas.md): the namespace
+   * joins the count only when every view selects it, as an edit does (namespaceEntered), and a change
+   * decided without the quota lands as one decided before an edit.
+   */
+  protected limitNamespaces: string[] = [...NAMESPACES];
+
+  /** While set, the namespaces the recount gives the ClusterKarmadaQuota instead (ACCOUNTED). */
+  protected countIn?: readonly string[];
 
   /** Per quota and key, what its stored charges may reach (LIMIT): hard, or more while an edit left it over. */
   protected readonly ceilings = new Map<string, Record<Key, number>>();
@@ -191,7 +217,11 @@ export abstract class ModelState {
 
   protected readonly pokes: Poke[] = [];
 
-  constructor() {
+  constructor(readonly clusterQuota = false) {
+    this.specs = [...QUOTAS, ...(clusterQuota ? [CLUSTER_QUOTA] : [])].map((q) => ({
+      ...q,
+      hard: { ...q.hard },
+    }));
     for (const q of this.specs) {
       this.host.putQuota(newQuota(q, `quota-${q.name}`));
       this.ceilings.set(q.name, limitsOf(q));
@@ -267,7 +297,7 @@ export abstract class ModelState {
       [...overrides].map(([cluster, replicas]) => ({
         cluster,
         replicas,
-        policies: [`OverridePolicy ${NAMESPACE}/${rb.metadata!.name!}`],
+        policies: [`OverridePolicy ${namespaceOf(rb.metadata!.name!)}/${rb.metadata!.name!}`],
       })),
     );
   }
@@ -385,9 +415,21 @@ export abstract class ModelState {
     return pods !== undefined && pods.uid === rb.metadata!.uid ? [...pods.on] : MEMBERS.map(() => 0);
   }
 
+  /** The namespaces whose bindings and pods the recount gives a quota. */
+  protected namespacesOf(quota: QuotaSpec): readonly string[] {
+    return quota.cluster ? (this.countIn ?? this.limitNamespaces) : [NAMESPACE];
+  }
+
+  /** Does the quota count what the binding or workload of this name holds (its namespace)? */
+  protected inNamespaces(quota: QuotaSpec, name: string): boolean {
+    return this.namespacesOf(quota).includes(namespaceOf(name));
+  }
+
   /** The stored bindings a quota selects, by an independent recount. */
   protected inScope(quota: QuotaSpec): ResourceBinding[] {
-    return [...this.host.bindings.values()].filter((b) => !quota.highOnly || this.high(b));
+    return [...this.host.bindings.values()].filter(
+      (b) => this.inNamespaces(quota, b.metadata!.name!) && (!quota.highOnly || this.high(b)),
+    );
   }
 
   /**
@@ -425,6 +467,7 @@ export abstract class ModelState {
       if (entry.expirationTime === undefined) continue;
       if (Date.parse(entry.expirationTime) + MAX_CLOCK_SKEW_MS <= this.now) continue;
       const name = entry.reservedBy.name;
+      if (!this.inNamespaces(quota, name)) continue;
       claims.set(name, Math.max(claims.get(name) ?? 0, milli(entry.charge?.[key], key)));
     }
     return claims;
@@ -456,6 +499,7 @@ export abstract class ModelState {
       if (!this.landable(req) || req.beforeEdit.has(quota.name)) continue;
       if (quota.highOnly && !this.high(req.object)) continue;
       const name = req.object.metadata!.name!;
+      if (!this.inNamespaces(quota, name)) continue;
       landable.push(`request ${req.id}`);
       held.set(name, Math.max(held.get(name) ?? 0, this.chargeNow(req.object)[key]));
     }
@@ -479,7 +523,7 @@ export abstract class ModelState {
 
   /** countsPodsOf for the bindings stored now, the quota's selection read once. */
   protected podsCounter(quota: QuotaSpec): (kind: string, name: string) => boolean {
-    if (!quota.highOnly) return () => true;
+    if (!quota.highOnly) return (_kind, name) => this.inNamespaces(quota, name);
     const named = new Set(this.inScope(quota).map((rb) => `${kindOf(rb)}/${rb.metadata!.name}`));
     return (kind, name) => named.has(`${kind}/${name}`);
   }
@@ -567,6 +611,7 @@ export abstract class ModelState {
     const selected = this.inScope(q);
     let handMade = 0;
     BINDINGS.forEach(({ name }, b) => {
+      if (!this.inNamespaces(q, name)) return;
       const rb = selected.find((x) => x.metadata!.name === name);
       if (q.highOnly && (rb === undefined || kindOf(rb) !== 'Deployment')) return;
       this.outside.forEach((row, m) => (handMade += row[b]! * perReplica(name, key, m)));

@@ -5,20 +5,29 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { clusterOverridesOf } from '#quota';
 import { parseResourceList } from '#quantity';
-import { NAMESPACE, type HostFault } from './model-host.js';
+import { NAMESPACE, NAMESPACES, type HostFault } from './model-host.js';
 import { jobFinished, type WorkloadKind } from './kinds-model.js';
 
-/** Binding names the clients use, each with its cpu request per replica (millicores). */
+/**
+ * Binding names the clients use, each with its cpu request per replica (millicores) and its
+ * namespace: b0 to b4 in the namespace of the KarmadaQuotas, b5 and b6 in the second namespace, which
+ * only the ClusterKarmadaQuota limits (names are unique across both, so the model keys by name).
+ */
 export const BINDINGS = [
-  { name: 'b0', cpuMilli: 500 },
-  { name: 'b1', cpuMilli: 1000 },
-  { name: 'b2', cpuMilli: 1500 },
-  { name: 'b3', cpuMilli: 700 },
-  { name: 'b4', cpuMilli: 300 },
+  { name: 'b0', cpuMilli: 500, namespace: NAMESPACE },
+  { name: 'b1', cpuMilli: 1000, namespace: NAMESPACE },
+  { name: 'b2', cpuMilli: 1500, namespace: NAMESPACE },
+  { name: 'b3', cpuMilli: 700, namespace: NAMESPACE },
+  { name: 'b4', cpuMilli: 300, namespace: NAMESPACE },
+  { name: 'b5', cpuMilli: 800, namespace: NAMESPACES[1] },
+  { name: 'b6', cpuMilli: 600, namespace: NAMESPACES[1] },
 ] as const;
 
 /** BINDINGS' index of each name (a workload or a binding is named as its BINDINGS entry). */
 export const BINDING_INDEX: ReadonlyMap<string, number> = new Map(BINDINGS.map((b, i) => [b.name, i]));
+
+/** The namespace of the named binding (or workload). */
+export const namespaceOf = (name: string): string => BINDINGS[BINDING_INDEX.get(name)!]!.namespace;
 
 /** What one replica of the named binding's workload takes of `key` on member `m` (its index in MEMBERS). */
 export const perReplica = (name: string, key: Key, m: number): number =>
@@ -36,6 +45,11 @@ export interface QuotaSpec {
   highOnly: boolean;
   /** spec.enforcement when not Deny: the quota admits what it would refuse (docs/concepts/enforcement.md). */
   enforcement?: 'Warn' | 'DryRun';
+  /**
+   * A ClusterKarmadaQuota over the namespaces labelled CLUSTER_LABELS (docs/concepts/cluster-quotas.md);
+   * else a KarmadaQuota of NAMESPACE.
+   */
+  cluster?: true;
 }
 
 /** The quotas at the start: one for the namespace, one scoped to the `high` priority class. */
@@ -43,6 +57,18 @@ export const QUOTAS: readonly QuotaSpec[] = [
   { name: 'all', hard: { cpu: 10_000, pods: 12 }, highOnly: false },
   { name: 'high', hard: { cpu: 4_000 }, highOnly: true },
 ];
+
+/** The ClusterKarmadaQuota over both namespaces (runs with `clusterQuota`): tighter than `all` on cpu. */
+export const CLUSTER_QUOTA: QuotaSpec = {
+  name: 'shared',
+  hard: { cpu: 8_000, pods: 10 },
+  highOnly: false,
+  cluster: true,
+};
+/** The label the ClusterKarmadaQuota selects namespaces by; both namespaces carry it at the start. */
+export const CLUSTER_LABELS = { 'sim.karmada-quota/shared': 'yes' };
+/** The name the product gives it in decisions and records (quotaName). */
+export const CLUSTER_QUOTA_NAME = `ClusterKarmadaQuota/${CLUSTER_QUOTA.name}`;
 
 /** The cpu limits an edit may set (millicores). */
 export const CPU_LIMITS = [2_000, 4_000, 7_000, 10_000] as const;
@@ -87,7 +113,7 @@ export type MemberEvent = 'Ready' | 'Stale' | 'Unreachable' | 'removed';
  * changes that fit), and there is at most one waiting change per binding. Measured: 1 round is enough
  * for 2000 runs of seed 20261127, none is not.
  */
-export const REQUEUE_ROUNDS = BINDINGS.length;
+export const REQUEUE_ROUNDS = 5;
 
 export type Action =
   | ({
@@ -187,7 +213,16 @@ export type Action =
   | { t: 'override'; b: number; m: number; replicas: number }
   /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
   | { t: 'requeue'; i: number; replica: number }
-  | { t: 'waitingFlush'; replica: number };
+  | { t: 'waitingFlush'; replica: number }
+  /**
+   * An admin adds or removes namespace `ns`'s label the ClusterKarmadaQuota selects by (it enters or
+   * leaves the selector) on the Karmada API server; the services' watches learn it later.
+   */
+  | { t: 'label'; ns: number }
+  /** Webhook replica `replica`'s namespace watch delivers the next label change it has not seen. */
+  | { t: 'labelDeliver'; replica: number }
+  /** The reconciler's job for the ClusterKarmadaQuota (reconcileClusterQuota), as `reconcile` is its namespace's. */
+  | { t: 'reconcileCluster' };
 
 export type UnadmittedKind = 'surge' | 'jobFinishes' | 'jobRecreated' | 'jobRunsAgain';
 
@@ -204,6 +239,8 @@ export interface Request {
   done: boolean;
   /** Per quota, whether it was decided from a view older than the quota's last edit (see LIMIT). */
   beforeEdit: Set<string>;
+  /** The webhook replica it was sent to (a readmission's: the one the API server calls then). */
+  replica?: number;
 }
 
 export interface Violation {
@@ -288,12 +325,19 @@ export const milli = (value: unknown, key: string): number => {
 
 /** A quota as an admin creates it: generation 1, no status. */
 export const newQuota = (q: QuotaSpec, uid: string): KarmadaQuota =>
-  ({
-    apiVersion: 'quota.karmada.io/v1alpha1',
-    kind: 'KarmadaQuota',
-    metadata: { name: q.name, namespace: NAMESPACE, uid, generation: 1 },
-    spec: specOf(q),
-  }) as KarmadaQuota;
+  (q.cluster
+    ? {
+        apiVersion: 'quota.karmada.io/v1alpha1',
+        kind: 'ClusterKarmadaQuota',
+        metadata: { name: q.name, uid, generation: 1 },
+        spec: { ...specOf(q), namespaceSelector: { matchLabels: CLUSTER_LABELS } },
+      }
+    : {
+        apiVersion: 'quota.karmada.io/v1alpha1',
+        kind: 'KarmadaQuota',
+        metadata: { name: q.name, namespace: NAMESPACE, uid, generation: 1 },
+        spec: specOf(q),
+      }) as KarmadaQuota;
 
 /** The KarmadaQuota spec of a simulated quota. */
 export const specOf = (q: QuotaSpec): KarmadaQuota['spec'] => ({
@@ -347,7 +391,7 @@ export function bindingObject(
   deletionTimestamp: Date | undefined,
   placement: Placement,
 ): ResourceBinding {
-  const { name, cpuMilli } = BINDINGS[b]!;
+  const { name, cpuMilli, namespace } = BINDINGS[b]!;
   const spread = (placement.spread ?? 0) % 3;
   const members = spread === 2 ? [0, 1] : [spread];
   const duplicated = placement.duplicated ?? false;
@@ -364,7 +408,7 @@ export function bindingObject(
     kind: 'ResourceBinding',
     metadata: {
       name,
-      namespace: NAMESPACE,
+      namespace,
       uid,
       resourceVersion: version,
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
@@ -374,7 +418,7 @@ export function bindingObject(
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         name,
-        namespace: NAMESPACE,
+        namespace,
         resourceVersion: template,
       },
       replicas,
@@ -463,6 +507,22 @@ export const exercised = {
   templateClassed: 0,
   /** Bindings the services judged with an OverridePolicy in force. */
   overridden: 0,
+  /**
+   * The ClusterKarmadaQuota's decisions: requests it weighed (allowed by every quota, or refused by
+   * it), those refused with its usage in the namespace not counted yet, changes stored while the
+   * webhook's view of their namespace's labels left it out, namespaces entering and leaving the
+   * selection LIMIT counts (both webhook replicas' views and the API server's labels), and its reconciles.
+   */
+  cluster: {
+    allowed: 0,
+    refused: 0,
+    statusUnknown: 0,
+    storedWithoutIt: 0,
+    entered: 0,
+    left: 0,
+    reconciles: 0,
+    written: 0,
+  },
   /** Actions applied, by kind (one that found nothing to act on included). */
   actions: {} as Partial<Record<Action['t'], number>>,
 };

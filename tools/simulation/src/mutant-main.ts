@@ -18,9 +18,9 @@ if (command === 'regressions') {
   }
   process.stdout.write(JSON.stringify(failures));
 } else if (command === 'trace' && REGRESSIONS[args[0] ?? ''] !== undefined) {
-  const { actions, countedAtStart } = REGRESSIONS[args[0]!]!;
+  const { actions, countedAtStart, clusterQuota = false } = REGRESSIONS[args[0]!]!;
   const trace: string[] = [];
-  const violation = await simulate(actions, { countedAtStart, trace });
+  const violation = await simulate(actions, { countedAtStart, clusterQuota, trace });
   process.stdout.write(JSON.stringify({ violation: violation && { ...violation, trace: undefined }, trace }));
 } else if (command === 'hunt') {
   process.stdout.write(JSON.stringify(await hunt(Number(args[0]), args[1] ? Number(args[1]) : undefined)));

@@ -184,6 +184,33 @@ export const PLANTED: readonly PlantedBug[] = [
     ],
   },
   {
+    bug: "a namespace's label change leaves the cached list as it was (no ClusterKarmadaQuota for a namespace that entered)",
+    invariant: 'ACCOUNTED',
+    runs: 2000,
+    edits: [
+      {
+        file: 'libs/accounting/src/cached-quota-store.ts',
+        from: '  namespaceChanged(namespace: string): void {\n    this.invalidate(namespace);\n',
+        to: '  namespaceChanged(namespace: string): void {\n',
+      },
+    ],
+  },
+  // Not planted yet: parseQuotaState knowing a ClusterKarmadaQuota's usage in a namespace its status
+  // does not list (state.ts, `countedNamespaces(quota).has(namespace)` -> `.size > 0`). The hunt finds
+  // LIMIT in run 1,745 with or without it, through the open product bug (regressions.ts OPEN).
+  {
+    bug: "the reconciler keeps a ClusterKarmadaQuota's claims in a namespace it no longer selects",
+    invariant: 'EXACT',
+    runs: 50,
+    edits: [
+      {
+        file: 'libs/quota/src/status.ts',
+        from: '  const reservations = counts.flatMap((count) => count.reservations);',
+        to: '  const reservations = [...counts.flatMap((count) => count.reservations), ...parsed.state.reservations.filter((entry) => !parts.some((part) => part.namespace === entry.binding.namespace))];',
+      },
+    ],
+  },
+  {
     bug: 'a starving change that can never fit (over hard) holds the room it asks',
     invariant: 'LIVENESS',
     runs: 1000,

@@ -6,7 +6,7 @@
  * against an independent recount.
  */
 import type { KarmadaQuota, ResourceBinding } from '#api';
-import { bindingCharge, type ObservedCluster, type ObservedWorkload } from '#quota';
+import { bindingCharge, isClusterQuota, type ObservedCluster, type ObservedWorkload } from '#quota';
 import {
   AdmissionBatcher,
   asksNothing,
@@ -14,6 +14,7 @@ import {
   CachedQuotaStore,
   countedClusters,
   NO_OBSERVER,
+  reconcileClusterQuota,
   reconcileQuotas,
   statusesCurrentIn,
 } from '#accounting';
@@ -29,6 +30,8 @@ import {
   isDuplicated,
   CAPPED,
   CAPPED_LABELS,
+  CLUSTER_QUOTA,
+  CLUSTER_QUOTA_NAME,
   KEYS,
   limitsOf,
   NOTHING,
@@ -37,6 +40,7 @@ import {
   MAX_CLOCK_SKEW_MS,
   MEMBERS,
   milli,
+  namespaceOf,
   newQuota,
   perReplica,
   REQUEUE_ROUNDS,
@@ -56,7 +60,7 @@ import {
   type UnadmittedKind,
   type Violation,
 } from './model.js';
-import { NAMESPACE } from './model-host.js';
+import { NAMESPACE, NAMESPACES } from './model-host.js';
 import {
   asKind,
   asUpdateOf,
@@ -76,19 +80,22 @@ export class Simulation extends Invariants {
   private readonly cache: CachedQuotaStore;
   private readonly replicas: AdmissionBatcher[];
 
-  constructor() {
-    super();
+  constructor(clusterQuota = false) {
+    super(clusterQuota);
     const options = (replica: number) => ({
       ...TIMING,
       maxConflictRetries: 10,
       clock: this.clockOf(replica),
     });
-    this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1'));
+    // Each replica's namespace watch says which namespaces the ClusterKarmadaQuota selects.
+    const selects = (replica: number) => (namespace: string) =>
+      this.webhookLabelled[replica]![NAMESPACES.indexOf(namespace as never)] ?? false;
+    this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1', selects(1)));
     this.cache.setWatching(true);
     this.delivered = this.host.quotaEvents.length;
     const observer = { ...NO_OBSERVER, refusedOnArrival: () => void exercised.refusedOnArrival++ };
     this.replicas = [
-      new AdmissionBatcher(this.host.quotaStore('webhook-0'), options(0), observer),
+      new AdmissionBatcher(this.host.quotaStore('webhook-0', selects(0)), options(0), observer),
       new AdmissionBatcher(this.cache, options(1), observer),
     ];
   }
@@ -101,8 +108,14 @@ export class Simulation extends Invariants {
     old?: ResourceBinding,
     startedAt = this.now,
   ): void {
+    const namespace = namespaceOf(object.metadata!.name!);
+    // Decided without the ClusterKarmadaQuota while the replica's view of the labels leaves the
+    // namespace out: a change decided before the namespace entered the quota's count (LIMIT).
+    const without =
+      this.clusterQuota && !this.webhookLabelled[replica]![NAMESPACES.indexOf(namespace as never)];
     const req: Request = {
       id: this.nextId++,
+      replica,
       label,
       object,
       ...(old ? { oldVersion: old.metadata!.resourceVersion! } : {}),
@@ -117,13 +130,14 @@ export class Simulation extends Invariants {
           : [],
       ),
     };
+    if (without) req.beforeEdit.add(CLUSTER_QUOTA.name);
     this.requests.push(req);
     // As the webhook's controller does: the charge from the binding as written, the scopes from the
     // binding given its template's class when a quota it watches selects by class (the cached
     // replica's watch lags the host until 'deliver').
     const [scoped, scopedOld] = this.forServices([object, old], this.watchedQuotas(replica));
     const change = bindingChange(
-      { namespace: NAMESPACE, name: object.metadata!.name! },
+      { namespace, name: object.metadata!.name! },
       scoped!,
       bindingCharge(scoped!).charge,
       dryRun,
@@ -148,6 +162,10 @@ export class Simulation extends Invariants {
         else if ('unavailable' in outcome) exercised.failedClosed++;
         else exercised.denied++;
         if (!outcome.allowed && outcome.message.startsWith('status unknown')) exercised.statusUnknown++;
+        const byCluster = !outcome.allowed && 'quota' in outcome && outcome.quota === CLUSTER_QUOTA_NAME;
+        if (byCluster) exercised.cluster.refused++;
+        if (byCluster && outcome.message.startsWith('status unknown')) exercised.cluster.statusUnknown++;
+        if (this.clusterQuota && !without && req.answer === 'allowed') exercised.cluster.allowed++;
         if (!outcome.allowed && outcome.message.startsWith('cannot bound the pods'))
           exercised.refusedUnbounded++;
         if (!outcome.allowed && / on member cluster /.test(outcome.message)) exercised.refusedOnMemberCap++;
@@ -155,9 +173,12 @@ export class Simulation extends Invariants {
           exercised.refusedMemberUnresolved++;
         this.log(`request ${req.id} answered ${req.answer}${outcome.allowed ? '' : `: ${outcome.message}`}`);
         if (dryRun) return;
+        // The ClusterKarmadaQuota's waiting changes are requeued by its namespaces' reconciles, which the
+        // model does not run for it: LIVENESS leaves them out (docs/development/simulation.md).
         const waits =
           req.answer === 'refused' &&
           !outcome.allowed &&
+          !byCluster &&
           (outcome.message.startsWith('exceeded quota') || outcome.message.startsWith('status unknown'));
         this.answered(object, waits);
         if (req.answer === 'allowed') this.waiting.admitted(replica, object, old, this.clockOf(replica)());
@@ -459,6 +480,7 @@ export class Simulation extends Invariants {
       }
       case 'sync':
         this.syncReconcilerCache(action.n);
+        this.syncReconcilerLabels(action.n);
         break;
       case 'edit':
         this.edit(action);
@@ -472,6 +494,50 @@ export class Simulation extends Invariants {
       case 'requeue': {
         const [poke] = this.pokes.splice(action.i % Math.max(1, this.pokes.length), 1);
         if (poke !== undefined) this.resend(poke, action.replica % this.replicas.length);
+        break;
+      }
+      case 'label': {
+        if (!this.clusterQuota) return;
+        const ns = action.ns % NAMESPACES.length;
+        this.labelled[ns] = !this.labelled[ns];
+        this.labelEvents.push({ ns, labelled: this.labelled[ns]! });
+        this.log(
+          `namespace ${NAMESPACES[ns]} ${this.labelled[ns] ? 'labelled: it enters' : 'unlabelled: it leaves'} the ClusterKarmadaQuota's selector`,
+        );
+        this.limitNamespacesMoved();
+        break;
+      }
+      case 'labelDeliver': {
+        const replica = action.replica % this.replicas.length;
+        const event = this.labelEvents[this.labelsDelivered[replica]!];
+        if (event === undefined) return;
+        this.labelsDelivered[replica]!++;
+        this.webhookLabelled[replica]![event.ns] = event.labelled;
+        const namespace = NAMESPACES[event.ns]!;
+        if (replica === 1) this.cache.namespaceChanged(namespace);
+        // A change in flight at the replica may now be decided from a list without the quota.
+        if (!event.labelled)
+          for (const req of this.requests)
+            if (req.replica === replica && req.answer === undefined)
+              if (namespaceOf(req.object.metadata!.name!) === namespace)
+                req.beforeEdit.add(CLUSTER_QUOTA.name);
+        this.log(
+          `webhook-${replica} sees namespace ${namespace} ${event.labelled ? 'labelled' : 'unlabelled'}`,
+        );
+        this.limitNamespacesMoved();
+        break;
+      }
+      case 'reconcileCluster': {
+        if (!this.clusterQuota || this.published === undefined || this.reconciles >= 2) return;
+        this.reconciles++;
+        this.log('reconciler starts the ClusterKarmadaQuota');
+        void this.reconcileCluster().then(
+          () => this.reconciles--,
+          (err: unknown) => {
+            this.reconciles--;
+            this.log(`reconciler gave the ClusterKarmadaQuota up: ${(err as Error).message}`);
+          },
+        );
         break;
       }
       case 'waitingFlush':
@@ -809,11 +875,14 @@ export class Simulation extends Invariants {
         this.host.quotas.has(q.name) &&
         q.enforcement === undefined &&
         !req.beforeEdit.has(q.name) &&
+        this.inNamespaces(q, name) &&
         (!q.highOnly || this.high(object)),
     );
     if (declaresNoReplicas(object) && limiting.length > 0)
       this.unboundedStored = `${kindOf(object)} binding ${name} stored, its pods unbounded, while quotas ${limiting.map((q) => q.name).join(', ')} limit cpu`;
     exercised.stored++;
+    if (req.beforeEdit.has(CLUSTER_QUOTA.name) && this.limitNamespaces.includes(namespaceOf(name)))
+      exercised.cluster.storedWithoutIt++;
     if ((object.spec?.clusters ?? []).length > 1) exercised.storedOnBothMembers++;
     if (isDuplicated(object)) exercised.storedDuplicated++;
     if (object.metadata?.deletionTimestamp) exercised.storedWhileDeleting++;
@@ -957,6 +1026,90 @@ export class Simulation extends Invariants {
     return observed;
   }
 
+  /**
+   * The usage Redis holds for the namespaces: each published member with the workloads of those
+   * namespaces only (the aggregator publishes per namespace), `used` summed from them.
+   */
+  private clustersIn(namespaces: readonly string[]): ObservedCluster[] {
+    return this.published!.map((c) => {
+      const workloads = c.workloads.filter((w) => namespaces.includes(namespaceOf(w.name)));
+      return {
+        ...c,
+        workloads,
+        used: Object.fromEntries(
+          ['cpu', 'pods'].map((k) => [
+            k,
+            `${workloads.reduce((sum, w) => sum + milli((w.used as Record<string, string>)[k], k), 0)}${k === 'cpu' ? 'm' : ''}`,
+          ]),
+        ),
+      };
+    });
+  }
+
+  /** The bindings of the namespaces, of those given. */
+  private static inNamespaces<T extends ResourceBinding>(
+    bindings: readonly T[],
+    namespaces: readonly string[],
+  ): T[] {
+    return bindings.filter((rb) => namespaces.includes(namespaceOf(rb.metadata!.name!)));
+  }
+
+  /** The reconciler's namespace watch delivers up to `n` label changes it has not seen. */
+  private syncReconcilerLabels(n: number): void {
+    const upTo = Math.min(this.labelEvents.length, this.reconcilerLabelsAt + n);
+    if (upTo === this.reconcilerLabelsAt) return;
+    for (const event of this.labelEvents.slice(this.reconcilerLabelsAt, upTo))
+      this.reconcilerLabelled[event.ns] = event.labelled;
+    this.reconcilerLabelsAt = upTo;
+    this.log(
+      `reconciler sees namespaces ${NAMESPACES.filter((_, i) => this.reconcilerLabelled[i]).join(', ') || 'none'} labelled`,
+    );
+  }
+
+  /**
+   * After a label change or a watch delivering one: the namespaces LIMIT counts for the
+   * ClusterKarmadaQuota (the API server's labels and both replicas' views) may have moved. One
+   * entering is an edit of the quota (namespaceEntered); one leaving stops counting.
+   */
+  private limitNamespacesMoved(): void {
+    const now: string[] = NAMESPACES.filter(
+      (_, i) => this.labelled[i] && this.webhookLabelled.every((view) => view[i]),
+    );
+    const entered = now.filter((ns) => !this.limitNamespaces.includes(ns));
+    const left = this.limitNamespaces.filter((ns) => !now.includes(ns));
+    if (entered.length === 0 && left.length === 0) return;
+    exercised.cluster.entered += entered.length;
+    exercised.cluster.left += left.length;
+    this.limitNamespaces = now;
+    this.log(`LIMIT counts namespaces ${now.join(', ') || 'none'} for the ClusterKarmadaQuota`);
+    if (entered.length > 0) this.namespaceEntered(this.specs.find((q) => q.cluster)!);
+  }
+
+  /**
+   * A namespace enters the ClusterKarmadaQuota's count (LIMIT, RUNS): as at an edit, the quota may be
+   * left over by what the namespace holds, and the ceilings follow it down from there. A change
+   * decided without the quota (its replica's view of the labels left the namespace out) lands as one
+   * decided before an edit: it raises the ceiling by what it adds (request() and labelDeliver mark it).
+   */
+  private namespaceEntered(q: QuotaSpec): void {
+    const ceiling = this.ceilings.get(q.name)!;
+    for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.held(q, key));
+    const from = this.runsCountedFrom.get(q.name);
+    for (const e of this.runsPending)
+      if (
+        !runsCovered(e, from) &&
+        e.workload !== undefined &&
+        this.countsPodsOf(q, e.workload.kind, e.workload.name)
+      )
+        e.amounts.set(q.name, { ...e.workload.added });
+    const runsCeiling = this.runsCeilings.get(q.name)!;
+    for (const key of limitedKeys(q))
+      runsCeiling[key] = Math.max(
+        runsCeiling[key],
+        this.given(q, key, true).total - this.runsAllowance(q, key),
+      );
+  }
+
   private async reconcile(): Promise<void> {
     const landingsSeen = this.staleLandings;
     // What it reads: bindings listed after these events, and each member as observed then.
@@ -966,27 +1119,21 @@ export class Simulation extends Invariants {
       running: this.publishedPods.flatMap((p) => p.running),
       terminating: this.publishedPods.flatMap((p) => p.terminating),
     };
-    const clusters = this.published!.map((c) => ({
-      ...c,
-      used: Object.fromEntries(
-        ['cpu', 'pods'].map((k) => [
-          k,
-          `${c.workloads.reduce((sum, w) => sum + milli((w.used as Record<string, string>)[k], k), 0)}${k === 'cpu' ? 'm' : ''}`,
-        ]),
-      ),
-    }));
+    // The namespace of the KarmadaQuotas: its usage, bindings and waiting changes only.
+    const clusters = this.clustersIn([NAMESPACE]);
     const input = {
       clusters,
       deletedBindingUids: new Set(this.deletedUids),
       timing: TIMING,
       maxConflictRetries: 10,
-      waiting: this.waiting.read(),
+      waiting: this.waiting.read((binding) => namespaceOf(binding) === NAMESPACE),
       // Karmada's Clusters: a member removed from the federation has none until it is published again.
       members: new Map(
         MEMBERS.filter((m) => !this.withdrawn.has(m)).map((m) => [m, m === MEMBERS[0] ? CAPPED_LABELS : {}]),
       ),
     };
     const cache = this.reconcilerCache;
+    const namespaced = (quotas: readonly KarmadaQuota[]) => quotas.filter((q) => !isClusterQuota(q));
     // As the reconciler reads Redis (usage-reader.ts): a member a status counts whose usage is not
     // published (Redis lost it, and it is not published again yet) is unknown, never zero.
     const unknown = (quotas: readonly KarmadaQuota[]) =>
@@ -995,12 +1142,15 @@ export class Simulation extends Invariants {
       );
     if (
       cache &&
-      unknown([...cache.quotas.values()]).length === 0 &&
+      unknown(namespaced([...cache.quotas.values()])).length === 0 &&
       statusesCurrentIn(
         {
-          quotas: [...cache.quotas.values()],
+          quotas: namespaced([...cache.quotas.values()]),
           // As the reconciler gives its cached bindings their templates' classes.
-          bindings: this.forServices([...cache.bindings.values()], [...cache.quotas.values()]),
+          bindings: this.forServices(
+            Simulation.inNamespaces([...cache.bindings.values()], [NAMESPACE]),
+            namespaced([...cache.quotas.values()]),
+          ),
         },
         input,
         this.clockOf(2)(),
@@ -1028,7 +1178,7 @@ export class Simulation extends Invariants {
       this.outsideCounted.set(name, this.outsideIn(selectsHighOnly(quota), clusters, bindings));
       this.observedCounted.set(name, this.observedIn(selectsHighOnly(quota), clusters, bindings));
     };
-    const quotas = await this.host.listQuotas('reconciler');
+    const quotas = namespaced(await this.host.listQuotas('reconciler'));
     const missing = unknown(quotas);
     if (missing.length > 0)
       // The status is kept until the aggregator publishes the usage again (reconcile.service.ts).
@@ -1046,10 +1196,10 @@ export class Simulation extends Invariants {
           // and one read again after a conflict. (reconcile.service.ts asks only those it listed
           // first: a quota edited to select by class during the reconcile is then counted from
           // bindings without their class; reported, not modelled.)
-          listed = this.forServices(await this.host.listBindings('reconciler'), [
-            ...quotas,
-            ...read.values(),
-          ]);
+          listed = this.forServices(
+            Simulation.inNamespaces(await this.host.listBindings('reconciler'), [NAMESPACE]),
+            [...quotas, ...read.values()],
+          );
           firstList ??= listed;
           if (rereading !== undefined) listedAfterRead.set(rereading, listed);
           rereading = undefined;
@@ -1093,6 +1243,112 @@ export class Simulation extends Invariants {
       this.pokes.push(poke);
       this.log(`reconciler requeues ${poke.record.binding} (waiting on ${poke.record.quota})`);
     }
+  }
+
+  /**
+   * The reconciler's job for the ClusterKarmadaQuota, with the product's reconcileClusterQuota: it
+   * reads the quota, then each namespace its own namespace watch shows selected (bindings listed then,
+   * the usage Redis holds for the namespace, deletions, waiting changes), and writes the sum. Its
+   * namespaces' waiting changes are requeued by their namespace reconciles in the product, which the
+   * model does not run for it.
+   */
+  private async reconcileCluster(): Promise<void> {
+    const q = this.specs.find((spec) => spec.cluster)!;
+    const landingsSeen = this.staleLandings;
+    const runsSeen = this.runsEvents;
+    const snapshotAt = [...this.observedAt];
+    const snapshotPods: MemberPods = {
+      running: this.publishedPods.flatMap((p) => p.running),
+      terminating: this.publishedPods.flatMap((p) => p.terminating),
+    };
+    // What Redis holds for each namespace, read as the reconcile starts (as the namespace reconcile's).
+    const published = this.published!;
+    const usage = new Map(NAMESPACES.map((ns) => [ns as string, this.clustersIn([ns])]));
+    exercised.cluster.reconciles++;
+    let namespaces: string[] = [];
+    let readVersion: string | undefined;
+    const listed = new Map<string, ResourceBinding[]>();
+    const usageRead = new Map<string, ObservedCluster[]>();
+    const members = new Map(
+      MEMBERS.filter((m) => !this.withdrawn.has(m)).map((m) => [m, m === MEMBERS[0] ? CAPPED_LABELS : {}]),
+    );
+    // What the status it writes, or finds current, was counted from (RUNS, ACCOUNTED).
+    const countedFrom = (quota: KarmadaQuota, read: readonly string[], bindings: ResourceBinding[]) => {
+      const from = { seen: runsSeen, at: snapshotAt };
+      this.unpublishedRuns(quota, from, snapshotPods);
+      this.runsCountedAs(q.name, from);
+      // The usage each namespace's read found (one entry per member and namespace).
+      const clusters = read.flatMap((ns) => usageRead.get(ns) ?? []);
+      this.outsideCounted.set(q.name, this.outsideIn(q.highOnly, clusters, bindings));
+      this.observedCounted.set(q.name, this.observedIn(q.highOnly, clusters, bindings));
+    };
+    const outcome = await reconcileClusterQuota(
+      {
+        getQuota: async () => {
+          if (!this.host.quotas.has(q.name)) return undefined;
+          const quota = await this.host.getQuota('reconciler', q.name);
+          readVersion = quota.metadata?.resourceVersion;
+          return quota;
+        },
+        selectedNamespaces: () => {
+          namespaces = NAMESPACES.filter((_, i) => this.reconcilerLabelled[i]);
+          listed.clear();
+          usageRead.clear();
+          return namespaces;
+        },
+        readNamespace: async (namespace, quota) => {
+          const clusters = usage.get(namespace)!;
+          const missing = countedClusters([quota]).filter(
+            (name) => !published.some((c) => c.name === name) && !this.withdrawn.has(name),
+          );
+          if (missing.length > 0)
+            throw new Error(
+              `the usage of ${missing.join(', ')} is missing from Redis, not published again yet`,
+            );
+          const bindings = this.forServices(
+            Simulation.inNamespaces(await this.host.listBindings('reconciler'), [namespace]),
+            [quota],
+          );
+          listed.set(namespace, bindings);
+          usageRead.set(namespace, clusters);
+          return {
+            bindings,
+            input: {
+              clusters,
+              deletedBindingUids: new Set(this.deletedUids),
+              timing: TIMING,
+              maxConflictRetries: 10,
+              waiting: this.waiting.read((binding) => namespaceOf(binding) === namespace),
+              members,
+            },
+          };
+        },
+        writeStatus: (quota) => {
+          const bindings = [...listed.values()].flat();
+          const read = [...namespaces];
+          return this.host.writeQuotaStatus('reconciler', quota, () => {
+            exercised.cluster.written++;
+            countedFrom(quota, read, bindings);
+          });
+        },
+        clock: this.clockOf(2),
+      },
+      10,
+      async () => {},
+      () => {},
+    );
+    // A status found current, and unchanged since it was read, counts what this count read.
+    if (!outcome.written && outcome.status !== undefined)
+      if (this.host.quotas.get(q.name)?.metadata?.resourceVersion === readVersion)
+        countedFrom(this.host.quotas.get(q.name)!, namespaces, [...listed.values()].flat());
+    // A recount that listed every namespace LIMIT counts, after these landings, counts them.
+    const counted = this.limitNamespaces.every((ns) => namespaces.includes(ns));
+    if (
+      outcome.status !== undefined &&
+      counted &&
+      (this.awaitingRecount.get(q.name) ?? Infinity) <= landingsSeen
+    )
+      this.awaitingRecount.delete(q.name);
   }
 
   /**
@@ -1173,6 +1429,12 @@ export class Simulation extends Invariants {
     await flush();
     await this.drain();
     await done;
+    if (this.clusterQuota) {
+      const cluster = this.reconcileCluster();
+      await flush();
+      await this.drain();
+      await cluster;
+    }
     this.reconciles--;
   }
 
@@ -1197,6 +1459,11 @@ export class Simulation extends Invariants {
     // Every member's watch recovers.
     this.memberStates.fill('Ready');
     this.publish();
+    // Every namespace watch delivers the labels as they are.
+    for (const replica of [0, 1])
+      while (this.labelsDelivered[replica]! < this.labelEvents.length)
+        await this.apply({ t: 'labelDeliver', replica });
+    this.syncReconcilerLabels(Number.POSITIVE_INFINITY);
     for (let round = 0; round < 3; round++) {
       // The reconciler's watches catch up in the end: then a skip must be right, not merely safe.
       if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
@@ -1216,6 +1483,7 @@ export class Simulation extends Invariants {
         let expectedUsed = 0;
         let expectedReserved = 0;
         BINDINGS.forEach(({ name }, b) => {
+          if (!this.inNamespaces(q, name)) return;
           const rb = selected.find((x) => x.metadata!.name === name);
           if (q.highOnly && rb === undefined) return;
           const on = rb === undefined ? MEMBERS.map(() => 0) : this.podsOf(rb);
@@ -1244,9 +1512,18 @@ export class Simulation extends Invariants {
         }
       }
     }
-    const bindings = [...this.host.bindings.values()].map((rb) => this.classified(this.overridden(rb)));
+    // DETECTED of the KarmadaQuotas (the ClusterKarmadaQuota's is not modelled yet).
+    const bindings = Simulation.inNamespaces([...this.host.bindings.values()], [NAMESPACE]).map((rb) =>
+      this.classified(this.overridden(rb)),
+    );
     for (const quota of this.host.quotas.values())
-      this.checkDetected(quota, quota.status ?? {}, bindings, this.published ?? []);
+      if (!isClusterQuota(quota))
+        this.checkDetected(
+          quota,
+          quota.status ?? {},
+          bindings,
+          this.published ? this.clustersIn([NAMESPACE]) : [],
+        );
     if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
     return this.settleWaiting(step);
   }
@@ -1282,9 +1559,9 @@ export class Simulation extends Invariants {
 /** Runs one simulation of `actions`. */
 export async function simulate(
   actions: readonly Action[],
-  options: { countedAtStart?: boolean; trace?: string[] } = {},
+  options: { countedAtStart?: boolean; trace?: string[]; clusterQuota?: boolean } = {},
 ): Promise<Violation | undefined> {
-  const simulation = new Simulation();
+  const simulation = new Simulation(options.clusterQuota ?? true);
   const violation = await simulation.run(actions, options);
   options.trace?.push(...simulation.trace);
   return violation;

@@ -173,9 +173,12 @@ export class WaitingModel {
     return storedSeq > (seq.refused ?? 0) && time(next.lastRefusedAt) >= time(stored.lastRefusedAt);
   }
 
-  /** What a reconcile reads (WaitingChanges.read). */
-  read(): WaitingChange[] {
-    return [...this.records.values()].map((r) => structuredClone(r));
+  /**
+   * What a reconcile reads (WaitingChanges.read): the records of the namespace `inNamespace` says a
+   * binding name is in (the model keeps both namespaces' in one map, binding names being unique).
+   */
+  read(inNamespace: (binding: string) => boolean = () => true): WaitingChange[] {
+    return [...this.records.values()].filter((r) => inNamespace(r.binding)).map((r) => structuredClone(r));
   }
 
   /**
