@@ -131,7 +131,7 @@ export class WebhookModule {
             namespaces: NamespaceLabels,
           ): AdmissionStrategy =>
             config.ADMISSION_MODE === 'cas-per-admission'
-              ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces.of), claimTiming, metrics)
+              ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces), claimTiming, metrics)
               : new AdmissionBatcher(
                   quotas,
                   { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },

@@ -1,7 +1,7 @@
 import { describeError } from '#api';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Enforcement } from '#api';
-import { addDenial, denialEvent, type DenialTally } from '#quota';
+import { addDenial, clusterQuotaNamed, denialEvent, type DenialTally } from '#quota';
 import type { QuotaEventWriter, QuotaRef } from '#service-kit';
 
 /** Kubernetes' own event aggregation folds repeats over minutes; denials matter sooner. */
@@ -40,7 +40,9 @@ export class DenialEventRecorder implements OnApplicationShutdown {
       this.dropped++;
       return;
     }
-    this.tallies.set(key, addDenial(this.tallies.get(key), binding, message));
+    // A ClusterKarmadaQuota's Event (in default) spans namespaces: it names each binding's.
+    const named = clusterQuotaNamed(quota) === undefined ? binding : `${namespace}/${binding}`;
+    this.tallies.set(key, addDenial(this.tallies.get(key), named, message));
   }
 
   async flush(): Promise<void> {

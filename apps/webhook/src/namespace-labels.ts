@@ -8,10 +8,13 @@ import {
   namespaceInformer,
   NamespaceLabelChanges,
   ResilientInformer,
+  type NamespaceSelection,
   type StoreCallOptions,
 } from '#service-kit';
+import type { KarmadaQuota } from '#api';
+import { selectsNamespace } from '#quota';
 
-export class NamespaceLabels {
+export class NamespaceLabels implements NamespaceSelection {
   private readonly logger = new Logger('namespace-labels');
   private readonly core: k8s.CoreV1Api;
   private readonly informer: k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace>;
@@ -42,10 +45,6 @@ export class NamespaceLabels {
     );
   }
 
-  get isWatching(): boolean {
-    return this.listed;
-  }
-
   subscribe(listener: { changed(namespace: string): void; watching(listed: boolean): void }): void {
     this.listeners.push(listener);
   }
@@ -56,8 +55,20 @@ export class NamespaceLabels {
     return seen && (seen.metadata?.labels ?? {});
   }
 
+  /** The namespaces the ClusterKarmadaQuota selects as the watch holds them; undefined while it is not listed. */
+  selectedBy(quota: KarmadaQuota): string[] | undefined {
+    if (!this.listed) return undefined;
+    return this.informer
+      .list()
+      .filter((ns) => selectsNamespace(quota, ns.metadata?.labels ?? {}))
+      .map((ns) => ns.metadata!.name!);
+  }
+
   /** The namespace's labels: as the watch holds them, else read (none when it does not exist). */
-  readonly of = async (namespace: string, options: StoreCallOptions): Promise<Record<string, string>> => {
+  readonly labelsOf = async (
+    namespace: string,
+    options: StoreCallOptions,
+  ): Promise<Record<string, string>> => {
     const watched = this.listed ? this.informer.get(namespace) : undefined;
     if (watched) return watched.metadata?.labels ?? {};
     try {

@@ -9,13 +9,13 @@ import { parseEnforcement, enforcementWarning, bindingCharge } from '#quota';
 import { bindingForTemplate, updatedForTemplate } from '#usage';
 import { isJsonObject } from '#api';
 import type { StoreCallOptions } from '#service-kit';
-import { asksNothing, bindingChange, decide, projected, type CasOptions } from '#accounting';
+import { asksNothing, bindingChange, decide, projected, selectionOf, type CasOptions } from '#accounting';
 import type { StoredBindings } from './stored-bindings.js';
 import type { WatchedQuotaStore } from './watched-quota-store.js';
 
 export class TemplateWarnings {
   constructor(
-    private readonly quotas: Pick<WatchedQuotaStore, 'watchedIn'>,
+    private readonly quotas: Pick<WatchedQuotaStore, 'watchedIn' | 'selectedNamespaces'>,
     private readonly stored: Pick<StoredBindings, 'read'>,
     private readonly timing: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
   ) {}
@@ -35,7 +35,7 @@ export class TemplateWarnings {
     const binding = stored ? updatedForTemplate(stored, fromTemplate) : fromTemplate;
     const { charge, errors } = bindingCharge(binding);
     const change = bindingChange({ namespace, name }, binding, charge, true, stored);
-    const projection = projected(warnQuotas, namespace);
+    const projection = projected(warnQuotas, namespace, selectionOf(this.quotas));
     if (errors.length > 0 || asksNothing(change) || !projection) return [];
     const [decision] = decide(projection, [change], Date.now(), this.timing).decisions;
     if (!decision?.allowed) return [];

@@ -1,14 +1,8 @@
 import type * as k8s from '@kubernetes/client-node';
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CachedQuotaStore } from '#accounting';
-import {
-  CLUSTER_KARMADA_QUOTA,
-  describeError,
-  KARMADA_QUOTA,
-  type ClusterKarmadaQuota,
-  type KarmadaQuota,
-} from '#api';
-import { labelsMatch } from '#quota';
+import { CLUSTER_KARMADA_QUOTA, describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
+import { clusterQuotaNamed, selectsNamespace } from '#quota';
 import { customObjectInformer, KubeQuotaStore, ResilientInformer, type QuotaRef } from '#service-kit';
 import type { NamespaceLabels } from './namespace-labels.js';
 
@@ -30,7 +24,7 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     karmada: k8s.KubeConfig,
     private readonly namespaces: NamespaceLabels,
   ) {
-    super(new KubeQuotaStore(karmada, namespaces.of));
+    super(new KubeQuotaStore(karmada, namespaces));
     const informer = customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA);
     const clusterInformer = customObjectInformer<KarmadaQuota>(karmada, CLUSTER_KARMADA_QUOTA);
     this.informer = informer;
@@ -75,10 +69,9 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
    * saw it (none before it is listed, or once deleted).
    */
   refOf(namespace: string, quota: string): QuotaRef {
-    const clusterScoped = `${CLUSTER_KARMADA_QUOTA.kind}/`;
-    if (!quota.startsWith(clusterScoped))
+    const name = clusterQuotaNamed(quota);
+    if (name === undefined)
       return { namespace, name: quota, uid: this.informer.get(quota, namespace)?.metadata?.uid };
-    const name = quota.slice(clusterScoped.length);
     return {
       namespace: '',
       name,
@@ -97,7 +90,7 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     if (labels === undefined) return undefined;
     const spanning = this.clusterInformer
       .list()
-      .filter((quota) => labelsMatch((quota as ClusterKarmadaQuota).spec?.namespaceSelector, labels))
+      .filter((quota) => selectsNamespace(quota, labels))
       .map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind }));
     return [...this.informer.list(namespace), ...spanning];
   }

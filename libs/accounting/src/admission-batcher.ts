@@ -7,7 +7,14 @@ import {
   type BindingChange,
   type Pending,
 } from './admission-strategy.js';
-import { admitWithCas, projected, refuseOrProject, type CasOptions, type Projection } from './cas-round.js';
+import {
+  admitWithCas,
+  projected,
+  refuseOrProject,
+  selectionOf,
+  type CasOptions,
+  type Projection,
+} from './cas-round.js';
 
 export type BatcherOptions = Omit<CasOptions, 'conflictRetryDelayMs'>;
 
@@ -59,7 +66,7 @@ export class AdmissionBatcher implements AdmissionStrategy {
     let projection = this.projections.get(namespace);
     if (projection === undefined) {
       const cached = this.store.cached?.(namespace);
-      projection = cached && projected(cached, namespace);
+      projection = cached && projected(cached, namespace, selectionOf(this.store));
       if (projection === undefined) return undefined;
       this.projections.set(namespace, projection);
     }

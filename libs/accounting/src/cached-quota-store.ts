@@ -76,6 +76,10 @@ export class CachedQuotaStore implements QuotaStore {
     this.latest.set(namespace, reported);
   }
 
+  selectedNamespaces(quota: KarmadaQuota): readonly string[] | undefined {
+    return this.inner.selectedNamespaces?.(quota);
+  }
+
   /** A namespace whose labels changed: the ClusterKarmadaQuotas selecting it may have too. */
   namespaceChanged(namespace: string): void {
     this.invalidate(namespace);

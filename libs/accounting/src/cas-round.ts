@@ -6,6 +6,7 @@ import {
   missingRequestErrors,
   oldChargeHeld,
   isResourceVersion,
+  isClusterQuota,
   parseQuotaState,
   quotaName,
   toWireReservations,
@@ -113,24 +114,42 @@ export interface Projection {
 }
 
 /**
- * Each quota object's decoded state, by the namespace of the batch it was decoded for (a
- * ClusterKarmadaQuota's usage is known in the namespaces its status counted only). A caching store
- * hands out the same objects until they change (CachedQuotaStore), and the object a status write
- * returns is given the state written (the CRD keeps reservations as sent): a batch decodes only what
- * another writer changed.
+ * The namespaces a ClusterKarmadaQuota selects as the store sees them now (QuotaStore
+ * selectedNamespaces): a batch knows its usage only once its status counted all of them.
+ */
+export type SelectionOf = (quota: KarmadaQuota) => readonly string[] | undefined;
+
+/**
+ * Each quota object's decoded state, by the batch it was decoded for: a KarmadaQuota's is the same
+ * for every batch; a ClusterKarmadaQuota's usage is known only to a batch whose namespace, and every
+ * one it selects, its status counted. A caching store hands out the same objects until they change
+ * (CachedQuotaStore), and the object a status write returns is given the state written (the CRD
+ * keeps reservations as sent): a batch decodes only what another writer changed.
  */
 const decoded = new WeakMap<KarmadaQuota, Map<string, ReturnType<typeof parseQuotaState>>>();
 
-function decodedState(quota: KarmadaQuota, namespace: string): ReturnType<typeof parseQuotaState> {
-  const byNamespace = decoded.get(quota) ?? new Map<string, ReturnType<typeof parseQuotaState>>();
-  decoded.set(quota, byNamespace);
-  let state = byNamespace.get(namespace);
+function decodedState(
+  quota: KarmadaQuota,
+  namespace: string,
+  selection: SelectionOf,
+): ReturnType<typeof parseQuotaState> {
+  const batch = isClusterQuota(quota) ? { namespace, selected: selection(quota) } : undefined;
+  const key = batch ? `${namespace}:${batch.selected?.join(',') ?? '?'}` : '';
+  const byBatch = decoded.get(quota) ?? new Map<string, ReturnType<typeof parseQuotaState>>();
+  decoded.set(quota, byBatch);
+  let state = byBatch.get(key);
   if (state === undefined) {
-    state = parseQuotaState(quota, undefined, namespace);
-    byNamespace.set(namespace, state);
+    state = parseQuotaState(quota, undefined, batch);
+    byBatch.set(key, state);
   }
   return state;
 }
+
+/** A store's selection, or none known (a ClusterKarmadaQuota's usage then stays unknown). */
+export const selectionOf =
+  (store: Pick<QuotaStore, 'selectedNamespaces'>): SelectionOf =>
+  (quota) =>
+    store.selectedNamespaces?.(quota);
 
 /**
  * A namespace's quotas' projection as they are; `unreadable` says why when a status cannot be parsed.
@@ -138,8 +157,9 @@ function decodedState(quota: KarmadaQuota, namespace: string): ReturnType<typeof
 function projectionOf(
   quotas: readonly KarmadaQuota[],
   namespace: string,
+  selection: SelectionOf,
 ): Projection | { unreadable: string } {
-  const parsed = quotas.map((q) => ({ quota: q, ...decodedState(q, namespace) }));
+  const parsed = quotas.map((q) => ({ quota: q, ...decodedState(q, namespace, selection) }));
   const broken = parsed.filter((p) => p.errors.length > 0);
   if (broken.length > 0)
     return {
@@ -171,8 +191,12 @@ export function decide(
 }
 
 /** The projection of a namespace's quotas as read or cached, if their statuses can be read. */
-export function projected(quotas: readonly KarmadaQuota[], namespace: string): Projection | undefined {
-  const projection = projectionOf(quotas, namespace);
+export function projected(
+  quotas: readonly KarmadaQuota[],
+  namespace: string,
+  selection: SelectionOf,
+): Projection | undefined {
+  const projection = projectionOf(quotas, namespace, selection);
   return 'unreadable' in projection ? undefined : projection;
 }
 
@@ -215,7 +239,7 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
     }
     live = live.filter((p) => now < p.answerBy);
     if (live.length === 0) return;
-    const projection = projectionOf(quotas, namespace);
+    const projection = projectionOf(quotas, namespace, selectionOf(store));
     if ('unreadable' in projection) {
       for (const p of live)
         p.resolve(failClosed(`a KarmadaQuota in ${namespace} cannot be read: ${projection.unreadable}`));
@@ -235,7 +259,7 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
     });
     if (waiting.length === 0) return;
     const deadline = earliestAnswerBy(waiting);
-    const written = await writeChanged(store, namespace, quotas, result, deadline, options.clock);
+    const written = await writeChanged(store, quotas, result, deadline, options.clock);
     if (written === 'written') {
       live.forEach((p, i) => {
         if (result.awaitsWrite[i]) p.resolve(result.decisions[i]!); // an admission, with any notes
@@ -261,7 +285,6 @@ async function decideAndWrite(context: CasContext, batch: Pending[]): Promise<vo
  */
 async function writeChanged(
   store: QuotaStore,
-  namespace: string,
   quotas: readonly KarmadaQuota[],
   result: BatchResult,
   deadline: number,
@@ -285,7 +308,8 @@ async function writeChanged(
         },
         { deadline },
       );
-      decoded.set(written, new Map([[namespace, { state, errors: [] }]]));
+      // Its decoded state for other batches (a ClusterKarmadaQuota's) is decoded when asked.
+      if (!isClusterQuota(written)) decoded.set(written, new Map([['', { state, errors: [] }]]));
     } catch (err) {
       if (err instanceof ConflictError) return 'conflict';
       throw err;

@@ -8,8 +8,8 @@ export type {
   BindingChange,
   Pending,
 } from './admission-strategy.js';
-export { admitWithCas, decide, projected, refuseOrProject } from './cas-round.js';
-export type { CasContext, CasOptions, Projection } from './cas-round.js';
+export { admitWithCas, decide, projected, refuseOrProject, selectionOf } from './cas-round.js';
+export type { CasContext, CasOptions, Projection, SelectionOf } from './cas-round.js';
 export { AdmissionBatcher } from './admission-batcher.js';
 export type { BatcherOptions } from './admission-batcher.js';
 export {

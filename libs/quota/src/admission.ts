@@ -22,6 +22,7 @@ import { addWouldBeDenied } from './enforcement.js';
 import { cappedOn, memberPart, splitMemberKey } from './member-caps.js';
 import {
   bindingKeyString,
+  clusterQuotaNamed,
   isExpired,
   type BindingKey,
   type QuotaState,
@@ -146,11 +147,14 @@ export function exceededMessage(
 
 /** ResourceQuota's refusal while a quota's usage has not been counted yet. */
 export function usageUnknownMessage(quota: string, keys: readonly string[]): string {
+  const why = clusterQuotaNamed(quota)
+    ? `a new quota, an edited spec, or a namespace its namespaceSelector picks that status.namespaces ` +
+      `does not list yet`
+    : `a new quota, a new limit, or an edited spec: status.observedGeneration is behind metadata.generation`;
   return (
     `status unknown for quota: ${quota}, resources: ${keys.join(',')}: karmada-quota has not counted ` +
-    `the usage of these resources for the quota's current spec yet (a new quota, a new limit, or an ` +
-    `edited spec: status.observedGeneration is behind metadata.generation); retry in a few seconds, and if it ` +
-    `persists check that the karmada-quota reconciler is running`
+    `the usage of these resources for the quota's current spec yet (${why}); retry in a few seconds, ` +
+    `and if it persists check that the karmada-quota reconciler is running`
   );
 }
 

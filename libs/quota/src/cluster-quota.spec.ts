@@ -90,18 +90,52 @@ describe('a ClusterKarmadaQuota read for admission', () => {
   });
 
   it.each([
-    ['a namespace counted for this spec', ['ns-a'], 2, 'ns-a', { cpu: '4' }],
-    ['a namespace not counted yet', ['ns-b'], 2, 'ns-a', {}],
-    ['an older spec', ['ns-a'], 1, 'ns-a', {}],
-    ['no namespace given (the reconciler)', [], 2, undefined, { cpu: '4' }],
-  ])('knows its usage for %s', (_, counted, observed, namespace, used) => {
+    [
+      'a batch whose namespace and selection are counted for this spec',
+      ['ns-a', 'ns-b'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a', 'ns-b'] },
+      { cpu: '4' },
+    ],
+    [
+      'a batch whose own namespace is not counted yet',
+      ['ns-b'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a', 'ns-b'] },
+      {},
+    ],
+    // A namespace entering brings usage the total does not hold yet: no batch may count on it.
+    [
+      'a batch while another selected namespace is not counted yet',
+      ['ns-a'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a', 'ns-b'] },
+      {},
+    ],
+    [
+      'a batch whose store cannot tell the selection',
+      ['ns-a'],
+      2,
+      { namespace: 'ns-a', selected: undefined },
+      {},
+    ],
+    [
+      'a namespace counted but no longer selected (conservative)',
+      ['ns-a', 'ns-b'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a'] },
+      { cpu: '4' },
+    ],
+    ['an older spec', ['ns-a'], 1, { namespace: 'ns-a', selected: ['ns-a'] }, {}],
+    ['no batch (the reconciler)', [], 2, undefined, { cpu: '4' }],
+  ])('knows its usage for %s', (_, counted, observed, batch, used) => {
     const quota = ckq({
       observedGeneration: observed,
       used: { cpu: '4' },
       namespaces: counted.map((ns) => ({ namespace: ns, used: { cpu: '4' } })),
     });
     expect(countedNamespaces(quota)).toEqual(new Set(counted));
-    expect(formatList(parseQuotaState(quota, undefined, namespace).state.used)).toEqual(used);
+    expect(formatList(parseQuotaState(quota, undefined, batch).state.used)).toEqual(used);
   });
 });
 
@@ -134,10 +168,8 @@ describe('a ClusterKarmadaQuota status', () => {
     ]);
   });
 
-  it('settles each claim against the bindings of its own namespace, and drops those of namespaces it no longer selects', () => {
-    const quota = ckq({
-      reservations: [claim('ns-a', 'web', '2'), claim('ns-b', 'web', '3'), claim('ns-gone', 'api', '4')],
-    });
+  it('settles each claim against the bindings of its own namespace', () => {
+    const quota = ckq({ reservations: [claim('ns-a', 'web', '2'), claim('ns-b', 'web', '3')] });
     const result = computeQuotaStatus({
       quota,
       now: NOW,
@@ -145,8 +177,19 @@ describe('a ClusterKarmadaQuota status', () => {
       namespaces: namespaces([{ bindings: [rb('ns-a', 'web', '2')] }, {}]),
     });
     expect(result.status.reservations).toEqual([claim('ns-b', 'web', '3')]);
+    // ns-a's stored web reserves its charge (nothing runs); ns-b's claim its own.
     expect(result.status.reserved).toEqual({ cpu: '5' });
     expect(result.changed).toBe(true);
+  });
+
+  it('keeps a pending claim of a namespace it no longer counts until it lapses, whole', () => {
+    // The change may still land there, and the namespace be counted again before it does.
+    const lapsed = { ...claim('ns-gone', 'old', '7'), expirationTime: '2026-11-29T09:59:00.000Z' };
+    const quota = ckq({ reservations: [claim('ns-gone', 'api', '4'), lapsed] });
+    const result = computeQuotaStatus({ quota, now: NOW, namespaces: namespaces([{}]) });
+    expect(result.status.reservations).toEqual([claim('ns-gone', 'api', '4')]);
+    expect(result.status.reserved).toEqual({ cpu: '4' });
+    expect(result.status.namespaces?.map((n) => n.namespace)).toEqual(['ns-a']);
   });
 
   it('names the namespace of a binding running beyond its charge', () => {

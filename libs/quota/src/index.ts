@@ -74,9 +74,11 @@ export {
 } from './resource-names.js';
 export {
   bindingKeyString,
+  clusterQuotaNamed,
   countedNamespaces,
   isClusterQuota,
   quotaName,
+  selectsNamespace,
   claimAdmittedAt,
   isExpired,
   isLaterVersion,

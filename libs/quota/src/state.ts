@@ -20,6 +20,7 @@ import {
 } from '#quantity';
 import {
   CLUSTER_KARMADA_QUOTA,
+  type ClusterKarmadaQuota,
   isJsonObject,
   type Enforcement,
   type KarmadaQuota,
@@ -28,6 +29,7 @@ import {
   type WouldBeDeniedStatus,
 } from '#api';
 import { decodeWouldBeDenied, parseEnforcement } from './enforcement.js';
+import { labelsMatch } from './label-selector.js';
 import { readMemberCaps, resolveMemberCaps, splitMemberKey, type MemberLabels } from './member-caps.js';
 
 /** Identifies a binding. `uid` is optional: requests for an object not yet created have none. */
@@ -102,6 +104,17 @@ export function quotaName(quota: KarmadaQuota): string {
   return isClusterQuota(quota) ? `${CLUSTER_KARMADA_QUOTA.kind}/${name}` : name;
 }
 
+/** Does the ClusterKarmadaQuota select a namespace of these labels (its `spec.namespaceSelector`)? */
+export function selectsNamespace(quota: KarmadaQuota, labels: Readonly<Record<string, string>>): boolean {
+  return labelsMatch((quota as ClusterKarmadaQuota).spec?.namespaceSelector, labels);
+}
+
+/** The ClusterKarmadaQuota's name, when `name` is one as quotaName gives it; else undefined. */
+export function clusterQuotaNamed(name: string): string | undefined {
+  const prefix = `${CLUSTER_KARMADA_QUOTA.kind}/`;
+  return name.startsWith(prefix) ? name.slice(prefix.length) : undefined;
+}
+
 /** The namespaces a ClusterKarmadaQuota's status says the reconciler counted (`status.namespaces[]`). */
 export function countedNamespaces(quota: KarmadaQuota): ReadonlySet<string> {
   const listed: unknown = quota?.status?.namespaces;
@@ -138,8 +151,10 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
  * for the current spec (`status.observedGeneration == metadata.generation`), else `{}`: after a spec
  * edit (a scope widened, a key removed and added again) the old count may leave out workloads the quota
  * now selects, so no key's usage is known until it is counted again (docs/concepts/accounting.md,
- * "Quota edits"). For a ClusterKarmadaQuota decided for a binding in `namespace`, it is known only once
- * the status lists that namespace as counted (docs/concepts/cluster-quotas.md). Reservations are those of
+ * "Quota edits"). For a ClusterKarmadaQuota decided for a batch (`batch`: its namespace, and the
+ * namespaces the webhook sees the quota select), it is known only once the status lists all of them
+ * as counted: a namespace entering brings usage the total does not hold yet
+ * (docs/concepts/cluster-quotas.md). Reservations are those of
  * `status.reservations[]` reserved by a ResourceBinding: in the quota's namespace, or for a
  * ClusterKarmadaQuota in the one each names. Never throws: entries or quantities that cannot be read
  * are reported in `errors` (and left out).
@@ -147,7 +162,7 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
 export function parseQuotaState(
   quota: KarmadaQuota,
   members?: MemberLabels,
-  namespace?: string,
+  batch?: { namespace: string; selected: readonly string[] | undefined },
 ): { state: QuotaState; errors: FieldError[] } {
   const errors: FieldError[] = [];
   const spansNamespaces = isClusterQuota(quota);
@@ -159,7 +174,7 @@ export function parseQuotaState(
   const capSpec = readMemberCaps(quota, errors);
   const countedForSpec =
     quota?.status?.observedGeneration === quota?.metadata?.generation &&
-    (!spansNamespaces || namespace === undefined || countedNamespaces(quota).has(namespace));
+    (!spansNamespaces || batch === undefined || countsAll(quota, batch));
 
   const reservations: ReservationEntry[] = [];
   const raw: unknown = quota?.status?.reservations;
@@ -250,6 +265,15 @@ export function parseQuotaState(
   if (selecting) state.capsResolvedFor = resolvedFor;
   if (spansNamespaces) state.spansNamespaces = true;
   return { state, errors };
+}
+
+/** Has the ClusterKarmadaQuota's status counted the batch's namespace and every one it selects? */
+function countsAll(
+  quota: KarmadaQuota,
+  batch: { namespace: string; selected: readonly string[] | undefined },
+): boolean {
+  const counted = countedNamespaces(quota);
+  return batch.selected !== undefined && [batch.namespace, ...batch.selected].every((ns) => counted.has(ns));
 }
 
 /** The members the status says its caps were resolved for (`status.capsResolvedFor`). */

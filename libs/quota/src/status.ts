@@ -9,7 +9,9 @@ import {
   describeFieldError,
   formatList,
   formatListInline,
+  maskList,
   Quantity,
+  removeZeros,
   type ResourceList,
 } from '#quantity';
 import {
@@ -31,6 +33,7 @@ import { bindingMatchesScopes, isScoped } from './scopes.js';
 import {
   claimAdmittedAt,
   isClusterQuota,
+  isExpired,
   parseQuotaState,
   sumReserved,
   toWireReservations,
@@ -213,7 +216,10 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     counts.reduce((total, count) => addLists(total, count.used), {} as ResourceList),
     hardKeys,
   );
-  const reservations = counts.flatMap((count) => count.reservations);
+  const reservations = [
+    ...counts.flatMap((count) => count.reservations),
+    ...pendingElsewhere(parsed.state.reservations, parts, hardKeys, now),
+  ];
   const reserved = sumReserved(reservations);
   const clusters = views.map((view) =>
     memberStatus(view, usedOn.get(view.name)!, { hard, reserved, hardKeys }),
@@ -368,6 +374,28 @@ function countNamespace(part: NamespaceInput, context: CountContext): NamespaceC
     reservations,
     beyondCharge,
   };
+}
+
+/**
+ * A ClusterKarmadaQuota's pending claims in namespaces it does not count now (one that left its
+ * selector, or that the reconciler's view has not seen return), each holding its whole charge until it
+ * lapses: the change may still land, and if the namespace is counted again before it does, a batch
+ * must not decide without it (docs/concepts/cluster-quotas.md).
+ */
+function pendingElsewhere(
+  claims: readonly ReservationEntry[],
+  parts: readonly NamespaceInput[],
+  hardKeys: readonly string[],
+  now: Date,
+): ReservationEntry[] {
+  const counted = new Set(parts.map((part) => part.namespace));
+  return claims
+    .filter((entry) => !counted.has(entry.binding.namespace))
+    .filter((entry) => entry.expirationTime !== undefined && !isExpired(entry, now))
+    .map((entry) => {
+      const charge = removeZeros(maskList(entry.charge, hardKeys));
+      return { ...entry, reserved: charge, charge };
+    });
 }
 
 const STATE_RANK: Record<ClusterUsageState, number> = { Ready: 0, Stale: 1, Unreachable: 2 };

@@ -35,6 +35,7 @@ export {
   abortAt,
   ConflictError,
   KubeQuotaStore,
+  type NamespaceSelection,
   type QuotaStore,
   type StoreCallOptions,
 } from './quota-store.js';

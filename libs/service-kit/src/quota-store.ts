@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
-import { CLUSTER_KARMADA_QUOTA, KARMADA_QUOTA, type ClusterKarmadaQuota, type KarmadaQuota } from '#api';
+import { CLUSTER_KARMADA_QUOTA, KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { describeError } from '#api';
-import { isClusterQuota, labelsMatch } from '#quota';
+import { isClusterQuota, selectsNamespace } from '#quota';
 
 /** How long a store call may take. */
 export interface StoreCallOptions {
@@ -19,6 +19,12 @@ export interface QuotaStore {
   writeStatus(quota: KarmadaQuota, options?: StoreCallOptions): Promise<KarmadaQuota>;
   /** The namespace's quotas as a cache holds them now, without a read; undefined when it holds none. */
   cached?(namespace: string): readonly KarmadaQuota[] | undefined;
+  /**
+   * The namespaces a ClusterKarmadaQuota selects as this store sees their labels now; undefined
+   * while it cannot tell. A batch knows the quota's usage only once its status counted every one
+   * (libs/quota parseQuotaState).
+   */
+  selectedNamespaces?(quota: KarmadaQuota): readonly string[] | undefined;
 }
 
 export class ConflictError extends Error {
@@ -32,11 +38,13 @@ const clusterResource = {
   plural: CLUSTER_KARMADA_QUOTA.plural,
 };
 
-/** A namespace's labels on the Karmada API server: which ClusterKarmadaQuotas select it. */
-export type NamespaceLabelsOf = (
-  namespace: string,
-  options: StoreCallOptions,
-) => Promise<Readonly<Record<string, string>>>;
+/** The namespaces' labels on the Karmada API server: which ClusterKarmadaQuotas select which. */
+export interface NamespaceSelection {
+  /** One namespace's labels (read when not known). */
+  labelsOf(namespace: string, options: StoreCallOptions): Promise<Readonly<Record<string, string>>>;
+  /** The namespaces the quota selects as known now; undefined while they cannot be told. */
+  selectedBy(quota: KarmadaQuota): readonly string[] | undefined;
+}
 
 /** Answers worth another try: throttling, a warming watch cache, a restarting API server. */
 const TRANSIENT = new Set([429, 500, 502, 503, 504]);
@@ -68,7 +76,7 @@ export function abortAt(deadline: number | undefined): k8s.ConfigurationOptions 
 
 /**
  * KarmadaQuotas on the Karmada API server; status writes are compare-and-swap on resourceVersion.
- * Given `namespaceLabels`, a namespace's list also holds the ClusterKarmadaQuotas that select it
+ * Given `namespaces`, a namespace's list also holds the ClusterKarmadaQuotas that select it
  * (docs/concepts/cluster-quotas.md), read in the same call. Transient failures are retried a few
  * times (about 2.5 s in all, inside the admission deadline).
  */
@@ -77,7 +85,7 @@ export class KubeQuotaStore implements QuotaStore {
 
   constructor(
     kc: k8s.KubeConfig,
-    private readonly namespaceLabels?: NamespaceLabelsOf,
+    private readonly namespaces?: NamespaceSelection,
   ) {
     this.api = kc.makeApiClient(k8s.CustomObjectsApi);
   }
@@ -112,7 +120,7 @@ export class KubeQuotaStore implements QuotaStore {
         )) as { items: KarmadaQuota[] };
         return list.items;
       }, options.deadline),
-      this.namespaceLabels ? this.selecting(namespace, this.namespaceLabels, options) : [],
+      this.namespaces ? this.selecting(namespace, this.namespaces, options) : [],
     ]);
     return [...own, ...spanning];
   }
@@ -138,16 +146,18 @@ export class KubeQuotaStore implements QuotaStore {
   /** The ClusterKarmadaQuotas whose namespaceSelector matches the namespace's labels. */
   private async selecting(
     namespace: string,
-    namespaceLabels: NamespaceLabelsOf,
+    namespaces: NamespaceSelection,
     options: StoreCallOptions,
   ): Promise<KarmadaQuota[]> {
     const [quotas, labels] = await Promise.all([
       this.listClusterQuotas(options),
-      namespaceLabels(namespace, options),
+      namespaces.labelsOf(namespace, options),
     ]);
-    return quotas.filter((quota) =>
-      labelsMatch((quota as ClusterKarmadaQuota).spec?.namespaceSelector, labels),
-    );
+    return quotas.filter((quota) => selectsNamespace(quota, labels));
+  }
+
+  selectedNamespaces(quota: KarmadaQuota): readonly string[] | undefined {
+    return this.namespaces?.selectedBy(quota);
   }
 
   writeStatus(quota: KarmadaQuota, options: StoreCallOptions = {}): Promise<KarmadaQuota> {

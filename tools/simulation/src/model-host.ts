@@ -176,7 +176,7 @@ export class ModelHost {
   /**
    * A QuotaStore over this host for one service: a namespace's list holds its KarmadaQuotas and the
    * ClusterKarmadaQuotas selecting it by the service's view of its labels when the list is asked
-   * (`selects`; KubeQuotaStore.list with namespaceLabels, read from the service's namespace watch).
+   * (`selects`; KubeQuotaStore.list with its NamespaceSelection, from the service's namespace watch).
    */
   quotaStore(who: string, selects: (namespace: string) => boolean = () => false): QuotaStore {
     return {
@@ -188,6 +188,8 @@ export class ModelHost {
         );
       },
       writeStatus: (quota) => this.writeQuotaStatus(who, quota),
+      // The model's one ClusterKarmadaQuota selects by the label `selects` tells of.
+      selectedNamespaces: () => NAMESPACES.filter(selects),
     };
   }
 }

@@ -6,8 +6,12 @@ describe('accounting regressions', () => {
   });
 });
 
-describe('open product bugs (each still fails as stated until fixed)', () => {
-  it.each(Object.entries(OPEN))('%s', async (_name, open) => {
-    expect(await replay({ ...open, undone: [], shows: [] })).toEqual([expect.stringContaining(open.fails)]);
-  });
-});
+const open = Object.entries(OPEN);
+(open.length > 0 ? describe : describe.skip)(
+  'open product bugs (each still fails as stated until fixed)',
+  () => {
+    it.each(open.length > 0 ? open : [['none', undefined!]])('%s', async (_name, open) => {
+      expect(await replay({ ...open, undone: [], shows: [] })).toEqual([expect.stringContaining(open.fails)]);
+    });
+  },
+);

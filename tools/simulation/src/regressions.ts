@@ -163,6 +163,11 @@ const UNSHOWN_AS_ANY_PENDING: Undone = {
   fails: 'RUNS',
 };
 
+const STATE = 'libs/quota/src/state.ts';
+/** parseQuotaState's rule for a ClusterKarmadaQuota's usage in a batch (state.ts countsAll). */
+const COUNTS_ALL =
+  'return batch.selected !== undefined && [batch.namespace, ...batch.selected].every((ns) => counted.has(ns));';
+
 /** A patch that undoes a fix, and a fragment of the failure it must cause (mutations.spec.ts checks both). */
 export interface Undone extends Mutation {
   fails: string;
@@ -206,6 +211,159 @@ const land = (i = 0): Action => ({ t: 'land', i });
 const tick = (ms: number): Action => ({ t: 'tick', ms });
 
 export const REGRESSIONS: Record<string, Regression> = {
+  // The review of the ClusterKarmadaQuota: team-b's create is admitted (its claim written) and not
+  // stored yet; team-b leaves the selector and comes back in the reconciler's view only (the webhooks
+  // never see it go). The reconciler counted the quota without team-b in between and dropped the claim;
+  // counted with team-b again, the quota held nothing for the create still in flight, and team-a's
+  // create was admitted beside it. A pending claim now outlives its namespace's count until it lapses.
+  "a pending claim outlives a flap of its namespace out of the reconciler's count": {
+    clusterQuota: true,
+    actions: [
+      { t: 'create', b: 5, replicas: 4, high: false, replica: 0, dryRun: false },
+      ...Array.from({ length: 4 }, () => complete()),
+      { t: 'label', ns: 1 },
+      { t: 'sync', n: 4 },
+      { t: 'reconcileCluster' },
+      ...Array.from({ length: 4 }, () => complete()),
+      { t: 'label', ns: 1 },
+      { t: 'sync', n: 4 },
+      { t: 'reconcileCluster' },
+      ...Array.from({ length: 4 }, () => complete()),
+      { t: 'create', b: 1, replicas: 5, high: false, replica: 0, dryRun: false },
+      ...Array.from({ length: 4 }, () => complete()),
+      land(),
+      land(),
+    ],
+    undone: [
+      {
+        bug: "the reconciler drops a ClusterKarmadaQuota's pending claims in a namespace it does not count now",
+        edits: [
+          {
+            file: 'libs/quota/src/status.ts',
+            from: '    ...pendingElsewhere(parsed.state.reservations, parts, hardKeys, now),\n',
+            to: '',
+          },
+        ],
+        fails: 'ACCOUNTED',
+      },
+    ],
+    shows: [
+      'reconciler writes quota shared reserving [b5 cpu=3200m,pods=4]',
+      'request 1 answered refused: exceeded quota: ClusterKarmadaQuota/shared',
+    ],
+  },
+  // Found by the search: team-b leaves the selector and the reconciler counts the quota without it; a
+  // create of 4 cpu there is admitted without the quota (no view selects it) and stored. team-b enters
+  // again and every view selects it: the quota holds 4 of 8, within hard. The status listed team-a
+  // only until the reconciler counted team-b, so team-a's batch knew the quota's usage (parseQuotaState
+  // checked the batch's namespace only) and admitted a create of 5 cpu: 9 of 8, beyond the window
+  // docs/concepts/cluster-quotas.md states. Now a batch knows it only once every namespace its view
+  // selects is counted.
+  "a namespace entering with usage lets another namespace's batch admit against a count without it": {
+    clusterQuota: true,
+    actions: [
+      { t: 'label', ns: 1 },
+      { t: 'sync', n: 4 },
+      { t: 'reconcileCluster' },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'create', b: 5, replicas: 5, high: false, replica: 0, dryRun: false },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'label', ns: 1 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'create', b: 1, replicas: 5, high: false, replica: 0, dryRun: false },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+    ],
+    undone: [
+      {
+        bug: "a batch knows a ClusterKarmadaQuota's usage once its own namespace is counted, whatever else it selects",
+        edits: [{ file: STATE, from: COUNTS_ALL, to: 'return counted.has(batch.namespace);' }],
+        fails: 'LIMIT',
+      },
+    ],
+    shows: ['answered refused: status unknown for quota: ClusterKarmadaQuota/shared'],
+  },
+  // Found by npm test's seed in run 1,745: team-a leaves and enters again; webhook-0 sees both,
+  // webhook-1 neither, the reconciler's view only the leaving. The reconciler counted team-b alone and
+  // dropped team-a's claim of b0 (6 pods), which is stored; team-b's batch then knew the quota's usage
+  // without team-a and admitted b5's 4 pods: 11 of 10. A batch now waits for every namespace its view
+  // selects to be counted.
+  "a reconciler's view lagging a namespace's return lets another namespace's batch admit without it": {
+    clusterQuota: true,
+    actions: [
+      { t: 'label', ns: 0 },
+      { t: 'createKind', b: 1, kind: 'Job', replicas: 1, high: false, replica: 0 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'edit', q: 0, edit: 'scope', cpu: 2000 },
+      { t: 'complete', i: 0 },
+      { t: 'label', ns: 0 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'create', b: 0, replicas: 3, high: false, replica: 0, dryRun: false, spread: 2, duplicated: true },
+      { t: 'reconcileCluster' },
+      { t: 'complete', i: 0 },
+      { t: 'fault', i: 0, fault: 'retry conflicts' },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'reconcileCluster' },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'sync', n: 1 },
+      { t: 'complete', i: 0 },
+      { t: 'fault', i: 0, fault: 'as of its start' },
+      { t: 'complete', i: 7 },
+      { t: 'complete', i: 0 },
+      {
+        t: 'create',
+        b: 5,
+        replicas: 4,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 7 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+    ],
+    undone: [
+      {
+        bug: "a batch knows a ClusterKarmadaQuota's usage once its own namespace is counted, whatever else it selects",
+        edits: [{ file: STATE, from: COUNTS_ALL, to: 'return counted.has(batch.namespace);' }],
+        fails: 'LIMIT',
+      },
+    ],
+    shows: ['answered refused: status unknown for quota: ClusterKarmadaQuota/shared'],
+  },
   // Issue #41: one ClusterKarmadaQuota (cpu 8) over two namespaces; creates of 5 cpu and 4 cpu in each,
   // decided by the two replicas at once. Each namespace's batch weighs the cluster quota; the later
   // write of it conflicts, reads it again and refuses. Its mutation leaves the quota out of team-b's
@@ -2492,104 +2650,11 @@ export const REGRESSIONS: Record<string, Regression> = {
  * Interleavings that break an invariant through a product bug not fixed yet: regressions.spec.ts checks
  * each still fails as stated (`fails`), so its fix moves it to REGRESSIONS, with the fix's undo patch.
  */
-export const OPEN: Record<string, { actions: Action[]; clusterQuota?: boolean; fails: string }> = {
-  // team-b leaves the selector and the reconciler counts the quota without it; a create of 4 cpu there
-  // is admitted without the quota (no view selects it) and stored. team-b enters again and every view
-  // selects it: the quota holds 4 of 8, within hard. The status lists team-a only until the reconciler
-  // counts team-b, so team-a's batch knows the quota's usage (parseQuotaState checks the batch's
-  // namespace only) and admits a create of 5 cpu: 9 of 8, beyond what the window docs/concepts/
-  // cluster-quotas.md states (changes in a namespace whose view lags), with no view lagging.
-  "a namespace entering with usage lets another namespace's batch admit against a count without it": {
-    clusterQuota: true,
-    actions: [
-      { t: 'label', ns: 1 },
-      { t: 'sync', n: 4 },
-      { t: 'reconcileCluster' },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'labelDeliver', replica: 0 },
-      { t: 'labelDeliver', replica: 1 },
-      { t: 'create', b: 5, replicas: 5, high: false, replica: 0, dryRun: false },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'land', i: 0 },
-      { t: 'label', ns: 1 },
-      { t: 'labelDeliver', replica: 0 },
-      { t: 'labelDeliver', replica: 1 },
-      { t: 'create', b: 1, replicas: 5, high: false, replica: 0, dryRun: false },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'land', i: 0 },
-    ],
-    fails: 'LIMIT at step 23: quota shared: stored bindings charge cpu=9000 > hard 8000',
-  },
-  // The same bug, found by npm test's seed in run 1,745: team-a leaves and enters again; webhook-0 sees
-  // both, webhook-1 neither, the reconciler's view only the leaving. The reconciler counts team-b
-  // alone and drops team-a's claim of b0 (6 pods), which is stored; team-b's batch then knows the
-  // quota's usage without team-a and admits b5's 4 pods: 11 of 10.
-  "a reconciler's view lagging a namespace's return lets another namespace's batch admit without it": {
-    clusterQuota: true,
-    actions: [
-      { t: 'label', ns: 0 },
-      { t: 'createKind', b: 1, kind: 'Job', replicas: 1, high: false, replica: 0 },
-      { t: 'labelDeliver', replica: 0 },
-      { t: 'edit', q: 0, edit: 'scope', cpu: 2000 },
-      { t: 'complete', i: 0 },
-      { t: 'label', ns: 0 },
-      { t: 'labelDeliver', replica: 0 },
-      { t: 'create', b: 0, replicas: 3, high: false, replica: 0, dryRun: false, spread: 2, duplicated: true },
-      { t: 'reconcileCluster' },
-      { t: 'complete', i: 0 },
-      { t: 'fault', i: 0, fault: 'retry conflicts' },
-      { t: 'land', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'reconcileCluster' },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'sync', n: 1 },
-      { t: 'complete', i: 0 },
-      { t: 'fault', i: 0, fault: 'as of its start' },
-      { t: 'complete', i: 7 },
-      { t: 'complete', i: 0 },
-      {
-        t: 'create',
-        b: 5,
-        replicas: 4,
-        high: false,
-        replica: 0,
-        dryRun: false,
-        spread: 0,
-        duplicated: false,
-      },
-      { t: 'complete', i: 0 },
-      { t: 'land', i: 0 },
-      { t: 'complete', i: 7 },
-      { t: 'complete', i: 0 },
-      { t: 'complete', i: 0 },
-      { t: 'land', i: 0 },
-      {
-        t: 'create',
-        b: 0,
-        replicas: 0,
-        high: false,
-        replica: 0,
-        dryRun: false,
-        spread: 0,
-        duplicated: false,
-      },
-    ],
-    fails: 'LIMIT at step 30: quota shared: stored bindings charge pods=11 > hard 10',
-  },
-};
+/**
+ * Product bugs the search found and not fixed yet, each with the failure it still shows
+ * (regressions.spec checks it): none now.
+ */
+export const OPEN: Record<string, { actions: Action[]; clusterQuota?: boolean; fails: string }> = {};
 
 /**
  * Why the trace fails: its violation, fragments it does not show, shows but must hide, or shows other
