@@ -17,7 +17,7 @@ import {
   ResilientInformer,
 } from '#service-kit';
 import type { CachedView } from '#accounting';
-import { labelsMatch } from '#quota';
+import { selectsNamespace } from '#quota';
 
 const OWN_WRITES_KEPT = 10_000;
 const versionKey = (quota: KarmadaQuota) => `${quota.metadata?.uid}@${quota.metadata?.resourceVersion}`;
@@ -164,10 +164,9 @@ export class NamespaceCache {
    */
   namespacesSelectedBy(quota: KarmadaQuota): string[] | undefined {
     if (!this.namespacesWatched) return undefined;
-    const selector = (quota as ClusterKarmadaQuota).spec?.namespaceSelector;
     return this.namespaceInformer
       .list()
-      .filter((ns) => labelsMatch(selector, ns.metadata?.labels ?? {}))
+      .filter((ns) => selectsNamespace(quota, ns.metadata?.labels ?? {}))
       .map((ns) => ns.metadata!.name!)
       .sort();
   }
@@ -177,7 +176,7 @@ export class NamespaceCache {
     const seen = this.namespacesWatched ? this.namespaceInformer.get(namespace) : undefined;
     if (!seen) return [];
     const labels = seen.metadata?.labels ?? {};
-    return this.clusterQuotas().filter((q) => labelsMatch(q.spec?.namespaceSelector, labels));
+    return this.clusterQuotas().filter((q) => selectsNamespace(q, labels));
   }
 
   /** Every KarmadaQuota in the cache. */
