@@ -16,13 +16,13 @@ export interface HuntResult {
  * The seeded search `npm test` runs (same actions, same seed), stopped at the first violation without
  * shrinking: how many runs it takes to find a bug.
  */
-export async function hunt(numRuns: number, seed = HUNT_SEED): Promise<HuntResult> {
+export async function hunt(numRuns: number, seed = HUNT_SEED, clusterQuota = true): Promise<HuntResult> {
   let runs = 0;
   let found: Violation | undefined;
   await fc.check(
     fc.asyncProperty(actionsArbitrary, async (actions) => {
       runs++;
-      found = await simulate(actions);
+      found = await simulate(actions, { clusterQuota });
       return found === undefined;
     }),
     { seed, numRuns, endOnFailure: true },

@@ -3,7 +3,7 @@
  * JSON on stdout.
  *   regressions NAME...  each named trace's failures ([] when it passes), by name
  *   trace NAME           one named trace's run: its violation, if any, and its trace lines
- *   hunt RUNS [SEED]     the seeded hunt (hunt.ts) stopped at the first violation
+ *   hunt RUNS [SEED] [without-cluster-quota]  the seeded hunt (hunt.ts) stopped at the first violation
  */
 import { hunt } from './hunt.js';
 import { REGRESSIONS, replay } from './regressions.js';
@@ -23,7 +23,10 @@ if (command === 'regressions') {
   const violation = await simulate(actions, { countedAtStart, clusterQuota, trace });
   process.stdout.write(JSON.stringify({ violation: violation && { ...violation, trace: undefined }, trace }));
 } else if (command === 'hunt') {
-  process.stdout.write(JSON.stringify(await hunt(Number(args[0]), args[1] ? Number(args[1]) : undefined)));
+  const seed = args[1] && args[1] !== 'default' ? Number(args[1]) : undefined;
+  process.stdout.write(
+    JSON.stringify(await hunt(Number(args[0]), seed, args[2] !== 'without-cluster-quota')),
+  );
 } else {
   process.stderr.write('usage: mutant regressions NAME... | mutant trace NAME | mutant hunt RUNS [SEED]\n');
   process.exit(2);

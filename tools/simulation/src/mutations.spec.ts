@@ -63,7 +63,8 @@ describe('planted bugs', () => {
     it.each(PLANTED.map((p): [string, number, string, typeof p] => [p.invariant, p.runs, p.bug, p]))(
       '%s within %i runs: %s',
       async (_invariant, runs, _bug, planted) => {
-        const result = (await inMutant(planted, ['hunt', String(runs)])) as HuntResult;
+        const without = planted.withoutClusterQuota ? ['default', 'without-cluster-quota'] : [];
+        const result = (await inMutant(planted, ['hunt', String(runs), ...without])) as HuntResult;
         expect(result.violation?.invariant).toBe(planted.invariant);
         console.log(`${planted.invariant} found in run ${result.runs} of ${runs}: ${planted.bug}`);
       },
