@@ -218,9 +218,9 @@ describe('a ClusterKarmadaQuota', () => {
   }, 120_000);
 
   test("a scoped one selects by the template's priority class, as Karmada writes bindings by default", async () => {
-    const a = await labelledNamespace({ team: 'f' });
+    const a = await labelledNamespace({ team: 'scoped' });
     const quota = await createClusterQuota(
-      'f',
+      'scoped',
       { cpu: '2' },
       {
         scopeSelector: {

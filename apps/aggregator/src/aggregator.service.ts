@@ -7,7 +7,16 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { CLUSTER, KARMADA_QUOTA, type Cluster, type KarmadaQuota, describeError, isJsonObject } from '#api';
+import {
+  CLUSTER,
+  CLUSTER_KARMADA_QUOTA,
+  KARMADA_QUOTA,
+  type Cluster,
+  type KarmadaQuota,
+  describeError,
+  isJsonObject,
+} from '#api';
+import { countedNamespaces, isClusterQuota, quotaName } from '#quota';
 import { customObjectInformer, KARMADA_KUBECONFIG, METRICS, ResilientInformer } from '#service-kit';
 import { isClusterName } from '#usage';
 import { ClusterLeases } from './cluster-leases.js';
@@ -39,14 +48,14 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   private readonly leases: ClusterLeases;
   private readonly leaseChanges: ResilientInformer<k8s.V1Lease>;
   private readonly clusterInformer: ResilientInformer<Cluster>;
-  private readonly quotaInformer: ResilientInformer<KarmadaQuota>;
+  private readonly quotaInformers: ResilientInformer<KarmadaQuota>[];
   /** Every key any KarmadaQuota's spec.hard names, by quota: what object counts to keep. */
   private readonly quotaKeys = new Map<string, string[]>();
   /**
    * By quota: its namespace and the clusters its status counts (to withdraw one the Karmada API
    * server no longer has).
    */
-  private readonly quotaClusters = new Map<string, { namespace: string; clusters: string[] }>();
+  private readonly quotaClusters = new Map<string, { namespaces: string[]; clusters: string[] }>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly events: Counter<'cluster' | 'resource'>;
   private syncing?: Promise<void>;
@@ -118,41 +127,45 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
       },
       config.MAX_RETRY_BACKOFF_MS,
     );
-    const quotaId = (q: KarmadaQuota) => `${q.metadata?.namespace}/${q.metadata?.name}`;
-    this.quotaInformer = new ResilientInformer<KarmadaQuota>(
-      customObjectInformer<KarmadaQuota>(karmada, KARMADA_QUOTA),
-      {
-        upsert: (q) => {
-          const keys = Object.keys(q.spec?.hard ?? {});
-          const before = this.quotaKeys.get(quotaId(q));
-          this.quotaKeys.set(quotaId(q), keys);
-          this.quotaClusters.set(quotaId(q), {
-            namespace: q.metadata!.namespace!,
-            clusters: statusClusters(q),
-          });
-          // Most events are status writes (one per admission): only new keys can add a count.
-          if (before === undefined || keys.some((key) => !before.includes(key))) void this.countObjects();
+    // KarmadaQuotas and ClusterKarmadaQuotas alike: the keys they limit, where they count usage.
+    const watchQuotas = (resource: typeof KARMADA_QUOTA | typeof CLUSTER_KARMADA_QUOTA) =>
+      new ResilientInformer<KarmadaQuota>(
+        customObjectInformer<KarmadaQuota>(karmada, resource),
+        {
+          upsert: (q) => {
+            const id = `${quotaName(q)}@${q.metadata?.namespace ?? ''}`;
+            const keys = Object.keys(q.spec?.hard ?? {});
+            const before = this.quotaKeys.get(id);
+            this.quotaKeys.set(id, keys);
+            this.quotaClusters.set(id, {
+              namespaces: isClusterQuota(q) ? [...countedNamespaces(q)] : [q.metadata!.namespace!],
+              clusters: statusClusters(q),
+            });
+            // Most events are status writes (one per admission): only new keys can add a count.
+            if (before === undefined || keys.some((key) => !before.includes(key))) void this.countObjects();
+          },
+          remove: (q) => {
+            const id = `${quotaName(q)}@${q.metadata?.namespace ?? ''}`;
+            this.quotaKeys.delete(id);
+            this.quotaClusters.delete(id);
+          },
+          synced: () =>
+            this.logger.log(
+              { quotas: this.quotaKeys.size },
+              `watching ${resource.kind}s on the Karmada API server`,
+            ),
+          failed: (err) =>
+            this.logger.warn(
+              { error: describeError(err) },
+              `watch of ${resource.kind}s on the Karmada API server failed, retrying`,
+            ),
         },
-        remove: (q) => {
-          this.quotaKeys.delete(quotaId(q));
-          this.quotaClusters.delete(quotaId(q));
-        },
-        synced: () =>
-          this.logger.log(
-            { quotas: this.quotaKeys.size },
-            'watching KarmadaQuotas on the Karmada API server',
-          ),
-        failed: (err) =>
-          this.logger.warn(
-            { error: describeError(err) },
-            'watch of KarmadaQuotas on the Karmada API server failed, retrying',
-          ),
-      },
-      config.MAX_RETRY_BACKOFF_MS,
-    );
+        config.MAX_RETRY_BACKOFF_MS,
+      );
+    this.quotaInformers = [watchQuotas(KARMADA_QUOTA), watchQuotas(CLUSTER_KARMADA_QUOTA)];
   }
 
-  /** Every key any KarmadaQuota limits: the object counts members watch on demand. */
+  /** Every key any quota limits: the object counts members watch on demand. */
   private quotaKeysInUse(): Set<string> {
     return new Set([...this.quotaKeys.values()].flat());
   }
@@ -164,7 +177,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.quotaInformer.start();
+    for (const informer of this.quotaInformers) await informer.start();
     await this.clusterInformer.start();
     await this.sync();
     await this.leaseChanges.start();
@@ -178,7 +191,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     this.timers.forEach(clearInterval);
     await this.leaseChanges.stop();
     await this.clusterInformer.stop();
-    await this.quotaInformer.stop();
+    for (const informer of this.quotaInformers) await informer.stop();
     await this.syncing;
     // All at once: each waits for its member's watch to stop and for Redis, not for the others.
     await Promise.all(
@@ -328,9 +341,12 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
    */
   private async withdrawUnwatched(): Promise<void> {
     const countedIn = new Map<string, Set<string>>();
-    for (const { namespace, clusters } of this.quotaClusters.values()) {
-      for (const cluster of clusters)
-        countedIn.set(cluster, (countedIn.get(cluster) ?? new Set()).add(namespace));
+    for (const { namespaces, clusters } of this.quotaClusters.values()) {
+      for (const cluster of clusters) {
+        const counted = countedIn.get(cluster) ?? new Set();
+        for (const namespace of namespaces) counted.add(namespace);
+        countedIn.set(cluster, counted);
+      }
     }
     const known = [...new Set([...(await this.publisher.publishedClusters()), ...countedIn.keys()])];
     const candidates = known.filter((name) => !this.clusters.has(name) && !this.watchers.has(name));

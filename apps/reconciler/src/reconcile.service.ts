@@ -54,6 +54,11 @@ export interface NamespaceReconcile {
   written: number;
   conflicts: number;
   skipped: boolean;
+  /**
+   * A ClusterKarmadaQuota's: the namespaces of the changes its written status lists as waiting; their
+   * own reconciles requeue those that fit now (the room may have freed in another namespace).
+   */
+  waitingIn?: string[];
 }
 
 const usageMissing = (clusters: readonly string[], namespace: string) =>
@@ -231,7 +236,10 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     );
     await this.applied.sync(name, read, outcome.status);
     const written = outcome.written ? 1 : 0;
-    return { quotas: 1, written, conflicts: outcome.conflicts, skipped: !outcome.written };
+    const waitingIn = outcome.written
+      ? [...new Set((outcome.status?.waiting ?? []).map((w) => w.binding.split('/')[0]!))]
+      : [];
+    return { quotas: 1, written, conflicts: outcome.conflicts, skipped: !outcome.written, waitingIn };
   }
 
   /** What a reconcile reads from Redis: the usage of the counted clusters, deletions, waiting changes. */

@@ -58,7 +58,10 @@ function reconcileAnswering(...results: Error[]): { service: ReconcileService; c
 
 function startWorker(service: ReconcileService): void {
   // No ClusterKarmadaQuota selects any namespace here.
-  const triggers = { namespaceReconciled: async () => {} } as unknown as TriggersService;
+  const triggers = {
+    namespaceReconciled: async () => {},
+    waitingOnClusterQuota: async () => {},
+  } as unknown as TriggersService;
   worker = new ReconcileWorker(
     service,
     triggers,

@@ -114,6 +114,7 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
       if (outcome.written > 0)
         this.logger.debug({ ...subject, written: outcome.written, reason }, 'quota statuses written');
       if ('namespace' in subject) await this.triggers.namespaceReconciled(subject.namespace, reason);
+      else await this.triggers.waitingOnClusterQuota(outcome.waitingIn ?? [], subject.clusterQuota);
     } catch (err) {
       end({ result: 'error' });
       this.retries.inc({ cause: 'error' });

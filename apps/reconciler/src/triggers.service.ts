@@ -121,6 +121,12 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       await this.enqueueClusterQuota(quota.metadata?.name, `namespace ${namespace}: ${reason}`);
   }
 
+  /** After a ClusterKarmadaQuota's status changed: the namespaces with changes waiting on it. */
+  async waitingOnClusterQuota(namespaces: readonly string[], quota: string): Promise<void> {
+    for (const namespace of namespaces)
+      await this.enqueue(namespace, `a change waits on ClusterKarmadaQuota ${quota}, whose status changed`);
+  }
+
   /** A namespace's labels changed: it may have entered or left any ClusterKarmadaQuota. */
   private async clusterQuotasMayChange(namespace: string): Promise<void> {
     for (const quota of this.cache.clusterQuotas())
@@ -163,8 +169,13 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
           ? 'a waiting change may have settled'
           : undefined;
       if (reason === undefined) continue;
-      if (clusterQuotas.includes(quota)) await this.enqueueClusterQuota(quota.metadata?.name, reason);
-      else await this.enqueue(quota.metadata?.namespace, reason);
+      if (!clusterQuotas.includes(quota)) await this.enqueue(quota.metadata?.namespace, reason);
+      else {
+        await this.enqueueClusterQuota(quota.metadata?.name, reason);
+        // Its waiting changes are settled and requeued by their namespaces' reconciles.
+        const waitingIn = new Set((quota.status?.waiting ?? []).map((w) => w.binding.split('/')[0]!));
+        for (const namespace of waitingIn) await this.enqueue(namespace, reason);
+      }
     }
   }
 
