@@ -15,7 +15,7 @@ import {
 } from '#api';
 import { Federation, kubeConfigFor, startServices } from '../tools/federation/src/index.js';
 import { eventually, testRedisUrl, uniqueName, usageCounted } from './support/federation.js';
-import { binding, karmadaQuota } from './support/fixtures.js';
+import { binding, deployment, karmadaQuota } from './support/fixtures.js';
 
 /**
  * A ClusterKarmadaQuota through the real services (docs/concepts/cluster-quotas.md): webhook,
@@ -230,25 +230,9 @@ describe('a ClusterKarmadaQuota', () => {
     );
     await countedOver(quota, [a]);
     // The template as the user applied it: pods of class `high`; its binding names no class.
-    await host()
-      .makeApiClient(k8s.AppsV1Api)
-      .createNamespacedDeployment({
-        namespace: a,
-        body: {
-          metadata: { name: 'web', namespace: a },
-          spec: {
-            replicas: 3,
-            selector: { matchLabels: { app: 'web' } },
-            template: {
-              metadata: { labels: { app: 'web' } },
-              spec: {
-                priorityClassName: 'high',
-                containers: [{ name: 'web', image: 'web', resources: { requests: { cpu: '1' } } }],
-              },
-            },
-          },
-        },
-      });
+    const web0 = deployment('web', 3, '1');
+    web0.spec!.template.spec!.priorityClassName = 'high';
+    await host().makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({ namespace: a, body: web0 });
     const web = binding(a, 'web-deployment', { replicas: 3, cpu: '1' });
     web.spec.resource.name = 'web';
     expect(await create(web)).toMatch(`exceeded quota: ClusterKarmadaQuota/${quota}, requested: cpu=3`);
