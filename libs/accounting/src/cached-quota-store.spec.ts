@@ -166,3 +166,52 @@ describe('CachedQuotaStore', () => {
     expect(store.cached('team-a')).toBeUndefined();
   });
 });
+
+describe('CachedQuotaStore with ClusterKarmadaQuotas', () => {
+  const spanning = (resourceVersion: string): KarmadaQuota => ({
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'ClusterKarmadaQuota',
+    metadata: { name: 'shared', resourceVersion },
+    spec: { hard: { cpu: '10' } },
+  });
+
+  /** Namespaces' lists as KubeQuotaStore reads them: their own quotas, and `shared` once it exists. */
+  class Spanning implements QuotaStore {
+    reads = 0;
+    shared?: KarmadaQuota;
+    async list(namespace: string): Promise<KarmadaQuota[]> {
+      this.reads++;
+      return [quota('own', '1', namespace), ...(this.shared ? [this.shared] : [])];
+    }
+    async writeStatus(q: KarmadaQuota): Promise<KarmadaQuota> {
+      return (this.shared = spanning(String(Number(q.metadata!.resourceVersion) + 1)));
+    }
+  }
+
+  it('a cluster quota created elsewhere reaches every list, even one read after it', async () => {
+    const inner = new Spanning();
+    const cache = new CachedQuotaStore(inner);
+    cache.setWatching(true);
+    expect((await cache.list('team-a')).map((q) => q.metadata?.name)).toEqual(['own']);
+    inner.shared = spanning('5'); // created; team-b's list is read before the watch reports it
+    expect((await cache.list('team-b')).map((q) => q.metadata?.name)).toEqual(['own', 'shared']);
+    cache.observed(spanning('5'), false); // not this store's write, though team-b's list holds it
+    expect((await cache.list('team-a')).map((q) => q.metadata?.name)).toEqual(['own', 'shared']);
+  });
+
+  it("its own write of a cluster quota updates every list holding it, and the watch's report of it drops none", async () => {
+    const inner = new Spanning();
+    inner.shared = spanning('5');
+    const cache = new CachedQuotaStore(inner);
+    cache.setWatching(true);
+    await cache.list('team-a');
+    await cache.list('team-b');
+    const written = await cache.writeStatus(spanning('5'));
+    expect((await cache.list('team-b')).find((q) => q.metadata?.name === 'shared')).toBe(written);
+    const reads = inner.reads;
+    cache.observed(written, false);
+    await cache.list('team-a');
+    await cache.list('team-b');
+    expect(inner.reads).toBe(reads);
+  });
+});

@@ -22,6 +22,7 @@ import type { QuotaStore, StoreCallOptions } from '#service-kit';
  */
 export class CachedQuotaStore implements QuotaStore {
   private readonly lists = new Map<string, KarmadaQuota[]>();
+  private readonly ownClusterWrites = new Set<string>();
   /** Namespace -> quota name -> the quota as the watch last reported it. */
   private readonly latest = new Map<string, Map<string, KarmadaQuota>>();
   /** Bumped by every change seen in a namespace: a read that raced one is not kept. */
@@ -52,11 +53,9 @@ export class CachedQuotaStore implements QuotaStore {
   /** A quota the watch reports as added, changed or deleted. */
   observed(quota: KarmadaQuota, deleted: boolean): void {
     if (isClusterQuota(quota)) {
-      const ownWrite =
-        !deleted &&
-        [...this.lists.values()].some((list) =>
-          list.some((q) => quotaName(q) === quotaName(quota) && sameVersion(q, quota)),
-        );
+      // Only a version this store wrote: a list read after another writer's change may hold that
+      // version too, while a list read before it does not (it lacks the quota, or the old selector's).
+      const ownWrite = !deleted && this.ownClusterWrites.delete(versionOf(quota));
       if (!ownWrite) {
         for (const namespace of [...this.lists.keys()]) this.invalidate(namespace);
         this.epoch++; // and no list being read now is kept
@@ -114,6 +113,7 @@ export class CachedQuotaStore implements QuotaStore {
       : [quota.metadata!.namespace!];
     try {
       const written = await this.inner.writeStatus(quota, options);
+      if (isClusterQuota(written)) this.noteOwnWrite(written);
       for (const namespace of holding) {
         const list = this.lists.get(namespace);
         if (list)
@@ -129,11 +129,20 @@ export class CachedQuotaStore implements QuotaStore {
     }
   }
 
+  /** Remembers a ClusterKarmadaQuota version this store wrote, until the watch reports it (bounded). */
+  private noteOwnWrite(quota: KarmadaQuota): void {
+    this.ownClusterWrites.add(versionOf(quota));
+    if (this.ownClusterWrites.size > OWN_WRITES_KEPT)
+      this.ownClusterWrites.delete(this.ownClusterWrites.values().next().value!);
+  }
+
   private invalidate(namespace: string): void {
     this.lists.delete(namespace);
     this.generations.set(namespace, (this.generations.get(namespace) ?? 0) + 1);
   }
 }
 
-const sameVersion = (a: KarmadaQuota, b: KarmadaQuota) =>
-  a.metadata?.resourceVersion !== undefined && a.metadata.resourceVersion === b.metadata?.resourceVersion;
+/** ClusterKarmadaQuota versions this store wrote and the watch has not reported yet, at most. */
+const OWN_WRITES_KEPT = 10_000;
+
+const versionOf = (quota: KarmadaQuota) => `${quotaName(quota)}@${quota.metadata?.resourceVersion ?? ''}`;
