@@ -53,6 +53,7 @@ export class NamespaceCache {
   private readonly namespaceWatch: ResilientInformer<k8s.V1Namespace>;
   private readonly namespaceChanges = new NamespaceLabelChanges();
   private namespacesWatched = false;
+  private clusterQuotasWatched = false;
   private readonly handlers: NamespaceCacheHandlers[] = [];
   /** Quota versions this replica wrote (uid@resourceVersion), oldest first. */
   private readonly ownWrites = new Set<string>();
@@ -98,7 +99,11 @@ export class NamespaceCache {
     const changed = (q: ClusterKarmadaQuota) => this.handlers.forEach((h) => h.clusterQuotaChanged?.(q));
     this.clusterQuotaWatch = new ResilientInformer<ClusterKarmadaQuota>(
       this.clusterQuotaInformer,
-      { upsert: changed, remove: changed, ...watchHandlers('ClusterKarmadaQuotas', () => undefined) },
+      {
+        upsert: changed,
+        remove: changed,
+        ...watchHandlers('ClusterKarmadaQuotas', (on) => (this.clusterQuotasWatched = on)),
+      },
       10_000,
     );
     this.namespaceInformer = namespaceInformer(karmada);
@@ -171,10 +176,14 @@ export class NamespaceCache {
       .sort();
   }
 
-  /** The cached ClusterKarmadaQuotas selecting the namespace (none while namespaces are not watched). */
-  clusterQuotasSelecting(namespace: string): ClusterKarmadaQuota[] {
-    const seen = this.namespacesWatched ? this.namespaceInformer.get(namespace) : undefined;
-    if (!seen) return [];
+  /**
+   * The cached ClusterKarmadaQuotas selecting the namespace; undefined while the watches of
+   * ClusterKarmadaQuotas or namespaces are not listed, or the namespace is not seen yet.
+   */
+  clusterQuotasSelecting(namespace: string): ClusterKarmadaQuota[] | undefined {
+    const watched = this.namespacesWatched && this.clusterQuotasWatched;
+    const seen = watched ? this.namespaceInformer.get(namespace) : undefined;
+    if (!seen) return undefined;
     const labels = seen.metadata?.labels ?? {};
     return this.clusterQuotas().filter((q) => selectsNamespace(q, labels));
   }

@@ -13,7 +13,7 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { heldEvent, heldForRoom, quotaName, type QuotaEvent } from '#quota';
+import { clusterQuotaNamed, heldEvent, heldForRoom, quotaName, type QuotaEvent } from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
@@ -177,10 +177,15 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       (message) => this.logger.warn({ namespace }, message),
     );
     // A record may name a ClusterKarmadaQuota selecting the namespace: its room is as last watched.
+    // While those are not known, records naming one wait (settled as a deleted quota's, they would be
+    // requeued at once).
     const statuses = new Map(outcome.statuses);
-    for (const quota of this.cache.clusterQuotasSelecting(namespace))
-      statuses.set(quotaName(quota), quota.status ?? {});
-    await this.waiting.settle(namespace, outcome.waiting, statuses, new Date());
+    const spanning = this.cache.clusterQuotasSelecting(namespace);
+    for (const quota of spanning ?? []) statuses.set(quotaName(quota), quota.status ?? {});
+    const waiting = spanning
+      ? outcome.waiting
+      : { ...outcome.waiting, live: outcome.waiting.live.filter((w) => !clusterQuotaNamed(w.quota)) };
+    await this.waiting.settle(namespace, waiting, statuses, new Date());
     const held = judged.flatMap((binding) => {
       const estimate = heldForRoom(binding, input.members);
       return estimate ? [{ binding, estimate }] : [];
@@ -191,7 +196,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
           ...q,
           status: outcome.statuses.get(q.metadata?.name ?? '') ?? q.status,
         })),
-        ...this.cache.clusterQuotasSelecting(namespace),
+        ...(this.cache.clusterQuotasSelecting(namespace) ?? []),
       ];
       await this.waiting.requeueHeld(namespace, held, recounted, new Date());
       await this.reportHeld(namespace, quotas, outcome.statuses, held);

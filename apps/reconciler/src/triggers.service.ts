@@ -117,7 +117,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
    * was queued for (its bindings, its usage) too. Their jobs are deduplicated like a namespace's.
    */
   async namespaceReconciled(namespace: string, reason: string): Promise<void> {
-    for (const quota of this.cache.clusterQuotasSelecting(namespace))
+    for (const quota of this.cache.clusterQuotasSelecting(namespace) ?? [])
       await this.enqueueClusterQuota(quota.metadata?.name, `namespace ${namespace}: ${reason}`);
   }
 
