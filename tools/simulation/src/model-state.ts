@@ -45,6 +45,13 @@ import { ModelHost, NAMESPACE, NAMESPACES } from './model-host.js';
 import { isHigh, kindOf, type WorkloadKind } from './kinds-model.js';
 import { WaitingModel, type Poke } from './waiting-model.js';
 
+/**
+ * No quota of the product: the model's unscoped count over every namespace, what RUNS measures a
+ * workload's change by (RunsEvent.workload) so that an edit of a quota, or a namespace entering the
+ * ClusterKarmadaQuota's count, can take what the change adds under it whatever its namespace.
+ */
+export const EVERY_POD: QuotaSpec = { name: '', hard: { cpu: 0 }, highOnly: false };
+
 export abstract class ModelState {
   readonly host = new ModelHost();
 
@@ -415,8 +422,9 @@ export abstract class ModelState {
     return pods !== undefined && pods.uid === rb.metadata!.uid ? [...pods.on] : MEMBERS.map(() => 0);
   }
 
-  /** The namespaces whose bindings and pods the recount gives a quota. */
+  /** The namespaces whose bindings and pods the recount gives a quota (EVERY_POD: all of them). */
   protected namespacesOf(quota: QuotaSpec): readonly string[] {
+    if (quota === EVERY_POD) return NAMESPACES;
     return quota.cluster ? (this.countIn ?? this.limitNamespaces) : [NAMESPACE];
   }
 

@@ -546,7 +546,8 @@ export interface RunsEvent {
   /** The members whose pods it changed: a count must read each as observed after it. */
   members: number[];
   /**
-   * The workload it concerns and what it added to an unscoped count (a quota's edit takes that);
+   * The workload it concerns and what it added to an unscoped count over every namespace (EVERY_POD:
+   * a quota's edit, or a namespace entering the ClusterKarmadaQuota's count, takes that);
    * none for what a count could not see (an edit's ceiling takes what the members have).
    */
   workload?: { kind: string; name: string; added: Record<Key, number> };

@@ -76,6 +76,7 @@ import {
 import { REQUEUE_INTERVAL_MS, type Poke } from './waiting-model.js';
 
 import { Invariants } from './invariants.js';
+import { EVERY_POD } from './model-state.js';
 export class Simulation extends Invariants {
   private readonly cache: CachedQuotaStore;
   private readonly replicas: AdmissionBatcher[];
@@ -240,9 +241,8 @@ export class Simulation extends Invariants {
     change: () => void,
     landing?: ReadonlySet<string>,
   ): void {
-    const all: QuotaSpec = { name: '', hard: { cpu: 0 }, highOnly: false };
     const measure = () =>
-      [all, ...this.specs].map((q) =>
+      [EVERY_POD, ...this.specs].map((q) =>
         KEYS.map((key) => ({ given: this.given(q, key).total, charged: this.charged(q, key) })),
       );
     const before = measure();
