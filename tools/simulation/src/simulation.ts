@@ -1090,10 +1090,14 @@ export class Simulation extends Invariants {
    * left over by what the namespace holds, and the ceilings follow it down from there. A change
    * decided without the quota (its replica's view of the labels left the namespace out) lands as one
    * decided before an edit: it raises the ceiling by what it adds (request() and labelDeliver mark it).
+   * ACCOUNTED waits for a recount started after the entry.
    */
   private namespaceEntered(q: QuotaSpec): void {
     const ceiling = this.ceilings.get(q.name)!;
     for (const key of limitedKeys(q)) ceiling[key] = Math.max(ceiling[key], this.held(q, key));
+    // Its bindings' charges changed while it was out of the count (a finished Job running again
+    // marks no recount for a quota that does not count it): covered once a recount started after.
+    this.awaitingRecount.set(q.name, ++this.staleLandings);
     const from = this.runsCountedFrom.get(q.name);
     for (const e of this.runsPending)
       if (
