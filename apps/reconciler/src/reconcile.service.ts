@@ -13,7 +13,14 @@ import {
   type ResourceBinding,
   describeError,
 } from '#api';
-import { clusterQuotaNamed, heldEvent, heldForRoom, quotaName, type QuotaEvent } from '#quota';
+import {
+  clusterQuotaNamed,
+  heldEvent,
+  heldForRoom,
+  namespacesWaitingOn,
+  quotaName,
+  type QuotaEvent,
+} from '#quota';
 import type { Registry } from 'prom-client';
 import {
   ClockCheck,
@@ -241,9 +248,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     );
     await this.applied.sync(name, read, outcome.status);
     const written = outcome.written ? 1 : 0;
-    const waitingIn = outcome.written
-      ? [...new Set((outcome.status?.waiting ?? []).map((w) => w.binding.split('/')[0]!))]
-      : [];
+    const waitingIn = outcome.written ? namespacesWaitingOn(outcome) : [];
     return { quotas: 1, written, conflicts: outcome.conflicts, skipped: !outcome.written, waitingIn };
   }
 

@@ -9,7 +9,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
-import { claimAdmittedAt, RETIREMENT_COALESCE_MS } from '#quota';
+import { claimAdmittedAt, namespacesWaitingOn, RETIREMENT_COALESCE_MS } from '#quota';
 import { duplicateRedis, METRICS, REDIS, registerQuotaMetrics, type RedisClient } from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
@@ -173,8 +173,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
       else {
         await this.enqueueClusterQuota(quota.metadata?.name, reason);
         // Its waiting changes are settled and requeued by their namespaces' reconciles.
-        const waitingIn = new Set((quota.status?.waiting ?? []).map((w) => w.binding.split('/')[0]!));
-        for (const namespace of waitingIn) await this.enqueue(namespace, reason);
+        for (const namespace of namespacesWaitingOn(quota)) await this.enqueue(namespace, reason);
       }
     }
   }

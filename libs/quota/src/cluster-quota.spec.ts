@@ -3,7 +3,13 @@
 import type { KarmadaQuota, Reservation, ResourceBinding } from '#api';
 import { formatList } from '#quantity';
 import type { ObservedCluster } from './cluster-usage.js';
-import { countedNamespaces, parseQuotaState, quotaName, toWireReservations } from './state.js';
+import {
+  countedNamespaces,
+  namespacesWaitingOn,
+  parseQuotaState,
+  quotaName,
+  toWireReservations,
+} from './state.js';
 import { computeQuotaStatus, type NamespaceInput } from './status.js';
 
 const NOW = new Date('2026-11-29T10:00:00.250Z');
@@ -213,5 +219,18 @@ describe('a ClusterKarmadaQuota status', () => {
       namespaces: namespaces([{}, { clusters: [usage('x', {})] }]),
     });
     expect(result.errors).toEqual([expect.stringMatching(/^namespace ns-b: clusters\[member1\]\.used/)]);
+  });
+});
+
+describe('namespacesWaitingOn', () => {
+  it('names each namespace of the waiting changes once', () => {
+    const waiting = ['ns-a/web', 'ns-b/api', 'ns-a/batch'].map((binding) => ({
+      binding,
+      requested: {},
+      free: {},
+      since: SYNC,
+    }));
+    expect(namespacesWaitingOn(ckq({ waiting }))).toEqual(['ns-a', 'ns-b']);
+    expect(namespacesWaitingOn(ckq())).toEqual([]);
   });
 });

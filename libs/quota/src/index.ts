@@ -76,6 +76,7 @@ export {
   bindingKeyString,
   clusterQuotaNamed,
   countedNamespaces,
+  namespacesWaitingOn,
   isClusterQuota,
   quotaName,
   selectsNamespace,

@@ -115,6 +115,14 @@ export function clusterQuotaNamed(name: string): string | undefined {
   return name.startsWith(prefix) ? name.slice(prefix.length) : undefined;
 }
 
+/**
+ * The namespaces of the changes a ClusterKarmadaQuota's status lists as waiting (each binding named
+ * `namespace/name`): their reconciles settle and requeue them.
+ */
+export function namespacesWaitingOn(quota: { status?: KarmadaQuota['status'] }): string[] {
+  return [...new Set((quota.status?.waiting ?? []).map((w) => w.binding.split('/')[0]!))];
+}
+
 /** The namespaces a ClusterKarmadaQuota's status says the reconciler counted (`status.namespaces[]`). */
 export function countedNamespaces(quota: KarmadaQuota): ReadonlySet<string> {
   const listed: unknown = quota?.status?.namespaces;
