@@ -207,6 +207,26 @@ describe('a ClusterKarmadaQuota', () => {
       `exceeded quota: ClusterKarmadaQuota/${quota}`,
     );
 
+    // Each count names the namespace's resourceVersion it was made at, which a webhook compares
+    // with the namespace's last label change it saw; any change of the namespace is counted again.
+    const versionOf = async (ns: string) =>
+      (await core().readNamespace({ name: ns })).metadata?.resourceVersion;
+    const countedAt = (ns: string, q: ClusterKarmadaQuota) =>
+      q.status?.namespaces?.find((line) => line.namespace === ns)?.resourceVersion;
+    await eventually(
+      async () => [await readClusterQuota(quota), await versionOf(late)] as const,
+      ([q, version]) => countedAt(late, q) === version,
+    );
+    await core().patchNamespace(
+      { name: a, body: { metadata: { annotations: { owner: 'team-d' } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const annotated = await versionOf(a);
+    await eventually(
+      () => readClusterQuota(quota),
+      (q) => countedAt(a, q) === annotated,
+    );
+
     // Leaving: its bindings stop counting, and room frees in the other namespace.
     await relabel(late, { team: null });
     await countedOver(quota, [a]);

@@ -138,7 +138,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
             const before = this.quotaKeys.get(id);
             this.quotaKeys.set(id, keys);
             this.quotaClusters.set(id, {
-              namespaces: isClusterQuota(q) ? [...countedNamespaces(q)] : [q.metadata!.namespace!],
+              namespaces: isClusterQuota(q) ? [...countedNamespaces(q).keys()] : [q.metadata!.namespace!],
               clusters: statusClusters(q),
             });
             // Most events are status writes (one per admission): only new keys can add a count.

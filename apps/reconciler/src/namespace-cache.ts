@@ -16,7 +16,7 @@ import {
   NamespaceLabelChanges,
   ResilientInformer,
 } from '#service-kit';
-import type { CachedView } from '#accounting';
+import type { CachedView, CountedNamespace } from '#accounting';
 import { selectsNamespace } from '#quota';
 
 const OWN_WRITES_KEPT = 10_000;
@@ -31,6 +31,11 @@ export interface NamespaceCacheHandlers {
   clusterQuotaChanged?: (quota: ClusterKarmadaQuota) => void;
   /** A namespace added, deleted, or whose labels changed: ClusterKarmadaQuotas may select it or not. */
   namespaceChanged?: (namespace: string) => void;
+  /**
+   * A namespace changed otherwise (its annotations, say): the ClusterKarmadaQuotas counting it write
+   * its new resourceVersion with their count, which a webhook seeing it for the first time requires.
+   */
+  namespaceUpdated?: (namespace: string) => void;
 }
 
 /**
@@ -120,7 +125,9 @@ export class NamespaceCache {
 
   private namespaceSeen(namespace: k8s.V1Namespace, deleted: boolean): void {
     const changed = this.namespaceChanges.changed(namespace, deleted);
+    const name = namespace.metadata?.name;
     if (changed) this.handlers.forEach((h) => h.namespaceChanged?.(changed));
+    else if (name && !deleted) this.handlers.forEach((h) => h.namespaceUpdated?.(name));
   }
 
   /**
@@ -164,16 +171,16 @@ export class NamespaceCache {
   }
 
   /**
-   * The namespaces a ClusterKarmadaQuota's selector picks, sorted; undefined while the watch of
-   * namespaces is not listed.
+   * The namespaces a ClusterKarmadaQuota's selector picks, sorted, each with the resourceVersion
+   * seen; undefined while the watch of namespaces is not listed.
    */
-  namespacesSelectedBy(quota: KarmadaQuota): string[] | undefined {
+  namespacesSelectedBy(quota: KarmadaQuota): CountedNamespace[] | undefined {
     if (!this.namespacesWatched) return undefined;
     return this.namespaceInformer
       .list()
       .filter((ns) => selectsNamespace(quota, ns.metadata?.labels ?? {}))
-      .map((ns) => ns.metadata!.name!)
-      .sort();
+      .map((ns) => ({ name: ns.metadata!.name!, resourceVersion: ns.metadata?.resourceVersion }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /**

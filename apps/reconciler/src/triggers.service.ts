@@ -79,6 +79,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
               `ClusterKarmadaQuota ${q.metadata?.name} changed`,
             ),
       namespaceChanged: (namespace) => void this.clusterQuotasMayChange(namespace),
+      namespaceUpdated: (namespace) => void this.namespaceReconciled(namespace, 'the namespace changed'),
     });
   }
 
@@ -113,8 +114,9 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   /**
-   * After a namespace's reconcile: each ClusterKarmadaQuota selecting it counts what that reconcile
-   * was queued for (its bindings, its usage) too. Their jobs are deduplicated like a namespace's.
+   * After a namespace's reconcile, or a change of the namespace: each ClusterKarmadaQuota selecting it
+   * counts what that reconcile was queued for (its bindings, its usage) too, or the namespace's new
+   * resourceVersion. Their jobs are deduplicated like a namespace's.
    */
   async namespaceReconciled(namespace: string, reason: string): Promise<void> {
     for (const quota of this.cache.clusterQuotasSelecting(namespace) ?? [])

@@ -12,7 +12,7 @@ import {
   type StoreCallOptions,
 } from '#service-kit';
 import type { KarmadaQuota } from '#api';
-import { selectsNamespace } from '#quota';
+import { selectsNamespace, type SelectedNamespace } from '#quota';
 
 export class NamespaceLabels implements NamespaceSelection {
   private readonly logger = new Logger('namespace-labels');
@@ -20,6 +20,8 @@ export class NamespaceLabels implements NamespaceSelection {
   private readonly informer: k8s.Informer<k8s.V1Namespace> & k8s.ObjectCache<k8s.V1Namespace>;
   private readonly watch: ResilientInformer<k8s.V1Namespace>;
   private readonly changes = new NamespaceLabelChanges();
+  /** Each namespace's resourceVersion when the watch last saw its labels change, or first saw it. */
+  private readonly labelledAt = new Map<string, string>();
   private listed = false;
   /** Told of a namespace whose labels changed, and of the watch being listed (true) or lost (false). */
   private readonly listeners: { changed(namespace: string): void; watching(listed: boolean): void }[] = [];
@@ -56,12 +58,15 @@ export class NamespaceLabels implements NamespaceSelection {
   }
 
   /** The namespaces the ClusterKarmadaQuota selects as the watch holds them; undefined while it is not listed. */
-  selectedBy(quota: KarmadaQuota): string[] | undefined {
+  selectedBy(quota: KarmadaQuota): SelectedNamespace[] | undefined {
     if (!this.listed) return undefined;
     return this.informer
       .list()
       .filter((ns) => selectsNamespace(quota, ns.metadata?.labels ?? {}))
-      .map((ns) => ns.metadata!.name!);
+      .map((ns) => {
+        const labelledAt = this.labelledAt.get(ns.metadata!.name!);
+        return { name: ns.metadata!.name!, ...(labelledAt !== undefined ? { labelledAt } : {}) };
+      });
   }
 
   /** The namespace's labels: as the watch holds them, else read (none when it does not exist). */
@@ -93,6 +98,9 @@ export class NamespaceLabels implements NamespaceSelection {
 
   private observed(namespace: k8s.V1Namespace, deleted: boolean): void {
     const changed = this.changes.changed(namespace, deleted);
+    const version = namespace.metadata?.resourceVersion;
+    if (changed && deleted) this.labelledAt.delete(changed);
+    else if (changed && version !== undefined) this.labelledAt.set(changed, version);
     if (changed) for (const listener of this.listeners) listener.changed(changed);
   }
 

@@ -22,7 +22,7 @@ const deployment = (replicas: number, cpu = '1', kind = 'Deployment') => ({
 
 /** The quotas as the running watches report them, and the stored bindings. */
 function warningsWith(quotas: KarmadaQuota[], stored: ResourceBinding[] = []) {
-  const cache = { watchedIn: () => quotas, selectedNamespaces: () => [NAMESPACE] };
+  const cache = { watchedIn: () => quotas, selectedNamespaces: () => [{ name: NAMESPACE }] };
   const reads: string[] = [];
   const bindings = {
     read: async (_: string, name: string) => {

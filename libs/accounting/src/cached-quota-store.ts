@@ -1,5 +1,5 @@
 import type { KarmadaQuota } from '#api';
-import { isClusterQuota, quotaName } from '#quota';
+import { isClusterQuota, quotaName, type SelectedNamespace } from '#quota';
 import type { QuotaStore, StoreCallOptions } from '#service-kit';
 
 /**
@@ -75,7 +75,7 @@ export class CachedQuotaStore implements QuotaStore {
     this.latest.set(namespace, reported);
   }
 
-  selectedNamespaces(quota: KarmadaQuota): readonly string[] | undefined {
+  selectedNamespaces(quota: KarmadaQuota): readonly SelectedNamespace[] | undefined {
     return this.inner.selectedNamespaces?.(quota);
   }
 

@@ -17,6 +17,7 @@ import {
   type BatchResult,
   type Decision,
   type QuotaState,
+  type SelectedNamespace,
 } from '#quota';
 import { describeFieldError, formatList, type ResourceList } from '#quantity';
 import { ConflictError, type QuotaStore } from '#service-kit';
@@ -117,7 +118,7 @@ export interface Projection {
  * The namespaces a ClusterKarmadaQuota selects as the store sees them now (QuotaStore
  * selectedNamespaces): a batch knows its usage only once its status counted all of them.
  */
-export type SelectionOf = (quota: KarmadaQuota) => readonly string[] | undefined;
+export type SelectionOf = (quota: KarmadaQuota) => readonly SelectedNamespace[] | undefined;
 
 /**
  * Each quota object's decoded state, by the batch it was decoded for: a KarmadaQuota's is the same
@@ -134,7 +135,8 @@ function decodedState(
   selection: SelectionOf,
 ): ReturnType<typeof parseQuotaState> {
   const batch = isClusterQuota(quota) ? { namespace, selected: selection(quota) } : undefined;
-  const key = batch ? `${namespace}:${batch.selected?.join(',') ?? '?'}` : '';
+  const selected = batch?.selected?.map((ns) => `${ns.name}@${ns.labelledAt ?? ''}`).join(',');
+  const key = batch ? `${namespace}:${selected ?? '?'}` : '';
   const byBatch = decoded.get(quota) ?? new Map<string, ReturnType<typeof parseQuotaState>>();
   decoded.set(quota, byBatch);
   let state = byBatch.get(key);

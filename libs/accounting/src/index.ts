@@ -28,6 +28,7 @@ export type {
   CachedView,
   ClusterQuotaAccess,
   ClusterQuotaOutcome,
+  CountedNamespace,
   ReconcileAccess,
   ReconcileInput,
   ReconcileOutcome,

@@ -197,11 +197,17 @@ export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
 }
 
 /** What one ClusterKarmadaQuota's reconcile reads and writes on the Karmada API server, and its clock. */
+/** A namespace a ClusterKarmadaQuota's reconcile counts, with its resourceVersion as the reconciler saw it. */
+export interface CountedNamespace {
+  name: string;
+  resourceVersion?: string | undefined;
+}
+
 export interface ClusterQuotaAccess {
   /** The quota as stored now; undefined once it is deleted. */
   getQuota(): Promise<KarmadaQuota | undefined>;
-  /** The namespaces its selector picks. */
-  selectedNamespaces(quota: KarmadaQuota): string[];
+  /** The namespaces its selector picks, each with its resourceVersion as seen (written with its count). */
+  selectedNamespaces(quota: KarmadaQuota): CountedNamespace[];
   /** One namespace, read after the quota: its bindings (listed then) and what Redis holds for it. */
   readNamespace(
     namespace: string,
@@ -234,7 +240,8 @@ export async function reconcileClusterQuota(
     const quota = await access.getQuota();
     if (quota === undefined) return { written: false, conflicts };
     const now = access.clock();
-    const namespaces = access.selectedNamespaces(quota);
+    const selected = access.selectedNamespaces(quota);
+    const namespaces = selected.map((ns) => ns.name);
     const read = await Promise.all(namespaces.map((ns) => access.readNamespace(ns, quota)));
     const name = quotaName(quota);
     const waiting = read
@@ -252,6 +259,9 @@ export async function reconcileClusterQuota(
         now: new Date(now),
         namespaces: read.map(({ bindings, input }, i) => ({
           namespace: namespaces[i]!,
+          ...(selected[i]!.resourceVersion !== undefined
+            ? { resourceVersion: selected[i]!.resourceVersion }
+            : {}),
           bindings,
           clusters: input.clusters,
           deletedBindingUids: input.deletedBindingUids,

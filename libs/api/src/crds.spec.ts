@@ -438,8 +438,14 @@ describe('ClusterKarmadaQuota CRD', () => {
       'x-kubernetes-list-map-keys': ['namespace'],
     });
     expect(namespaces.items?.required).toEqual(['namespace']);
-    expect(Object.keys(namespaces.items?.properties ?? {})).toEqual(['namespace', 'used', 'reserved']);
+    expect(Object.keys(namespaces.items?.properties ?? {})).toEqual([
+      'namespace',
+      'resourceVersion',
+      'used',
+      'reserved',
+    ]);
     expect(schemaAt(schema, '.status.namespaces[].namespace')?.type).toBe('string');
+    expect(schemaAt(schema, '.status.namespaces[].resourceVersion')?.type).toBe('string');
     for (const path of ['.status.namespaces[].used', '.status.namespaces[].reserved'])
       expect(schemaAt(schema, path)).toMatchObject({ type: 'object', additionalProperties: quantity });
   });

@@ -350,6 +350,8 @@ export interface ReservedBy {
 /** One namespace's part of a ClusterKarmadaQuota. */
 export interface NamespaceUsage {
   namespace: string;
+  /** The namespace's resourceVersion the reconciler counted it at. */
+  resourceVersion?: string;
   used: ResourceList;
   reserved?: ResourceList;
 }

@@ -149,7 +149,7 @@ export function exceededMessage(
 export function usageUnknownMessage(quota: string, keys: readonly string[]): string {
   const why = clusterQuotaNamed(quota)
     ? `a new quota, an edited spec, or a namespace its namespaceSelector picks that status.namespaces ` +
-      `does not list yet`
+      `does not list yet, or lists as counted before its labels last changed`
     : `a new quota, a new limit, or an edited spec: status.observedGeneration is behind metadata.generation`;
   return (
     `status unknown for quota: ${quota}, resources: ${keys.join(',')}: karmada-quota has not counted ` +

@@ -9,6 +9,7 @@ import {
   parseQuotaState,
   quotaName,
   toWireReservations,
+  type SelectedNamespace,
 } from './state.js';
 import { computeQuotaStatus, type NamespaceInput } from './status.js';
 
@@ -95,7 +96,19 @@ describe('a ClusterKarmadaQuota read for admission', () => {
     expect(errors.map((e) => e.field)).toEqual(['status.reservations[0].reservedBy.namespace']);
   });
 
-  it.each([
+  // A namespace as named in a row: its name, and a resourceVersion (counted, or labelled at) after '@'.
+  const versioned = (entry: string) => {
+    const [name, version] = entry.split('@') as [string, string | undefined];
+    return { name, version };
+  };
+  const selection = (entries: string[]): SelectedNamespace[] =>
+    entries
+      .map(versioned)
+      .map(({ name, version }) => ({ name, ...(version ? { labelledAt: version } : {}) }));
+
+  it.each<
+    [string, string[], number, { namespace: string; selected?: string[] } | undefined, Record<string, string>]
+  >([
     [
       'a batch whose namespace and selection are counted for this spec',
       ['ns-a', 'ns-b'],
@@ -118,13 +131,7 @@ describe('a ClusterKarmadaQuota read for admission', () => {
       { namespace: 'ns-a', selected: ['ns-a', 'ns-b'] },
       {},
     ],
-    [
-      'a batch whose store cannot tell the selection',
-      ['ns-a'],
-      2,
-      { namespace: 'ns-a', selected: undefined },
-      {},
-    ],
+    ['a batch whose store cannot tell the selection', ['ns-a'], 2, { namespace: 'ns-a' }, {}],
     [
       'a namespace counted but no longer selected (conservative)',
       ['ns-a', 'ns-b'],
@@ -134,14 +141,61 @@ describe('a ClusterKarmadaQuota read for admission', () => {
     ],
     ['an older spec', ['ns-a'], 1, { namespace: 'ns-a', selected: ['ns-a'] }, {}],
     ['no batch (the reconciler)', [], 2, undefined, { cpu: '4' }],
+    // The view's last label change of a namespace against the namespace's version counted.
+    [
+      'counts made at the label change seen',
+      ['ns-a@7'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a@7'] },
+      { cpu: '4' },
+    ],
+    [
+      'a count newer than the label change (as numbers)',
+      ['ns-a@12'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a@9'] },
+      { cpu: '4' },
+    ],
+    // It may have left and come back since: what was admitted there meanwhile is not in it.
+    [
+      'a count from before the label change seen',
+      ['ns-a@7'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a@8'] },
+      {},
+    ],
+    [
+      'another namespace counted before its label change',
+      ['ns-a@5', 'ns-b@3'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a@5', 'ns-b@4'] },
+      {},
+    ],
+    [
+      'a count naming no version (an older writer) after a label change seen',
+      ['ns-a'],
+      2,
+      { namespace: 'ns-a', selected: ['ns-a@8'] },
+      {},
+    ],
   ])('knows its usage for %s', (_, counted, observed, batch, used) => {
     const quota = ckq({
       observedGeneration: observed,
       used: { cpu: '4' },
-      namespaces: counted.map((ns) => ({ namespace: ns, used: { cpu: '4' } })),
+      namespaces: counted.map(versioned).map(({ name, version }) => ({
+        namespace: name,
+        ...(version ? { resourceVersion: version } : {}),
+        used: { cpu: '4' },
+      })),
     });
-    expect(countedNamespaces(quota)).toEqual(new Set(counted));
-    expect(formatList(parseQuotaState(quota, undefined, batch).state.used)).toEqual(used);
+    expect(countedNamespaces(quota)).toEqual(
+      new Map(counted.map(versioned).map(({ name, version }) => [name, version])),
+    );
+    const decodedFor = batch && {
+      namespace: batch.namespace,
+      selected: batch.selected && selection(batch.selected),
+    };
+    expect(formatList(parseQuotaState(quota, undefined, decodedFor).state.used)).toEqual(used);
   });
 });
 
@@ -154,7 +208,7 @@ describe('a ClusterKarmadaQuota status', () => {
       quota: ckq(),
       now: NOW,
       namespaces: namespaces([
-        { bindings: [rb('ns-a', 'web', '2')], clusters: [usage('2', { web: '2' })] },
+        { bindings: [rb('ns-a', 'web', '2')], clusters: [usage('2', { web: '2' })], resourceVersion: '41' },
         {
           bindings: [rb('ns-b', 'web', '3', 2)],
           clusters: [usage('3', { web: '3' }, { lastSyncTime: '2026-11-29T09:59:50Z' })],
@@ -166,7 +220,8 @@ describe('a ClusterKarmadaQuota status', () => {
     // ns-b's web is charged 6 (2 x 3) and runs 3: it reserves the rest.
     expect(result.status.reserved).toEqual({ cpu: '3' });
     expect(result.status.namespaces).toEqual([
-      { namespace: 'ns-a', used: { cpu: '2' }, reserved: { cpu: '0' } },
+      // The namespace's resourceVersion counted, when the reconciler's watch told it.
+      { namespace: 'ns-a', resourceVersion: '41', used: { cpu: '2' }, reserved: { cpu: '0' } },
       { namespace: 'ns-b', used: { cpu: '3' }, reserved: { cpu: '3' } },
     ]);
     expect(result.status.clusters).toEqual([

@@ -88,7 +88,13 @@ export {
   sumReserved,
   toWireReservations,
 } from './state.js';
-export type { BindingKey, QuotaState, ReservationEntry } from './state.js';
+export type {
+  BindingKey,
+  ClusterQuotaBatch,
+  QuotaState,
+  ReservationEntry,
+  SelectedNamespace,
+} from './state.js';
 export {
   admitBatch,
   exceededMessage,

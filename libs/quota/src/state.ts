@@ -123,12 +123,33 @@ export function namespacesWaitingOn(quota: { status?: KarmadaQuota['status'] }):
   return [...new Set((quota.status?.waiting ?? []).map((w) => w.binding.split('/')[0]!))];
 }
 
-/** The namespaces a ClusterKarmadaQuota's status says the reconciler counted (`status.namespaces[]`). */
-export function countedNamespaces(quota: KarmadaQuota): ReadonlySet<string> {
+/**
+ * A namespace a ClusterKarmadaQuota selects, as a webhook's namespace watch shows it. `labelledAt`: the
+ * namespace's resourceVersion when the watch last saw its labels change, or first saw it. A count of
+ * the namespace made before then may be from before it left the selector and came back, without what
+ * was admitted there meanwhile (docs/concepts/cluster-quotas.md, "When a namespace enters or leaves").
+ */
+export interface SelectedNamespace {
+  name: string;
+  labelledAt?: string;
+}
+
+/**
+ * The namespaces a ClusterKarmadaQuota's status says the reconciler counted (`status.namespaces[]`),
+ * each with the namespace's resourceVersion it counted (undefined when not written).
+ */
+export function countedNamespaces(quota: KarmadaQuota): ReadonlyMap<string, string | undefined> {
   const listed: unknown = quota?.status?.namespaces;
-  return new Set(
+  return new Map(
     (Array.isArray(listed) ? listed : []).flatMap((entry: unknown) =>
-      isJsonObject(entry) && typeof entry['namespace'] === 'string' ? [entry['namespace']] : [],
+      isJsonObject(entry) && typeof entry['namespace'] === 'string'
+        ? [
+            [
+              entry['namespace'],
+              isResourceVersion(entry['resourceVersion']) ? entry['resourceVersion'] : undefined,
+            ],
+          ]
+        : [],
     ),
   );
 }
@@ -150,6 +171,13 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
   return Object.fromEntries([...totals.keys()].sort().map((key) => [key, totals.get(key) as Quantity]));
 }
 
+/** The batch a ClusterKarmadaQuota is decoded for: its namespace, and those the quota selects in its view. */
+export interface ClusterQuotaBatch {
+  namespace: string;
+  /** Undefined while the view cannot tell. */
+  selected: readonly SelectedNamespace[] | undefined;
+}
+
 /**
  * Decodes a KarmadaQuota into its admission state. `hard` is `spec.hard` with the member caps under
  * their member keys (member-caps.ts): the limits the admin asked for take effect at once, a lowered
@@ -161,8 +189,8 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
  * now selects, so no key's usage is known until it is counted again (docs/concepts/accounting.md,
  * "Quota edits"). For a ClusterKarmadaQuota decided for a batch (`batch`: its namespace, and the
  * namespaces the webhook sees the quota select), it is known only once the status lists all of them
- * as counted: a namespace entering brings usage the total does not hold yet
- * (docs/concepts/cluster-quotas.md). Reservations are those of
+ * as counted since their labels last changed in that view: a namespace entering brings usage the
+ * total does not hold yet (docs/concepts/cluster-quotas.md). Reservations are those of
  * `status.reservations[]` reserved by a ResourceBinding: in the quota's namespace, or for a
  * ClusterKarmadaQuota in the one each names. Never throws: entries or quantities that cannot be read
  * are reported in `errors` (and left out).
@@ -170,7 +198,7 @@ export function sumReserved(entries: readonly ReservationEntry[]): ResourceList 
 export function parseQuotaState(
   quota: KarmadaQuota,
   members?: MemberLabels,
-  batch?: { namespace: string; selected: readonly string[] | undefined },
+  batch?: ClusterQuotaBatch,
 ): { state: QuotaState; errors: FieldError[] } {
   const errors: FieldError[] = [];
   const spansNamespaces = isClusterQuota(quota);
@@ -275,13 +303,20 @@ export function parseQuotaState(
   return { state, errors };
 }
 
-/** Has the ClusterKarmadaQuota's status counted the batch's namespace and every one it selects? */
-function countsAll(
-  quota: KarmadaQuota,
-  batch: { namespace: string; selected: readonly string[] | undefined },
-): boolean {
+/**
+ * Has the ClusterKarmadaQuota's status counted the batch's namespace and every one it selects, each
+ * since its labels last changed in the batch's view?
+ */
+function countsAll(quota: KarmadaQuota, batch: ClusterQuotaBatch): boolean {
+  if (batch.selected === undefined) return false;
   const counted = countedNamespaces(quota);
-  return batch.selected !== undefined && [batch.namespace, ...batch.selected].every((ns) => counted.has(ns));
+  const since = (ns: SelectedNamespace) => {
+    const version = counted.get(ns.name);
+    if (ns.labelledAt === undefined) return counted.has(ns.name);
+    return version === ns.labelledAt || isLaterVersion(version, ns.labelledAt);
+  };
+  const own = batch.selected.find((ns) => ns.name === batch.namespace) ?? { name: batch.namespace };
+  return since(own) && batch.selected.every(since);
 }
 
 /** The members the status says its caps were resolved for (`status.capsResolvedFor`). */

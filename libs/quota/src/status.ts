@@ -63,6 +63,11 @@ export interface QuotaEvent {
 /** What one namespace holds, as the reconciler read it. */
 export interface NamespaceInput {
   namespace: string;
+  /**
+   * The namespace's resourceVersion as the reconciler's watch holds it: written with its count, so that
+   * a webhook trusts the count only if it is newer than the namespace's last label change it saw.
+   */
+  resourceVersion?: string;
   /** Every ResourceBinding of the namespace, as persisted on the Karmada API server. */
   bindings: readonly ResourceBinding[];
   /** Every cluster that published usage for the namespace. */
@@ -279,6 +284,7 @@ type MemberView = Pick<ClusterView, 'name' | 'state' | 'lastSyncTime' | 'message
 /** What one namespace counts for the quota. */
 interface NamespaceCount {
   namespace: string;
+  resourceVersion?: string;
   /** Each member that published usage of the namespace, `used` as the quota counts it (its scopes). */
   views: MemberView[];
   used: ResourceList;
@@ -363,6 +369,7 @@ function countNamespace(part: NamespaceInput, context: CountContext): NamespaceC
   context.errors.push(...errors.map((error) => prefix + error));
   return {
     namespace: part.namespace,
+    ...(part.resourceVersion !== undefined ? { resourceVersion: part.resourceVersion } : {}),
     views: counted.map(({ name, state, lastSyncTime, message, used }) => ({
       name,
       state,
@@ -430,6 +437,7 @@ function namespaceLine(count: NamespaceCount, hardKeys: readonly string[]): Name
   const keys = hardKeys.filter((key) => !splitMemberKey(key));
   return {
     namespace: count.namespace,
+    ...(count.resourceVersion !== undefined ? { resourceVersion: count.resourceVersion } : {}),
     used: formatList(withAllKeys(count.used, keys)),
     reserved: formatList(withAllKeys(sumReserved(count.reservations), keys)),
   };

@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { CLUSTER_KARMADA_QUOTA, KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { describeError } from '#api';
-import { isClusterQuota, selectsNamespace } from '#quota';
+import { isClusterQuota, selectsNamespace, type SelectedNamespace } from '#quota';
 
 /** How long a store call may take. */
 export interface StoreCallOptions {
@@ -22,9 +22,9 @@ export interface QuotaStore {
   /**
    * The namespaces a ClusterKarmadaQuota selects as this store sees their labels now; undefined
    * while it cannot tell. A batch knows the quota's usage only once its status counted every one
-   * (libs/quota parseQuotaState).
+   * since its labels last changed (libs/quota parseQuotaState).
    */
-  selectedNamespaces?(quota: KarmadaQuota): readonly string[] | undefined;
+  selectedNamespaces?(quota: KarmadaQuota): readonly SelectedNamespace[] | undefined;
 }
 
 export class ConflictError extends Error {
@@ -43,7 +43,7 @@ export interface NamespaceSelection {
   /** One namespace's labels (read when not known). */
   labelsOf(namespace: string, options: StoreCallOptions): Promise<Readonly<Record<string, string>>>;
   /** The namespaces the quota selects as known now; undefined while they cannot be told. */
-  selectedBy(quota: KarmadaQuota): readonly string[] | undefined;
+  selectedBy(quota: KarmadaQuota): readonly SelectedNamespace[] | undefined;
 }
 
 /** Answers worth another try: throttling, a warming watch cache, a restarting API server. */
@@ -156,7 +156,7 @@ export class KubeQuotaStore implements QuotaStore {
     return quotas.filter((quota) => selectsNamespace(quota, labels));
   }
 
-  selectedNamespaces(quota: KarmadaQuota): readonly string[] | undefined {
+  selectedNamespaces(quota: KarmadaQuota): readonly SelectedNamespace[] | undefined {
     return this.namespaces?.selectedBy(quota);
   }
 

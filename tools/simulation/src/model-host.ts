@@ -4,7 +4,7 @@
  * the simulation says so (its linearization point), so any interleaving of the services can be tried.
  */
 import { sameJson, type KarmadaQuota, type ResourceBinding } from '#api';
-import { isClusterQuota } from '#quota';
+import { isClusterQuota, type SelectedNamespace } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
 
 export const NAMESPACE = 'team-a';
@@ -176,20 +176,24 @@ export class ModelHost {
   /**
    * A QuotaStore over this host for one service: a namespace's list holds its KarmadaQuotas and the
    * ClusterKarmadaQuotas selecting it by the service's view of its labels when the list is asked
-   * (`selects`; KubeQuotaStore.list with its NamespaceSelection, from the service's namespace watch).
+   * (`seen`: the namespace as the view shows it when selected; KubeQuotaStore.list with its
+   * NamespaceSelection, from the service's namespace watch).
    */
-  quotaStore(who: string, selects: (namespace: string) => boolean = () => false): QuotaStore {
+  quotaStore(
+    who: string,
+    seen: (namespace: string) => SelectedNamespace | undefined = () => undefined,
+  ): QuotaStore {
     return {
       list: async (namespace) => {
-        const selected = selects(namespace);
+        const selected = seen(namespace) !== undefined;
         const quotas = await this.listQuotas(who);
         return quotas.filter((q) =>
           isClusterQuota(q) ? selected : (q.metadata?.namespace ?? namespace) === namespace,
         );
       },
       writeStatus: (quota) => this.writeQuotaStatus(who, quota),
-      // The model's one ClusterKarmadaQuota selects by the label `selects` tells of.
-      selectedNamespaces: () => NAMESPACES.filter(selects),
+      // The model's one ClusterKarmadaQuota selects by the label `seen` tells of.
+      selectedNamespaces: () => NAMESPACES.flatMap((ns) => seen(ns) ?? []),
     };
   }
 }

@@ -185,6 +185,15 @@ export abstract class ModelState {
   protected reconcilerLabelsAt = 0;
 
   /**
+   * A namespace's resourceVersion in a view that has seen the first `delivered` label changes: only
+   * its labels change, so it is that of its last label change seen ('1' before any).
+   */
+  protected namespaceVersion(ns: number, delivered: number): string {
+    const last = this.labelEvents.slice(0, delivered).findLastIndex((event) => event.ns === ns);
+    return String(last + 2);
+  }
+
+  /**
    * The namespaces whose bindings LIMIT counts for the ClusterKarmadaQuota: those the API server's
    * labels and both webhook replicas' views select. While a replica's view lags a namespace entering,
    * changes there are admitted without the quota (docs/concepts/cluster-quotas.md): the namespace

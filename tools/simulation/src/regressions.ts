@@ -165,8 +165,8 @@ const UNSHOWN_AS_ANY_PENDING: Undone = {
 
 const STATE = 'libs/quota/src/state.ts';
 /** parseQuotaState's rule for a ClusterKarmadaQuota's usage in a batch (state.ts countsAll). */
-const COUNTS_ALL =
-  'return batch.selected !== undefined && [batch.namespace, ...batch.selected].every((ns) => counted.has(ns));';
+const COUNTS_ALL = 'return since(own) && batch.selected.every(since);';
+const COUNT_SINCE = 'if (ns.labelledAt === undefined) return counted.has(ns.name);';
 
 /** A patch that undoes a fix, and a fragment of the failure it must cause (mutations.spec.ts checks both). */
 export interface Undone extends Mutation {
@@ -321,7 +321,7 @@ export const REGRESSIONS: Record<string, Regression> = {
     undone: [
       {
         bug: "a batch knows a ClusterKarmadaQuota's usage once its own namespace is counted, whatever else it selects",
-        edits: [{ file: STATE, from: COUNTS_ALL, to: 'return counted.has(batch.namespace);' }],
+        edits: [{ file: STATE, from: COUNTS_ALL, to: 'return since(own);' }],
         fails: 'LIMIT',
       },
     ],
@@ -331,7 +331,8 @@ export const REGRESSIONS: Record<string, Regression> = {
   // webhook-1 neither, the reconciler's view only the leaving. The reconciler counted team-b alone and
   // dropped team-a's claim of b0 (6 pods), which is stored; team-b's batch then knew the quota's usage
   // without team-a and admitted b5's 4 pods: 11 of 10. A batch now waits for every namespace its view
-  // selects to be counted.
+  // selects to be counted. b0 was admitted on a count of team-a from before it left, which a batch no
+  // longer trusts either: either fix stops the trace, so it fails with both undone.
   "a reconciler's view lagging a namespace's return lets another namespace's batch admit without it": {
     clusterQuota: true,
     actions: [
@@ -388,8 +389,11 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     undone: [
       {
-        bug: "a batch knows a ClusterKarmadaQuota's usage once its own namespace is counted, whatever else it selects",
-        edits: [{ file: STATE, from: COUNTS_ALL, to: 'return counted.has(batch.namespace);' }],
+        bug: "a batch trusts its own namespace's count alone, and one from before a namespace came back",
+        edits: [
+          { file: STATE, from: COUNTS_ALL, to: 'return since(own);' },
+          { file: STATE, from: COUNT_SINCE, to: 'return counted.has(ns.name);' },
+        ],
         fails: 'LIMIT',
       },
     ],
@@ -2682,7 +2686,9 @@ export const REGRESSIONS: Record<string, Regression> = {
   // pending cause as it adds to an unscoped count. That count was team-a's only, so b5's surge added
   // nothing there and its 2 pods were no longer allowed; b0's 8 pods, admitted against claims 1 + 8
   // = 9 (the surge not published), ran beside them: 11, within hard + the surge. The unscoped count
-  // now spans every namespace (EVERY_POD). No product fix: nothing to undo.
+  // now spans every namespace (EVERY_POD). No product fix: nothing to undo. Since a batch trusts no
+  // count of team-a from before its return, the reconciler counts it again before b0's create (b5's
+  // 1 pod, as charged, instead of its claim).
   "a surge in another namespace stays allowed when a namespace enters the cluster quota's count": {
     clusterQuota: true,
     undone: [],
@@ -2705,6 +2711,13 @@ export const REGRESSIONS: Record<string, Regression> = {
       { t: 'labelDeliver', replica: 0 },
       { t: 'surge', i: 0, n: 2 },
       { t: 'labelDeliver', replica: 0 },
+      // The reconciler counts team-a again since its return: webhook-0 trusts no count from before.
+      { t: 'sync', n: 4 },
+      { t: 'reconcileCluster' },
+      complete(),
+      complete(),
+      complete(),
+      complete(),
       { t: 'create', b: 0, replicas: 4, high: false, replica: 0, dryRun: false, spread: 2, duplicated: true },
       complete(),
       complete(),
@@ -2715,25 +2728,32 @@ export const REGRESSIONS: Record<string, Regression> = {
     shows: [
       'member1: b5 runs 3 pods, spec.clusters says 1 (override or surge)',
       'webhook-0 sees namespace team-a labelled',
-      'host: webhook-0 writes quota shared reserving [b5 cpu=800m,pods=1; b0 cpu=4,pods=8]',
+      'host: webhook-0 writes quota shared reserving [b0 cpu=4,pods=8]',
       'request 1 stored: CREATE b0 (uid-1) replicas=4 on ["member1=4","member2=4"] duplicated',
     ],
   },
-};
-
-/**
- * Interleavings that break an invariant through a product bug not fixed yet: regressions.spec.ts checks
- * each still fails as stated (`fails`), so its fix moves it to REGRESSIONS, with the fix's undo patch.
- */
-export const OPEN: Record<string, { actions: Action[]; clusterQuota?: boolean; fails: string }> = {
   // Found by `npm run sim -- --seeds 5000` (seed 683166371): team-a leaves and comes back; webhook-0
   // sees it leave first and admits b0's update 0->6 there without the cluster quota (the documented
-  // window). Once every view selects team-a again, the status still lists team-a as counted, from a
-  // count made before it left, so team-a's batch knows the quota's usage without b0's 6 pods and
-  // admits b1's 5: 11 of 10, beyond the window. A batch must know that a namespace's count is newer
-  // than its return (e.g. status.namespaces[] recording the namespace's resourceVersion counted).
+  // window). Once every view selects team-a again, the status still listed team-a as counted, from a
+  // count made before it left, so team-a's batch knew the quota's usage without b0's 6 pods and
+  // admitted b1's 5: 11 of 10, beyond the window. Fixed: status.namespaces[] records the namespace's
+  // resourceVersion counted, and a batch trusts a count only if it is no older than the namespace's
+  // last label change it saw.
   "a namespace's count from before it left passes for one after it came back": {
     clusterQuota: true,
+    undone: [
+      {
+        bug: "a namespace's count from before it left passes for one after it came back",
+        edits: [
+          {
+            file: STATE,
+            from: COUNT_SINCE,
+            to: 'return counted.has(ns.name);',
+          },
+        ],
+        fails: 'LIMIT',
+      },
+    ],
     actions: [
       { t: 'label', ns: 0 },
       { t: 'labelDeliver', replica: 0 },
@@ -2778,8 +2798,18 @@ export const OPEN: Record<string, { actions: Action[]; clusterQuota?: boolean; f
       },
       { t: 'publish' },
     ],
-    fails: 'LIMIT at step 15: quota shared: stored bindings charge pods=11 > hard 10',
+    shows: [
+      'webhook-0 sees namespace team-a labelled',
+      'request 2 answered refused: status unknown for quota: ClusterKarmadaQuota/shared',
+    ],
   },
+};
+
+/**
+ * Interleavings that break an invariant through a product bug not fixed yet: regressions.spec.ts checks
+ * each still fails as stated (`fails`), so its fix moves it to REGRESSIONS, with the fix's undo patch.
+ */
+export const OPEN: Record<string, { actions: Action[]; clusterQuota?: boolean; fails: string }> = {
   // Found by a hunt (seed 20261130, run 5,983, 11 of 10 on shared with a surge), shrunk by hand to
   // the rule alone. Two creates of b3 (5 and 4 pods, a create retried under a new uid) are both
   // admitted before either lands (each webhook read would find nothing stored): one entry, naming

@@ -89,8 +89,11 @@ export class Simulation extends Invariants {
       clock: this.clockOf(replica),
     });
     // Each replica's namespace watch says which namespaces the ClusterKarmadaQuota selects.
-    const selects = (replica: number) => (namespace: string) =>
-      this.webhookLabelled[replica]![NAMESPACES.indexOf(namespace as never)] ?? false;
+    const selects = (replica: number) => (namespace: string) => {
+      const ns = NAMESPACES.indexOf(namespace as never);
+      if (!this.webhookLabelled[replica]![ns]) return undefined;
+      return { name: namespace, labelledAt: this.namespaceVersion(ns, this.labelsDelivered[replica]!) };
+    };
     this.cache = new CachedQuotaStore(this.host.quotaStore('webhook-1', selects(1)));
     this.cache.setWatching(true);
     this.delivered = this.host.quotaEvents.length;
@@ -1298,7 +1301,13 @@ export class Simulation extends Invariants {
           namespaces = NAMESPACES.filter((_, i) => this.reconcilerLabelled[i]);
           listed.clear();
           usageRead.clear();
-          return namespaces;
+          return namespaces.map((name) => ({
+            name,
+            resourceVersion: this.namespaceVersion(
+              NAMESPACES.indexOf(name as never),
+              this.reconcilerLabelsAt,
+            ),
+          }));
         },
         readNamespace: async (namespace, quota) => {
           const clusters = usage.get(namespace)!;
