@@ -205,10 +205,14 @@ function settle(entry: ReservationEntry, input: SettleInput): ReservationEntry |
   // A claim, of this object or of another one of its name that may still be stored: it holds the
   // stored binding's charge too, since the name has one entry.
   const effective = maxLists(masked().charge, storedCharge(rb, input));
+  const excess = excessOf(effective, countedUsage(rb, input));
   const next: ReservationEntry = {
     // Kept under its own uid, or none: a claim of no uid may be for either object of the name.
     binding: { ...entry.binding },
-    reserved: excessOf(effective, countedUsage(rb, input)),
+    // A claim that may be another object's (another uid, or none beside a stored object, which has
+    // one) is a create stored only once this object is gone, when its pods are on their way out and
+    // net nothing: it holds its whole charge while pending.
+    reserved: uid !== undefined && entry.binding.uid !== uid ? maxLists(excess, masked().charge) : excess,
     charge: effective,
   };
   next.expirationTime = entry.expirationTime;

@@ -338,6 +338,16 @@ describe('computeQuotaStatus: reservations shrink as pods appear', () => {
     ]);
   });
 
+  // Two creates of one name merged into one claim naming no uid: the other object's create lands
+  // only once this one is gone, when these pods are on their way out (docs/concepts/accounting.md).
+  it("a claim naming no uid beside a stored object holds its whole charge: it may be another object's", () => {
+    const stored = rb('web', { replicas: 3, cpu: '200m', uid: 'u0' });
+    const result = run(quota(UNEXPIRED), [stored], observed(3));
+    expect(result.reservations).toEqual([
+      res('web', { cpu: '600m', pods: '3' }, { cpu: '600m', pods: '3' }, { expirationTime: UNEXPIRED }),
+    ]);
+  });
+
   it('F5: usage that falls again (evictions, a rollout) is reserved again, with no entry before', () => {
     const result = run(kq(), [binding], observed(1));
     expect(result.reservations).toEqual([res('web', { cpu: '400m', pods: '2' }, { cpu: '600m', pods: '3' })]);
@@ -795,14 +805,15 @@ describe('computeQuotaStatus: changed', () => {
     ),
     cl('member1', {}),
   ];
-  // A claim in flight (no uid: held until it expires), so that the status lists one.
+  // An update's claim in flight (naming no resourceVersion: held until it expires), so that the
+  // status lists one.
   const quota = kq({
     reservations: [
       res(
         'web',
         { cpu: '600m', pods: '3' },
         { cpu: '600m', pods: '3' },
-        { expirationTime: '2026-11-22T10:10:00.000Z' },
+        { uid: 'u1', operation: 'Update', expirationTime: '2026-11-22T10:10:00.000Z' },
       ),
     ],
   });
