@@ -2,7 +2,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CachedQuotaStore } from '#accounting';
 import { CLUSTER_KARMADA_QUOTA, describeError, KARMADA_QUOTA, type KarmadaQuota } from '#api';
-import { clusterQuotaNamed, selectsNamespace } from '#quota';
+import { clusterQuotaNamed, limitsNamespace } from '#quota';
 import { customObjectInformer, KubeQuotaStore, ResilientInformer, type QuotaRef } from '#service-kit';
 import type { NamespaceLabels } from './namespace-labels.js';
 
@@ -81,16 +81,16 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
   }
 
   /**
-   * The quotas selecting the namespace as the watches last listed them: its KarmadaQuotas and the
-   * ClusterKarmadaQuotas whose selector matches its labels; undefined while a watch is not running or
-   * the namespace is not watched yet.
+   * The quotas limiting the namespace as the watches last listed them: its KarmadaQuotas and the
+   * ClusterKarmadaQuotas selecting it or still counting it (limitsNamespace); undefined while a watch
+   * is not running or the namespace is not watched yet.
    */
   watchedIn(namespace: string): readonly KarmadaQuota[] | undefined {
     const labels = this.isWatching ? this.namespaces.watched(namespace) : undefined;
     if (labels === undefined) return undefined;
     const spanning = this.clusterInformer
       .list()
-      .filter((quota) => selectsNamespace(quota, labels))
+      .filter((quota) => limitsNamespace(quota, namespace, labels))
       .map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind }));
     return [...this.informer.list(namespace), ...spanning];
   }

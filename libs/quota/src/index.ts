@@ -78,6 +78,7 @@ export {
   countedNamespaces,
   namespacesWaitingOn,
   isClusterQuota,
+  limitsNamespace,
   quotaName,
   selectsNamespace,
   claimAdmittedAt,

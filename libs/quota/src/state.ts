@@ -109,6 +109,20 @@ export function selectsNamespace(quota: KarmadaQuota, labels: Readonly<Record<st
   return labelsMatch((quota as ClusterKarmadaQuota).spec?.namespaceSelector, labels);
 }
 
+/**
+ * Does the ClusterKarmadaQuota limit changes in a namespace of these labels? When it selects it, and
+ * while its status still counts it: a namespace leaving the selector stays limited until the
+ * reconciler counts it out, so that nothing admitted there meanwhile is missing from a count a
+ * webhook that never saw it leave still trusts (docs/concepts/cluster-quotas.md).
+ */
+export function limitsNamespace(
+  quota: KarmadaQuota,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): boolean {
+  return selectsNamespace(quota, labels) || countedNamespaces(quota).has(namespace);
+}
+
 /** The ClusterKarmadaQuota's name, when `name` is one as quotaName gives it; else undefined. */
 export function clusterQuotaNamed(name: string): string | undefined {
   const prefix = `${CLUSTER_KARMADA_QUOTA.kind}/`;

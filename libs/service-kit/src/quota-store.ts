@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { CLUSTER_KARMADA_QUOTA, KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { describeError } from '#api';
-import { isClusterQuota, selectsNamespace, type SelectedNamespace } from '#quota';
+import { isClusterQuota, limitsNamespace, type SelectedNamespace } from '#quota';
 
 /** How long a store call may take. */
 export interface StoreCallOptions {
@@ -143,7 +143,7 @@ export class KubeQuotaStore implements QuotaStore {
     }, options.deadline);
   }
 
-  /** The ClusterKarmadaQuotas whose namespaceSelector matches the namespace's labels. */
+  /** The ClusterKarmadaQuotas limiting the namespace: selecting it, or still counting it (limitsNamespace). */
   private async selecting(
     namespace: string,
     namespaces: NamespaceSelection,
@@ -153,7 +153,7 @@ export class KubeQuotaStore implements QuotaStore {
       this.listClusterQuotas(options),
       namespaces.labelsOf(namespace, options),
     ]);
-    return quotas.filter((quota) => selectsNamespace(quota, labels));
+    return quotas.filter((quota) => limitsNamespace(quota, namespace, labels));
   }
 
   selectedNamespaces(quota: KarmadaQuota): readonly SelectedNamespace[] | undefined {

@@ -4,12 +4,14 @@
  * the simulation says so (its linearization point), so any interleaving of the services can be tried.
  */
 import { sameJson, type KarmadaQuota, type ResourceBinding } from '#api';
-import { isClusterQuota, type SelectedNamespace } from '#quota';
+import { isClusterQuota, limitsNamespace, type SelectedNamespace } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
 
 export const NAMESPACE = 'team-a';
 /** The namespaces in play: NAMESPACE (the KarmadaQuotas') and a second one, selected by the ClusterKarmadaQuota only. */
 export const NAMESPACES = [NAMESPACE, 'team-b'] as const;
+/** The label the ClusterKarmadaQuota selects namespaces by; both namespaces carry it at the start. */
+export const CLUSTER_LABELS = { 'sim.karmada-quota/shared': 'yes' };
 
 export type HostChange =
   | { kind: 'quota'; object: KarmadaQuota }
@@ -187,8 +189,11 @@ export class ModelHost {
       list: async (namespace) => {
         const selected = seen(namespace) !== undefined;
         const quotas = await this.listQuotas(who);
+        const labels = selected ? CLUSTER_LABELS : {};
         return quotas.filter((q) =>
-          isClusterQuota(q) ? selected : (q.metadata?.namespace ?? namespace) === namespace,
+          isClusterQuota(q)
+            ? limitsNamespace(q, namespace, labels)
+            : (q.metadata?.namespace ?? namespace) === namespace,
         );
       },
       writeStatus: (quota) => this.writeQuotaStatus(who, quota),

@@ -5,7 +5,7 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { clusterOverridesOf } from '#quota';
 import { parseResourceList } from '#quantity';
-import { NAMESPACE, NAMESPACES, type HostFault } from './model-host.js';
+import { CLUSTER_LABELS, NAMESPACE, NAMESPACES, type HostFault } from './model-host.js';
 import { jobFinished, type WorkloadKind } from './kinds-model.js';
 
 /**
@@ -65,8 +65,6 @@ export const CLUSTER_QUOTA: QuotaSpec = {
   highOnly: false,
   cluster: true,
 };
-/** The label the ClusterKarmadaQuota selects namespaces by; both namespaces carry it at the start. */
-export const CLUSTER_LABELS = { 'sim.karmada-quota/shared': 'yes' };
 /** The name the product gives it in decisions and records (quotaName). */
 export const CLUSTER_QUOTA_NAME = `ClusterKarmadaQuota/${CLUSTER_QUOTA.name}`;
 

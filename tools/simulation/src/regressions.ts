@@ -174,6 +174,12 @@ const STATE = 'libs/quota/src/state.ts';
 /** parseQuotaState's rule for a ClusterKarmadaQuota's usage in a batch (state.ts countsAll). */
 const COUNTS_ALL = 'return since(own) && batch.selected.every(since);';
 const COUNT_SINCE = 'if (ns.labelledAt === undefined) return counted.has(ns.name);';
+/** A namespace leaving a ClusterKarmadaQuota's selector is no longer limited by it while its status still counts it. */
+const LEAVING_UNLIMITED: Edit = {
+  file: STATE,
+  from: 'return selectsNamespace(quota, labels) || countedNamespaces(quota).has(namespace);',
+  to: 'return selectsNamespace(quota, labels);',
+};
 
 /** A patch that undoes a fix, and a fragment of the failure it must cause (mutations.spec.ts checks both). */
 export interface Undone extends Mutation {
@@ -434,8 +440,8 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: 'tools/simulation/src/model-host.ts',
-            from: 'isClusterQuota(q) ? selected : ',
-            to: "isClusterQuota(q) ? selected && namespace !== 'team-b' : ",
+            from: '? limitsNamespace(q, namespace, labels)',
+            to: "? limitsNamespace(q, namespace, labels) && namespace !== 'team-b'",
           },
         ],
         fails: 'ACCOUNTED',
@@ -2749,19 +2755,14 @@ export const REGRESSIONS: Record<string, Regression> = {
   // count made before it left, so team-a's batch knew the quota's usage without b0's 6 pods and
   // admitted b1's 5: 11 of 10, beyond the window. Fixed: status.namespaces[] records the namespace's
   // resourceVersion counted, and a batch trusts a count only if it is no older than the namespace's
-  // last label change it saw.
+  // last label change it saw. b0's update is now charged on the quota too (team-a stays limited
+  // while the status counts it), which stops the trace as well: it fails with both fixes undone.
   "a namespace's count from before it left passes for one after it came back": {
     clusterQuota: true,
     undone: [
       {
-        bug: "a namespace's count from before it left passes for one after it came back",
-        edits: [
-          {
-            file: STATE,
-            from: COUNT_SINCE,
-            to: 'return counted.has(ns.name);',
-          },
-        ],
+        bug: "a namespace's count from before it left passes for one after it came back, and a namespace leaving is not limited meanwhile",
+        edits: [{ file: STATE, from: COUNT_SINCE, to: 'return counted.has(ns.name);' }, LEAVING_UNLIMITED],
         fails: 'LIMIT',
       },
     ],
@@ -2811,7 +2812,7 @@ export const REGRESSIONS: Record<string, Regression> = {
     ],
     shows: [
       'webhook-0 sees namespace team-a labelled',
-      'request 2 answered refused: status unknown for quota: ClusterKarmadaQuota/shared',
+      'request 2 answered refused: exceeded quota: ClusterKarmadaQuota/shared',
     ],
   },
   // Found by a hunt (seed 20261130, run 5,983, 11 of 10 on shared with a surge), shrunk by hand to
@@ -2856,6 +2857,69 @@ export const REGRESSIONS: Record<string, Regression> = {
     shows: [
       'host: reconciler writes quota all reserving [b3 cpu=3500m,pods=5]',
       'request 2 answered refused: exceeded quota: all',
+    ],
+  },
+  // Found by `npm run sim -- --seeds 10000` (seed 690019609, run ~3,600): team-a leaves and comes
+  // back; webhook-1 sees both, webhook-0 neither. While out in webhook-1's view, b0's 5 was admitted
+  // there without the cluster quota; webhook-0, which never saw team-a leave, trusted the count from
+  // before and admitted b1's 6 in team-a: 8.5 of 8 cpu. A namespace leaving now stays limited by the
+  // quota until the reconciler counts it out (limitsNamespace).
+  'a namespace leaving stays limited while the status still counts it': {
+    clusterQuota: true,
+    undone: [
+      {
+        bug: 'a namespace leaving is no longer limited by the cluster quota while its status still counts it',
+        edits: [LEAVING_UNLIMITED],
+        fails: 'LIMIT',
+      },
+    ],
+    actions: [
+      { t: 'label', ns: 0 },
+      { t: 'labelDeliver', replica: 1 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 5,
+        high: false,
+        replica: 1,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'label', ns: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'labelDeliver', replica: 1 },
+      {
+        t: 'create',
+        b: 1,
+        replicas: 6,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+    ],
+    shows: [
+      'webhook-1 sees namespace team-a unlabelled',
+      'host: webhook-1 writes quota shared reserving [b0 cpu=2500m,pods=5]',
+      'request 1 answered refused: exceeded quota: ClusterKarmadaQuota/shared',
     ],
   },
 };

@@ -66,7 +66,9 @@ describe('accounting simulation', () => {
     expect(exercised.actions.terminate).toBeGreaterThan(RUNS);
     expect(exercised.terminated).toBeGreaterThan(RUNS / 2);
     expect(exercised.runsTerminating).toBeGreaterThan(RUNS);
-    expect(exercised.recreatedWhileTerminating).toBeGreaterThan(RUNS / 250);
+    // (Fewer since a claim that may be another object's holds its whole charge: a re-create of the
+    // name while the first create's claim is pending is refused more often.)
+    expect(exercised.recreatedWhileTerminating).toBeGreaterThan(RUNS / 500);
     // Counts read snapshots that did not show what the members were given (usage not published yet).
     expect(exercised.unpublished).toBeGreaterThan(RUNS / 50);
     // Bindings carry no priority class (Karmada's default gates): the services gave them their
