@@ -196,13 +196,13 @@ export function countedClusters(quotas: readonly KarmadaQuota[]): string[] {
   return [...counted].filter(isClusterName); // else not a cluster the aggregator could have published
 }
 
-/** What one ClusterKarmadaQuota's reconcile reads and writes on the Karmada API server, and its clock. */
 /** A namespace a ClusterKarmadaQuota's reconcile counts, with its resourceVersion as the reconciler saw it. */
 export interface CountedNamespace {
   name: string;
   resourceVersion?: string | undefined;
 }
 
+/** What one ClusterKarmadaQuota's reconcile reads and writes on the Karmada API server, and its clock. */
 export interface ClusterQuotaAccess {
   /** The quota as stored now; undefined once it is deleted. */
   getQuota(): Promise<KarmadaQuota | undefined>;
