@@ -204,6 +204,16 @@ describe('a ClusterKarmadaQuota status', () => {
   const namespaces = (parts: Partial<NamespaceInput>[]): NamespaceInput[] =>
     parts.map((p, i) => ({ namespace: `ns-${'ab'[i]}`, bindings: [], clusters: [], ...p }));
 
+  it("is changed when only a namespace's resourceVersion counted moved (a webhook waits on it)", () => {
+    const at = (resourceVersion: string) =>
+      computeQuotaStatus({ quota: ckq(), now: NOW, namespaces: namespaces([{ resourceVersion }]) }).status;
+    const counted = { ...ckq(), status: at('41') };
+    const recount = (resourceVersion: string) =>
+      computeQuotaStatus({ quota: counted, now: NOW, namespaces: namespaces([{ resourceVersion }]) }).changed;
+    expect(recount('41')).toBe(false);
+    expect(recount('45')).toBe(true);
+  });
+
   it('sums the namespaces it selects, member by member, and lists each', () => {
     const result = computeQuotaStatus({
       quota: ckq(),

@@ -81,7 +81,13 @@ function sameCluster(a: Record<string, unknown>, b: ClusterUsage): boolean {
 }
 
 function sameNamespace(a: Record<string, unknown>, b: NamespaceUsage): boolean {
-  return a['namespace'] === b.namespace && sameList(a['used'], b.used) && sameList(a['reserved'], b.reserved);
+  return (
+    a['namespace'] === b.namespace &&
+    // A webhook trusts a line only as new as the namespace's labels it saw: a recount that moves it is written.
+    (a['resourceVersion'] ?? undefined) === b.resourceVersion &&
+    sameList(a['used'], b.used) &&
+    sameList(a['reserved'], b.reserved)
+  );
 }
 
 function sameWaiting(a: Record<string, unknown>, b: WaitingChangeStatus): boolean {

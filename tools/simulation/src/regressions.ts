@@ -2922,6 +2922,54 @@ export const REGRESSIONS: Record<string, Regression> = {
       'request 1 answered refused: exceeded quota: ClusterKarmadaQuota/shared',
     ],
   },
+  // A review's question: team-a leaves and comes back before the reconciler counts it again, so
+  // its recount changes nothing but its line's resourceVersion. Unwritten, the line stayed older
+  // than the label change each webhook saw, and a create that fits was refused ("status unknown")
+  // until something else changed the status (here the aggregator's next publication).
+  "a recount that moves only a namespace line's resourceVersion is written": {
+    clusterQuota: true,
+    undone: [
+      {
+        bug: "a recount that moves only a namespace line's resourceVersion is not written",
+        edits: [
+          {
+            file: 'libs/quota/src/status-equality.ts',
+            from: "    (a['resourceVersion'] ?? undefined) === b.resourceVersion &&\n",
+            to: '',
+          },
+        ],
+        fails: 'does not show "request 0 answered allowed"',
+      },
+    ],
+    actions: [
+      { t: 'label', ns: 0 },
+      { t: 'label', ns: 0 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'sync', n: 4 },
+      { t: 'reconcileCluster' },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      {
+        t: 'create',
+        b: 1,
+        replicas: 2,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+    ],
+    shows: ['webhook-1 sees namespace team-a labelled', 'request 0 answered allowed'],
+  },
 };
 
 /**
