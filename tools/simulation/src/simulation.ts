@@ -518,12 +518,13 @@ export class Simulation extends Invariants {
         this.webhookLabelled[replica]![event.ns] = event.labelled;
         const namespace = NAMESPACES[event.ns]!;
         if (replica === 1) this.cache.namespaceChanged(namespace);
-        // A change in flight at the replica may now be decided from a list without the quota.
-        if (!event.labelled)
-          for (const req of this.requests)
-            if (req.replica === replica && req.answer === undefined)
-              if (namespaceOf(req.object.metadata!.name!) === namespace)
-                req.beforeEdit.add(CLUSTER_QUOTA.name);
+        // A change in flight at the replica may now be decided from a list without the quota; one
+        // entering: a change in flight there was decided, or is being, on a selection without it, the
+        // quota's total without its usage (the documented lag, docs/concepts/cluster-quotas.md).
+        for (const req of this.requests)
+          if (req.replica === replica && req.answer === undefined)
+            if (event.labelled || namespaceOf(req.object.metadata!.name!) === namespace)
+              req.beforeEdit.add(CLUSTER_QUOTA.name);
         this.log(
           `webhook-${replica} sees namespace ${namespace} ${event.labelled ? 'labelled' : 'unlabelled'}`,
         );
