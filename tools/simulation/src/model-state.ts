@@ -431,6 +431,17 @@ export abstract class ModelState {
     return pods !== undefined && pods.uid === rb.metadata!.uid ? [...pods.on] : MEMBERS.map(() => 0);
   }
 
+  /**
+   * What a pending cause added to an unscoped count, as a count under quota `q`'s spec takes it (an
+   * edit of it, or a namespace entering it): all of it for a landing decided before an edit of `q`
+   * (an OverridePolicy made after its admission), else less what an admission decided; undefined when
+   * `q` does not count the workload.
+   */
+  protected workloadAdded(e: RunsEvent, q: QuotaSpec): Record<Key, number> | undefined {
+    if (e.workload === undefined || !this.countsPodsOf(q, e.workload.kind, e.workload.name)) return undefined;
+    return { ...(e.workload.landing?.has(q.name) ? e.workload.gross : e.workload.added) };
+  }
+
   /** The namespaces whose bindings and pods the recount gives a quota (EVERY_POD: all of them). */
   protected namespacesOf(quota: QuotaSpec): readonly string[] {
     if (quota === EVERY_POD) return NAMESPACES;

@@ -548,7 +548,15 @@ export interface RunsEvent {
    * a quota's edit, or a namespace entering the ClusterKarmadaQuota's count, takes that);
    * none for what a count could not see (an edit's ceiling takes what the members have).
    */
-  workload?: { kind: string; name: string; added: Record<Key, number> };
+  workload?: {
+    kind: string;
+    name: string;
+    /** Less what an admission decided it adds to the stored charges. */
+    added: Record<Key, number>;
+    /** All of it: for a quota the landing was decided before an edit of (`landing`). */
+    gross: Record<Key, number>;
+    landing?: ReadonlySet<string>;
+  };
   /** Per quota name, what it added there. */
   amounts: Map<string, Record<Key, number>>;
 }

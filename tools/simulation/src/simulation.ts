@@ -269,11 +269,12 @@ export class Simulation extends Invariants {
         this.specs.map((q, i) => [q.name, added(i + 1, landing !== undefined && !landing.has(q.name))]),
       );
       const workload = added(0, landing !== undefined);
-      if ([...amounts.values(), workload].some((a) => KEYS.some((key) => a[key] > 0)))
+      const gross = added(0, false);
+      if ([...amounts.values(), gross].some((a) => KEYS.some((key) => a[key] > 0)))
         this.runsPending.push({
           seq: ++this.runsEvents,
           members,
-          workload: { kind, name, added: workload },
+          workload: { kind, name, added: workload, gross, ...(landing ? { landing } : {}) },
           amounts,
         });
     }
@@ -765,13 +766,7 @@ export class Simulation extends Invariants {
     if (kind !== 'edited') this.runsCountedAs(q.name, undefined); // a quota of no status yet, or none
     const from = this.runsCountedFrom.get(q.name);
     for (const e of this.runsPending)
-      if (!runsCovered(e, from))
-        e.amounts.set(
-          q.name,
-          e.workload !== undefined && this.countsPodsOf(q, e.workload.kind, e.workload.name)
-            ? { ...e.workload.added }
-            : { ...NOTHING },
-        );
+      if (!runsCovered(e, from)) e.amounts.set(q.name, this.workloadAdded(e, q) ?? { ...NOTHING });
     const runsCeiling = limitsOf(q);
     for (const key of limitedKeys(q))
       runsCeiling[key] = Math.max(
@@ -1103,13 +1098,10 @@ export class Simulation extends Invariants {
     // marks no recount for a quota that does not count it): covered once a recount started after.
     this.awaitingRecount.set(q.name, ++this.staleLandings);
     const from = this.runsCountedFrom.get(q.name);
-    for (const e of this.runsPending)
-      if (
-        !runsCovered(e, from) &&
-        e.workload !== undefined &&
-        this.countsPodsOf(q, e.workload.kind, e.workload.name)
-      )
-        e.amounts.set(q.name, { ...e.workload.added });
+    for (const e of this.runsPending) {
+      const added = runsCovered(e, from) ? undefined : this.workloadAdded(e, q);
+      if (added) e.amounts.set(q.name, added);
+    }
     const runsCeiling = this.runsCeilings.get(q.name)!;
     for (const key of limitedKeys(q))
       runsCeiling[key] = Math.max(
