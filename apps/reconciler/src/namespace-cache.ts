@@ -17,7 +17,7 @@ import {
   ResilientInformer,
 } from '#service-kit';
 import type { CachedView, CountedNamespace } from '#accounting';
-import { selectsNamespace } from '#quota';
+import { compareNames, selectsNamespace } from '#quota';
 
 const OWN_WRITES_KEPT = 10_000;
 const versionKey = (quota: KarmadaQuota) => `${quota.metadata?.uid}@${quota.metadata?.resourceVersion}`;
@@ -180,7 +180,7 @@ export class NamespaceCache {
       .list()
       .filter((ns) => selectsNamespace(quota, ns.metadata?.labels ?? {}))
       .map((ns) => ({ name: ns.metadata!.name!, resourceVersion: ns.metadata?.resourceVersion }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      .sort((a, b) => compareNames(a.name, b.name));
   }
 
   /**

@@ -112,7 +112,7 @@ export {
   RETIREMENT_COALESCE_MS,
 } from './status.js';
 export type { NamespaceInput, QuotaEvent, QuotaStatusInput, QuotaStatusResult } from './status.js';
-export { isTime, isWireList, observedUsageOf } from './cluster-usage.js';
+export { compareNames, isTime, isWireList, observedUsageOf } from './cluster-usage.js';
 export type { ObservedCluster, ObservedWorkload, UsageList } from './cluster-usage.js';
 export {
   beingDeleted,
