@@ -14,6 +14,7 @@ import {
   type ResourceBinding,
 } from '#api';
 import { Quantity } from '#quantity';
+import { isLaterVersion } from '#quota';
 import { readUsageRecord, recordedObservations, USAGE_RECORD_NAME, workloadUsage } from '#quota-view';
 import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX } from '#usage';
 import {
@@ -162,18 +163,22 @@ describe('the reconciler, end to end', () => {
   test('a reservation gives way to observed usage, split per cluster', async () => {
     const namespace = await namespaceEverywhere();
     await createQuota(namespace, { cpu: '10', pods: '20' });
-    await createBinding(
+    const stored = (await createBinding(
       binding(namespace, 'web', 3, '200m', [
         { name: 'member1', replicas: 2 },
         { name: 'member2', replicas: 1 },
       ]),
-    );
+    )) as ResourceBinding;
     // The create's claim retires once the binding is stored: reserved holds its charge, no entry lists it.
     const reserved = await eventually(
       () => readQuota(namespace),
       (k) => reservedCpu(k).cmp(q('600m')) === 0 && claims(k).length === 0,
     );
     expect(reserved.status?.reserved).toMatchObject({ cpu: '600m', pods: '3' });
+    // The count names the list it came from: one holding the stored binding.
+    const counted = reserved.status?.observedBindingsVersion;
+    const created = stored.metadata!.resourceVersion;
+    expect(counted === created || isLaterVersion(counted, created)).toBe(true);
 
     await propagate('member1', namespace, 'web', 2, '200m');
     await propagate('member2', namespace, 'web', 1, '200m');

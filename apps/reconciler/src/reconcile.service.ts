@@ -43,6 +43,7 @@ import {
   reconcileClusterQuota,
   reconcileQuotas,
   statusesCurrentIn,
+  type BindingList,
   type ReconcileInput,
 } from '#accounting';
 import { readObservedUsage } from './usage-reader.js';
@@ -169,7 +170,11 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
           read.push(quota);
           return quota;
         },
-        listBindings: async (ns) => (judged = await this.judged(await this.listBindings(ns), read)),
+        listBindings: async (ns) => {
+          const list = await this.listBindings(ns);
+          judged = await this.judged(list.items, read);
+          return { ...list, items: judged };
+        },
         writeStatus: async (quota) => {
           const written = await this.quotas.writeStatus(quota);
           this.cache.noteOwnWrite(written);
@@ -233,7 +238,8 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
         readNamespace: async (namespace, quota) => {
           const input = await this.readInput(namespace, countedClusters([quota]));
           if (input.unknown.length > 0) throw new Error(usageMissing(input.unknown, namespace));
-          return { bindings: await this.judged(await this.listBindings(namespace), [quota]), input };
+          const list = await this.listBindings(namespace);
+          return { bindings: { ...list, items: await this.judged(list.items, [quota]) }, input };
         },
         writeStatus: async (quota) => {
           const written = await this.quotas.writeStatus(quota);
@@ -281,11 +287,12 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     };
   }
 
-  private async listBindings(namespace: string): Promise<ResourceBinding[]> {
+  private async listBindings(namespace: string): Promise<BindingList> {
     const list = (await this.objects.listNamespacedCustomObject({ ...bindingResource, namespace })) as {
       items: ResourceBinding[];
+      metadata?: { resourceVersion?: string };
     };
-    return list.items;
+    return { items: list.items, resourceVersion: list.metadata?.resourceVersion };
   }
 
   /**

@@ -25,6 +25,7 @@ export {
   statusesCurrentIn,
 } from './reconcile-loop.js';
 export type {
+  BindingList,
   CachedView,
   ClusterQuotaAccess,
   ClusterQuotaOutcome,

@@ -24,10 +24,16 @@ import {
 import { ConflictError } from '#service-kit';
 import { isClusterName } from '#usage';
 
+/** A namespace's ResourceBindings as one list answered them, with the list's resourceVersion. */
+export interface BindingList {
+  items: ResourceBinding[];
+  resourceVersion?: string | undefined;
+}
+
 /** What one reconcile reads and writes on the Karmada API server, and its clock. */
 export interface ReconcileAccess {
   getQuota(namespace: string, name: string): Promise<KarmadaQuota>;
-  listBindings(namespace: string): Promise<ResourceBinding[]>;
+  listBindings(namespace: string): Promise<BindingList>;
   /** Compare-and-swap on resourceVersion; throws ConflictError when the quota changed. */
   writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
   /** Epoch ms. */
@@ -66,7 +72,7 @@ export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: 
   const held = heldBindings(view.bindings, input);
   const names = new Set(held.map((h) => h.name));
   return view.quotas.every((quota) => {
-    const { changed, status } = statusOf(quota, view.bindings, held, input, now, []);
+    const { changed, status } = statusOf(quota, { items: [...view.bindings] }, held, input, now, []);
     return !changed && !(status.waiting ?? []).some((w) => names.has(w.binding));
   });
 }
@@ -84,7 +90,7 @@ function heldBindings(bindings: readonly ResourceBinding[], input: ReconcileInpu
  */
 function statusOf(
   quota: KarmadaQuota,
-  bindings: readonly ResourceBinding[],
+  list: BindingList,
   held: readonly HeldBinding[],
   input: ReconcileInput,
   now: number,
@@ -93,7 +99,8 @@ function statusOf(
   const compute = (listed: WaitingChangeStatus[]) =>
     computeQuotaStatus({
       quota,
-      bindings,
+      bindings: list.items,
+      ...(list.resourceVersion !== undefined ? { bindingsVersion: list.resourceVersion } : {}),
       clusters: input.clusters,
       now: new Date(now),
       deletedBindingUids: input.deletedBindingUids,
@@ -141,13 +148,13 @@ export async function reconcileQuotas(
 ): Promise<ReconcileOutcome> {
   let now = access.clock();
   let bindings = await access.listBindings(namespace);
-  let held = heldBindings(bindings, input);
+  let held = heldBindings(bindings.items, input);
   const outcome: ReconcileOutcome = {
     quotas: quotas.length,
     written: 0,
     conflicts: 0,
     statuses: new Map(),
-    waiting: liveWaiting(input.waiting, bindings, new Date(now)),
+    waiting: liveWaiting(input.waiting, bindings.items, new Date(now)),
   };
   for (let quota of quotas) {
     for (let attempt = 0; ; attempt++) {
@@ -172,8 +179,8 @@ export async function reconcileQuotas(
         quota = await access.getQuota(namespace, quota.metadata!.name!);
         now = access.clock();
         bindings = await access.listBindings(namespace);
-        held = heldBindings(bindings, input);
-        outcome.waiting = liveWaiting(input.waiting, bindings, new Date(now));
+        held = heldBindings(bindings.items, input);
+        outcome.waiting = liveWaiting(input.waiting, bindings.items, new Date(now));
       }
     }
   }
@@ -212,7 +219,7 @@ export interface ClusterQuotaAccess {
   readNamespace(
     namespace: string,
     quota: KarmadaQuota,
-  ): Promise<{ bindings: ResourceBinding[]; input: ReconcileInput }>;
+  ): Promise<{ bindings: BindingList; input: ReconcileInput }>;
   writeStatus(quota: KarmadaQuota): Promise<KarmadaQuota>;
   clock(): number;
 }
@@ -246,7 +253,7 @@ export async function reconcileClusterQuota(
     const name = quotaName(quota);
     const waiting = read
       .flatMap(({ bindings, input }, i) =>
-        waitingStatus(name, liveWaiting(input.waiting, bindings, new Date(now)).live).map((w) => ({
+        waitingStatus(name, liveWaiting(input.waiting, bindings.items, new Date(now)).live).map((w) => ({
           ...w,
           binding: `${namespaces[i]}/${w.binding}`,
         })),
@@ -262,7 +269,8 @@ export async function reconcileClusterQuota(
           ...(selected[i]!.resourceVersion !== undefined
             ? { resourceVersion: selected[i]!.resourceVersion }
             : {}),
-          bindings,
+          bindings: bindings.items,
+          ...(bindings.resourceVersion !== undefined ? { bindingsVersion: bindings.resourceVersion } : {}),
           clusters: input.clusters,
           deletedBindingUids: input.deletedBindingUids,
         })),
@@ -275,7 +283,7 @@ export async function reconcileClusterQuota(
     const listed = new Set(waiting.map((w) => w.binding));
     const counted = { ...quota, status: refused.status };
     const held = read.flatMap(({ bindings, input }, i) =>
-      heldBindings(bindings, input).flatMap(
+      heldBindings(bindings.items, input).flatMap(
         (binding) => heldWaitingStatus(binding, counted, namespaces[i]!) ?? [],
       ),
     );

@@ -293,6 +293,12 @@ export interface KarmadaQuotaStatus {
   wouldBeDenied?: WouldBeDeniedStatus[];
   conditions?: Condition[];
   observedGeneration?: number;
+  /**
+   * The resourceVersion of the ResourceBinding list the count came from (a ClusterKarmadaQuota's: the
+   * oldest of its namespaces' lists): every binding change at or before it is counted. Never moves
+   * down; not a change of its own (docs/concepts/accounting.md, "The count's version").
+   */
+  observedBindingsVersion?: string;
 }
 
 export interface Reservation {

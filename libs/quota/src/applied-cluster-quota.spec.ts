@@ -52,6 +52,7 @@ const status = (o: Partial<KarmadaQuotaStatus> = {}): KarmadaQuotaStatus => ({
     },
   ],
   clusters: [{ name: 'member1', used: { cpu: '3' }, lastSyncTime: AT, state: 'Ready' }],
+  observedBindingsVersion: '420',
   namespaces: [
     { namespace: 'a', used: { cpu: '1' }, reserved: { cpu: '0' } },
     { namespace: 'b', used: { cpu: '2' }, reserved: { cpu: '2' } },
@@ -143,6 +144,7 @@ describe('appliedStatus', () => {
       ...expected,
     });
     expect(got).not.toHaveProperty('reservations');
+    expect(got).not.toHaveProperty('observedBindingsVersion');
   });
 
   const beyond = (message: string) => condition('RunningBeyondCharge', 'True', 'UsageExceedsCharge', message);

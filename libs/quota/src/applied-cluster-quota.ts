@@ -8,9 +8,10 @@
  * (hard, used, reserved, the member clusters, capsResolvedFor, observedGeneration, the conditions)
  * plus this namespace's own entries of the lists that name namespaces (namespaces, waiting,
  * wouldBeDenied). Left out: the claims (reservations, the accounting's own records, each naming
- * another namespace's binding), other namespaces' entries, and condition messages that would name
- * other namespaces' bindings or problems (Ready when False, RunningBeyondCharge when True), which are
- * replaced by one naming only this namespace's bindings, or the quota to ask about.
+ * another namespace's binding), the count's version (observedBindingsVersion), other namespaces'
+ * entries, and condition messages that would name other namespaces' bindings or problems (Ready when
+ * False, RunningBeyondCharge when True), which are replaced by one naming only this namespace's
+ * bindings, or the quota to ask about.
  */
 import {
   APPLIED_CLUSTER_KARMADA_QUOTA,
@@ -79,6 +80,7 @@ export function appliedStatus(
 ): NonNullable<AppliedClusterKarmadaQuota['status']> {
   const { namespaces, waiting, wouldBeDenied, conditions, ...shared } = status;
   delete shared.reservations; // the claims: the accounting's own records
+  delete shared.observedBindingsVersion; // the count's version: the accounting's too
   const own = (Array.isArray(namespaces) ? namespaces : []).filter((line) => line?.namespace === namespace);
   const waitingHere = (Array.isArray(waiting) ? waiting : []).filter((w) =>
     ofNamespace(w?.binding, namespace),

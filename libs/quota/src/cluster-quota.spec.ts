@@ -214,6 +214,20 @@ describe('a ClusterKarmadaQuota status', () => {
     expect(recount('45')).toBe(true);
   });
 
+  it.each<[string, (string | undefined)[], string | undefined, string | undefined]>([
+    ["the oldest of the namespaces' lists", ['30', '12'], undefined, '12'],
+    ['the oldest, never below the stamp before', ['30', '12'], '20', '20'],
+    ["one namespace's list of unknown version keeps the stamp", ['30', undefined], '20', '20'],
+    ['no namespace counted keeps the stamp', [], '20', '20'],
+  ])("stamps %s as the count's version", (_, listed, previous, expected) => {
+    const status = computeQuotaStatus({
+      quota: ckq(previous === undefined ? {} : { observedBindingsVersion: previous }),
+      now: NOW,
+      namespaces: namespaces(listed.map((v) => (v === undefined ? {} : { bindingsVersion: v }))),
+    }).status;
+    expect(status.observedBindingsVersion).toBe(expected);
+  });
+
   it('sums the namespaces it selects, member by member, and lists each', () => {
     const result = computeQuotaStatus({
       quota: ckq(),

@@ -214,6 +214,45 @@ describe('computeQuotaStatus: hard and used', () => {
   });
 });
 
+describe("computeQuotaStatus: the count's version (observedBindingsVersion)", () => {
+  const stamp = (previous: string | undefined, listed: string | undefined) =>
+    computeQuotaStatus({
+      quota: kq({ status: previous === undefined ? {} : { observedBindingsVersion: previous } }),
+      bindings: [],
+      ...(listed === undefined ? {} : { bindingsVersion: listed }),
+      clusters: [],
+      now: NOW,
+    }).status.observedBindingsVersion;
+
+  it.each<[string, string | undefined, string | undefined, string | undefined]>([
+    ['the first count: the list counted', undefined, '12', '12'],
+    ['a later list moves it up', '12', '25', '25'],
+    ['a later list, longer in digits', '99', '100', '100'],
+    ['an older list never moves it down', '20', '12', '20'],
+    ['the same list keeps it', '20', '20', '20'],
+    ['a list of unknown version keeps it', '20', undefined, '20'],
+    ['nothing stamped and no version: none', undefined, undefined, undefined],
+    ['a malformed stamp is replaced by the list', 'x', '7', '7'],
+    ['a malformed list version keeps the stamp', '7', 'x', '7'],
+  ])('%s', (_, previous, listed, expected) => {
+    expect(stamp(previous, listed)).toBe(expected);
+  });
+
+  it('moving alone is no change: a status is not written for its stamp only', () => {
+    const quota = kq();
+    const first = computeQuotaStatus({ quota, bindings: [], bindingsVersion: '12', clusters: [], now: NOW });
+    const again = computeQuotaStatus({
+      quota: written(quota, first),
+      bindings: [],
+      bindingsVersion: '30',
+      clusters: [],
+      now: NOW,
+    });
+    expect(again.changed).toBe(false);
+    expect(again.status.observedBindingsVersion).toBe('30');
+  });
+});
+
 describe('computeQuotaStatus: scoped quota', () => {
   const bindings = [
     rb('web', { replicas: 2, priorityClassName: 'high' }),

@@ -34,6 +34,8 @@ import {
   claimAdmittedAt,
   isClusterQuota,
   isExpired,
+  isLaterVersion,
+  isResourceVersion,
   parseQuotaState,
   sumReserved,
   toWireReservations,
@@ -70,6 +72,8 @@ export interface NamespaceInput {
   resourceVersion?: string;
   /** Every ResourceBinding of the namespace, as persisted on the Karmada API server. */
   bindings: readonly ResourceBinding[];
+  /** The resourceVersion of the list `bindings` came from: the count's version (countedVersion). */
+  bindingsVersion?: string;
   /** Every cluster that published usage for the namespace. */
   clusters: ObservedCluster[];
   /**
@@ -199,6 +203,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
           {
             namespace,
             bindings: input.bindings,
+            ...(input.bindingsVersion !== undefined ? { bindingsVersion: input.bindingsVersion } : {}),
             clusters: input.clusters,
             ...(input.deletedBindingUids ? { deletedBindingUids: input.deletedBindingUids } : {}),
           },
@@ -231,6 +236,7 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
   );
   const allReservations = toWireReservations(reservations, namespace);
   const wouldBeDenied = liveWouldBeDenied(parsed.state.wouldBeDenied ?? [], now);
+  const bindingsVersion = countedVersion(current.observedBindingsVersion, parts);
   const beyondCharge = counts
     .flatMap((count) => count.beyondCharge)
     .sort((a, b) => compareNames(a.binding, b.binding));
@@ -271,11 +277,24 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
     conditions,
   };
   if (typeof generation === 'number') status.observedGeneration = generation;
+  if (bindingsVersion !== undefined) status.observedBindingsVersion = bindingsVersion;
 
   const events = quotaEvents(views, previousClusters, previousConditions, conditions);
 
   const changed = !statusEquals(current, status) && !onlyRetiresRecentClaims(current, status, input);
   return { status, reservations: allReservations, changed, events, errors };
+}
+
+/**
+ * `status.observedBindingsVersion` (docs/concepts/accounting.md, "The count's version"): the oldest of
+ * the lists counted, kept when a list's version is unknown, and never below the stamp written before.
+ */
+function countedVersion(stamped: unknown, parts: readonly NamespaceInput[]): string | undefined {
+  const previous = isResourceVersion(stamped) ? stamped : undefined;
+  const listed = parts.map((part) => part.bindingsVersion);
+  if (listed.length === 0 || !listed.every(isResourceVersion)) return previous;
+  const oldest = listed.reduce((a, b) => (isLaterVersion(a, b) ? b : a));
+  return previous !== undefined && isLaterVersion(previous, oldest) ? previous : oldest;
 }
 
 /** A member as the quota's status shows it: its health over the namespaces counted, and their usage. */

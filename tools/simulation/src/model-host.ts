@@ -6,6 +6,7 @@
 import { sameJson, type KarmadaQuota, type ResourceBinding } from '#api';
 import { isClusterQuota, limitsNamespace, type SelectedNamespace } from '#quota';
 import { ConflictError, type QuotaStore } from '#service-kit';
+import type { BindingList } from '#accounting';
 
 export const NAMESPACE = 'team-a';
 /** The namespaces in play: NAMESPACE (the KarmadaQuotas') and a second one, selected by the ClusterKarmadaQuota only. */
@@ -170,8 +171,12 @@ export class ModelHost {
     );
   }
 
-  listBindings(who: string): Promise<ResourceBinding[]> {
-    const list = () => [...this.bindings.values()].map((b) => structuredClone(b));
+  /** Every binding, with the list's resourceVersion: the latest version given out when it is taken. */
+  listBindings(who: string): Promise<BindingList> {
+    const list = () => ({
+      items: [...this.bindings.values()].map((b) => structuredClone(b)),
+      resourceVersion: String(this.version - 1),
+    });
     return this.operation(`${who} lists bindings`, list, false, list());
   }
 

@@ -1196,14 +1196,15 @@ export class Simulation extends Invariants {
           // and one read again after a conflict. (reconcile.service.ts asks only those it listed
           // first: a quota edited to select by class during the reconcile is then counted from
           // bindings without their class; reported, not modelled.)
-          listed = this.forServices(
-            Simulation.inNamespaces(await this.host.listBindings('reconciler'), [NAMESPACE]),
-            [...quotas, ...read.values()],
-          );
+          const list = await this.host.listBindings('reconciler');
+          listed = this.forServices(Simulation.inNamespaces(list.items, [NAMESPACE]), [
+            ...quotas,
+            ...read.values(),
+          ]);
           firstList ??= listed;
           if (rereading !== undefined) listedAfterRead.set(rereading, listed);
           rereading = undefined;
-          return listed;
+          return { items: listed, resourceVersion: list.resourceVersion };
         },
         writeStatus: (quota) => {
           const counted = listed;
@@ -1311,14 +1312,12 @@ export class Simulation extends Invariants {
             throw new Error(
               `the usage of ${missing.join(', ')} is missing from Redis, not published again yet`,
             );
-          const bindings = this.forServices(
-            Simulation.inNamespaces(await this.host.listBindings('reconciler'), [namespace]),
-            [quota],
-          );
+          const list = await this.host.listBindings('reconciler');
+          const bindings = this.forServices(Simulation.inNamespaces(list.items, [namespace]), [quota]);
           listed.set(namespace, bindings);
           usageRead.set(namespace, clusters);
           return {
-            bindings,
+            bindings: { items: bindings, resourceVersion: list.resourceVersion },
             input: {
               clusters,
               deletedBindingUids: new Set(this.deletedUids),
