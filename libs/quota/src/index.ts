@@ -180,3 +180,16 @@ export {
   appliedNamespaces,
   appliedStatus,
 } from './applied-cluster-quota.js';
+export {
+  claimedFor,
+  decideBy,
+  decideByRead,
+  increaseOver,
+  joinAttempt,
+  needsRead,
+  outcomeOf,
+  pendingOn,
+  retirable,
+  retireOn,
+} from './owner-claims.js';
+export type { Attempt, BindingSeen, ClaimRecord, QuotaClaim } from './owner-claims.js';
