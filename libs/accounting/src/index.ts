@@ -34,3 +34,11 @@ export type {
   ReconcileInput,
   ReconcileOutcome,
 } from './reconcile-loop.js';
+export { ADMISSION_ANNOTATION, ADMISSION_LEASE_NAME, AdmissionLease } from './admission-lease.js';
+export type {
+  AdmissionLeaseOptions,
+  AdmissionLeaseState,
+  AdmissionRecord,
+  LeaseApi,
+  LeaseStep,
+} from './admission-lease.js';

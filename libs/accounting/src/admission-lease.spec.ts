@@ -1,0 +1,178 @@
+import { ConflictError } from '#service-kit';
+import {
+  AdmissionLease,
+  type AdmissionLeaseState,
+  type AdmissionRecord,
+  type LeaseApi,
+} from './admission-lease.js';
+
+/** The Lease as the API server keeps it: compare-and-swap on resourceVersion, faults on demand. */
+class StoredLease implements LeaseApi {
+  lease?: AdmissionLeaseState;
+  private version = 1;
+  /** The next write: applied but its answer lost, or not applied at all. */
+  fault?: 'answer lost' | 'not applied';
+
+  async read() {
+    return this.lease && structuredClone(this.lease);
+  }
+
+  async write(next: Omit<AdmissionLeaseState, 'resourceVersion'>, expected: string | undefined) {
+    const fault = this.fault;
+    this.fault = undefined;
+    if (fault === 'not applied') throw new Error('503');
+    if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
+    this.lease = { ...structuredClone(next), resourceVersion: String(++this.version) };
+    if (fault === 'answer lost') throw new Error('connection reset');
+    return structuredClone(this.lease);
+  }
+}
+
+const D = 15_000;
+const R = 10_000;
+
+/** A process with its own monotonic clock, advanced by hand. */
+function process(api: LeaseApi, identity: string) {
+  const clock = { now: 1_000_000 };
+  const lease = new AdmissionLease(
+    api,
+    { identity, address: `${identity}:8443`, durationMs: D, renewDeadlineMs: R },
+    () => clock.now,
+  );
+  return { lease, clock, advance: (ms: number) => (clock.now += ms) };
+}
+
+const NO_GHOSTS: AdmissionRecord = { address: 'a:8443', ghosts: {}, unknownInFlight: false };
+
+describe('AdmissionLease', () => {
+  it('takes a Lease no one ever held at once, with nothing in flight to charge', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    expect(a.lease.owns()).toBe(false);
+    expect(await a.lease.step()).toBe('acquired');
+    expect(a.lease.owns()).toBe(true);
+    expect(api.lease).toMatchObject({ holder: 'a', transitions: 0, record: NO_GHOSTS });
+  });
+
+  it('takes a Lease its holder keeps renewing never; one left unrenewed only after its duration by its own clock', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    for (let i = 0; i < 5; i++) {
+      a.advance(5_000);
+      b.advance(5_000);
+      expect(await a.lease.step()).toBe('renewed');
+      expect(await b.lease.step()).toBe('held elsewhere');
+    }
+    // a stops renewing (it crashed): b first sees this version now, and waits a whole duration.
+    b.advance(D - 1);
+    expect(await b.lease.step()).toBe('held elsewhere');
+    b.advance(1);
+    expect(await b.lease.step()).toBe('acquired');
+    // a did not hand over: what it admitted is unknown.
+    expect(api.lease).toMatchObject({ holder: 'b', transitions: 1, record: { unknownInFlight: true } });
+    expect(b.lease.owns()).toBe(true);
+  });
+
+  it('decides nothing once its renew deadline has passed, and again after a renew', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    await a.lease.step();
+    a.advance(R - 1);
+    expect(a.lease.owns()).toBe(true);
+    a.advance(1);
+    expect(a.lease.owns()).toBe(false);
+    expect(a.lease.tenureMs()).toBeUndefined();
+    expect(await a.lease.step()).toBe('renewed');
+    expect(a.lease.owns()).toBe(true);
+  });
+
+  it('counts a renew from when it began, and a renew whose answer was lost from the last one known', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    await a.lease.step();
+    a.advance(6_000);
+    api.fault = 'answer lost';
+    expect(await a.lease.step()).toBe('unreachable');
+    a.advance(4_000); // 10 s since the last renew known to have landed
+    expect(a.lease.owns()).toBe(false);
+    // The Lease names this process: it renews on the version its lost write made.
+    expect(await a.lease.step()).toBe('renewed');
+    expect(a.lease.owns()).toBe(true);
+    expect(a.lease.tenureMs()).toBe(10_000);
+  });
+
+  it('a write refused leaves it held until the renew deadline, then it decides nothing', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    await a.lease.step();
+    a.advance(5_000);
+    api.fault = 'not applied';
+    expect(await a.lease.step()).toBe('unreachable');
+    expect(a.lease.owns()).toBe(true);
+    a.advance(5_000);
+    expect(a.lease.owns()).toBe(false);
+  });
+
+  it('a paused owner resumes without deciding: its clock ran, its Lease moved on', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    await b.lease.step();
+    b.advance(D);
+    a.advance(D); // SIGSTOP: the monotonic clock runs on
+    expect(await b.lease.step()).toBe('acquired');
+    expect(a.lease.owns()).toBe(false);
+    expect(await a.lease.step()).toBe('lost');
+    expect(a.lease.owns()).toBe(false);
+  });
+
+  it('a graceful handover stops deciding at once and passes what is in flight on as ghosts', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    await b.lease.step();
+    const released = a.lease.release({ 'team-a/q': { cpu: '2' } });
+    expect(a.lease.owns()).toBe(false);
+    expect(await released).toBe(true);
+    expect(api.lease).toMatchObject({ holder: '', record: { ghosts: { 'team-a/q': { cpu: '2' } } } });
+    // Free: taken at once, without waiting a duration, and nothing unknown.
+    expect(await b.lease.step()).toBe('acquired');
+    expect(b.lease.carried()).toEqual({
+      address: 'b:8443',
+      ghosts: { 'team-a/q': { cpu: '2' } },
+      unknownInFlight: false,
+    });
+    expect(await a.lease.step()).toBe('held elsewhere');
+  });
+
+  it('ghosts are carried through takeovers until an owner drops them', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    const c = process(api, 'c');
+    await a.lease.step();
+    await a.lease.release({ 'team-a/q': { cpu: '2' } });
+    await b.lease.step();
+    await c.lease.step();
+    c.advance(D); // b crashed
+    expect(await c.lease.step()).toBe('acquired');
+    expect(c.lease.carried()).toMatchObject({ ghosts: { 'team-a/q': { cpu: '2' } }, unknownInFlight: true });
+    expect(api.lease?.transitions).toBe(2);
+    c.lease.dropGhosts();
+    expect(await c.lease.step()).toBe('renewed');
+    expect(api.lease?.record).toEqual({ address: 'c:8443', ghosts: {}, unknownInFlight: false });
+  });
+
+  it('two processes racing for a free Lease: one wins, the other sees a conflict', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    const [first, second] = await Promise.all([a.lease.step(), b.lease.step()]);
+    expect([first, second].sort()).toEqual(['acquired', 'held elsewhere']);
+    expect([a.lease.owns(), b.lease.owns()].filter(Boolean)).toHaveLength(1);
+  });
+});

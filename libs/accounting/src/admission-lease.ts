@@ -1,0 +1,215 @@
+/**
+ * The admission owner's Lease (design C, docs/development/plans/admission-owner.md, "The Lease"): one
+ * coordination.k8s.io Lease names the webhook process that decides every increase from memory. As
+ * in client-go's leader election, expiry is judged by each process's own monotonic clock from when it
+ * first saw the Lease's current version, and the holder stops deciding at its renew deadline, before
+ * anyone may take over: sound while clock rates differ by less than duration / renew deadline.
+ * The Lease also carries what the next owner must charge (the ghosts), fenced by the same writes.
+ */
+import { ConflictError } from '#service-kit';
+
+export const ADMISSION_LEASE_NAME = 'karmada-quota-admission';
+/** The Lease annotation holding the AdmissionRecord, as JSON. */
+export const ADMISSION_ANNOTATION = 'quota.karmada.io/admission';
+
+/**
+ * What an owner hands on with the Lease: where it answers, and the ghosts its successor charges until
+ * an owner has held the Lease a landing window and the counts caught up (the owner's ledger decides).
+ */
+export interface AdmissionRecord {
+  /** Where the holder answers forwarded decisions (host:port). */
+  address?: string;
+  /** Per quota key: increases a predecessor handed over still in flight, in wire form. */
+  ghosts: Record<string, Record<string, string>>;
+  /** A holder stopped without handing over: what it admitted is unknown, so every increase waits. */
+  unknownInFlight: boolean;
+}
+
+/** The Lease as read or written. */
+export interface AdmissionLeaseState {
+  /** Empty when released. */
+  holder: string;
+  durationSeconds: number;
+  /** leaseTransitions: one more at each change of holder (an epoch for later fencing). */
+  transitions: number;
+  record: AdmissionRecord;
+  resourceVersion: string;
+}
+
+/** The Lease on the Karmada API server. */
+export interface LeaseApi {
+  /** The Lease, or undefined when there is none. */
+  read(): Promise<AdmissionLeaseState | undefined>;
+  /** Creates it (`expected` undefined) or replaces it by compare-and-swap; ConflictError when it changed. */
+  write(
+    next: Omit<AdmissionLeaseState, 'resourceVersion'>,
+    expected: string | undefined,
+  ): Promise<AdmissionLeaseState>;
+}
+
+export interface AdmissionLeaseOptions {
+  identity: string;
+  address: string;
+  durationMs: number;
+  /** Below durationMs: the holder decides nothing once this long has passed since its last renew began. */
+  renewDeadlineMs: number;
+}
+
+/** This process's tenure: from its acquisition, by its own clock. */
+interface Tenure {
+  since: number;
+  /** When the last successful write of the Lease began (a renew counts from its start). */
+  renewedAt: number;
+  resourceVersion: string;
+  record: AdmissionRecord;
+}
+
+export type LeaseStep = 'acquired' | 'renewed' | 'lost' | 'held elsewhere' | 'unreachable';
+
+/**
+ * One process's view of the admission Lease. `step()` renews it when held, or takes it when free or
+ * expired; `owns()` says whether an increase may be decided now; `release()` hands it on.
+ */
+export class AdmissionLease {
+  private tenure?: Tenure;
+  /** The Lease's version as last read, and when it was first seen (own clock): its expiry runs from there. */
+  private seen?: { resourceVersion: string; at: number };
+  private releasing = false;
+
+  constructor(
+    private readonly api: LeaseApi,
+    private readonly options: AdmissionLeaseOptions,
+    /** Monotonic milliseconds (performance.now in the webhook). */
+    private readonly clock: () => number,
+  ) {}
+
+  /** Whether this process may decide an increase now: it holds the Lease and renewed it in time. */
+  owns(): boolean {
+    return (
+      !this.releasing &&
+      this.tenure !== undefined &&
+      this.clock() < this.tenure.renewedAt + this.options.renewDeadlineMs
+    );
+  }
+
+  /** How long this process has held the Lease without interruption; undefined when it does not. */
+  tenureMs(): number | undefined {
+    return this.owns() ? this.clock() - this.tenure!.since : undefined;
+  }
+
+  /** The ghosts this owner carries (taken over with the Lease, until it drops them). */
+  carried(): AdmissionRecord | undefined {
+    return this.tenure?.record;
+  }
+
+  /** Forgets the ghosts carried: the next renew writes the record without them. */
+  dropGhosts(): void {
+    if (this.tenure) this.tenure.record = { ...this.tenure.record, ghosts: {}, unknownInFlight: false };
+  }
+
+  /** One round: renew, or acquire when the Lease is free or expired by this process's clock. */
+  async step(): Promise<LeaseStep> {
+    if (this.releasing) return 'held elsewhere';
+    const started = this.clock();
+    let lease: AdmissionLeaseState | undefined;
+    try {
+      lease = await this.api.read();
+    } catch {
+      return 'unreachable';
+    }
+    const now = this.clock();
+    if (lease !== undefined && this.seen?.resourceVersion !== lease.resourceVersion)
+      this.seen = { resourceVersion: lease.resourceVersion, at: now };
+    if (lease === undefined) this.seen = undefined;
+
+    // Only this process writes its identity (one per process): a Lease naming it is this one's, even
+    // when the answer to its last write was lost.
+    if (lease?.holder === this.options.identity) {
+      const renewing = this.tenure !== undefined;
+      const written = await this.write(lease, this.tenure?.record ?? lease.record, started);
+      if (written) return renewing ? 'renewed' : 'acquired';
+      return this.tenure === undefined ? 'lost' : 'unreachable';
+    }
+    if (this.tenure !== undefined) {
+      this.tenure = undefined;
+      return 'lost';
+    }
+    if (lease !== undefined && lease.holder !== '' && !this.expired(lease, now)) return 'held elsewhere';
+    // A holder that let the Lease expire did not hand over: what it admitted may still land.
+    const crashed = lease !== undefined && lease.holder !== '';
+    const record: AdmissionRecord = {
+      address: this.options.address,
+      ghosts: lease?.record.ghosts ?? {},
+      unknownInFlight: crashed || (lease?.record.unknownInFlight ?? false),
+    };
+    return (await this.write(lease, record, this.clock())) ? 'acquired' : 'held elsewhere';
+  }
+
+  /**
+   * Hands the Lease on (a graceful stop): decides nothing more, then writes it free with `inFlight`
+   * (per quota key, what this owner admitted that may still land) added to the ghosts carried.
+   */
+  async release(inFlight: Record<string, Record<string, string>>): Promise<boolean> {
+    this.releasing = true;
+    const tenure = this.tenure;
+    if (tenure === undefined) return false;
+    const lease = await this.api.read().catch(() => undefined);
+    if (lease?.holder !== this.options.identity || lease.resourceVersion !== tenure.resourceVersion)
+      return false;
+    try {
+      await this.api.write(
+        {
+          holder: '',
+          durationSeconds: lease.durationSeconds,
+          transitions: lease.transitions,
+          record: {
+            ghosts: { ...tenure.record.ghosts, ...inFlight },
+            unknownInFlight: tenure.record.unknownInFlight,
+          },
+        },
+        lease.resourceVersion,
+      );
+      this.tenure = undefined;
+      return true;
+    } catch {
+      return false; // it expires instead, and the successor treats it as a crash
+    }
+  }
+
+  /** Whether the Lease's version has not changed for its duration, as this process saw it. */
+  private expired(lease: AdmissionLeaseState, now: number): boolean {
+    const duration = Math.max(lease.durationSeconds * 1000, this.options.durationMs);
+    return this.seen !== undefined && now - this.seen.at >= duration;
+  }
+
+  /** Writes the Lease held by this process; false when another write came first or it failed. */
+  private async write(
+    lease: AdmissionLeaseState | undefined,
+    record: AdmissionRecord,
+    startedAt: number,
+  ): Promise<boolean> {
+    const taking = lease?.holder !== this.options.identity;
+    try {
+      const written = await this.api.write(
+        {
+          holder: this.options.identity,
+          durationSeconds: Math.ceil(this.options.durationMs / 1000),
+          transitions: (lease?.transitions ?? 0) + (taking && lease !== undefined ? 1 : 0),
+          record,
+        },
+        lease?.resourceVersion,
+      );
+      this.seen = { resourceVersion: written.resourceVersion, at: this.clock() };
+      this.tenure = {
+        since: this.tenure?.since ?? startedAt,
+        renewedAt: startedAt,
+        resourceVersion: written.resourceVersion,
+        record,
+      };
+      return true;
+    } catch (err) {
+      if (err instanceof ConflictError) this.tenure = undefined;
+      return false;
+    }
+  }
+}
