@@ -260,7 +260,13 @@ describe('admitBatch: running total', () => {
   it('a dryRun-only batch writes nothing', () => {
     const state = quota('team-a', { cpu: '10' });
     const result = admit([state], [item('a', { cpu: '1' }, { dryRun: true })]);
-    expect(result).toEqual({ decisions: [ALLOWED], awaitsWrite: [false], quotas: [state], changed: [] });
+    expect(result).toEqual({
+      decisions: [ALLOWED],
+      awaitsWrite: [false],
+      quotas: [state],
+      changed: [],
+      claims: [undefined],
+    });
     expect(result.quotas[0]).toBe(state);
   });
 });
@@ -600,6 +606,7 @@ describe('admitBatch: several quotas', () => {
       awaitsWrite: [false],
       quotas: [],
       changed: [],
+      claims: [new Map()],
     });
   });
 });
@@ -1237,3 +1244,61 @@ describe('admitBatch: which claims a change relies on, and what a claim records 
     expect(formatList(fits.quotas[0]!.reserved)).toEqual({ cpu: '10' });
   });
 });
+
+describe("admitBatch: the admission owner's hooks (claimed given, claims returned)", () => {
+  const wireClaims = (result: BatchResult) =>
+    result.claims.map((byQuota) =>
+      byQuota === undefined
+        ? undefined
+        : Object.fromEntries(
+            [...byQuota].map(([name, c]) => [
+              name,
+              { charge: formatList(c.charge), increase: formatList(c.increase) },
+            ]),
+          ),
+    );
+
+  it.each<[string, Record<string, Record<string, string>> | undefined, Decision, Record<string, string>]>([
+    // The quota's entry covers this very create; without `claimed` it is relied on.
+    ['the entries, when not given', undefined, ALLOWED, {}],
+    ["the owner's record instead of the entry: it claims nothing", {}, ALLOWED, { cpu: '4' }],
+    ["the owner's record: it claims part", { 'cpu-quota': { cpu: '3' } }, ALLOWED, { cpu: '1' }],
+    ["the owner's record: it claims all", { 'cpu-quota': { cpu: '6' } }, ALLOWED, {}],
+  ])('weighs %s', (_, claimed, decision, increase) => {
+    const covering = reservation('web', { cpu: '4' }, { cpu: '4' }, { uid: 'u1', expirationTime: EXPIRES });
+    const web = {
+      ...item('web', { cpu: '4' }, { uid: 'u1' }),
+      ...(claimed ? { claimed: list2(claimed) } : {}),
+    };
+    const result = admit([quota('cpu-quota', { cpu: '10' }, { cpu: '2' }, [covering])], [web]);
+    expect(result.decisions).toEqual([decision]);
+    expect(wireClaims(result)[0]?.['cpu-quota']?.increase ?? {}).toEqual(increase);
+  });
+
+  it('returns what each admitted item claims per quota it raises; refused and dry-run items claim nothing', () => {
+    const result = admit(
+      [quota('cpu-quota', { cpu: '10' }), quota('pod-quota', { pods: '5' })],
+      [
+        item('a', { cpu: '4', pods: '2' }),
+        item('b', { cpu: '3' }, { old: { cpu: '1' }, uid: 'u2', version: '7' }),
+        item('c', { cpu: '9' }),
+        item('d', { cpu: '1' }, { dryRun: true }),
+      ],
+    );
+    expect(result.decisions.map((d) => d.allowed)).toEqual([true, true, false, true]);
+    expect(wireClaims(result)).toEqual([
+      {
+        'cpu-quota': { charge: { cpu: '4' }, increase: { cpu: '4' } },
+        'pod-quota': { charge: { pods: '2' }, increase: { pods: '2' } },
+      },
+      { 'cpu-quota': { charge: { cpu: '3' }, increase: { cpu: '2' } } },
+      undefined,
+      undefined,
+    ]);
+  });
+});
+
+/** `claimed` per quota, parsed. */
+function list2(raw: Record<string, Record<string, string>>): Record<string, ResourceList> {
+  return Object.fromEntries(Object.entries(raw).map(([name, l]) => [name, list(l)]));
+}

@@ -20,6 +20,7 @@ import {
 import type { Enforcement, WouldBeDeniedStatus } from '#api';
 import { addWouldBeDenied } from './enforcement.js';
 import { cappedOn, memberPart, splitMemberKey } from './member-caps.js';
+import type { QuotaClaim } from './owner-claims.js';
 import {
   bindingKeyString,
   clusterQuotaNamed,
@@ -55,6 +56,11 @@ export interface AdmissionItem {
    * every quota, whether its scopes match or not, before anything else.
    */
   unboundedPods?: Readonly<Record<string, string>>;
+  /**
+   * Per quota name, what the admission owner's record of the binding claims (owner-claims.ts): when
+   * given, it stands for the quotas' claim entries, which are then not looked up (none claims {}).
+   */
+  claimed?: Readonly<Record<string, ResourceList>>;
 }
 
 /** A refusal a quota whose enforcement is Warn or DryRun did not enforce (enforcement.ts). */
@@ -102,6 +108,11 @@ export interface BatchResult {
   quotas: QuotaState[];
   /** Names of the quotas whose reservations changed (the ones to write), in the given order. */
   changed: string[];
+  /**
+   * One per item: for an admitted item that is not a dry run, what it claims on each quota it
+   * raises (by name: the charge weighed and the increase), for the owner's records; else undefined.
+   */
+  claims: (ReadonlyMap<string, QuotaClaim> | undefined)[];
 }
 
 const ZERO = Quantity.zero();
@@ -257,16 +268,18 @@ function plan(quota: WorkingQuota, item: AdmissionItem, options: AdmitOptions): 
     item.old !== undefined && item.old.quotas.includes(quota.original.name)
       ? maskList(item.old.charge, keys)
       : {};
-  const position = quota.index.get(bindingKeyString(item.binding));
+  const byOwner = item.claimed && maskList(item.claimed[quota.original.name] ?? {}, keys);
+  const position = byOwner ? undefined : quota.index.get(bindingKeyString(item.binding));
   const existing = position === undefined ? undefined : quota.entries[position];
   const claimUntil = (at: Date): ResourceList =>
     existing !== undefined && existing.expirationTime !== undefined && !isExpired(existing, at)
       ? maskList(existing.charge, keys)
       : {};
   const claimed =
-    existing !== undefined && claimCovers(existing, item)
+    byOwner ??
+    (existing !== undefined && claimCovers(existing, item)
       ? claimUntil(new Date(options.now.getTime() + options.landingWindowSeconds * 1000))
-      : {};
+      : {});
   const increase = excessOf(charge, maxLists(stored, claimed));
   if (Object.keys(increase).length === 0) return undefined;
   const resolved = quota.original.capsResolvedFor;
@@ -451,8 +464,10 @@ export function admitBatch(
 ): BatchResult {
   const working = quotas.map(workingQuota);
   const awaitsWrite: boolean[] = [];
+  const claims: BatchResult['claims'] = [];
   const decisions: Decision[] = items.map((item, i): Decision => {
     awaitsWrite[i] = false;
+    claims[i] = undefined;
     const applicable = working.filter((w) => matches(w.original.name, i));
     // A quota that does not enforce notes its refusal and admits: the change is counted all the same.
     const notEnforced: { quota: WorkingQuota; message: string }[] = [];
@@ -486,6 +501,9 @@ export function admitBatch(
       for (const { quota, message } of notEnforced) note(quota, item, message, options.now);
       const key = bindingKeyString(item.binding);
       awaitsWrite[i] = plans.length > 0 || applicable.some((w) => w.touched.has(key));
+      claims[i] = new Map(
+        plans.map((p) => [p.quota.original.name, { charge: p.charge, increase: p.increase }]),
+      );
     }
     if (notEnforced.length === 0) return { allowed: true };
     return {
@@ -509,5 +527,6 @@ export function admitBatch(
     awaitsWrite,
     quotas: result,
     changed: working.filter((w) => w.changed).map((w) => w.original.name),
+    claims,
   };
 }
