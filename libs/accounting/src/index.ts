@@ -42,3 +42,4 @@ export type {
   LeaseApi,
   LeaseStep,
 } from './admission-lease.js';
+export { ledgerKey, OwnerLedger } from './owner-ledger.js';

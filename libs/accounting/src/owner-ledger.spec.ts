@@ -1,0 +1,102 @@
+import { formatList, parseResourceList, type ResourceList } from '#quantity';
+import type { QuotaClaim, QuotaState } from '#quota';
+import { ledgerKey, OwnerLedger } from './owner-ledger.js';
+
+const list = (wire: Record<string, string>): ResourceList => parseResourceList(wire, 'test').list;
+const claims = (byQuota: Record<string, [Record<string, string>, Record<string, string>?]>) =>
+  new Map<string, QuotaClaim>(
+    Object.entries(byQuota).map(([name, [charge, increase]]) => [
+      name,
+      { charge: list(charge), increase: list(increase ?? charge) },
+    ]),
+  );
+const state = (name: string, reserved: Record<string, string> = {}): QuotaState => ({
+  name,
+  hard: list({ cpu: '10' }),
+  used: list({ cpu: '1' }),
+  reserved: list(reserved),
+  reservations: [],
+});
+const reservedOn = (ledger: OwnerLedger, namespace: string, s: QuotaState) =>
+  formatList(ledger.decidingState(namespace, s).reserved);
+const web = { namespace: 'team-a', name: 'web' };
+const CKQ = 'ClusterKarmadaQuota/shared';
+
+describe('OwnerLedger', () => {
+  it('decides on the count plus the increases in flight and the ghosts', () => {
+    const ledger = new OwnerLedger(new Map([['team-a/q', list({ cpu: '1' })]]));
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }] }));
+    expect(reservedOn(ledger, 'team-a', state('q', { cpu: '2' }))).toEqual({ cpu: '6' });
+    expect(ledger.decidingState('team-a', state('q')).reservations).toEqual([]);
+    expect(reservedOn(ledger, 'team-b', state('q'))).toEqual({});
+    expect(ledger.claimedBy(web, ['q', 'other'])).toEqual({ q: list({ cpu: '3' }), other: {} });
+  });
+
+  it('keys a KarmadaQuota by its namespace, a ClusterKarmadaQuota by its name: one sum over its namespaces', () => {
+    expect(ledgerKey('team-a', 'q')).toBe('team-a/q');
+    expect(ledgerKey('team-a', CKQ)).toBe(CKQ);
+    const ledger = new OwnerLedger();
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ [CKQ]: [{ cpu: '2' }] }));
+    ledger.admitted(
+      { namespace: 'team-b', name: 'web' },
+      { uid: 'u2', admittedAt: 0 },
+      claims({ [CKQ]: [{ cpu: '3' }] }),
+    );
+    expect(reservedOn(ledger, 'team-b', state(CKQ))).toEqual({ cpu: '5' });
+  });
+
+  it("retires a record's claim on a quota once its count holds the record's outcomes", () => {
+    const ledger = new OwnerLedger();
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }], r: [{ cpu: '3' }] }));
+    // Not landed yet: no count retires it.
+    ledger.counted('team-a', 'q', '100');
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({ cpu: '3' });
+    ledger.seen(web, { uid: 'u1', resourceVersion: '42', deleted: false });
+    ledger.counted('team-a', 'q', '41');
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({ cpu: '3' });
+    ledger.counted('team-a', 'q', '42');
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({});
+    // Still claimed on r, whose count is behind.
+    expect(ledger.size).toBe(1);
+    expect(reservedOn(ledger, 'team-a', state('r'))).toEqual({ cpu: '3' });
+    ledger.counted('team-a', 'r', '50');
+    expect(ledger.size).toBe(0);
+    expect(ledger.inFlight()).toEqual(new Map());
+  });
+
+  it('an attempt relying on a record joins it, raising nothing: the record waits for its outcome too', () => {
+    const ledger = new OwnerLedger();
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }] }));
+    ledger.admitted(web, { uid: 'u2', admittedAt: 5 }, new Map());
+    ledger.seen(web, { uid: 'u1', resourceVersion: '42', deleted: false });
+    ledger.counted('team-a', 'q', '60');
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({ cpu: '3' });
+    // A change claiming nothing, with no record, leaves none.
+    ledger.admitted({ namespace: 'team-a', name: 'db' }, { uid: 'u9', admittedAt: 0 }, new Map());
+    expect(ledger.size).toBe(1);
+  });
+
+  it('a create that never landed is decided by a read once the landing window has passed', () => {
+    const ledger = new OwnerLedger();
+    ledger.admitted(web, { uid: 'u1', admittedAt: 1_000 }, claims({ q: [{ cpu: '3' }] }));
+    expect(ledger.needingRead(60_999, 60_000)).toEqual([]);
+    expect(ledger.needingRead(61_000, 60_000)).toEqual([web]);
+    ledger.read(web, '70', 61_000, 60_000);
+    expect(ledger.needingRead(61_000, 60_000)).toEqual([]);
+    ledger.counted('team-a', 'q', '70');
+    expect(ledger.size).toBe(0);
+  });
+
+  it('hands on the increases in flight with the ghosts, and drops the ghosts when told', () => {
+    const ledger = new OwnerLedger(new Map([['team-a/q', list({ cpu: '1' })]]));
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }], r: [{ cpu: '2' }] }));
+    expect(new Map([...ledger.inFlight()].map(([k, v]) => [k, formatList(v)]))).toEqual(
+      new Map([
+        ['team-a/q', { cpu: '4' }],
+        ['team-a/r', { cpu: '2' }],
+      ]),
+    );
+    ledger.dropGhosts();
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({ cpu: '3' });
+  });
+});

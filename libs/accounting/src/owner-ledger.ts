@@ -1,0 +1,129 @@
+/**
+ * What the admission owner keeps in memory (design C, docs/development/plans/admission-owner.md): the
+ * claim records by binding (libs/quota owner-claims.ts), their increases summed per quota, and the
+ * ghosts taken over with the Lease. A quota is decided on as the reconciler counted it plus all of
+ * these; a record's claim leaves the sum once that quota's count holds the record's outcomes.
+ */
+import { addLists, subtractLists, removeZeros, type ResourceList } from '#quantity';
+import {
+  bindingKeyString,
+  claimedFor,
+  clusterQuotaNamed,
+  decideBy,
+  decideByRead,
+  joinAttempt,
+  needsRead,
+  retireOn,
+  type Attempt,
+  type BindingKey,
+  type BindingSeen,
+  type ClaimRecord,
+  type QuotaClaim,
+  type QuotaState,
+} from '#quota';
+
+/** A quota's key in the ledger: a ClusterKarmadaQuota's name, a KarmadaQuota's namespace/name. */
+export const ledgerKey = (namespace: string, quotaName: string): string =>
+  clusterQuotaNamed(quotaName) !== undefined ? quotaName : `${namespace}/${quotaName}`;
+
+export class OwnerLedger {
+  private readonly records = new Map<string, { binding: BindingKey; record: ClaimRecord }>();
+  /** By quota key: the increases of the records still claiming on it. */
+  private readonly pending = new Map<string, ResourceList>();
+  /** By quota key: what a predecessor handed over in flight. */
+  private readonly ghosts = new Map<string, ResourceList>();
+
+  constructor(ghosts: ReadonlyMap<string, ResourceList> = new Map()) {
+    for (const [key, amount] of ghosts) this.ghosts.set(key, amount);
+  }
+
+  /** The quota as the owner decides on it: the reconciler's count plus what may still land. */
+  decidingState(namespace: string, state: QuotaState): QuotaState {
+    const key = ledgerKey(namespace, state.name);
+    const inFlight = addLists(this.pending.get(key) ?? {}, this.ghosts.get(key) ?? {});
+    return { ...state, reserved: addLists(state.reserved, inFlight), reservations: [] };
+  }
+
+  /** What the binding's record claims on each of the namespace's quotas (an AdmissionItem's `claimed`). */
+  claimedBy(binding: BindingKey, quotaNames: readonly string[]): Record<string, ResourceList> {
+    const record = this.records.get(bindingKeyString(binding))?.record;
+    return Object.fromEntries(
+      quotaNames.map((name) => [name, claimedFor(record, ledgerKey(binding.namespace, name))]),
+    );
+  }
+
+  /**
+   * Records an admitted change that is not a dry run, with what it claimed per quota name
+   * (BatchResult.claims): before its answer is sent. It joins its binding's record even when it
+   * raised nothing, if it relied on that record.
+   */
+  admitted(
+    binding: BindingKey,
+    attempt: Omit<Attempt, 'decidedAt'>,
+    claims: ReadonlyMap<string, QuotaClaim>,
+  ): void {
+    const id = bindingKeyString(binding);
+    const held = this.records.get(id);
+    if (held === undefined && claims.size === 0) return;
+    const byKey = new Map([...claims].map(([name, claim]) => [ledgerKey(binding.namespace, name), claim]));
+    for (const [key, claim] of byKey)
+      this.pending.set(key, addLists(this.pending.get(key) ?? {}, claim.increase));
+    this.records.set(id, {
+      binding: { namespace: binding.namespace, name: binding.name },
+      record: joinAttempt(held?.record, attempt, byKey),
+    });
+  }
+
+  /** The binding watch showed an object of the record's name (or its deletion). */
+  seen(binding: BindingKey, seen: BindingSeen): void {
+    const held = this.records.get(bindingKeyString(binding));
+    if (held) held.record = decideBy(held.record, seen);
+  }
+
+  /** Bindings with an attempt the landing window has passed undecided: each needs a consistent read. */
+  needingRead(now: number, windowMs: number): BindingKey[] {
+    return [...this.records.values()].filter((r) => needsRead(r.record, now, windowMs)).map((r) => r.binding);
+  }
+
+  /** A consistent read of the binding at `readVersion`, made at `now`, decides its old attempts. */
+  read(binding: BindingKey, readVersion: string, now: number, windowMs: number): void {
+    const held = this.records.get(bindingKeyString(binding));
+    if (held) held.record = decideByRead(held.record, readVersion, now, windowMs);
+  }
+
+  /**
+   * The quota's count (its `status.observedBindingsVersion`) as the owner's quota watch shows it:
+   * every record whose outcomes it holds stops claiming on it.
+   */
+  counted(namespace: string, quotaName: string, countedVersion: string | undefined): void {
+    const key = ledgerKey(namespace, quotaName);
+    for (const [id, held] of this.records) {
+      const claim = held.record.quotas.get(key);
+      if (claim === undefined) continue;
+      const next = retireOn(held.record, key, countedVersion);
+      if (next === held.record) continue;
+      const left = removeZeros(subtractLists(this.pending.get(key) ?? {}, claim.increase));
+      if (Object.keys(left).length === 0) this.pending.delete(key);
+      else this.pending.set(key, left);
+      if (next === undefined) this.records.delete(id);
+      else held.record = next;
+    }
+  }
+
+  /** Per quota key, what may still land: the pending increases and the ghosts (handed on at release). */
+  inFlight(): Map<string, ResourceList> {
+    const all = new Map(this.ghosts);
+    for (const [key, amount] of this.pending) all.set(key, addLists(all.get(key) ?? {}, amount));
+    return all;
+  }
+
+  /** Drops the ghosts (the owner held long enough and the counts caught up: plan, gap 1). */
+  dropGhosts(): void {
+    this.ghosts.clear();
+  }
+
+  /** How many bindings have a record: the claims in flight. */
+  get size(): number {
+    return this.records.size;
+  }
+}
