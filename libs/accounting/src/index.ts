@@ -42,4 +42,4 @@ export type {
   LeaseApi,
   LeaseStep,
 } from './admission-lease.js';
-export { ledgerKey, OwnerLedger } from './owner-ledger.js';
+export { ledgerKey, OwnerLedger, type TakenOver } from './owner-ledger.js';

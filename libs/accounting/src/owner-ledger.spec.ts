@@ -24,7 +24,10 @@ const CKQ = 'ClusterKarmadaQuota/shared';
 
 describe('OwnerLedger', () => {
   it('decides on the count plus the increases in flight and the ghosts', () => {
-    const ledger = new OwnerLedger(new Map([['team-a/q', list({ cpu: '1' })]]));
+    const ledger = new OwnerLedger({
+      ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
+      unknownInFlight: false,
+    });
     ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }] }));
     expect(reservedOn(ledger, 'team-a', state('q', { cpu: '2' }))).toEqual({ cpu: '6' });
     expect(ledger.decidingState('team-a', state('q')).reservations).toEqual([]);
@@ -87,8 +90,11 @@ describe('OwnerLedger', () => {
     expect(ledger.size).toBe(0);
   });
 
-  it('hands on the increases in flight with the ghosts, and drops the ghosts when told', () => {
-    const ledger = new OwnerLedger(new Map([['team-a/q', list({ cpu: '1' })]]));
+  it('hands on the increases in flight with the ghosts', () => {
+    const ledger = new OwnerLedger({
+      ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
+      unknownInFlight: false,
+    });
     ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }], r: [{ cpu: '2' }] }));
     expect(new Map([...ledger.inFlight()].map(([k, v]) => [k, formatList(v)]))).toEqual(
       new Map([
@@ -96,7 +102,28 @@ describe('OwnerLedger', () => {
         ['team-a/r', { cpu: '2' }],
       ]),
     );
-    ledger.dropGhosts();
-    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({ cpu: '3' });
+  });
+
+  it("drops a predecessor's ghosts on a quota once counted past a list made after a landing window held", () => {
+    const ledger = new OwnerLedger({
+      ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
+      unknownInFlight: true,
+    });
+    expect(ledger.refusesIncreases('team-a', 'q')).toBe(true);
+    // Counted, but before the window: what the predecessor admitted may land after the count.
+    ledger.counted('team-a', 'q', '500');
+    expect(ledger.refusesIncreases('team-a', 'q')).toBe(true);
+    ledger.heldLongEnough('600');
+    ledger.heldLongEnough('700'); // the first list counts
+    ledger.counted('team-a', 'q', '599');
+    expect(ledger.refusesIncreases('team-a', 'q')).toBe(true);
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({ cpu: '1' });
+    expect(ledger.ghostsSettled(['team-a/q'])).toBe(false);
+    ledger.counted('team-a', 'q', '600');
+    expect(ledger.refusesIncreases('team-a', 'q')).toBe(false);
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({});
+    expect(ledger.ghostsSettled(['team-a/q'])).toBe(true);
+    expect(ledger.ghostsSettled(['team-a/q', 'team-a/r'])).toBe(false);
+    expect(ledger.refusesIncreases('team-a', 'r')).toBe(true);
   });
 });

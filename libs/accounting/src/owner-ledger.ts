@@ -11,6 +11,7 @@ import {
   clusterQuotaNamed,
   decideBy,
   decideByRead,
+  isLaterVersion,
   joinAttempt,
   needsRead,
   retireOn,
@@ -26,15 +27,53 @@ import {
 export const ledgerKey = (namespace: string, quotaName: string): string =>
   clusterQuotaNamed(quotaName) !== undefined ? quotaName : `${namespace}/${quotaName}`;
 
+/** What an owner takes over with the Lease (AdmissionRecord, decoded). */
+export interface TakenOver {
+  ghosts: ReadonlyMap<string, ResourceList>;
+  /** The predecessor stopped without handing over: every quota refuses increases until settled. */
+  unknownInFlight: boolean;
+}
+
 export class OwnerLedger {
   private readonly records = new Map<string, { binding: BindingKey; record: ClaimRecord }>();
   /** By quota key: the increases of the records still claiming on it. */
   private readonly pending = new Map<string, ResourceList>();
   /** By quota key: what a predecessor handed over in flight. */
-  private readonly ghosts = new Map<string, ResourceList>();
+  private readonly ghosts: Map<string, ResourceList>;
+  private readonly unknownInFlight: boolean;
+  /**
+   * A consistent list's resourceVersion, made once this owner had held the Lease a landing window:
+   * a quota counted at or past it counts all its predecessors admitted (plan, gap 1).
+   */
+  private settledFrom?: string;
+  /** Quota keys counted since `settledFrom`: no ghost of theirs is left. */
+  private readonly settled = new Set<string>();
 
-  constructor(ghosts: ReadonlyMap<string, ResourceList> = new Map()) {
-    for (const [key, amount] of ghosts) this.ghosts.set(key, amount);
+  constructor(takenOver: TakenOver = { ghosts: new Map(), unknownInFlight: false }) {
+    this.ghosts = new Map(takenOver.ghosts);
+    this.unknownInFlight = takenOver.unknownInFlight;
+  }
+
+  /**
+   * Whether the quota refuses every increase for now: a predecessor stopped without handing over,
+   * and no count of the quota is known to hold all it admitted yet.
+   */
+  refusesIncreases(namespace: string, quotaName: string): boolean {
+    return this.unknownInFlight && !this.settled.has(ledgerKey(namespace, quotaName));
+  }
+
+  /**
+   * This owner has held the Lease a whole landing window (by its own clock) and `listVersion` is
+   * the resourceVersion of a consistent list made since: whatever a predecessor admitted has landed
+   * or never will, so a count at or past it holds it. Only the first call counts.
+   */
+  heldLongEnough(listVersion: string): void {
+    this.settledFrom ??= listVersion;
+  }
+
+  /** Whether a predecessor's ghosts are gone: the Lease need not carry them on. */
+  ghostsSettled(quotaKeys: readonly string[]): boolean {
+    return this.ghosts.size === 0 && (!this.unknownInFlight || quotaKeys.every((k) => this.settled.has(k)));
   }
 
   /** The quota as the owner decides on it: the reconciler's count plus what may still land. */
@@ -97,6 +136,11 @@ export class OwnerLedger {
    */
   counted(namespace: string, quotaName: string, countedVersion: string | undefined): void {
     const key = ledgerKey(namespace, quotaName);
+    const from = this.settledFrom;
+    if (from !== undefined && (countedVersion === from || isLaterVersion(countedVersion, from))) {
+      this.settled.add(key);
+      this.ghosts.delete(key);
+    }
     for (const [id, held] of this.records) {
       const claim = held.record.quotas.get(key);
       if (claim === undefined) continue;
@@ -115,11 +159,6 @@ export class OwnerLedger {
     const all = new Map(this.ghosts);
     for (const [key, amount] of this.pending) all.set(key, addLists(all.get(key) ?? {}, amount));
     return all;
-  }
-
-  /** Drops the ghosts (the owner held long enough and the counts caught up: plan, gap 1). */
-  dropGhosts(): void {
-    this.ghosts.clear();
   }
 
   /** How many bindings have a record: the claims in flight. */
