@@ -24,7 +24,7 @@ import { ModelState } from './model-state.js';
 
 export abstract class Invariants extends ModelState {
   /** DETECTED: `status`, computed for `quota` from `bindings` and `clusters`, names who runs beyond its charge. */
-  protected checkDetected(
+  checkDetected(
     quota: KarmadaQuota,
     status: KarmadaQuotaStatus,
     bindings: readonly ResourceBinding[],

@@ -7,17 +7,7 @@
  */
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { bindingCharge, isClusterQuota, type ObservedCluster, type ObservedWorkload } from '#quota';
-import {
-  AdmissionBatcher,
-  asksNothing,
-  bindingChange,
-  CachedQuotaStore,
-  countedClusters,
-  NO_OBSERVER,
-  reconcileClusterQuota,
-  reconcileQuotas,
-  statusesCurrentIn,
-} from '#accounting';
+import { AdmissionBatcher, asksNothing, bindingChange, CachedQuotaStore, NO_OBSERVER } from '#accounting';
 import {
   BINDING_INDEX,
   bindingObject,
@@ -29,7 +19,6 @@ import {
   handMade,
   isDuplicated,
   CAPPED,
-  CAPPED_LABELS,
   CLUSTER_QUOTA,
   CLUSTER_QUOTA_NAME,
   KEYS,
@@ -49,13 +38,10 @@ import {
   targetOn,
   TIMING,
   type Action,
-  type CountedFrom,
   type Key,
   type MemberEvent,
-  type MemberPods,
   type QuotaSpec,
   type Request,
-  type RunsEvent,
   type TerminatingCause,
   type UnadmittedKind,
   type Violation,
@@ -66,14 +52,22 @@ import {
   asUpdateOf,
   declaresNoReplicas,
   finishedStatus,
-  isHigh,
   jobFinished,
   kindOf,
   runningStatus,
-  selectsHighOnly,
   type WorkloadKind,
 } from './kinds-model.js';
 import { REQUEUE_INTERVAL_MS, type Poke } from './waiting-model.js';
+import {
+  bindingsIn,
+  clustersIn,
+  reconcile,
+  reconcileCluster,
+  startClusterReconcile,
+  startReconcile,
+  syncReconcilerCache,
+  syncReconcilerLabels,
+} from './reconciler.js';
 
 import { Invariants } from './invariants.js';
 import { EVERY_POD } from './model-state.js';
@@ -280,38 +274,6 @@ export class Simulation extends Invariants {
     }
   }
 
-  /**
-   * A status counted `from` a snapshot of the members (`seen`) cannot count what they run beyond it:
-   * pods that began terminating since it showed them running (it nets a charge against them), and
-   * pods it does not show of a binding that no longer holds them (being deleted). What the members
-   * are given beyond the snapshot's count of the same bindings, less what pending causes the snapshot
-   * does not show add (those that changed pods on a member it read before them: an override that
-   * only raised a charge is in both counts), is allowed on top until a count reads each member as
-   * observed after it (RUNS; the usage not published yet of docs/concepts/accounting.md).
-   */
-  private unpublishedRuns(quota: KarmadaQuota, from: CountedFrom, seen: MemberPods): void {
-    const q = this.specs.find((spec) => spec.name === quota.metadata!.name)!;
-    const unshown = (e: RunsEvent) => e.members.some((m) => from.at[m]! < e.seq);
-    const unseen = Object.fromEntries(
-      KEYS.map((key) => [
-        key,
-        Math.max(
-          0,
-          this.given(q, key).total -
-            this.given(q, key, false, seen).total -
-            this.runsAllowance(q, key, from, unshown),
-        ),
-      ]),
-    ) as Record<Key, number>;
-    if (unseen.cpu === 0 && unseen.pods === 0) return;
-    exercised.unpublished++;
-    this.runsPending.push({
-      seq: ++this.runsEvents,
-      members: MEMBERS.map((_, m) => m),
-      amounts: new Map([[q.name, unseen]]),
-    });
-  }
-
   private async apply(action: Action): Promise<void> {
     exercised.actions[action.t] = (exercised.actions[action.t] ?? 0) + 1;
     switch (action.t) {
@@ -395,19 +357,9 @@ export class Simulation extends Invariants {
         this.land(req);
         break;
       }
-      case 'reconcile': {
-        if (this.published === undefined || this.reconciles >= 2) return;
-        this.reconciles++;
-        this.log('reconciler starts');
-        void this.reconcile().then(
-          () => this.reconciles--,
-          (err: unknown) => {
-            this.reconciles--;
-            this.log(`reconciler gave up: ${(err as Error).message}`);
-          },
-        );
+      case 'reconcile':
+        startReconcile(this);
         break;
-      }
       case 'publish':
         this.publish();
         break;
@@ -483,8 +435,8 @@ export class Simulation extends Invariants {
         break;
       }
       case 'sync':
-        this.syncReconcilerCache(action.n);
-        this.syncReconcilerLabels(action.n);
+        syncReconcilerCache(this, action.n);
+        syncReconcilerLabels(this, action.n);
         break;
       case 'edit':
         this.edit(action);
@@ -532,19 +484,9 @@ export class Simulation extends Invariants {
         this.limitNamespacesMoved();
         break;
       }
-      case 'reconcileCluster': {
-        if (!this.clusterQuota || this.published === undefined || this.reconciles >= 2) return;
-        this.reconciles++;
-        this.log('reconciler starts the ClusterKarmadaQuota');
-        void this.reconcileCluster().then(
-          () => this.reconciles--,
-          (err: unknown) => {
-            this.reconciles--;
-            this.log(`reconciler gave the ClusterKarmadaQuota up: ${(err as Error).message}`);
-          },
-        );
+      case 'reconcileCluster':
+        startClusterReconcile(this);
         break;
-      }
       case 'waitingFlush':
         this.waiting.flush(this.now, action.replica % this.replicas.length);
         this.log(`webhook-${action.replica % this.replicas.length} flushes its waiting records`);
@@ -779,30 +721,6 @@ export class Simulation extends Invariants {
     );
   }
 
-  private syncReconcilerCache(n: number): void {
-    if (this.reconcilerCache === undefined) {
-      this.reconcilerCache = {
-        quotas: new Map([...this.host.quotas].map(([k, q]) => [k, structuredClone(q)])),
-        bindings: new Map([...this.host.bindings].map(([k, b]) => [k, structuredClone(b)])),
-      };
-      this.reconcilerCacheAt = this.host.changes.length;
-      this.log('reconciler cache lists the host');
-      return;
-    }
-    const cache = this.reconcilerCache;
-    for (const change of this.host.changes.slice(this.reconcilerCacheAt, this.reconcilerCacheAt + n)) {
-      if (change.kind === 'quota') cache.quotas.set(change.object.metadata!.name!, change.object);
-      else if (change.kind === 'quota-deleted') cache.quotas.delete(change.name);
-      else if (change.kind === 'binding') cache.bindings.set(change.object.metadata!.name!, change.object);
-      else {
-        cache.bindings.delete(change.name);
-        this.deletedUids.add(change.uid);
-      }
-      this.reconcilerCacheAt++;
-    }
-    this.log(`reconciler cache at change ${this.reconcilerCacheAt} of ${this.host.changes.length}`);
-  }
-
   /** The API server stores an admitted change, if it still can (within its request timeout, CAS). */
   private land(req: Request): void {
     const name = req.object.metadata!.name!;
@@ -968,104 +886,6 @@ export class Simulation extends Invariants {
   }
 
   /**
-   * What a quota's count of `clusters` and `bindings` puts in `used` that no binding's reservation may
-   * stand in for: hand-made pods on members the binding of their name is not scheduled to (all of them
-   * for an unscoped quota; for a scoped one, those named as a binding it selects).
-   */
-  private outsideIn(
-    scoped: boolean,
-    clusters: readonly ObservedCluster[],
-    bindings: readonly ResourceBinding[],
-  ): Record<Key, number> {
-    const total = { ...NOTHING };
-    for (const cluster of clusters) {
-      const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
-      for (const workload of cluster.workloads) {
-        const b = BINDING_INDEX.get(workload.name)!;
-        const rb = bindings.find((x) => x.metadata?.name === workload.name);
-        const sameKind = rb !== undefined && kindOf(rb) === workload.kind;
-        // As the product attributes usage (observedIn): to the binding of the name listing the member,
-        // being deleted or not (its usage then stands in for a claim on the name until it is gone).
-        if (sameKind && (rb.spec?.clusters ?? []).some((c) => c.name === MEMBERS[m])) continue;
-        if (scoped && (!sameKind || !isHigh(rb))) continue;
-        if (!handMade.has(workload)) continue;
-        const pods = Number((workload.used as Record<Key, string>).pods);
-        for (const key of KEYS) total[key] += pods * perReplica(BINDINGS[b]!.name, key, m);
-      }
-    }
-    return total;
-  }
-
-  /**
-   * Per binding name, the usage a count from `clusters` and `bindings` attributes to that binding: its
-   * kind's pods on the members its spec.clusters lists (hand-made ones of the name there included, as
-   * the product cannot tell them apart), for a scoped quota only while it is selected.
-   */
-  private observedIn(
-    scoped: boolean,
-    clusters: readonly ObservedCluster[],
-    bindings: readonly ResourceBinding[],
-  ): Map<string, Record<Key, number>> {
-    const observed = new Map<string, Record<Key, number>>();
-    for (const cluster of clusters) {
-      for (const workload of cluster.workloads) {
-        if (workload.terminating) continue; // on its way out: never the binding's (observedIn)
-        const rb = bindings.find((x) => x.metadata?.name === workload.name);
-        // Scheduled there, however many replicas and even while being deleted (observedIn).
-        const scheduled = rb?.spec?.clusters?.some((c) => c.name === cluster.name) ?? false;
-        if (rb === undefined || kindOf(rb) !== workload.kind || !scheduled) continue;
-        if (scoped && !isHigh(rb)) continue;
-        const pods = Number((workload.used as Record<Key, string>).pods);
-        const total = observed.get(workload.name) ?? { ...NOTHING };
-        const m = MEMBERS.indexOf(cluster.name as (typeof MEMBERS)[number]);
-        for (const key of KEYS) total[key] += pods * perReplica(workload.name, key, m);
-        observed.set(workload.name, total);
-      }
-    }
-    return observed;
-  }
-
-  /**
-   * The usage Redis holds for the namespaces: each published member with the workloads of those
-   * namespaces only (the aggregator publishes per namespace), `used` summed from them.
-   */
-  private clustersIn(namespaces: readonly string[]): ObservedCluster[] {
-    return this.published!.map((c) => {
-      const workloads = c.workloads.filter((w) => namespaces.includes(namespaceOf(w.name)));
-      return {
-        ...c,
-        workloads,
-        used: Object.fromEntries(
-          ['cpu', 'pods'].map((k) => [
-            k,
-            `${workloads.reduce((sum, w) => sum + milli((w.used as Record<string, string>)[k], k), 0)}${k === 'cpu' ? 'm' : ''}`,
-          ]),
-        ),
-      };
-    });
-  }
-
-  /** The bindings of the namespaces, of those given. */
-  private static inNamespaces<T extends ResourceBinding>(
-    bindings: readonly T[],
-    namespaces: readonly string[],
-  ): T[] {
-    return bindings.filter((rb) => namespaces.includes(namespaceOf(rb.metadata!.name!)));
-  }
-
-  /** The reconciler's namespace watch delivers up to `n` label changes it has not seen. */
-  private syncReconcilerLabels(n: number): void {
-    const upTo = Math.min(this.labelEvents.length, this.reconcilerLabelsAt + n);
-    if (upTo === this.reconcilerLabelsAt) return;
-    for (const event of this.labelEvents.slice(this.reconcilerLabelsAt, upTo))
-      this.reconcilerLabelled[event.ns] = event.labelled;
-    this.reconcilerLabelsAt = upTo;
-    this.log(
-      `reconciler sees namespaces ${NAMESPACES.filter((_, i) => this.reconcilerLabelled[i]).join(', ') || 'none'} labelled`,
-    );
-  }
-
-  /**
    * After a label change or a watch delivering one: the namespaces LIMIT counts for the
    * ClusterKarmadaQuota (the API server's labels and both replicas' views) may have moved. One
    * entering is an edit of the quota (namespaceEntered); one leaving stops counting.
@@ -1108,253 +928,6 @@ export class Simulation extends Invariants {
         runsCeiling[key],
         this.given(q, key, true).total - this.runsAllowance(q, key),
       );
-  }
-
-  private async reconcile(): Promise<void> {
-    const landingsSeen = this.staleLandings;
-    // What it reads: bindings listed after these events, and each member as observed then.
-    const runsSeen = this.runsEvents;
-    const snapshotAt = [...this.observedAt];
-    const snapshotPods: MemberPods = {
-      running: this.publishedPods.flatMap((p) => p.running),
-      terminating: this.publishedPods.flatMap((p) => p.terminating),
-    };
-    // The namespace of the KarmadaQuotas: its usage, bindings and waiting changes only.
-    const clusters = this.clustersIn([NAMESPACE]);
-    const input = {
-      clusters,
-      deletedBindingUids: new Set(this.deletedUids),
-      timing: TIMING,
-      maxConflictRetries: 10,
-      waiting: this.waiting.read((binding) => namespaceOf(binding) === NAMESPACE),
-      // Karmada's Clusters: a member removed from the federation has none until it is published again.
-      members: new Map(
-        MEMBERS.filter((m) => !this.withdrawn.has(m)).map((m) => [m, m === MEMBERS[0] ? CAPPED_LABELS : {}]),
-      ),
-    };
-    const cache = this.reconcilerCache;
-    const namespaced = (quotas: readonly KarmadaQuota[]) => quotas.filter((q) => !isClusterQuota(q));
-    // As the reconciler reads Redis (usage-reader.ts): a member a status counts whose usage is not
-    // published (Redis lost it, and it is not published again yet) is unknown, never zero.
-    const unknown = (quotas: readonly KarmadaQuota[]) =>
-      countedClusters(quotas).filter(
-        (name) => !clusters.some((c) => c.name === name) && !this.withdrawn.has(name),
-      );
-    if (
-      cache &&
-      unknown(namespaced([...cache.quotas.values()])).length === 0 &&
-      statusesCurrentIn(
-        {
-          quotas: namespaced([...cache.quotas.values()]),
-          // As the reconciler gives its cached bindings their templates' classes.
-          bindings: this.forServices(
-            Simulation.inNamespaces([...cache.bindings.values()], [NAMESPACE]),
-            namespaced([...cache.quotas.values()]),
-          ),
-        },
-        input,
-        this.clockOf(2)(),
-      )
-    ) {
-      exercised.reconcilesSkipped++;
-      this.log('reconciler: its cache shows every status current, nothing read or written');
-      return;
-    }
-    if (cache) exercised.reconcilesFromCacheToHost++;
-    // What each status it writes, or finds current, was counted from (see outsideCounted): the
-    // clusters, and the last binding list read (a conflict reads the quota, then the list, again).
-    let listed: ResourceBinding[] = [];
-    const read = new Map<string, KarmadaQuota>();
-    const listedAfterRead = new Map<string, ResourceBinding[]>();
-    let rereading: string | undefined;
-    let firstList: ResourceBinding[] | undefined;
-    const written = new Set<string>();
-    const countedFrom = (quota: KarmadaQuota, bindings: ResourceBinding[]) => {
-      const name = quota.metadata!.name!;
-      // What no admission decided is counted by a status computed from bindings listed after it
-      // and a snapshot of each member it touched observed after it (RUNS).
-      this.unpublishedRuns(quota, { seen: runsSeen, at: snapshotAt }, snapshotPods);
-      this.runsCountedAs(name, { seen: runsSeen, at: snapshotAt });
-      this.outsideCounted.set(name, this.outsideIn(selectsHighOnly(quota), clusters, bindings));
-      this.observedCounted.set(name, this.observedIn(selectsHighOnly(quota), clusters, bindings));
-    };
-    const quotas = namespaced(await this.host.listQuotas('reconciler'));
-    const missing = unknown(quotas);
-    if (missing.length > 0)
-      // The status is kept until the aggregator publishes the usage again (reconcile.service.ts).
-      throw new Error(`the usage of ${missing.join(', ')} is missing from Redis, not published again yet`);
-    const outcome = await reconcileQuotas(
-      {
-        getQuota: async (_ns, name) => {
-          const quota = await this.host.getQuota('reconciler', name);
-          read.set(name, quota);
-          rereading = name;
-          return quota;
-        },
-        listBindings: async () => {
-          // Given their templates' classes when a quota it judges selects by class: those it listed,
-          // and one read again after a conflict. (reconcile.service.ts asks only those it listed
-          // first: a quota edited to select by class during the reconcile is then counted from
-          // bindings without their class; reported, not modelled.)
-          listed = this.forServices(
-            Simulation.inNamespaces(await this.host.listBindings('reconciler'), [NAMESPACE]),
-            [...quotas, ...read.values()],
-          );
-          firstList ??= listed;
-          if (rereading !== undefined) listedAfterRead.set(rereading, listed);
-          rereading = undefined;
-          return listed;
-        },
-        writeStatus: (quota) => {
-          const counted = listed;
-          return this.host.writeQuotaStatus('reconciler', quota, () => {
-            written.add(quota.metadata!.name!);
-            countedFrom(quota, counted);
-          });
-        },
-        clock: this.clockOf(2),
-      },
-      NAMESPACE,
-      quotas,
-      input,
-      async (quota, result) => this.checkDetected(quota, result.status, listed, clusters),
-      () => {},
-    );
-    // Without a conflict, every status (written or found current) was computed from the one list.
-    if (outcome.conflicts === 0)
-      for (const quota of quotas)
-        this.checkDetected(quota, outcome.statuses.get(quota.metadata!.name!)!, listed, clusters);
-    // Its binding list started after these landings: the statuses it wrote or found current count them.
-    for (const name of outcome.statuses.keys())
-      if ((this.awaitingRecount.get(name) ?? Infinity) <= landingsSeen) this.awaitingRecount.delete(name);
-    // A status found current, and unchanged since it was read, counts what this count read: the
-    // quotas go in order, each computed from the list current then (the one a conflict read last).
-    let current = firstList ?? [];
-    for (const listedQuota of quotas) {
-      const name = listedQuota.metadata!.name!;
-      current = listedAfterRead.get(name) ?? current;
-      const quota = read.get(name) ?? listedQuota;
-      const unchanged =
-        this.host.quotas.get(name)?.metadata?.resourceVersion === quota.metadata?.resourceVersion;
-      if (outcome.statuses.has(name) && !written.has(name) && unchanged) countedFrom(quota, current);
-    }
-    for (const poke of this.waiting.settle(outcome.waiting, outcome.statuses, this.clockOf(2)())) {
-      exercised.requeued++;
-      this.pokes.push(poke);
-      this.log(`reconciler requeues ${poke.record.binding} (waiting on ${poke.record.quota})`);
-    }
-  }
-
-  /**
-   * The reconciler's job for the ClusterKarmadaQuota, with the product's reconcileClusterQuota: it
-   * reads the quota, then each namespace its own namespace watch shows selected (bindings listed then,
-   * the usage Redis holds for the namespace, deletions, waiting changes), and writes the sum. Its
-   * namespaces' waiting changes are requeued by their namespace reconciles in the product, which the
-   * model does not run for it.
-   */
-  private async reconcileCluster(): Promise<void> {
-    const q = this.specs.find((spec) => spec.cluster)!;
-    const landingsSeen = this.staleLandings;
-    const runsSeen = this.runsEvents;
-    const snapshotAt = [...this.observedAt];
-    const snapshotPods: MemberPods = {
-      running: this.publishedPods.flatMap((p) => p.running),
-      terminating: this.publishedPods.flatMap((p) => p.terminating),
-    };
-    // What Redis holds for each namespace, read as the reconcile starts (as the namespace reconcile's).
-    const published = this.published!;
-    const usage = new Map(NAMESPACES.map((ns) => [ns as string, this.clustersIn([ns])]));
-    exercised.cluster.reconciles++;
-    let namespaces: string[] = [];
-    let readVersion: string | undefined;
-    const listed = new Map<string, ResourceBinding[]>();
-    const usageRead = new Map<string, ObservedCluster[]>();
-    const members = new Map(
-      MEMBERS.filter((m) => !this.withdrawn.has(m)).map((m) => [m, m === MEMBERS[0] ? CAPPED_LABELS : {}]),
-    );
-    // What the status it writes, or finds current, was counted from (RUNS, ACCOUNTED).
-    const countedFrom = (quota: KarmadaQuota, read: readonly string[], bindings: ResourceBinding[]) => {
-      const from = { seen: runsSeen, at: snapshotAt };
-      this.unpublishedRuns(quota, from, snapshotPods);
-      this.runsCountedAs(q.name, from);
-      // The usage each namespace's read found (one entry per member and namespace).
-      const clusters = read.flatMap((ns) => usageRead.get(ns) ?? []);
-      this.outsideCounted.set(q.name, this.outsideIn(q.highOnly, clusters, bindings));
-      this.observedCounted.set(q.name, this.observedIn(q.highOnly, clusters, bindings));
-    };
-    const outcome = await reconcileClusterQuota(
-      {
-        getQuota: async () => {
-          if (!this.host.quotas.has(q.name)) return undefined;
-          const quota = await this.host.getQuota('reconciler', q.name);
-          readVersion = quota.metadata?.resourceVersion;
-          return quota;
-        },
-        selectedNamespaces: () => {
-          namespaces = NAMESPACES.filter((_, i) => this.reconcilerLabelled[i]);
-          listed.clear();
-          usageRead.clear();
-          return namespaces.map((name) => ({
-            name,
-            resourceVersion: this.namespaceVersion(
-              NAMESPACES.indexOf(name as never),
-              this.reconcilerLabelsAt,
-            ),
-          }));
-        },
-        readNamespace: async (namespace, quota) => {
-          const clusters = usage.get(namespace)!;
-          const missing = countedClusters([quota]).filter(
-            (name) => !published.some((c) => c.name === name) && !this.withdrawn.has(name),
-          );
-          if (missing.length > 0)
-            throw new Error(
-              `the usage of ${missing.join(', ')} is missing from Redis, not published again yet`,
-            );
-          const bindings = this.forServices(
-            Simulation.inNamespaces(await this.host.listBindings('reconciler'), [namespace]),
-            [quota],
-          );
-          listed.set(namespace, bindings);
-          usageRead.set(namespace, clusters);
-          return {
-            bindings,
-            input: {
-              clusters,
-              deletedBindingUids: new Set(this.deletedUids),
-              timing: TIMING,
-              maxConflictRetries: 10,
-              waiting: this.waiting.read((binding) => namespaceOf(binding) === namespace),
-              members,
-            },
-          };
-        },
-        writeStatus: (quota) => {
-          const bindings = [...listed.values()].flat();
-          const read = [...namespaces];
-          return this.host.writeQuotaStatus('reconciler', quota, () => {
-            exercised.cluster.written++;
-            countedFrom(quota, read, bindings);
-          });
-        },
-        clock: this.clockOf(2),
-      },
-      10,
-      async () => {},
-      () => {},
-    );
-    // A status found current, and unchanged since it was read, counts what this count read.
-    if (!outcome.written && outcome.status !== undefined)
-      if (this.host.quotas.get(q.name)?.metadata?.resourceVersion === readVersion)
-        countedFrom(this.host.quotas.get(q.name)!, namespaces, [...listed.values()].flat());
-    // A recount that listed every namespace LIMIT counts, after these landings, counts them.
-    const counted = this.limitNamespaces.every((ns) => namespaces.includes(ns));
-    if (
-      outcome.status !== undefined &&
-      counted &&
-      (this.awaitingRecount.get(q.name) ?? Infinity) <= landingsSeen
-    )
-      this.awaitingRecount.delete(q.name);
   }
 
   /**
@@ -1431,12 +1004,12 @@ export class Simulation extends Invariants {
   /** One reconcile with every host operation completed in order. */
   private async reconcileToEnd(): Promise<void> {
     this.reconciles++;
-    const done = this.reconcile();
+    const done = reconcile(this);
     await flush();
     await this.drain();
     await done;
     if (this.clusterQuota) {
-      const cluster = this.reconcileCluster();
+      const cluster = reconcileCluster(this);
       await flush();
       await this.drain();
       await cluster;
@@ -1469,10 +1042,10 @@ export class Simulation extends Invariants {
     for (const replica of [0, 1])
       while (this.labelsDelivered[replica]! < this.labelEvents.length)
         await this.apply({ t: 'labelDeliver', replica });
-    this.syncReconcilerLabels(Number.POSITIVE_INFINITY);
+    syncReconcilerLabels(this, Number.POSITIVE_INFINITY);
     for (let round = 0; round < 3; round++) {
       // The reconciler's watches catch up in the end: then a skip must be right, not merely safe.
-      if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
+      if (this.reconcilerCache) syncReconcilerCache(this, Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
     }
     const found = this.check(step);
@@ -1519,7 +1092,7 @@ export class Simulation extends Invariants {
       }
     }
     // DETECTED of the KarmadaQuotas (the ClusterKarmadaQuota's is not modelled yet).
-    const bindings = Simulation.inNamespaces([...this.host.bindings.values()], [NAMESPACE]).map((rb) =>
+    const bindings = bindingsIn([...this.host.bindings.values()], [NAMESPACE]).map((rb) =>
       this.classified(this.overridden(rb)),
     );
     for (const quota of this.host.quotas.values())
@@ -1528,7 +1101,7 @@ export class Simulation extends Invariants {
           quota,
           quota.status ?? {},
           bindings,
-          this.published ? this.clustersIn([NAMESPACE]) : [],
+          this.published ? clustersIn(this, [NAMESPACE]) : [],
         );
     if (this.misdetected !== undefined) return this.violation('DETECTED', step, this.misdetected);
     return this.settleWaiting(step);
@@ -1555,7 +1128,7 @@ export class Simulation extends Invariants {
       this.now += REQUEUE_INTERVAL_MS + 1_000;
       // The members publish what runs after the writes stored (the independent recount's view).
       this.publish();
-      if (this.reconcilerCache) this.syncReconcilerCache(Number.POSITIVE_INFINITY);
+      if (this.reconcilerCache) syncReconcilerCache(this, Number.POSITIVE_INFINITY);
       await this.reconcileToEnd();
     }
     return this.check(step) ?? this.liveness(step);
