@@ -2519,9 +2519,9 @@ export const REGRESSIONS: Record<string, Regression> = {
         bug: "the model counts what lands after an edit only when it adds cpu or pods, not a member's key",
         edits: [
           {
-            file: 'tools/simulation/src/simulation.ts',
-            from: '      if ([...amounts.values(), gross].some((a) => KEYS.some((key) => a[key] > 0)))',
-            to: '      if ([...amounts.values(), gross].some((a) => a.cpu > 0 || a.pods > 0))',
+            file: 'tools/simulation/src/unadmitted.ts',
+            from: '    if ([...amounts.values(), gross].some((a) => KEYS.some((key) => a[key] > 0)))',
+            to: '    if ([...amounts.values(), gross].some((a) => a.cpu > 0 || a.pods > 0))',
           },
         ],
         fails: 'RUNS',
