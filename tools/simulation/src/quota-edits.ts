@@ -117,7 +117,7 @@ export function limitNamespacesMoved(sim: Simulation): void {
  * A namespace enters the ClusterKarmadaQuota's count (LIMIT, RUNS): as at an edit, the quota may be
  * left over by what the namespace holds, and the ceilings follow it down from there. A change
  * decided without the quota (its replica's view of the labels left the namespace out) lands as one
- * decided before an edit: it raises the ceiling by what it adds (request() and labelDeliver mark it).
+ * decided before an edit: it raises the ceiling by what it adds (request() and deliverLabel mark it).
  * ACCOUNTED waits for a recount started after the entry.
  */
 function namespaceEntered(sim: Simulation, q: QuotaSpec): void {
