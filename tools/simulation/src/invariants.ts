@@ -24,7 +24,7 @@ import { ModelState } from './model-state.js';
 
 export abstract class Invariants extends ModelState {
   /** DETECTED: `status`, computed for `quota` from `bindings` and `clusters`, names who runs beyond its charge. */
-  protected checkDetected(
+  checkDetected(
     quota: KarmadaQuota,
     status: KarmadaQuotaStatus,
     bindings: readonly ResourceBinding[],
@@ -62,7 +62,7 @@ export abstract class Invariants extends ModelState {
         const charged = this.charged(q, key);
         if (key === CAPPED && charged > 0) exercised.memberCapChecked++;
         // Warn and DryRun admit what Deny refuses: no LIMIT then, the rest holds in every mode. Back
-        // to Deny is an edit that may leave the quota over (edit()).
+        // to Deny is an edit that may leave the quota over (edit(), quota-edits.ts).
         if (q.enforcement !== undefined && charged > q.hard[key]!) exercised.overWhileNotEnforced++;
         if (q.enforcement === undefined && charged > ceiling[key]) {
           const hard = q.hard[key]!;

@@ -59,45 +59,45 @@ export abstract class ModelState {
   now = Date.parse('2026-11-23T00:00:00Z');
 
   /** How far each process's clock is off real time: webhook-0, webhook-1, the reconciler. */
-  protected readonly offsets = [0, 0, 0];
+  readonly offsets = [0, 0, 0];
 
-  protected readonly clockOf = (process: number) => () => this.now + this.offsets[process]!;
+  readonly clockOf = (process: number) => () => this.now + this.offsets[process]!;
 
-  protected readonly requests: Request[] = [];
+  readonly requests: Request[] = [];
 
-  protected nextId = 0;
+  nextId = 0;
 
-  protected delivered = 0;
+  delivered = 0;
 
   /** Pods running per binding name: the uid they belong to, how many on each member (none terminating). */
-  protected readonly pods = new Map<string, { uid: string; on: number[] }>();
+  readonly pods = new Map<string, { uid: string; on: number[] }>();
 
   /** Pods on their way out, in the order they began terminating ('terminate' finishes them). */
-  protected readonly terminating: Terminating[] = [];
+  readonly terminating: Terminating[] = [];
 
   /** While a change runs (unadmittedRuns): the members whose pods it changed. */
-  protected touched?: Set<number>;
+  touched?: Set<number>;
 
   /**
    * The resource templates on the Karmada API server, by kind and name: the version the detector last
    * wrote a binding from, and its content (a new version when the content changes); and the priority
    * class of each version's pods ('' for none), which the services read (classified).
    */
-  protected readonly templates = new Map<string, { version: string; replicas: number; high: boolean }>();
+  readonly templates = new Map<string, { version: string; replicas: number; high: boolean }>();
 
-  protected readonly templateClasses = new Map<string, string>();
+  readonly templateClasses = new Map<string, string>();
 
   /** OverridePolicies: per workload name, per member name, the replicas the member is made to run. */
-  protected readonly policies = new Map<string, Map<string, number>>();
+  readonly policies = new Map<string, Map<string, number>>();
 
-  protected templateVersions = 0;
+  templateVersions = 0;
 
   /**
    * Per quota and key, what the members may be given (RUNS), besides what pending causes add
    * (runsPending): hard, or more while an edit or a counted cause left them over; it follows them
    * down to hard.
    */
-  protected readonly runsCeilings = new Map<string, Record<Key, number>>();
+  readonly runsCeilings = new Map<string, Record<Key, number>>();
 
   /**
    * What no admission decided that gave the members more (RUNS), in order: until a quota has counted
@@ -105,90 +105,90 @@ export abstract class ModelState {
    * observed after it), what it added to the quota (`amounts`) is allowed on top of the ceiling, and
    * then added to the ceiling, which follows the members down from there.
    */
-  protected readonly runsPending: RunsEvent[] = [];
+  readonly runsPending: RunsEvent[] = [];
 
-  protected runsEvents = 0;
+  runsEvents = 0;
 
   /** Per quota, what the status stored now was counted from (RUNS: which causes it counts). */
-  protected readonly runsCountedFrom = new Map<string, CountedFrom>();
+  readonly runsCountedFrom = new Map<string, CountedFrom>();
 
   /** Per member, runsEvents when the usage the aggregator keeps for it was observed (-1: none). */
-  protected readonly observedAt: number[] = MEMBERS.map(() => -1);
+  readonly observedAt: number[] = MEMBERS.map(() => -1);
 
   /** Per member, Karmada's pods as the usage the aggregator keeps for it showed them (RUNS). */
-  protected readonly publishedPods: MemberPods[] = MEMBERS.map(() => ({ running: [], terminating: [] }));
+  readonly publishedPods: MemberPods[] = MEMBERS.map(() => ({ running: [], terminating: [] }));
 
   /** Members withdrawn from the federation, until they are published again (their usage is none). */
-  protected readonly withdrawn = new Set<string>();
+  readonly withdrawn = new Set<string>();
 
   /** Pods of hand-made Deployments, per member and binding name they share (outside the federation). */
-  protected readonly outside: number[][] = MEMBERS.map(() => BINDINGS.map(() => 0));
+  readonly outside: number[][] = MEMBERS.map(() => BINDINGS.map(() => 0));
 
   /** Each member's health as the aggregator sees it, and what it published last (kept while not Ready). */
-  protected readonly memberStates: ('Ready' | 'Stale' | 'Unreachable')[] = MEMBERS.map(() => 'Ready');
+  readonly memberStates: ('Ready' | 'Stale' | 'Unreachable')[] = MEMBERS.map(() => 'Ready');
 
-  protected readonly lastPublished: (ObservedCluster | undefined)[] = MEMBERS.map(() => undefined);
+  readonly lastPublished: (ObservedCluster | undefined)[] = MEMBERS.map(() => undefined);
 
   /** The workload kind of each binding created, by uid (what the member reports its pods under). */
-  protected readonly kinds = new Map<string, WorkloadKind>();
+  readonly kinds = new Map<string, WorkloadKind>();
 
   /** The first status found computed with a wrong RunningBeyondCharge (DETECTED). */
-  protected misdetected?: string;
+  misdetected?: string;
 
-  protected published: ObservedCluster[] | undefined;
+  published: ObservedCluster[] | undefined;
 
   /**
    * Per quota, the usage outside the federation that its stored `used` counts: the part no binding's
    * reservation may stand in for (ACCOUNTED), from the snapshot and bindings its last count read.
    */
-  protected readonly outsideCounted = new Map<string, Record<Key, number>>();
+  readonly outsideCounted = new Map<string, Record<Key, number>>();
 
   /**
    * Per quota, per binding name, the usage its stored `used` attributes to that binding: what its
    * reservation nets (ACCOUNTED per binding), from the snapshot and bindings its last count read.
    */
-  protected readonly observedCounted = new Map<string, Map<string, Record<Key, number>>>();
+  readonly observedCounted = new Map<string, Map<string, Record<Key, number>>>();
 
   /**
    * The bindings whose deletion the reconciler has recorded: as in production, only those its binding
    * watch (the cache below) has delivered, so a deletion is known later than the host shows it.
    */
-  protected readonly deletedUids = new Set<string>();
+  readonly deletedUids = new Set<string>();
 
   /**
    * The reconciler's informer cache: off (every reconcile reads the host) until the first 'sync'
    * lists the host, then fed the host's changes in order, `n` per 'sync', so it lags as it pleases.
    */
-  protected reconcilerCache?: { quotas: Map<string, KarmadaQuota>; bindings: Map<string, ResourceBinding> };
+  reconcilerCache?: { quotas: Map<string, KarmadaQuota>; bindings: Map<string, ResourceBinding> };
 
-  protected reconcilerCacheAt = 0;
+  reconcilerCacheAt = 0;
 
-  protected reconciles = 0;
+  reconciles = 0;
 
   readonly trace: string[] = [];
 
-  protected failure?: Error;
+  failure?: Error;
 
   /** The quotas' specs as edited so far (the ClusterKarmadaQuota's last, in runs with it). */
-  protected readonly specs: QuotaSpec[];
+  readonly specs: QuotaSpec[];
 
   /**
    * Per namespace (NAMESPACES), whether it carries the label the ClusterKarmadaQuota selects: on the
    * Karmada API server, as each webhook replica's namespace watch has delivered it, and as the
    * reconciler's namespace watch has ('sync'). The changes in order, as the watches report them.
    */
-  protected readonly labelled: boolean[] = NAMESPACES.map(() => true);
-  protected readonly webhookLabelled: boolean[][] = [0, 1].map(() => NAMESPACES.map(() => true));
-  protected readonly reconcilerLabelled: boolean[] = NAMESPACES.map(() => true);
-  protected readonly labelEvents: { ns: number; labelled: boolean }[] = [];
-  protected readonly labelsDelivered = [0, 0];
-  protected reconcilerLabelsAt = 0;
+  readonly labelled: boolean[] = NAMESPACES.map(() => true);
+  readonly webhookLabelled: boolean[][] = [0, 1].map(() => NAMESPACES.map(() => true));
+  readonly reconcilerLabelled: boolean[] = NAMESPACES.map(() => true);
+  readonly labelEvents: { ns: number; labelled: boolean }[] = [];
+  readonly labelsDelivered = [0, 0];
+  reconcilerLabelsAt = 0;
 
   /**
    * A namespace's resourceVersion in a view that has seen the first `delivered` label changes: only
    * its labels change, so it is that of its last label change seen ('1' before any).
    */
-  protected namespaceVersion(ns: number, delivered: number): string {
+  namespaceVersion(ns: number, delivered: number): string {
     const last = this.labelEvents.slice(0, delivered).findLastIndex((event) => event.ns === ns);
     return String(last + 2);
   }
@@ -200,38 +200,38 @@ export abstract class ModelState {
    * joins the count only when every view selects it, as an edit does (namespaceEntered), and a change
    * decided without the quota lands as one decided before an edit.
    */
-  protected limitNamespaces: string[] = [...NAMESPACES];
+  limitNamespaces: string[] = [...NAMESPACES];
 
   /** While set, the namespaces the recount gives the ClusterKarmadaQuota instead (ACCOUNTED). */
-  protected countIn?: readonly string[];
+  countIn?: readonly string[];
 
   /** Per quota and key, what its stored charges may reach (LIMIT): hard, or more while an edit left it over. */
-  protected readonly ceilings = new Map<string, Record<Key, number>>();
+  readonly ceilings = new Map<string, Record<Key, number>>();
 
   /** Per quota, the index in host.quotaEvents of its last edit (-1: never edited). */
-  protected readonly lastEdit = new Map<string, number>();
+  readonly lastEdit = new Map<string, number>();
 
   /**
    * Per quota, the latest change stored from a view older than its edit, by a number that grows with
    * each one (`staleLandings`), until a reconcile started after it has written the quota's count.
    */
-  protected readonly awaitingRecount = new Map<string, number>();
+  readonly awaitingRecount = new Map<string, number>();
 
   /** Set when a binding whose pods its charge cannot bound is stored under a quota limiting cpu (LIMIT). */
-  protected unboundedStored: string | undefined;
+  unboundedStored: string | undefined;
 
-  protected staleLandings = 0;
+  staleLandings = 0;
 
   /**
    * Per binding name, the last non-dry-run write answered, and when: whether it was refused over a
    * limit or for usage not counted (what must wait, by the simulation's own reading of the answer).
    */
-  protected readonly lastAnswer = new Map<string, { write: ResourceBinding; waits: boolean; at: number }>();
+  readonly lastAnswer = new Map<string, { write: ResourceBinding; waits: boolean; at: number }>();
 
   /** The webhook's waiting records, and the requeues Karmada has not reacted to yet. */
-  protected readonly waiting = new WaitingModel();
+  readonly waiting = new WaitingModel();
 
-  protected readonly pokes: Poke[] = [];
+  readonly pokes: Poke[] = [];
 
   constructor(readonly clusterQuota = false) {
     this.specs = [...QUOTAS, ...(clusterQuota ? [CLUSTER_QUOTA] : [])].map((q) => ({
@@ -246,11 +246,11 @@ export abstract class ModelState {
     }
   }
 
-  protected log(line: string): void {
+  log(line: string): void {
     this.trace.push(`t+${((this.now - Date.parse('2026-11-23T00:00:00Z')) / 1000).toFixed(3)}s ${line}`);
   }
 
-  protected versionOf(b: number): ResourceBinding | undefined {
+  versionOf(b: number): ResourceBinding | undefined {
     return this.host.bindings.get(BINDINGS[b]!.name);
   }
 
@@ -258,7 +258,7 @@ export abstract class ModelState {
    * The version of the template of `kind` named as binding `b` that the detector writes a binding
    * from: the user has set its replicas and its pods' priority class (a new version if either changed).
    */
-  protected templateOf(kind: string, b: number, replicas: number, high: boolean): string {
+  templateOf(kind: string, b: number, replicas: number, high: boolean): string {
     const key = `${kind}/${BINDINGS[b]!.name}`;
     const current = this.templates.get(key);
     if (current?.replicas === replicas && current.high === high) return current.version;
@@ -272,7 +272,7 @@ export abstract class ModelState {
    * The overrides in force for `rb`, as libs/usage cluster-overrides.ts reports them: each member it
    * is scheduled to whose policy makes it run other than its spec.clusters replicas.
    */
-  protected overridesOf(rb: ResourceBinding): Overrides {
+  overridesOf(rb: ResourceBinding): Overrides {
     const policy = this.policies.get(rb.metadata!.name!);
     if (policy === undefined) return NO_OVERRIDES;
     const found = new Map<string, number>();
@@ -284,16 +284,16 @@ export abstract class ModelState {
   }
 
   /** The charge of `rb` by the simulation's own recount, with the overrides in force now. */
-  protected chargeNow(rb: ResourceBinding): Record<Key, number> {
+  chargeNow(rb: ResourceBinding): Record<Key, number> {
     return charge(rb, this.overridesOf(rb));
   }
 
-  protected sharesNow(rb: ResourceBinding): ReturnType<typeof shares> {
+  sharesNow(rb: ResourceBinding): ReturnType<typeof shares> {
     return shares(rb, this.overridesOf(rb));
   }
 
   /** The pods Karmada makes member `m` run for `rb`: its spec.clusters entry, or its override. */
-  protected runsOn(rb: ResourceBinding, m: number): number {
+  runsOn(rb: ResourceBinding, m: number): number {
     const target = targetOn(rb, m);
     if (rb.metadata?.deletionTimestamp || !(rb.spec?.clusters ?? []).some((c) => c.name === MEMBERS[m]))
       return target;
@@ -304,7 +304,7 @@ export abstract class ModelState {
    * `rb` with its overrides, as the services hand it to the core (libs/service-kit binding-overrides.ts,
    * withClusterOverrides).
    */
-  protected overridden(rb: ResourceBinding): ResourceBinding {
+  overridden(rb: ResourceBinding): ResourceBinding {
     const overrides = this.overridesOf(rb);
     if (overrides.size === 0) return rb;
     exercised.overridden++;
@@ -324,7 +324,7 @@ export abstract class ModelState {
    * rule (templateClassNeeded, withTemplateClass). The template read returns that version: this
    * models the class each binding was written with, not a template edited since.
    */
-  protected classified(rb: ResourceBinding): ResourceBinding {
+  classified(rb: ResourceBinding): ResourceBinding {
     const ref = templateClassNeeded(rb);
     return ref === undefined
       ? rb
@@ -332,7 +332,7 @@ export abstract class ModelState {
   }
 
   /** Is the binding's workload of the `high` class (its template's, as the services read it)? */
-  protected high(rb: ResourceBinding): boolean {
+  high(rb: ResourceBinding): boolean {
     return isHigh(this.classified(rb));
   }
 
@@ -340,7 +340,7 @@ export abstract class ModelState {
    * The bindings as the webhook and the reconciler hand them to the core (libs/service-kit
    * template-classes.ts classify): classified, when one of `quotas` selects by priority class.
    */
-  protected forServices<T extends ResourceBinding | undefined>(
+  forServices<T extends ResourceBinding | undefined>(
     bindings: readonly T[],
     quotas: readonly KarmadaQuota[],
   ): T[] {
@@ -358,7 +358,7 @@ export abstract class ModelState {
    * Sets the pods the binding object `uid` runs on each member. Pods that go away begin terminating:
    * on each member those it runs fewer of (`cause(m)` says why), and all of another object's of the name.
    */
-  protected setPods(name: string, uid: string, on: number[], cause: (m: number) => TerminatingCause): void {
+  setPods(name: string, uid: string, on: number[], cause: (m: number) => TerminatingCause): void {
     const before = this.pods.get(name);
     const kind = before === undefined ? 'Deployment' : (this.kinds.get(before.uid) ?? 'Deployment');
     MEMBERS.forEach((_, m) => {
@@ -372,7 +372,7 @@ export abstract class ModelState {
   }
 
   /** `n` pods of `kind`/`name` on member `m` begin terminating: they run until a 'terminate'. */
-  protected beginTerminating(
+  beginTerminating(
     m: number,
     name: string,
     kind: string,
@@ -393,7 +393,7 @@ export abstract class ModelState {
    * What pending causes add to what the members may be given under quota `q` (RUNS), beyond what a
    * status counted `from` those inputs (by default the one stored) counts.
    */
-  protected runsAllowance(
+  runsAllowance(
     q: QuotaSpec,
     key: Key,
     from = this.runsCountedFrom.get(q.name),
@@ -407,7 +407,7 @@ export abstract class ModelState {
    * added joins its RUNS ceiling (which then follows the members down), and leaves it again for
    * those it no longer counts (a status computed from an older snapshot written over a newer one).
    */
-  protected runsCountedAs(name: string, from: CountedFrom | undefined): void {
+  runsCountedAs(name: string, from: CountedFrom | undefined): void {
     const before = this.runsCountedFrom.get(name);
     const ceiling = this.runsCeilings.get(name)!;
     const hard: Partial<Record<Key, number>> = this.specs.find((q) => q.name === name)?.hard ?? {};
@@ -426,7 +426,7 @@ export abstract class ModelState {
   }
 
   /** The pods the binding's object runs on each member (none for another object of its name). */
-  protected podsOf(rb: ResourceBinding): number[] {
+  podsOf(rb: ResourceBinding): number[] {
     const pods = this.pods.get(rb.metadata!.name!);
     return pods !== undefined && pods.uid === rb.metadata!.uid ? [...pods.on] : MEMBERS.map(() => 0);
   }
@@ -437,24 +437,24 @@ export abstract class ModelState {
    * (an OverridePolicy made after its admission), else less what an admission decided; undefined when
    * `q` does not count the workload.
    */
-  protected workloadAdded(e: RunsEvent, q: QuotaSpec): Record<Key, number> | undefined {
+  workloadAdded(e: RunsEvent, q: QuotaSpec): Record<Key, number> | undefined {
     if (e.workload === undefined || !this.countsPodsOf(q, e.workload.kind, e.workload.name)) return undefined;
     return { ...(e.workload.landing?.has(q.name) ? e.workload.gross : e.workload.added) };
   }
 
   /** The namespaces whose bindings and pods the recount gives a quota (EVERY_POD: all of them). */
-  protected namespacesOf(quota: QuotaSpec): readonly string[] {
+  namespacesOf(quota: QuotaSpec): readonly string[] {
     if (quota === EVERY_POD) return NAMESPACES;
     return quota.cluster ? (this.countIn ?? this.limitNamespaces) : [NAMESPACE];
   }
 
   /** Does the quota count what the binding or workload of this name holds (its namespace)? */
-  protected inNamespaces(quota: QuotaSpec, name: string): boolean {
+  inNamespaces(quota: QuotaSpec, name: string): boolean {
     return this.namespacesOf(quota).includes(namespaceOf(name));
   }
 
   /** The stored bindings a quota selects, by an independent recount. */
-  protected inScope(quota: QuotaSpec): ResourceBinding[] {
+  inScope(quota: QuotaSpec): ResourceBinding[] {
     return [...this.host.bindings.values()].filter(
       (b) => this.inNamespaces(quota, b.metadata!.name!) && (!quota.highOnly || this.high(b)),
     );
@@ -466,7 +466,7 @@ export abstract class ModelState {
    * (docs/concepts/accounting.md, "Quota edits"): a change that fits in it asks nothing. With
    * `running`, a name also holds what its pods still running on any member take (free).
    */
-  protected held(quota: QuotaSpec, key: Key, running = false): number {
+  held(quota: QuotaSpec, key: Key, running = false): number {
     const claims = this.claims(quota, key);
     let total = 0;
     for (const b of this.inScope(quota)) {
@@ -489,7 +489,7 @@ export abstract class ModelState {
   }
 
   /** Per binding name, the charge on `key` of its pending claims on the quota not lapsed on any clock. */
-  protected claims(quota: QuotaSpec, key: Key): Map<string, number> {
+  claims(quota: QuotaSpec, key: Key): Map<string, number> {
     const claims = new Map<string, number>();
     for (const entry of this.host.quotas.get(quota.name)?.status?.reservations ?? []) {
       if (entry.expirationTime === undefined) continue;
@@ -505,7 +505,7 @@ export abstract class ModelState {
    * Can this admitted change still be stored? Within the API server's request timeout, a create while its
    * name may yet be free, an update while its object is stored at the version it was decided against.
    */
-  protected landable(req: Request): boolean {
+  landable(req: Request): boolean {
     if (req.answer !== 'allowed' || req.done || req.dryRun) return false;
     if (this.now > req.startedAt + LANDING_LIMIT_MS) return false;
     if (req.oldVersion === undefined) return true;
@@ -518,7 +518,7 @@ export abstract class ModelState {
    * charge and the charge of each admitted change of the name that can still land, decided after the
    * quota's last edit.
    */
-  protected coveredInFlight(quota: QuotaSpec, key: Key): { total: number; landable: string[] } {
+  coveredInFlight(quota: QuotaSpec, key: Key): { total: number; landable: string[] } {
     const held = new Map<string, number>();
     for (const b of this.inScope(quota)) held.set(b.metadata!.name!, this.chargeNow(b)[key]);
     const landable: string[] = [];
@@ -537,7 +537,7 @@ export abstract class ModelState {
   }
 
   /** What the stored bindings a quota selects are charged on `key`. */
-  protected charged(quota: QuotaSpec, key: Key): number {
+  charged(quota: QuotaSpec, key: Key): number {
     return this.inScope(quota).reduce((sum, b) => sum + this.chargeNow(b)[key], 0);
   }
 
@@ -545,19 +545,19 @@ export abstract class ModelState {
    * Does the quota count pods of workload `kind`/`name`? An unscoped one counts every pod; a scoped
    * one those of a workload a stored binding it selects names (status.ts, Terminating included).
    */
-  protected countsPodsOf(quota: QuotaSpec, kind: string, name: string): boolean {
+  countsPodsOf(quota: QuotaSpec, kind: string, name: string): boolean {
     return this.podsCounter(quota)(kind, name);
   }
 
   /** countsPodsOf for the bindings stored now, the quota's selection read once. */
-  protected podsCounter(quota: QuotaSpec): (kind: string, name: string) => boolean {
+  podsCounter(quota: QuotaSpec): (kind: string, name: string) => boolean {
     if (!quota.highOnly) return (_kind, name) => this.inNamespaces(quota, name);
     const named = new Set(this.inScope(quota).map((rb) => `${kindOf(rb)}/${rb.metadata!.name}`));
     return (kind, name) => named.has(`${kind}/${name}`);
   }
 
   /** What the pods on their way out that the quota counts take of `key` (hand-made ones included). */
-  protected terminatingCounted(quota: QuotaSpec, key: Key): number {
+  terminatingCounted(quota: QuotaSpec, key: Key): number {
     const counts = this.podsCounter(quota);
     return this.terminating
       .filter((t) => counts(t.kind, t.name))
@@ -565,7 +565,7 @@ export abstract class ModelState {
   }
 
   /** Karmada's pods as they run now: on member `m`, or on every member. */
-  protected memberPods(m?: number): MemberPods {
+  memberPods(m?: number): MemberPods {
     const on = (i: number) => m === undefined || i === m;
     return {
       running: [...this.pods].flatMap(([name, { uid, on: counts }]) =>
@@ -585,7 +585,7 @@ export abstract class ModelState {
    * left out. With `withClaims`, a pending claim of a name with no binding stored counts in full.
    * `pods`: the pods as they run now, or as a published snapshot showed them.
    */
-  protected given(
+  given(
     quota: QuotaSpec,
     key: Key,
     withClaims = false,
@@ -623,7 +623,7 @@ export abstract class ModelState {
     return { total: running + terminating + startable, running, terminating, toStart };
   }
 
-  protected violation(invariant: Violation['invariant'], step: number, message: string): Violation {
+  violation(invariant: Violation['invariant'], step: number, message: string): Violation {
     return { invariant, message, step, trace: [...this.trace] };
   }
 
@@ -635,7 +635,7 @@ export abstract class ModelState {
    * the hand-made pods it counts and the pods on their way out it counts (a scale-down stored during
    * the requeue rounds).
    */
-  protected free(q: QuotaSpec, key: Key): number {
+  free(q: QuotaSpec, key: Key): number {
     const selected = this.inScope(q);
     let handMade = 0;
     BINDINGS.forEach(({ name }, b) => {

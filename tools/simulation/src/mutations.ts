@@ -50,7 +50,7 @@ export function applyEdit(source: string, edit: Edit, bug: string): string {
 }
 
 /**
- * One planted bug per invariant the simulation checks (simulation.ts), each of which the seeded hunt
+ * One planted bug per invariant the simulation checks (invariants.ts), each of which the seeded hunt
  * `npm test` runs must find, breaking that invariant, within `runs` runs (measured, with room for
  * changes of the model: the hunt stops at the first violation, so a bound costs nothing while met).
  */

@@ -105,7 +105,7 @@ const UNPUBLISHED_NOT_EXEMPT: Undone = {
   bug: 'RUNS does not allow what the members run that the last published usage does not show',
   edits: [
     {
-      file: 'tools/simulation/src/simulation.ts',
+      file: 'tools/simulation/src/counted-from.ts',
       from: 'if (unseen.cpu === 0 && unseen.pods === 0) return;',
       to: 'return;',
     },
@@ -162,9 +162,10 @@ const UNSHOWN_AS_ANY_PENDING: Undone = {
   bug: "RUNS nets from unpublished usage causes the snapshot's count already holds",
   edits: [
     {
-      file: 'tools/simulation/src/simulation.ts',
+      file: 'tools/simulation/src/counted-from.ts',
       from: 'const unshown = (e: RunsEvent) => e.members.some((m) => from.at[m]! < e.seq);',
-      to: 'const unshown = (e: RunsEvent) => !runsCovered(e, from);',
+      // Every pending cause not covered by the count (runsCovered, which counted-from.ts does not import).
+      to: 'const unshown = (e: RunsEvent) => !(e.seq <= from.seen && e.members.every((m) => from.at[m]! >= e.seq));',
     },
   ],
   fails: 'RUNS',
@@ -2518,9 +2519,9 @@ export const REGRESSIONS: Record<string, Regression> = {
         bug: "the model counts what lands after an edit only when it adds cpu or pods, not a member's key",
         edits: [
           {
-            file: 'tools/simulation/src/simulation.ts',
-            from: '      if ([...amounts.values(), gross].some((a) => KEYS.some((key) => a[key] > 0)))',
-            to: '      if ([...amounts.values(), gross].some((a) => a.cpu > 0 || a.pods > 0))',
+            file: 'tools/simulation/src/unadmitted.ts',
+            from: '    if ([...amounts.values(), gross].some((a) => KEYS.some((key) => a[key] > 0)))',
+            to: '    if ([...amounts.values(), gross].some((a) => a.cpu > 0 || a.pods > 0))',
           },
         ],
         fails: 'RUNS',
