@@ -27,7 +27,6 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist/apps dist/apps
 COPY --from=build /app/dist/libs dist/libs
-COPY --from=build /app/libs/api/crds libs/api/crds
 COPY --from=build /app/libs/api/proto libs/api/proto
 # uid 1000 is the image's "node" user; numeric, so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000

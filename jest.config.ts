@@ -9,6 +9,7 @@ const shared = {
   moduleNameMapper: {
     // package.json "imports" (#quantity, #api, ...) point at each lib's index.ts.
     '^#([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^#api/crds$': '<rootDir>/libs/api/src/crds.ts',
     // ESM sources import siblings as ./x.js; jest resolves them to ./x.ts.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { Registry } from 'prom-client';
 import { ClockCheck } from '#service-kit';
 import { client, federation } from './support/federation.js';
@@ -14,7 +15,7 @@ const offsetGauge = async (metrics: Registry) =>
 
 test('a clock in step with the API server is measured within a second and a half, within the limit', async () => {
   const metrics = new Registry();
-  const result = await new ClockCheck(client(fed.host), metrics, 60).check();
+  const result = await new ClockCheck(client(fed.host), metrics, new SchedulerRegistry(), 60).check();
   expect(Math.abs(result!.offsetMs)).toBeLessThan(1_500);
   expect(result!.beyondLimit).toBe(false);
   expect(await offsetGauge(metrics)).toBeCloseTo(result!.offsetMs / 1000, 3);
@@ -25,7 +26,13 @@ test.each([
   ['30 s behind', -30_000],
 ])('a clock %s is measured and reported beyond the limit', async (_, skewMs) => {
   const metrics = new Registry();
-  const check = new ClockCheck(client(fed.host), metrics, 60, () => Date.now() + skewMs);
+  const check = new ClockCheck(
+    client(fed.host),
+    metrics,
+    new SchedulerRegistry(),
+    60,
+    () => Date.now() + skewMs,
+  );
   const result = await check.check();
   expect(Math.abs(result!.offsetMs - skewMs)).toBeLessThan(1_500);
   expect(result!.beyondLimit).toBe(true);
@@ -33,6 +40,12 @@ test.each([
 });
 
 test('a larger landing window leaves room for the same 30 s (L = 120 s: within 43 s)', async () => {
-  const check = new ClockCheck(client(fed.host), new Registry(), 120, () => Date.now() + 30_000);
+  const check = new ClockCheck(
+    client(fed.host),
+    new Registry(),
+    new SchedulerRegistry(),
+    120,
+    () => Date.now() + 30_000,
+  );
   expect((await check.check())!.beyondLimit).toBe(false);
 });

@@ -8,11 +8,11 @@ import { Redis } from 'ioredis';
 import {
   FEDERATED_RESOURCE_QUOTA,
   KARMADA_QUOTA,
-  loadCrds,
   RESOURCE_BINDING,
   type FederatedResourceQuota,
   type KarmadaQuota,
 } from '#api';
+import { loadCrds } from '#api/crds';
 import { FRQ_ENFORCEMENT_ANNOTATION } from '#quota';
 import {
   ensureKarmadaBinaries,

@@ -8,12 +8,11 @@ import yaml from 'js-yaml';
 import {
   APPLIED_CLUSTER_KARMADA_QUOTA,
   CLUSTER_KARMADA_QUOTA,
-  CRD_FILE_NAMES,
-  crdDir,
   FEDERATED_RESOURCE_QUOTA,
   KARMADA_QUOTA,
   RESOURCE_BINDING,
 } from '#api';
+import { CRD_FILE_NAMES, crdDir } from '#api/crds';
 import { aggregatorEnv } from '../apps/aggregator/src/config.js';
 import { consoleEnv } from '../apps/console/src/config.js';
 import { reconcilerEnv } from '../apps/reconciler/src/config.js';

@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import {
   CLUSTER,
@@ -26,6 +27,8 @@ import { MemberWatcher, sameCredentials, type MemberCredentials } from './member
 import { UsagePublisher } from './usage-publisher.js';
 
 export const AGGREGATOR_CONFIG = Symbol('AGGREGATOR_CONFIG');
+
+const INTERVALS = ['lease-renewal', 'publish'] as const;
 
 /** The clusters a quota's status has a slice for, by name (only names a cluster can have). */
 function statusClusters(quota: KarmadaQuota): string[] {
@@ -56,7 +59,6 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
    * server no longer has).
    */
   private readonly quotaClusters = new Map<string, { namespaces: string[]; clusters: string[] }>();
-  private readonly timers: NodeJS.Timeout[] = [];
   private readonly events: Counter<'cluster' | 'resource'>;
   private syncing?: Promise<void>;
   private syncAgain = false;
@@ -68,6 +70,7 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     @Inject(KARMADA_KUBECONFIG) private readonly karmada: k8s.KubeConfig,
     private readonly publisher: UsagePublisher,
     @Inject(METRICS) metrics: Registry,
+    private readonly scheduler: SchedulerRegistry,
   ) {
     this.events = new Counter({
       name: 'karmada_quota_aggregator_events_total',
@@ -181,14 +184,23 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
     await this.clusterInformer.start();
     await this.sync();
     await this.leaseChanges.start();
+    const [renewal, publish] = INTERVALS;
     // Renew Leases (and notice rotated credentials) three times per Lease duration.
-    this.timers.push(setInterval(() => void this.sync(), (this.config.LEASE_DURATION_SECONDS * 1000) / 3));
-    this.timers.push(setInterval(() => void this.publishAll(), this.config.PUBLISH_INTERVAL_MS));
+    this.scheduler.addInterval(
+      renewal,
+      setInterval(() => void this.sync(), (this.config.LEASE_DURATION_SECONDS * 1000) / 3),
+    );
+    this.scheduler.addInterval(
+      publish,
+      setInterval(() => void this.publishAll(), this.config.PUBLISH_INTERVAL_MS),
+    );
   }
 
   /** Hands every cluster over at once, not after its Lease expires (Redis closes after this). */
   async onModuleDestroy(): Promise<void> {
-    this.timers.forEach(clearInterval);
+    // Before the handover, or a renewal would take Leases back; absent when start-up failed before them.
+    for (const name of INTERVALS)
+      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
     await this.leaseChanges.stop();
     await this.clusterInformer.stop();
     for (const informer of this.quotaInformers) await informer.stop();

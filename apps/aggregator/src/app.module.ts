@@ -1,4 +1,5 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { Queue } from 'bullmq';
 import {
   duplicateRedis,
@@ -26,6 +27,7 @@ export class AggregatorModule {
         RedisModule.forRoot(config),
         HealthModule.forRoot({ karmada: config, redis: true }),
         MetricsModule.forRoot('aggregator'),
+        ScheduleModule.forRoot(),
       ],
       providers: [
         { provide: AGGREGATOR_CONFIG, useValue: config },

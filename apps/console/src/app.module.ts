@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import type { Registry } from 'prom-client';
 import { HealthModule, karmadaKubeConfig, METRICS, MetricsModule } from '#service-kit';
 import { Authorizer } from './authorizer.js';
@@ -17,15 +18,20 @@ export class ConsoleModule {
     const karmada = karmadaKubeConfig(config);
     return {
       module: ConsoleModule,
-      imports: [HealthModule.forRoot({ karmada: config }), MetricsModule.forRoot('console')],
+      imports: [
+        HealthModule.forRoot({ karmada: config }),
+        MetricsModule.forRoot('console'),
+        ScheduleModule.forRoot(),
+      ],
       controllers: [ConsoleController],
       providers: [
         { provide: QuotaCache, useValue: new QuotaCache(karmada) },
         { provide: BindingCache, useValue: new BindingCache(karmada) },
         {
           provide: UsageHistory,
-          inject: [QuotaCache],
-          useFactory: (quotas: QuotaCache) => new UsageHistory(quotas, config.TREND_SAMPLE_SECONDS),
+          inject: [QuotaCache, SchedulerRegistry],
+          useFactory: (quotas: QuotaCache, scheduler: SchedulerRegistry) =>
+            new UsageHistory(quotas, config.TREND_SAMPLE_SECONDS, scheduler),
         },
         {
           provide: Authorizer,
@@ -56,13 +62,19 @@ export class ConsoleModule {
         },
         {
           provide: LiveUpdates,
-          inject: [QuotaReader, QuotaCache, METRICS],
-          useFactory: (reader: QuotaReader, quotas: QuotaCache, metrics: Registry) =>
+          inject: [QuotaReader, QuotaCache, METRICS, SchedulerRegistry],
+          useFactory: (
+            reader: QuotaReader,
+            quotas: QuotaCache,
+            metrics: Registry,
+            scheduler: SchedulerRegistry,
+          ) =>
             new LiveUpdates(
               reader,
               quotas,
               { refreshSeconds: config.LIVE_REFRESH_SECONDS, maxStreams: config.MAX_LIVE_STREAMS },
               metrics,
+              scheduler,
             ),
         },
       ],

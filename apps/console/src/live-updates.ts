@@ -8,6 +8,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { Gauge, type Registry } from 'prom-client';
 import type { Caller } from './access.js';
 import type { QuotaCache } from './watched-objects.js';
@@ -16,6 +17,8 @@ import { snapshot, sseFrame } from './snapshot.js';
 
 /** A slow reader this far behind is dropped (its page falls back to polling and reconnects). */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+const INTERVAL = 'live-refresh';
 
 interface Stream {
   authorization: string;
@@ -40,13 +43,13 @@ export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly streams = new Set<Stream>();
   private readonly open: Gauge;
   private unsubscribe?: () => void;
-  private refreshTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly reader: QuotaReader,
     private readonly quotas: QuotaCache,
     private readonly options: { refreshSeconds: number; maxStreams: number },
     metrics: Registry,
+    private readonly scheduler: SchedulerRegistry,
   ) {
     this.open = new Gauge({
       name: 'karmada_quota_console_live_streams',
@@ -57,13 +60,17 @@ export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     this.unsubscribe = this.quotas.onChange(() => this.pushAll(false));
-    this.refreshTimer = setInterval(() => this.pushAll(true), this.options.refreshSeconds * 1000);
+    this.scheduler.addInterval(
+      INTERVAL,
+      setInterval(() => this.pushAll(true), this.options.refreshSeconds * 1000),
+    );
   }
 
   /** Ends every stream: the HTTP server closes only once no response is open. */
   onModuleDestroy(): void {
     this.unsubscribe?.();
-    clearInterval(this.refreshTimer);
+    // Absent when start-up failed before onApplicationBootstrap.
+    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
     for (const stream of this.streams) this.close(stream);
   }
 

@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { KarmadaQuota } from '#api';
 import { quotaView } from '#quota-view';
 import type { QuotaCache } from './watched-objects.js';
@@ -93,7 +94,11 @@ describe('UsageHistory', () => {
 
   it('draws each resource from the samples of the last 24 hours to the reading now', () => {
     let quotas = [quotaAt('1')];
-    const history = new UsageHistory({ list: () => quotas } as unknown as QuotaCache, 300);
+    const history = new UsageHistory(
+      { list: () => quotas } as unknown as QuotaCache,
+      300,
+      new SchedulerRegistry(),
+    );
     const start = Date.parse('2026-11-22T12:00:00Z');
     history.sample(start - TREND_WINDOW_MS - 1); // too old to draw
     history.sample(start);
@@ -122,6 +127,7 @@ describe('UsageHistory', () => {
         },
       } as unknown as QuotaCache,
       300,
+      new SchedulerRegistry(),
     );
     history.sample(Date.now());
     const [cpu] = history.trends(quotaView(quotaAt('1')), new Date()).trends;

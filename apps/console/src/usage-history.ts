@@ -1,4 +1,5 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { describeError } from '#api';
 import { quotaView, sparkline, type QuotaView, type TrendSample } from '#quota-view';
 import type { QuotaCache } from './watched-objects.js';
@@ -60,6 +61,8 @@ export class SampleRing {
   }
 }
 
+const INTERVAL = 'trend-sample';
+
 const seriesKey = (view: Pick<QuotaView, 'namespace' | 'name'>, resource: string) =>
   `${view.namespace}/${view.name}/${resource}`;
 
@@ -71,21 +74,25 @@ const seriesKey = (view: Pick<QuotaView, 'namespace' | 'name'>, resource: string
 export class UsageHistory implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('trends');
   private readonly ring: SampleRing;
-  private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly quotas: QuotaCache,
     readonly sampleSeconds: number,
+    private readonly scheduler: SchedulerRegistry,
   ) {
     this.ring = new SampleRing(Math.ceil(TREND_WINDOW_MS / (sampleSeconds * 1000)) + 1);
   }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.sample(Date.now()), this.sampleSeconds * 1000);
+    this.scheduler.addInterval(
+      INTERVAL,
+      setInterval(() => this.sample(Date.now()), this.sampleSeconds * 1000),
+    );
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.timer);
+    // Absent when start-up failed before onApplicationBootstrap.
+    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
   }
 
   sample(at: number): void {

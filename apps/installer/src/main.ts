@@ -6,6 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isApiStatus } from '#api';
 import {
   applyOrder,
@@ -119,7 +120,7 @@ class KarmadaApiServer {
         throw new Error(
           `${describeObject(crd)} was not Established within ${CRD_ESTABLISHED_TIMEOUT_MS / 1000} s: ${JSON.stringify(current.status?.conditions ?? [])}`,
         );
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
     }
   }
 }

@@ -4,6 +4,7 @@
 // readiness check does not verify the serving certificate (its CA may be injected only later).
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** One GET of `url`: its status code, or the error that kept it from answering. */
 function probe(url: URL, timeoutMs: number): Promise<number> {
@@ -51,6 +52,6 @@ export async function waitForReady(
       options.log(`waiting for the webhook at ${url} to be ready (${Math.round(waited / 1000)} s: ${last})`);
       lastSaid = Date.now();
     }
-    await new Promise((resolve) => setTimeout(resolve, interval));
+    await sleep(interval);
   }
 }

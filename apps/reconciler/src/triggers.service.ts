@@ -25,6 +25,8 @@ import {
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { NamespaceCache } from './namespace-cache.js';
 
+const INTERVALS = ['resync', 'expiry-sweep', 'queue-recovery'] as const;
+
 /**
  * What makes a namespace be reconciled besides the aggregator's jobs: ResourceBinding changes and
  * deletions (a deleted binding's reservation is released at once) and KarmadaQuota changes on the
@@ -85,22 +87,25 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
 
   async onApplicationBootstrap(): Promise<void> {
     await this.cache.start();
+    const [resync, sweep, recovery] = INTERVALS;
     this.scheduler.addInterval(
-      'resync',
+      resync,
       setInterval(() => void this.resync(), this.config.RESYNC_INTERVAL_SECONDS * 1000),
     );
     this.scheduler.addInterval(
-      'expiry-sweep',
+      sweep,
       setInterval(() => void this.sweepExpired(), this.config.EXPIRY_SWEEP_SECONDS * 1000),
     );
     this.scheduler.addInterval(
-      'queue-recovery',
+      recovery,
       setInterval(() => void this.recoverQueue(), 1_000),
     );
   }
 
   async onModuleDestroy(): Promise<void> {
-    for (const name of this.scheduler.getIntervals()) this.scheduler.deleteInterval(name);
+    // Only its own (the registry is the app's), and absent when start-up failed before them.
+    for (const name of INTERVALS)
+      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
     await this.cache.stop();
     await this.queue.close();
   }

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import type { Registry } from 'prom-client';
 import {
   ClockCheckModule,
@@ -51,17 +52,19 @@ export class WebhookModule {
         }),
         // Waiting records are written by many requests at once: their commands share writes.
         RedisModule.forRoot(config, { autoPipelining: true }),
+        ScheduleModule.forRoot(),
       ],
       controllers: [AdmissionController],
       providers: [
         { provide: WEBHOOK_CONFIG, useValue: config },
         {
           provide: DenialEventRecorder,
-          inject: [WatchedQuotaStore],
-          useFactory: (quotas: WatchedQuotaStore) =>
+          inject: [WatchedQuotaStore, SchedulerRegistry],
+          useFactory: (quotas: WatchedQuotaStore, scheduler: SchedulerRegistry) =>
             new DenialEventRecorder(
               new QuotaEventWriter(karmada, 'karmada-quota-webhook'),
               (namespace, quota) => quotas.refOf(namespace, quota),
+              scheduler,
             ),
         },
         { provide: StoredBindings, useValue: new StoredBindings(karmada) },

@@ -1,5 +1,6 @@
 import { describeError } from '#api';
-import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import type { Enforcement } from '#api';
 import { addDenial, clusterQuotaNamed, denialEvent, type DenialTally } from '#quota';
 import type { QuotaEventWriter, QuotaRef } from '#service-kit';
@@ -9,23 +10,30 @@ export const DENIAL_EVENT_WINDOW_SECONDS = 10;
 /** Quotas tallied per window at most: a flood across namespaces cannot grow memory without bound. */
 const MAX_TALLIED_QUOTAS = 10_000;
 
+const INTERVAL = 'denial-events';
+
 /**
  * Records quota denials as Warning Events on the KarmadaQuota that refused them, one Event per quota
  * per window (with its count), written off the admission path so an Event write never delays or
  * fails an admission. Refusals a Warn or DryRun quota did not enforce get their own Event per window.
  */
-export class DenialEventRecorder implements OnApplicationShutdown {
+export class DenialEventRecorder implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('denial-events');
   private tallies = new Map<string, DenialTally>();
-  private readonly timer: NodeJS.Timeout;
   private dropped = 0;
 
   constructor(
     private readonly events: QuotaEventWriter,
     /** The quota a decision names (quotaName) in a namespace, uid from the webhook's watch: no read per Event. */
     private readonly refOf: (namespace: string, quota: string) => QuotaRef,
-  ) {
-    this.timer = setInterval(() => void this.flush(), DENIAL_EVENT_WINDOW_SECONDS * 1000).unref();
+    private readonly scheduler: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.scheduler.addInterval(
+      INTERVAL,
+      setInterval(() => void this.flush(), DENIAL_EVENT_WINDOW_SECONDS * 1000),
+    );
   }
 
   record(
@@ -73,7 +81,8 @@ export class DenialEventRecorder implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
+    // Gone already once the scheduler cleared its intervals (before this hook) or start-up failed.
+    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
     await this.flush();
   }
 }

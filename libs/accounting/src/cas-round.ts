@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import {
   admitBatch,
@@ -319,5 +320,3 @@ async function writeChanged(
   }
   return 'written';
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

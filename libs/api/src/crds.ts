@@ -1,10 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+/**
+ * The CRD files, for the tools and tests that install or inspect them. Imported as `#api/crds`, not
+ * through the `#api` barrel, so the services do not load js-yaml and client-node's serializer.
+ */
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 // Not re-exported by the package root; needed to turn wire JSON into client-node's model objects (see loadCrds).
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import yaml from 'js-yaml';
+import { apiFile } from './files.js';
 
 /** File names in libs/api/crds, by kind. */
 export const CRD_FILE_NAMES = {
@@ -72,27 +76,8 @@ export interface CrdManifest {
   };
 }
 
-/**
- * Absolute path of the file `libs/api/<file>`: looked up in the nearest ancestor of this module's
- * directory that has it (the repo root, both from libs/api/src under ts-jest and from dist/libs/api/src
- * after tsc, and the image's /app).
- */
-function apiFile(...file: string[]): string {
-  const start = dirname(fileURLToPath(import.meta.url));
-  const relative = join('libs', 'api', ...file);
-  for (let dir = start; ; dir = dirname(dir)) {
-    const candidate = join(dir, relative);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) break;
-  }
-  throw new Error(`${relative} not found in ${start} or any parent directory`);
-}
-
 /** Absolute path of libs/api/crds. */
 export const crdDir = (): string => dirname(apiFile('crds', CRD_FILE_NAMES.karmadaQuota));
-
-/** Absolute path of Karmada's scheduler-estimator API as karmada-quota serves it (libs/api/proto). */
-export const estimatorProtoFile = (): string => apiFile('proto', 'estimator.proto');
 
 /**
  * Absolute paths of the CRD files, in install order: KarmadaQuota, ClusterKarmadaQuota,

@@ -1,4 +1,4 @@
 export * from './types.js';
-export * from './crds.js';
+export { estimatorProtoFile } from './files.js';
 export * from './json.js';
 export * from './errors.js';

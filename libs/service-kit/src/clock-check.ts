@@ -7,6 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { Logger, Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { Gauge, type Registry } from 'prom-client';
 import type { KarmadaApiConfig } from './config.js';
 import { karmadaKubeConfig } from './dependencies.js';
@@ -82,17 +83,19 @@ export function clockDistrust(
   );
 }
 
+const INTERVAL = 'clock-check';
+
 /** Compares the clock at start and every CLOCK_CHECK_INTERVAL_MS; see the file comment. */
 export class ClockCheck implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('clock');
   private readonly version: k8s.VersionApi;
   private readonly offset: Gauge;
-  private timer?: NodeJS.Timeout;
   private measured?: ClockMeasurement;
 
   constructor(
     karmada: k8s.KubeConfig,
     metrics: Registry,
+    private readonly scheduler: SchedulerRegistry,
     private readonly landingWindowSeconds: number,
     private readonly clock: () => number = Date.now,
     private readonly monotonic: () => number = () => performance.now(),
@@ -109,12 +112,15 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     void this.check();
-    this.timer = setInterval(() => void this.check(), CLOCK_CHECK_INTERVAL_MS);
-    this.timer.unref();
+    this.scheduler.addInterval(
+      INTERVAL,
+      setInterval(() => void this.check(), CLOCK_CHECK_INTERVAL_MS),
+    );
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.timer);
+    // Absent when start-up failed before onModuleInit.
+    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
   }
 
   /**
@@ -169,7 +175,10 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** Runs a ClockCheck against the Karmada API server in the service (METRICS must be provided). */
+/**
+ * Runs a ClockCheck against the Karmada API server in the service (METRICS must be provided, and
+ * ScheduleModule imported).
+ */
 @Module({})
 export class ClockCheckModule {
   static forRoot(options: { karmada: KarmadaApiConfig; landingWindowSeconds: number }): DynamicModule {
@@ -178,9 +187,14 @@ export class ClockCheckModule {
       providers: [
         {
           provide: ClockCheck,
-          inject: [METRICS],
-          useFactory: (metrics: Registry) =>
-            new ClockCheck(karmadaKubeConfig(options.karmada), metrics, options.landingWindowSeconds),
+          inject: [METRICS, SchedulerRegistry],
+          useFactory: (metrics: Registry, scheduler: SchedulerRegistry) =>
+            new ClockCheck(
+              karmadaKubeConfig(options.karmada),
+              metrics,
+              scheduler,
+              options.landingWindowSeconds,
+            ),
         },
       ],
       exports: [ClockCheck],

@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CLUSTER_KARMADA_QUOTA, KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { describeError } from '#api';
 import { isClusterQuota, limitsNamespace, type SelectedNamespace } from '#quota';
@@ -49,8 +50,6 @@ export interface NamespaceSelection {
 /** Answers worth another try: throttling, a warming watch cache, a restarting API server. */
 const TRANSIENT = new Set([429, 500, 502, 503, 504]);
 const RETRY_DELAYS_MS = [25, 50, 100, 200, 400, 800, 1_000];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A call's options that abort its request at `deadline` (epoch ms): without them a request on a

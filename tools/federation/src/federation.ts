@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync } from 'node:fs';
-import { KARMADA_QUOTA, loadCrds } from '#api';
+import { KARMADA_QUOTA } from '#api';
+import { loadCrds } from '#api/crds';
 import { join } from 'node:path';
 import { ensureBinaries, type KubeBinaries } from './binaries.js';
 import {

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { CLUSTER, isApiStatus, isJsonObject, KARMADA_QUOTA, loadCrds, type Cluster } from '#api';
+import { CLUSTER, isApiStatus, isJsonObject, KARMADA_QUOTA, type Cluster } from '#api';
+import { loadCrds } from '#api/crds';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';

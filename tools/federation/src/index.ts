@@ -27,7 +27,9 @@ export {
   WEBHOOK_CONFIGURATION_NAME,
 } from './host-setup.js';
 export { writeKubeconfig } from './kubeconfig.js';
-export { freePort, probe, sleep, waitFor } from './net.js';
+export { freePort, probe, waitFor } from './net.js';
+// Node's own, under the name the tests and the bench know it by.
+export { setTimeout as sleep } from 'node:timers/promises';
 export { isProcessAlive, ManagedProcess, OrphanGuard } from './processes.js';
 export { repoRoot } from './paths.js';
 export { SERVICES, startServices, type RunningService, type ServiceName } from './services.js';

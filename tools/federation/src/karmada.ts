@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { CLUSTER, loadCrds } from '#api';
+import { CLUSTER } from '#api';
+import { loadCrds } from '#api/crds';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ensureKarmadaBinaries, type KarmadaBinaries } from './binaries.js';

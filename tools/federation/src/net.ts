@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it; no fixed ports). */
 export async function freePort(): Promise<number> {
@@ -39,8 +40,6 @@ export function probe(url: string, options: ProbeOptions = {}): Promise<number> 
     req.end();
   });
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns true; throws `describe()` after `timeoutMs`. */
 export async function waitFor(
