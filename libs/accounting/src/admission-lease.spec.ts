@@ -42,7 +42,7 @@ function process(api: LeaseApi, identity: string) {
   return { lease, clock, advance: (ms: number) => (clock.now += ms) };
 }
 
-const NO_GHOSTS: AdmissionRecord = { address: 'a:8443', ghosts: {}, unknownInFlight: false };
+const NO_GHOSTS: AdmissionRecord = { address: 'a:8443', ghosts: {}, unknownInFlight: false, counted: {} };
 
 describe('AdmissionLease', () => {
   it('takes a Lease no one ever held at once, with nothing in flight to charge', async () => {
@@ -135,7 +135,7 @@ describe('AdmissionLease', () => {
     const b = process(api, 'b');
     await a.lease.step();
     await b.lease.step();
-    const released = a.lease.release({ 'team-a/q': { cpu: '2' } });
+    const released = a.lease.release({ 'team-a/q': { cpu: '2' } }, { 'team-a/q': '40' });
     expect(a.lease.owns()).toBe(false);
     expect(await released).toBe(true);
     expect(api.lease).toMatchObject({ holder: '', record: { ghosts: { 'team-a/q': { cpu: '2' } } } });
@@ -145,6 +145,7 @@ describe('AdmissionLease', () => {
       address: 'b:8443',
       ghosts: { 'team-a/q': { cpu: '2' } },
       unknownInFlight: false,
+      counted: { 'team-a/q': '40' },
     });
     expect(await a.lease.step()).toBe('held elsewhere');
   });
@@ -155,7 +156,7 @@ describe('AdmissionLease', () => {
     const b = process(api, 'b');
     const c = process(api, 'c');
     await a.lease.step();
-    await a.lease.release({ 'team-a/q': { cpu: '2' } });
+    await a.lease.release({ 'team-a/q': { cpu: '2' } }, { 'team-a/q': '40' });
     await b.lease.step();
     await c.lease.step();
     c.advance(D); // b crashed
@@ -164,7 +165,12 @@ describe('AdmissionLease', () => {
     expect(api.lease?.transitions).toBe(2);
     c.lease.dropGhosts();
     expect(await c.lease.step()).toBe('renewed');
-    expect(api.lease?.record).toEqual({ address: 'c:8443', ghosts: {}, unknownInFlight: false });
+    expect(api.lease?.record).toEqual({
+      address: 'c:8443',
+      ghosts: {},
+      unknownInFlight: false,
+      counted: { 'team-a/q': '40' },
+    });
   });
 
   it('two processes racing for a free Lease: one wins, the other sees a conflict', async () => {

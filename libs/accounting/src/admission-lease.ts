@@ -23,6 +23,11 @@ export interface AdmissionRecord {
   ghosts: Record<string, Record<string, string>>;
   /** A holder stopped without handing over: what it admitted is unknown, so every increase waits. */
   unknownInFlight: boolean;
+  /**
+   * Per quota key: the newest count (`observedBindingsVersion`) a holder handing over had seen and
+   * retired claims against; its successor decides on that quota only from a count at least as new.
+   */
+  counted: Record<string, string>;
 }
 
 /** The Lease as read or written. */
@@ -141,15 +146,20 @@ export class AdmissionLease {
       address: this.options.address,
       ghosts: lease?.record.ghosts ?? {},
       unknownInFlight: crashed || (lease?.record.unknownInFlight ?? false),
+      counted: lease?.record.counted ?? {},
     };
     return (await this.write(lease, record, this.clock())) ? 'acquired' : 'held elsewhere';
   }
 
   /**
    * Hands the Lease on (a graceful stop): decides nothing more, then writes it free with `inFlight`
-   * (per quota key, what this owner admitted that may still land) added to the ghosts carried.
+   * (per quota key, what this owner admitted that may still land) added to the ghosts carried, and
+   * `counted` (per quota key, the count its claims were retired against: the ledger's countedUpTo).
    */
-  async release(inFlight: Record<string, Record<string, string>>): Promise<boolean> {
+  async release(
+    inFlight: Record<string, Record<string, string>>,
+    counted: Record<string, string>,
+  ): Promise<boolean> {
     this.releasing = true;
     const tenure = this.tenure;
     if (tenure === undefined) return false;
@@ -165,6 +175,7 @@ export class AdmissionLease {
           record: {
             ghosts: { ...tenure.record.ghosts, ...inFlight },
             unknownInFlight: tenure.record.unknownInFlight,
+            counted,
           },
         },
         lease.resourceVersion,

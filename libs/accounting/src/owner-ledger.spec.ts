@@ -27,6 +27,7 @@ describe('OwnerLedger', () => {
     const ledger = new OwnerLedger({
       ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
       unknownInFlight: false,
+      counted: new Map(),
     });
     ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }] }));
     expect(reservedOn(ledger, 'team-a', state('q', { cpu: '2' }))).toEqual({ cpu: '6' });
@@ -94,6 +95,7 @@ describe('OwnerLedger', () => {
     const ledger = new OwnerLedger({
       ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
       unknownInFlight: false,
+      counted: new Map(),
     });
     ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }], r: [{ cpu: '2' }] }));
     expect(new Map([...ledger.inFlight()].map(([k, v]) => [k, formatList(v)]))).toEqual(
@@ -108,6 +110,7 @@ describe('OwnerLedger', () => {
     const ledger = new OwnerLedger({
       ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
       unknownInFlight: true,
+      counted: new Map(),
     });
     expect(ledger.refusesIncreases('team-a', 'q')).toBe(true);
     // Counted, but before the window: what the predecessor admitted may land after the count.
@@ -125,5 +128,25 @@ describe('OwnerLedger', () => {
     expect(ledger.ghostsSettled(['team-a/q'])).toBe(true);
     expect(ledger.ghostsSettled(['team-a/q', 'team-a/r'])).toBe(false);
     expect(ledger.refusesIncreases('team-a', 'r')).toBe(true);
+  });
+
+  it('decides on a quota only from a count as new as the one its predecessor retired claims against', () => {
+    const before = new OwnerLedger();
+    before.counted('team-a', 'q', '40');
+    before.counted('team-a', 'q', '30'); // an older status, delivered late, changes nothing
+    expect(before.countedUpTo()).toEqual(new Map([['team-a/q', '40']]));
+    const after = new OwnerLedger({
+      ghosts: new Map(),
+      unknownInFlight: false,
+      counted: before.countedUpTo(),
+    });
+    expect(after.refusesIncreases('team-a', 'q')).toBe(true);
+    expect(after.refusesIncreases('team-a', 'other')).toBe(false);
+    after.counted('team-a', 'q', '39');
+    expect(after.refusesIncreases('team-a', 'q')).toBe(true);
+    after.counted('team-a', 'q', '40');
+    expect(after.refusesIncreases('team-a', 'q')).toBe(false);
+    after.counted('team-a', 'q', '45');
+    expect(after.countedUpTo()).toEqual(new Map([['team-a/q', '45']]));
   });
 });

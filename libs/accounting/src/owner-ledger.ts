@@ -32,6 +32,8 @@ export interface TakenOver {
   ghosts: ReadonlyMap<string, ResourceList>;
   /** The predecessor stopped without handing over: every quota refuses increases until settled. */
   unknownInFlight: boolean;
+  /** By quota key: the count its predecessors retired claims against (AdmissionRecord.counted). */
+  counted: ReadonlyMap<string, string>;
 }
 
 export class OwnerLedger {
@@ -48,10 +50,18 @@ export class OwnerLedger {
   private settledFrom?: string;
   /** Quota keys counted since `settledFrom`: no ghost of theirs is left. */
   private readonly settled = new Set<string>();
+  /**
+   * By quota key: the newest count seen here or by a predecessor, who may have retired claims against
+   * it. A quota whose count this owner has not seen that new is decided on from nothing it knows.
+   */
+  private readonly newestCount: Map<string, string>;
+  /** Quota keys whose count this owner has seen at least as new as `newestCount` says. */
+  private readonly caughtUp = new Set<string>();
 
-  constructor(takenOver: TakenOver = { ghosts: new Map(), unknownInFlight: false }) {
+  constructor(takenOver: TakenOver = { ghosts: new Map(), unknownInFlight: false, counted: new Map() }) {
     this.ghosts = new Map(takenOver.ghosts);
     this.unknownInFlight = takenOver.unknownInFlight;
+    this.newestCount = new Map(takenOver.counted);
   }
 
   /**
@@ -59,7 +69,9 @@ export class OwnerLedger {
    * and no count of the quota is known to hold all it admitted yet.
    */
   refusesIncreases(namespace: string, quotaName: string): boolean {
-    return this.unknownInFlight && !this.settled.has(ledgerKey(namespace, quotaName));
+    const key = ledgerKey(namespace, quotaName);
+    if (this.newestCount.has(key) && !this.caughtUp.has(key)) return true;
+    return this.unknownInFlight && !this.settled.has(key);
   }
 
   /**
@@ -136,6 +148,13 @@ export class OwnerLedger {
    */
   counted(namespace: string, quotaName: string, countedVersion: string | undefined): void {
     const key = ledgerKey(namespace, quotaName);
+    if (countedVersion !== undefined) {
+      const newest = this.newestCount.get(key);
+      if (newest === undefined || countedVersion === newest || isLaterVersion(countedVersion, newest)) {
+        this.newestCount.set(key, countedVersion);
+        this.caughtUp.add(key);
+      }
+    }
     const from = this.settledFrom;
     if (from !== undefined && (countedVersion === from || isLaterVersion(countedVersion, from))) {
       this.settled.add(key);
@@ -159,6 +178,11 @@ export class OwnerLedger {
     const all = new Map(this.ghosts);
     for (const [key, amount] of this.pending) all.set(key, addLists(all.get(key) ?? {}, amount));
     return all;
+  }
+
+  /** Per quota key, the newest count this owner's claims may have been retired against: handed on. */
+  countedUpTo(): Map<string, string> {
+    return new Map(this.newestCount);
   }
 
   /** How many bindings have a record: the claims in flight. */
