@@ -218,5 +218,5 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
 export const actionsArbitrary = fc.array(actionArbitrary, { minLength: 1, maxLength: 400, size: 'max' });
 
 /** One line per action, for a failure report that can be pasted back as a regression trace. */
-export const describeActions = (actions: readonly Action[]): string =>
+export const describeActions = (actions: readonly unknown[]): string =>
   `[\n${actions.map((a) => `  ${JSON.stringify(a)},`).join('\n')}\n]`;

@@ -1,12 +1,14 @@
 /**
- * `npm run sim -- --seeds N [--seed S] [--path P]`: hunts for accounting bugs with N random
- * interleavings (simulation.ts), printing progress; a failure prints its seed, the shrunk (shortest)
- * action list and its trace, and `--seed S --path P` replays it.
+ * `npm run sim -- --seeds N [--seed S] [--path P] [--owner]`: hunts for accounting bugs with N random
+ * interleavings (simulation.ts; with --owner, the admission owner's protocol, owner-protocol.ts),
+ * printing progress; a failure prints its seed, the shrunk (shortest) action list and its trace, and
+ * `--seed S --path P` replays it.
  */
 import fc from 'fast-check';
 import { parseArgs } from 'node:util';
 import { actionsArbitrary, describeActions } from './actions.js';
 import { exercised } from './model.js';
+import { ownerActionsArbitrary, ownerExercised, simulateOwner } from './owner-protocol.js';
 import { simulate } from './simulation.js';
 
 const { values } = parseArgs({
@@ -14,42 +16,65 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '1000' },
     seed: { type: 'string' },
     path: { type: 'string' },
+    owner: { type: 'boolean', default: false },
   },
 });
 const runs = Number(values.seeds);
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
-  console.error('usage: npm run sim -- --seeds N [--seed S] [--path P]  (N and S whole numbers)');
+  console.error('usage: npm run sim -- --seeds N [--seed S] [--path P] [--owner]  (N and S whole numbers)');
   process.exit(2);
 }
 
-let done = 0;
-let steps = 0;
-const started = Date.now();
-const result = await fc.check(
-  fc.asyncProperty(actionsArbitrary, async (actions) => {
-    const violation = await simulate(actions);
-    done++;
-    steps += actions.length;
-    if (done % 100 === 0)
-      console.error(`${done}/${runs} runs, ${steps} steps, ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    return violation === undefined;
-  }),
-  { seed, numRuns: runs, ...(values.path ? { path: values.path } : {}) },
-);
-
-if (!result.failed) {
-  console.log(
-    `no violation in ${runs} runs (${steps} steps, seed ${seed}, ${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(exercised)}`,
-  );
-  process.exit(0);
+interface Found {
+  invariant: string;
+  step: number;
+  message: string;
+  trace: string[];
 }
-const actions = result.counterexample![0];
-const violation = await simulate(actions);
-console.log(
-  `VIOLATION (seed ${seed}, path ${result.counterexamplePath}; replay: npm run sim -- --seeds 1 --seed ${seed} --path ${result.counterexamplePath})`,
+
+/** The seeded search over `arbitrary`'s action lists, reported as the file comment says; its exit code. */
+async function search<A>(
+  arbitrary: fc.Arbitrary<A[]>,
+  run: (actions: A[]) => Promise<Found | undefined>,
+  counted: object,
+): Promise<number> {
+  let done = 0;
+  let steps = 0;
+  const started = Date.now();
+  const result = await fc.check(
+    fc.asyncProperty(arbitrary, async (actions) => {
+      const violation = await run(actions);
+      done++;
+      steps += actions.length;
+      if (done % 100 === 0)
+        console.error(
+          `${done}/${runs} runs, ${steps} steps, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+        );
+      return violation === undefined;
+    }),
+    { seed, numRuns: runs, ...(values.path ? { path: values.path } : {}) },
+  );
+  if (!result.failed) {
+    console.log(
+      `no violation in ${runs} runs (${steps} steps, seed ${seed}, ${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(counted)}`,
+    );
+    return 0;
+  }
+  const actions = result.counterexample![0];
+  const violation = await run(actions);
+  const owner = values.owner ? ' --owner' : '';
+  console.log(
+    `VIOLATION (seed ${seed}, path ${result.counterexamplePath}; replay: npm run sim -- --seeds 1 --seed ${seed} --path ${result.counterexamplePath}${owner})`,
+  );
+  console.log(`${violation?.invariant} at step ${violation?.step}: ${violation?.message}`);
+  console.log(`shortest actions found (${actions.length}): ${describeActions(actions)}`);
+  console.log(`trace:\n${violation?.trace.join('\n')}`);
+  return 1;
+}
+
+process.exit(
+  values.owner
+    ? await search(ownerActionsArbitrary, (actions) => simulateOwner(actions), ownerExercised)
+    : await search(actionsArbitrary, (actions) => simulate(actions), exercised),
 );
-console.log(`${violation?.invariant} at step ${violation?.step}: ${violation?.message}`);
-console.log(`shortest actions found (${actions.length}): ${describeActions(actions)}`);
-console.log(`trace:\n${violation?.trace.join('\n')}`);
-process.exit(1);

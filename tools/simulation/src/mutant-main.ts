@@ -4,8 +4,12 @@
  *   regressions NAME...  each named trace's failures ([] when it passes), by name
  *   trace NAME           one named trace's run: its violation, if any, and its trace lines
  *   hunt RUNS [SEED] [without-cluster-quota]  the seeded hunt (hunt.ts) stopped at the first violation
+ *   owner-hunt RUNS      the owner protocol's seeded hunt (owner-protocol.ts), likewise
+ *   owner-regressions NAME...  each named owner trace's failures (owner-regressions.ts), by name
  */
 import { hunt } from './hunt.js';
+import { huntOwner } from './owner-protocol.js';
+import { OWNER_REGRESSIONS, replayOwner } from './owner-regressions.js';
 import { REGRESSIONS, replay } from './regressions.js';
 import { simulate } from './simulation.js';
 
@@ -27,7 +31,18 @@ if (command === 'regressions') {
   process.stdout.write(
     JSON.stringify(await hunt(Number(args[0]), seed, args[2] !== 'without-cluster-quota')),
   );
+} else if (command === 'owner-regressions') {
+  const failures: Record<string, string[]> = {};
+  for (const name of args) {
+    const regression = OWNER_REGRESSIONS[name];
+    failures[name] = regression ? await replayOwner(regression) : [`no owner trace named "${name}"`];
+  }
+  process.stdout.write(JSON.stringify(failures));
+} else if (command === 'owner-hunt') {
+  process.stdout.write(JSON.stringify(await huntOwner(Number(args[0]))));
 } else {
-  process.stderr.write('usage: mutant regressions NAME... | mutant trace NAME | mutant hunt RUNS [SEED]\n');
+  process.stderr.write(
+    'usage: mutant regressions NAME... | mutant trace NAME | mutant hunt RUNS [SEED] | mutant owner-hunt RUNS\n',
+  );
   process.exit(2);
 }

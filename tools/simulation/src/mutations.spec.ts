@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HUNT_SEED, type HuntResult } from './hunt.js';
 import { buildMutant, REPO_ROOT } from './mutant.js';
-import { applyEdit, PLANTED, type Mutation } from './mutations.js';
+import { applyEdit, OWNER_PLANTED, PLANTED, type Mutation } from './mutations.js';
 import { REGRESSIONS, type Undone } from './regressions.js';
+import { OWNER_REGRESSIONS } from './owner-regressions.js';
 import type { Violation } from './model.js';
 
 /** Every invariant the simulation checks (the `satisfies` fails to compile when one is added). */
@@ -65,6 +66,29 @@ describe('planted bugs', () => {
       async (_invariant, runs, _bug, planted) => {
         const without = planted.withoutClusterQuota ? ['default', 'without-cluster-quota'] : [];
         const result = (await inMutant(planted, ['hunt', String(runs), ...without])) as HuntResult;
+        expect(result.violation?.invariant).toBe(planted.invariant);
+        console.log(`${planted.invariant} found in run ${result.runs} of ${runs}: ${planted.bug}`);
+      },
+    );
+  });
+
+  describe("each of the owner protocol's named traces fails with its fix undone", () => {
+    it.each(Object.entries(OWNER_REGRESSIONS))('%s', async (name, regression) => {
+      const failures = (await inMutant(regression.undone, ['owner-regressions', name])) as Record<
+        string,
+        string[]
+      >;
+      expect(failures[name]).toEqual(
+        expect.arrayContaining([expect.stringContaining(regression.undone.fails)]),
+      );
+    });
+  });
+
+  describe("the owner protocol's seeded hunt finds each of its planted bugs within its stated runs", () => {
+    it.each(OWNER_PLANTED.map((p): [string, number, string, typeof p] => [p.invariant, p.runs, p.bug, p]))(
+      '%s within %i runs: %s',
+      async (_invariant, runs, _bug, planted) => {
+        const result = (await inMutant(planted, ['owner-hunt', String(runs)])) as HuntResult;
         expect(result.violation?.invariant).toBe(planted.invariant);
         console.log(`${planted.invariant} found in run ${result.runs} of ${runs}: ${planted.bug}`);
       },

@@ -1,0 +1,39 @@
+import fc from 'fast-check';
+import { describeActions } from './actions.js';
+import { OWNER_HUNT_SEED, ownerActionsArbitrary, ownerExercised, simulateOwner } from './owner-protocol.js';
+import { OWNER_REGRESSIONS, replayOwner } from './owner-regressions.js';
+
+/** Seeds `npm test` always runs (a few seconds); `npm run sim -- --owner` hunts further. */
+const RUNS = Number(process.env['OWNER_SIM_RUNS'] ?? 3000);
+
+describe('the admission owner protocol', () => {
+  it(`${RUNS} seeded random interleavings keep LIMIT and EXCLUSION after every step`, async () => {
+    await fc.assert(
+      fc.asyncProperty(ownerActionsArbitrary, async (actions) => {
+        const violation = await simulateOwner(actions);
+        if (violation)
+          throw new Error(
+            `${violation.invariant} violated at step ${violation.step}: ${violation.message}\n` +
+              `actions: ${describeActions(actions)}\ntrace:\n${violation.trace.slice(-60).join('\n')}`,
+          );
+      }),
+      { seed: OWNER_HUNT_SEED, numRuns: RUNS },
+    );
+    console.log(`owner protocol exercised: ${JSON.stringify(ownerExercised)}`);
+    // Owners admitted and the API server stored, late answers were discarded, and some never landed.
+    expect(ownerExercised.admitted).toBeGreaterThan(RUNS);
+    expect(ownerExercised.stored).toBeGreaterThan(RUNS);
+    expect(ownerExercised.notStored).toBeGreaterThan(RUNS / 10);
+    expect(ownerExercised.answeredTooLate).toBeGreaterThan(RUNS / 10);
+    // The Lease moved: taken over after crashes (increases refused until settled), and handed over.
+    expect(ownerExercised.acquiredAfterCrash).toBeGreaterThan(RUNS / 10);
+    expect(ownerExercised.refusedAfterTakeover).toBeGreaterThan(RUNS / 10);
+    expect(ownerExercised.handedOver).toBeGreaterThan(RUNS / 10);
+    // Successors held long enough, and a count caught up, to decide again.
+    expect(ownerExercised.settled).toBeGreaterThan(0);
+  });
+
+  it.each(Object.entries(OWNER_REGRESSIONS))('keeps the named trace: %s', async (_name, regression) => {
+    expect(await replayOwner(regression)).toEqual([]);
+  });
+});

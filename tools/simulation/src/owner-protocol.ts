@@ -1,0 +1,567 @@
+/**
+ * The admission owner's protocol (design C) searched on its own, before it joins the full simulation
+ * (docs/development/simulation.md, "The owner protocol"): two webhook processes on clocks of their own
+ * rates take the Lease (AdmissionLease), decide increases from memory (OwnerLedger, admitBatch),
+ * crash, hand over and pause; the API server stores what was admitted within its deadline or never; the
+ * reconciler counts with the real computeQuotaStatus and stamps its list's version. After every
+ * action: LIMIT (what is stored fits the quota) and EXCLUSION (one process at most may decide).
+ */
+import fc from 'fast-check';
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { formatList, parseResourceList, type ResourceList } from '#quantity';
+import { admitBatch, bindingCharge, computeQuotaStatus, parseQuotaState, type AdmissionItem } from '#quota';
+import { AdmissionLease, ledgerKey, OwnerLedger, type AdmissionLeaseState, type LeaseApi } from '#accounting';
+import { ConflictError } from '#service-kit';
+
+const NAMESPACE = 'team-a';
+const QUOTA = 'compute';
+const KEY = ledgerKey(NAMESPACE, QUOTA);
+const HARD_CPU = 10;
+const NAMES = ['b1', 'b2', 'b3'] as const;
+/** Lease duration and renew deadline, as the chart sets them (client-go's 15 s and 10 s). */
+const LEASE_MS = 15_000;
+const RENEW_DEADLINE_MS = 10_000;
+/** kube-apiserver stores an admitted change within 34 s of receiving it or never. */
+const STORED_WITHIN_MS = 34_000;
+/** The API server waits this long for the webhook's answer, then fails the request. */
+const WEBHOOK_TIMEOUT_MS = 10_000;
+/** The owner's landing window (its own clock): stored within, or never, whatever its clock's rate. */
+const LANDING_WINDOW_MS = 60_000;
+/** Clock rates differ by at most this fraction from real time (lease assumption: < D/R overall). */
+const MAX_DRIFT = 0.1;
+
+export type OwnerAction =
+  | { t: 'create'; name: number; cpu: number; to: number }
+  | { t: 'update'; name: number; cpu: number; to: number }
+  | { t: 'delete'; name: number }
+  /** Karmada's controllers write the binding's status: a new resourceVersion, the same charge. */
+  | { t: 'statusWrite'; name: number }
+  | { t: 'decide'; request: number }
+  | { t: 'answer'; request: number }
+  | { t: 'land'; request: number }
+  | { t: 'lease'; process: number; lostAnswer: boolean }
+  | { t: 'count' }
+  | { t: 'deliverBindings'; process: number; events: number }
+  | { t: 'deliverQuota'; process: number }
+  | { t: 'sweep'; process: number }
+  | { t: 'crash'; process: number }
+  | { t: 'release'; process: number }
+  | { t: 'drift'; process: number; rate: number }
+  | { t: 'tick'; ms: number };
+
+/** What the runs did, summed over runs: a spec asserts the search reached where the protocol can break. */
+export const ownerExercised = {
+  admitted: 0,
+  refused: 0,
+  stored: 0,
+  notStored: 0,
+  acquired: 0,
+  acquiredAfterCrash: 0,
+  handedOver: 0,
+  answeredTooLate: 0,
+  refusedAfterTakeover: 0,
+  settled: 0,
+};
+
+export interface OwnerViolation {
+  invariant: 'LIMIT' | 'EXCLUSION';
+  step: number;
+  message: string;
+  trace: string[];
+}
+
+interface Stored {
+  uid: string;
+  cpu: number;
+  resourceVersion: string;
+}
+
+type HostEvent = { name: string; uid: string; resourceVersion: string; deleted: boolean };
+
+/** A create or an update on its way through the API server. */
+interface Request {
+  name: string;
+  uid: string;
+  cpu: number;
+  old?: Stored;
+  to: number;
+  sentAt: number;
+  /** 'decided': allowed by the owner, the answer not sent yet. */
+  state: 'sent' | 'decided' | 'allowed' | 'done';
+}
+
+interface Process {
+  identity: string;
+  rate: number;
+  /** Real time and monotonic reading when the rate last changed. */
+  since: { real: number; mono: number };
+  lease: AdmissionLease;
+  ledger?: OwnerLedger;
+  /** How many host events its binding watch delivered. */
+  delivered: number;
+  /** The quota's status as its watch shows it. */
+  quota?: KarmadaQuota;
+}
+
+/** The Lease object on the Karmada API server: compare-and-swap on its resourceVersion. */
+class HostLease implements LeaseApi {
+  lease?: AdmissionLeaseState;
+  /** The next write is applied but its answer lost. */
+  loseNextAnswer = false;
+  constructor(private readonly nextVersion: () => string) {}
+
+  async read(): Promise<AdmissionLeaseState | undefined> {
+    return this.lease && structuredClone(this.lease);
+  }
+
+  async write(next: Omit<AdmissionLeaseState, 'resourceVersion'>, expected: string | undefined) {
+    if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
+    this.lease = { ...structuredClone(next), resourceVersion: this.nextVersion() };
+    if (this.loseNextAnswer) {
+      this.loseNextAnswer = false;
+      throw new Error('the answer was lost');
+    }
+    return structuredClone(this.lease);
+  }
+}
+
+const binding = (name: string, cpu: number): ResourceBinding => ({
+  apiVersion: 'work.karmada.io/v1alpha2',
+  kind: 'ResourceBinding',
+  metadata: { name, namespace: NAMESPACE },
+  spec: {
+    resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+    replicas: cpu,
+    clusters: [{ name: 'member1', replicas: cpu }],
+    replicaRequirements: { resourceRequest: { cpu: '1' } },
+  },
+});
+
+const chargeOf = (cpu: number): ResourceList => bindingCharge(binding('x', cpu)).charge;
+
+class OwnerWorld {
+  now = 0;
+  private version = 1;
+  private uids = 0;
+  private restarts = 0;
+  readonly stored = new Map<string, Stored>();
+  readonly events: HostEvent[] = [];
+  readonly requests: Request[] = [];
+  readonly host = new HostLease(() => this.nextVersion());
+  quota: KarmadaQuota = {
+    apiVersion: 'quota.karmada.io/v1alpha1',
+    kind: 'KarmadaQuota',
+    metadata: { name: QUOTA, namespace: NAMESPACE, generation: 1 },
+    spec: { hard: { cpu: String(HARD_CPU) } },
+  };
+  readonly processes: Process[];
+  constructor(readonly trace: string[]) {
+    this.processes = [this.start(0, 1), this.start(1, 1)];
+    // Installed and counted: the status stamps the (empty) list, and both watches show it.
+    this.count();
+    for (const p of this.processes) p.quota = structuredClone(this.quota);
+  }
+
+  /** The reconciler's count: a consistent list, the real status computation, its write. */
+  private count(): void {
+    const list = [...this.stored.entries()].map(([name, s]) => binding(name, s.cpu));
+    const result = computeQuotaStatus({
+      quota: this.quota,
+      bindings: list,
+      bindingsVersion: String(this.version),
+      clusters: [],
+      now: new Date(this.now),
+    });
+    this.quota = {
+      ...this.quota,
+      metadata: { ...this.quota.metadata, resourceVersion: this.nextVersion() },
+      status: result.status,
+    };
+  }
+
+  private nextVersion(): string {
+    return String(++this.version);
+  }
+
+  private start(index: number, rate: number): Process {
+    const identity = `webhook-${index}.${this.restarts++}`;
+    const process: Process = { identity, rate, since: { real: this.now, mono: 0 }, delivered: 0 } as Process;
+    process.lease = new AdmissionLease(
+      this.host,
+      { identity, address: `${identity}:8443`, durationMs: LEASE_MS, renewDeadlineMs: RENEW_DEADLINE_MS },
+      () => this.mono(process),
+    );
+    return process;
+  }
+
+  private mono(p: Process): number {
+    return p.since.mono + (this.now - p.since.real) * p.rate;
+  }
+
+  private store(name: string, next: Stored | undefined): void {
+    const version = this.nextVersion();
+    const old = this.stored.get(name);
+    if (next === undefined) {
+      this.stored.delete(name);
+      this.events.push({ name, uid: old!.uid, resourceVersion: version, deleted: true });
+    } else {
+      this.stored.set(name, { ...next, resourceVersion: version });
+      this.events.push({ name, uid: next.uid, resourceVersion: version, deleted: false });
+    }
+  }
+
+  /** The owner's decision on one request, as the product's owner decides it. */
+  private async decide(p: Process, r: Request): Promise<boolean> {
+    const increase = r.old === undefined || r.cpu > r.old.cpu;
+    if (!increase) return true; // a decrease needs no owner
+    const ledger = p.ledger;
+    if (ledger === undefined || !p.lease.owns() || p.quota === undefined) return false;
+    if (ledger.refusesIncreases(NAMESPACE, QUOTA)) {
+      ownerExercised.refusedAfterTakeover++;
+      return false;
+    }
+    const state = ledger.decidingState(NAMESPACE, parseQuotaState(p.quota).state);
+    const item: AdmissionItem = {
+      binding: { namespace: NAMESPACE, name: r.name, uid: r.uid },
+      charge: chargeOf(r.cpu),
+      ...(r.old
+        ? { old: { charge: chargeOf(r.old.cpu), quotas: [QUOTA], resourceVersion: r.old.resourceVersion } }
+        : {}),
+      dryRun: false,
+      claimed: ledger.claimedBy({ namespace: NAMESPACE, name: r.name }, [QUOTA]),
+    };
+    const result = admitBatch([state], [item], () => true, {
+      now: new Date(this.now),
+      ttlSeconds: 120,
+      landingWindowSeconds: 60,
+    });
+    if (!result.decisions[0]!.allowed) return false;
+    ledger.admitted(
+      item.binding,
+      { uid: r.uid, ...(r.old ? { oldVersion: r.old.resourceVersion } : {}), admittedAt: this.mono(p) },
+      result.claims[0] ?? new Map(),
+    );
+    return true;
+  }
+
+  async apply(action: OwnerAction): Promise<void> {
+    const log = (line: string) => this.trace.push(`t=${this.now} ${line}`);
+    switch (action.t) {
+      case 'create': {
+        const name = NAMES[action.name % NAMES.length]!;
+        const uid = `uid-${++this.uids}`;
+        this.requests.push({
+          name,
+          uid,
+          cpu: action.cpu,
+          to: action.to % 2,
+          sentAt: this.now,
+          state: 'sent',
+        });
+        log(`create ${name} (${uid}) cpu=${action.cpu} sent to process ${action.to % 2}`);
+        break;
+      }
+      case 'update': {
+        const name = NAMES[action.name % NAMES.length]!;
+        const old = this.stored.get(name);
+        if (old === undefined) break;
+        this.requests.push({
+          name,
+          uid: old.uid,
+          cpu: action.cpu,
+          old: { ...old },
+          to: action.to % 2,
+          sentAt: this.now,
+          state: 'sent',
+        });
+        log(
+          `update ${name} cpu ${old.cpu}->${action.cpu} at ${old.resourceVersion} sent to process ${action.to % 2}`,
+        );
+        break;
+      }
+      case 'delete': {
+        const name = NAMES[action.name % NAMES.length]!;
+        if (!this.stored.has(name)) break;
+        this.store(name, undefined);
+        log(`delete ${name}`);
+        break;
+      }
+      case 'statusWrite': {
+        const name = NAMES[action.name % NAMES.length]!;
+        const current = this.stored.get(name);
+        if (current === undefined) break;
+        this.store(name, current);
+        log(`Karmada writes ${name}'s status`);
+        break;
+      }
+      case 'decide': {
+        const r = this.open('sent', action.request);
+        if (r === undefined) break;
+        // A process that does not own the Lease forwards the decision to the one that does.
+        if (!this.processes[r.to]!.lease.owns() && this.processes[1 - r.to]!.lease.owns()) r.to = 1 - r.to;
+        const p = this.processes[r.to]!;
+        const allowed = await this.decide(p, r);
+        r.state = allowed ? 'decided' : 'done';
+        ownerExercised[allowed ? 'admitted' : 'refused']++;
+        log(`${p.identity} ${allowed ? 'admits' : 'refuses'} ${r.name} (${r.uid}) cpu=${r.cpu}`);
+        break;
+      }
+      case 'answer': {
+        const r = this.open('decided', action.request);
+        if (r === undefined) break;
+        const p = this.processes[r.to]!;
+        const increase = r.old === undefined || r.cpu > r.old.cpu;
+        // The answer is checked again as it is sent: an owner that lost the Lease meanwhile sends 503.
+        const ok = this.now - r.sentAt <= WEBHOOK_TIMEOUT_MS && (!increase || p.lease.owns());
+        r.state = ok ? 'allowed' : 'done';
+        if (!ok) ownerExercised.answeredTooLate++;
+        log(`${p.identity} answers ${r.name} (${r.uid}): ${ok ? 'allowed' : 'too late or not owner'}`);
+        break;
+      }
+      case 'land': {
+        const r = this.open('allowed', action.request);
+        if (r === undefined) break;
+        r.state = 'done';
+        const current = this.stored.get(r.name);
+        if (this.now - r.sentAt > STORED_WITHIN_MS) {
+          ownerExercised.notStored++;
+          log(`${r.name} (${r.uid}) not stored: past the API server's deadline`);
+        } else if (
+          r.old === undefined ? current !== undefined : current?.resourceVersion !== r.old.resourceVersion
+        ) {
+          ownerExercised.notStored++;
+          log(`${r.name} (${r.uid}) not stored: ${r.old ? 'conflict' : 'AlreadyExists'}`);
+        } else {
+          this.store(r.name, { uid: r.uid, cpu: r.cpu, resourceVersion: '' });
+          ownerExercised.stored++;
+          log(`${r.name} (${r.uid}) stored cpu=${r.cpu}`);
+        }
+        break;
+      }
+      case 'lease': {
+        const p = this.processes[action.process % 2]!;
+        this.host.loseNextAnswer = action.lostAnswer;
+        const step = await p.lease.step();
+        this.host.loseNextAnswer = false;
+        if (step === 'acquired') {
+          const carried = p.lease.carried()!;
+          p.ledger = new OwnerLedger({
+            ghosts: new Map(
+              Object.entries(carried.ghosts).map(([key, wire]) => [
+                key,
+                parseResourceList(wire, 'ghost').list,
+              ]),
+            ),
+            unknownInFlight: carried.unknownInFlight,
+            counted: new Map(Object.entries(carried.counted)),
+          });
+          ownerExercised.acquired++;
+          if (carried.unknownInFlight) ownerExercised.acquiredAfterCrash++;
+        }
+        if (step === 'lost') p.ledger = undefined;
+        const tenure = p.lease.tenureMs();
+        if (p.ledger && tenure !== undefined && tenure >= LANDING_WINDOW_MS)
+          p.ledger.heldLongEnough(String(this.version));
+        if (p.ledger?.ghostsSettled([KEY]) && p.lease.carried()?.unknownInFlight) {
+          ownerExercised.settled++;
+          p.lease.dropGhosts();
+        }
+        log(`${p.identity} lease: ${step}${action.lostAnswer ? ' (an answer lost)' : ''}`);
+        break;
+      }
+      case 'count': {
+        this.count();
+        const status = this.quota.status!;
+        log(
+          `reconciler counts reserved=${JSON.stringify(status.reserved)} at ${status.observedBindingsVersion}`,
+        );
+        break;
+      }
+      case 'deliverBindings': {
+        const p = this.processes[action.process % 2]!;
+        const upTo = Math.min(this.events.length, p.delivered + action.events);
+        for (; p.delivered < upTo; p.delivered++) {
+          const e = this.events[p.delivered]!;
+          p.ledger?.seen({ namespace: NAMESPACE, name: e.name }, e);
+        }
+        break;
+      }
+      case 'deliverQuota': {
+        const p = this.processes[action.process % 2]!;
+        p.quota = structuredClone(this.quota);
+        p.ledger?.counted(NAMESPACE, QUOTA, this.quota.status?.observedBindingsVersion);
+        break;
+      }
+      case 'sweep': {
+        const p = this.processes[action.process % 2]!;
+        const ledger = p.ledger;
+        if (ledger === undefined) break;
+        for (const b of ledger.needingRead(this.mono(p), LANDING_WINDOW_MS))
+          ledger.read(b, String(this.version), this.mono(p), LANDING_WINDOW_MS);
+        break;
+      }
+      case 'crash': {
+        const i = action.process % 2;
+        for (const r of this.requests)
+          if (r.to === i && (r.state === 'sent' || r.state === 'decided')) r.state = 'done';
+        this.processes[i] = this.start(i, this.processes[i]!.rate);
+        log(`process ${i} crashes and restarts as ${this.processes[i]!.identity}`);
+        break;
+      }
+      case 'release': {
+        const i = action.process % 2;
+        const p = this.processes[i]!;
+        if (p.ledger === undefined) break;
+        const inFlight = Object.fromEntries(
+          [...p.ledger.inFlight()].map(([key, list]) => [key, formatList(list)]),
+        );
+        const released = await p.lease.release(inFlight, Object.fromEntries(p.ledger.countedUpTo()));
+        if (released) ownerExercised.handedOver++;
+        for (const r of this.requests)
+          if (r.to === i && (r.state === 'sent' || r.state === 'decided')) r.state = 'done';
+        this.processes[i] = this.start(i, p.rate);
+        log(
+          `${p.identity} ${released ? 'hands the Lease over' : 'could not hand over'} (${JSON.stringify(inFlight)})`,
+        );
+        break;
+      }
+      case 'drift': {
+        const p = this.processes[action.process % 2]!;
+        p.since = { real: this.now, mono: this.mono(p) };
+        p.rate = action.rate;
+        break;
+      }
+      case 'tick':
+        this.now += action.ms;
+        break;
+    }
+  }
+
+  private open(state: Request['state'], index: number): Request | undefined {
+    const open = this.requests.filter((r) => r.state === state);
+    return open.length === 0 ? undefined : open[index % open.length];
+  }
+
+  check(step: number): OwnerViolation | undefined {
+    const total = [...this.stored.values()].reduce((sum, s) => sum + s.cpu, 0);
+    if (total > HARD_CPU)
+      return { invariant: 'LIMIT', step, message: `${total} cpu stored of ${HARD_CPU}`, trace: this.trace };
+    const owners = this.processes.filter((p) => p.lease.owns());
+    if (owners.length > 1)
+      return {
+        invariant: 'EXCLUSION',
+        step,
+        message: `${owners.map((p) => p.identity).join(' and ')} may both decide`,
+        trace: this.trace,
+      };
+    return undefined;
+  }
+}
+
+/** Runs the actions, checking after each; the first violation, or undefined. */
+export async function simulateOwner(
+  actions: readonly OwnerAction[],
+  options: { trace?: string[] } = {},
+): Promise<OwnerViolation | undefined> {
+  const world = new OwnerWorld(options.trace ?? []);
+  for (const [step, action] of actions.entries()) {
+    await world.apply(action);
+    const violation = world.check(step);
+    if (violation) return violation;
+  }
+  return undefined;
+}
+
+const processIndex = fc.nat({ max: 1 });
+const request = fc.nat({ max: 7 });
+
+/** Random actions: clients, the processes' decisions and Leases, landings, counts, watches and time. */
+export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
+  fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        t: fc.constant('create' as const),
+        name: fc.nat({ max: 2 }),
+        cpu: fc.integer({ min: 1, max: 6 }),
+        to: processIndex,
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        t: fc.constant('update' as const),
+        name: fc.nat({ max: 2 }),
+        cpu: fc.integer({ min: 0, max: 8 }),
+        to: processIndex,
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('delete' as const), name: fc.nat({ max: 2 }) }) },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('statusWrite' as const), name: fc.nat({ max: 2 }) }) },
+    { weight: 8, arbitrary: fc.record({ t: fc.constant('decide' as const), request }) },
+    { weight: 12, arbitrary: fc.record({ t: fc.constant('answer' as const), request }) },
+    { weight: 12, arbitrary: fc.record({ t: fc.constant('land' as const), request }) },
+    {
+      weight: 16,
+      arbitrary: fc.record({
+        t: fc.constant('lease' as const),
+        process: processIndex,
+        lostAnswer: fc.constantFrom(false, false, false, false, false, true),
+      }),
+    },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('count' as const) }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        t: fc.constant('deliverBindings' as const),
+        process: processIndex,
+        events: fc.integer({ min: 1, max: 2 }),
+      }),
+    },
+    { weight: 4, arbitrary: fc.record({ t: fc.constant('deliverQuota' as const), process: processIndex }) },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('sweep' as const), process: processIndex }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('crash' as const), process: processIndex }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('release' as const), process: processIndex }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('drift' as const),
+        process: processIndex,
+        rate: fc.constantFrom(1 - MAX_DRIFT, 1, 1 + MAX_DRIFT),
+      }),
+    },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        t: fc.constant('tick' as const),
+        ms: fc.constantFrom(500, 1_000, 2_000, 5_000),
+      }),
+    },
+    // Everything stands still this long: Leases expire, requests pass their deadlines.
+    {
+      weight: 1,
+      arbitrary: fc.record({ t: fc.constant('tick' as const), ms: fc.constantFrom(12_000, 30_000, 70_000) }),
+    },
+  ),
+  { minLength: 20, maxLength: 300, size: 'max' },
+);
+
+/** The seed of the owner protocol's hunt `npm test` runs. */
+export const OWNER_HUNT_SEED = 20261130;
+
+/** The seeded search, stopped at the first violation: how many runs it takes to find a bug. */
+export async function huntOwner(numRuns: number, seed = OWNER_HUNT_SEED) {
+  let runs = 0;
+  let found: OwnerViolation | undefined;
+  await fc.check(
+    fc.asyncProperty(ownerActionsArbitrary, async (actions) => {
+      runs++;
+      found = await simulateOwner(actions);
+      return found === undefined;
+    }),
+    { seed, numRuns, endOnFailure: true },
+  );
+  return found === undefined
+    ? { runs }
+    : { runs, violation: { invariant: found.invariant, step: found.step, message: found.message } };
+}

@@ -1,0 +1,70 @@
+/**
+ * The owner protocol's named regression traces (owner-protocol.ts): each an action list the hunt
+ * found breaking an invariant, kept with the edit that puts its bug back. owner-protocol.spec.ts replays
+ * each (it must pass); mutations.spec.ts replays each with its bug put back (it must fail as `fails` says).
+ */
+import type { Mutation } from './mutations.js';
+import { simulateOwner, type OwnerAction } from './owner-protocol.js';
+
+export interface OwnerRegression {
+  actions: OwnerAction[];
+  undone: Mutation & { fails: string };
+}
+
+export const OWNER_REGRESSIONS: Record<string, OwnerRegression> = {
+  // A handed the Lease over after retiring b1's claim against a count B had not seen: B decided on
+  // its older view of the quota, in which b1 was neither counted nor claimed (11 of 10).
+  'a successor decides on a count older than the one its predecessor retired claims against': {
+    actions: [
+      { t: 'lease', process: 1, lostAnswer: false },
+      { t: 'create', name: 0, cpu: 1, to: 0 },
+      { t: 'decide', request: 0 },
+      { t: 'answer', request: 0 },
+      { t: 'land', request: 0 },
+      { t: 'deliverBindings', process: 1, events: 1 },
+      { t: 'count' },
+      { t: 'deliverQuota', process: 1 },
+      { t: 'release', process: 1 },
+      { t: 'update', name: 0, cpu: 5, to: 0 },
+      { t: 'lease', process: 0, lostAnswer: false },
+      { t: 'decide', request: 0 },
+      { t: 'delete', name: 1 },
+      { t: 'statusWrite', name: 1 },
+      { t: 'answer', request: 0 },
+      { t: 'lease', process: 0, lostAnswer: false },
+      { t: 'create', name: 1, cpu: 6, to: 0 },
+      { t: 'lease', process: 0, lostAnswer: false },
+      { t: 'lease', process: 0, lostAnswer: false },
+      { t: 'create', name: 0, cpu: 1, to: 0 },
+      { t: 'land', request: 0 },
+      { t: 'count' },
+      { t: 'decide', request: 0 },
+      { t: 'land', request: 0 },
+      { t: 'deliverQuota', process: 0 },
+      { t: 'answer', request: 0 },
+      { t: 'lease', process: 0, lostAnswer: false },
+      { t: 'land', request: 0 },
+      { t: 'land', request: 0 },
+      { t: 'decide', request: 0 },
+      { t: 'deliverBindings', process: 0, events: 1 },
+      { t: 'delete', name: 0 },
+    ],
+    undone: {
+      bug: 'a successor decides on any count it sees',
+      fails: 'LIMIT',
+      edits: [
+        {
+          file: 'libs/accounting/src/owner-ledger.ts',
+          from: 'if (this.newestCount.has(key) && !this.caughtUp.has(key)) return true;',
+          to: '',
+        },
+      ],
+    },
+  },
+};
+
+/** Replays one trace: its violation's `invariant at step: message`, none when it passes. */
+export async function replayOwner(regression: OwnerRegression): Promise<string[]> {
+  const violation = await simulateOwner(regression.actions);
+  return violation ? [`${violation.invariant} at step ${violation.step}: ${violation.message}`] : [];
+}
