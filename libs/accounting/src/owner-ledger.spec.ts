@@ -33,7 +33,11 @@ describe('OwnerLedger', () => {
     expect(reservedOn(ledger, 'team-a', state('q', { cpu: '2' }))).toEqual({ cpu: '6' });
     expect(ledger.decidingState('team-a', state('q')).reservations).toEqual([]);
     expect(reservedOn(ledger, 'team-b', state('q'))).toEqual({});
-    expect(ledger.claimedBy(web, ['q', 'other'])).toEqual({ q: list({ cpu: '3' }), other: {} });
+    expect(ledger.claimedBy(web, { uid: 'u1' }, ['q', 'other'])).toEqual({
+      q: list({ cpu: '3' }),
+      other: {},
+    });
+    expect(ledger.claimedBy(web, { uid: 'u2' }, ['q'])).toEqual({ q: {} });
   });
 
   it('keys a KarmadaQuota by its namespace, a ClusterKarmadaQuota by its name: one sum over its namespaces', () => {

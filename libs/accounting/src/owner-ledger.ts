@@ -18,6 +18,7 @@ import {
   type Attempt,
   type BindingKey,
   type BindingSeen,
+  type Change,
   type ClaimRecord,
   type QuotaClaim,
   type QuotaState,
@@ -95,22 +96,26 @@ export class OwnerLedger {
     return { ...state, reserved: addLists(state.reserved, inFlight), reservations: [] };
   }
 
-  /** What the binding's record claims on each of the namespace's quotas (an AdmissionItem's `claimed`). */
-  claimedBy(binding: BindingKey, quotaNames: readonly string[]): Record<string, ResourceList> {
+  /** What `change` of the binding may rely on, on each of the namespace's quotas (an AdmissionItem's `claimed`). */
+  claimedBy(
+    binding: BindingKey,
+    change: Change,
+    quotaNames: readonly string[],
+  ): Record<string, ResourceList> {
     const record = this.records.get(bindingKeyString(binding))?.record;
     return Object.fromEntries(
-      quotaNames.map((name) => [name, claimedFor(record, ledgerKey(binding.namespace, name))]),
+      quotaNames.map((name) => [name, claimedFor(record, ledgerKey(binding.namespace, name), change)]),
     );
   }
 
   /**
    * Records an admitted change that is not a dry run, with what it claimed per quota name
-   * (BatchResult.claims): before its answer is sent. It joins its binding's record even when it
-   * raised nothing, if it relied on that record.
+   * (BatchResult.claims): before its answer is sent. One that raised nothing still joins a record
+   * its binding has (a re-review of the same change is admitted again, its window starting anew).
    */
   admitted(
     binding: BindingKey,
-    attempt: Omit<Attempt, 'decidedAt'>,
+    attempt: Change & Pick<Attempt, 'admittedAt'>,
     claims: ReadonlyMap<string, QuotaClaim>,
   ): void {
     const id = bindingKeyString(binding);
@@ -161,11 +166,11 @@ export class OwnerLedger {
       this.ghosts.delete(key);
     }
     for (const [id, held] of this.records) {
-      const claim = held.record.quotas.get(key);
-      if (claim === undefined) continue;
+      const increase = held.record.increases.get(key);
+      if (increase === undefined) continue;
       const next = retireOn(held.record, key, countedVersion);
       if (next === held.record) continue;
-      const left = removeZeros(subtractLists(this.pending.get(key) ?? {}, claim.increase));
+      const left = removeZeros(subtractLists(this.pending.get(key) ?? {}, increase));
       if (Object.keys(left).length === 0) this.pending.delete(key);
       else this.pending.set(key, left);
       if (next === undefined) this.records.delete(id);

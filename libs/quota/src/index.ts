@@ -192,4 +192,4 @@ export {
   retirable,
   retireOn,
 } from './owner-claims.js';
-export type { Attempt, BindingSeen, ClaimRecord, QuotaClaim } from './owner-claims.js';
+export type { Attempt, BindingSeen, Change, ClaimRecord, QuotaClaim } from './owner-claims.js';

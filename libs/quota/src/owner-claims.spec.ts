@@ -23,11 +23,12 @@ const claim = (charge: Record<string, string>, increase: Record<string, string> 
 });
 const wire = (l: ResourceList) => formatList(l);
 
-const create = (uid: string, admittedAt = 0): Attempt => ({ uid, admittedAt });
+const create = (uid: string, admittedAt = 0): Attempt => ({ uid, admittedAt, charges: new Map() });
 const update = (uid: string, oldVersion: string, admittedAt = 0): Attempt => ({
   uid,
   oldVersion,
   admittedAt,
+  charges: new Map(),
 });
 const stored = (uid: string, resourceVersion: string): BindingSeen => ({
   uid,
@@ -72,16 +73,21 @@ describe('outcomeOf: when a watch shows an attempt landed or never will', () => 
 });
 
 describe('claim records', () => {
-  it('an attempt claims its charge and increase per quota; one joining claims the larger charge, both increases', () => {
+  it("a re-review relies on its own change's claim while it may land, never on another attempt's", () => {
     const first = joinAttempt(undefined, create('u1'), new Map([['q', claim({ cpu: '4' })]]));
-    expect(wire(claimedFor(first, 'q'))).toEqual({ cpu: '4' });
-    // Karmada's duplicate create, racing the first: charged once, at the larger charge.
-    const second = joinAttempt(first, create('u2'), new Map([['q', claim({ cpu: '6' }, { cpu: '2' })]]));
-    expect(wire(claimedFor(second, 'q'))).toEqual({ cpu: '6' });
-    expect(wire(pendingOn([second], 'q'))).toEqual({ cpu: '6' });
+    expect(wire(claimedFor(first, 'q', { uid: 'u1' }))).toEqual({ cpu: '4' });
+    // Karmada's duplicate create, racing the first: a change of its own, charged in full.
+    expect(claimedFor(first, 'q', { uid: 'u2' })).toEqual({});
+    const second = joinAttempt(first, create('u2'), new Map([['q', claim({ cpu: '6' })]]));
+    expect(wire(pendingOn([second], 'q'))).toEqual({ cpu: '10' });
     expect(second.attempts.map((a) => a.uid)).toEqual(['u1', 'u2']);
-    expect(claimedFor(second, 'other')).toEqual({});
-    expect(claimedFor(undefined, 'q')).toEqual({});
+    expect(claimedFor(second, 'other', { uid: 'u1' })).toEqual({});
+    expect(claimedFor(undefined, 'q', { uid: 'u1' })).toEqual({});
+    // An update of the stored object relies on nothing of the create's: a decrease may have been
+    // counted since, holding less of it than the create was weighed against (owner protocol search).
+    expect(claimedFor(second, 'q', { uid: 'u1', oldVersion: '12' })).toEqual({});
+    // Once its outcome is known, not even the same change relies on it.
+    expect(claimedFor(decideBy(second, stored('u1', '12')), 'q', { uid: 'u1' })).toEqual({});
   });
 
   it('a re-invoked review of the same change is one attempt, admitted when last reviewed', () => {
@@ -91,7 +97,8 @@ describe('claim records', () => {
       new Map([['q', claim({ cpu: '4' }, { cpu: '1' })]]),
     );
     const again = joinAttempt(once, update('u1', '10', 9), new Map([['q', claim({ cpu: '4' }, {})]]));
-    expect(again.attempts).toEqual([update('u1', '10', 9)]);
+    expect(again.attempts.map((a) => [a.uid, a.oldVersion, a.admittedAt])).toEqual([['u1', '10', 9]]);
+    expect(wire(claimedFor(again, 'q', { uid: 'u1', oldVersion: '10' }))).toEqual({ cpu: '4' });
     expect(wire(pendingOn([again], 'q'))).toEqual({ cpu: '1' });
     // Another update of the same object is another attempt.
     const other = joinAttempt(again, update('u1', '12', 11), new Map());
@@ -137,10 +144,10 @@ describe('claim records', () => {
 
 describe('retirement', () => {
   const decided = (...versions: (string | undefined)[]): ClaimRecord => ({
-    attempts: versions.map((v, i) => ({ uid: `u${i}`, admittedAt: 0, ...(v ? { decidedAt: v } : {}) })),
-    quotas: new Map([
-      ['q', claim({ cpu: '4' })],
-      ['r', claim({ cpu: '2' })],
+    attempts: versions.map((v, i) => ({ ...create(`u${i}`), ...(v ? { decidedAt: v } : {}) })),
+    increases: new Map([
+      ['q', list({ cpu: '4' })],
+      ['r', list({ cpu: '2' })],
     ]),
   });
 
@@ -158,7 +165,7 @@ describe('retirement', () => {
     const record = decided('12');
     expect(retireOn(record, 'q', '11')).toBe(record);
     const onR = retireOn(record, 'q', '12')!;
-    expect([...onR.quotas.keys()]).toEqual(['r']);
+    expect([...onR.increases.keys()]).toEqual(['r']);
     expect(pendingOn([onR], 'q')).toEqual({});
     expect(retireOn(onR, 'r', '13')).toBeUndefined();
   });

@@ -1,6 +1,6 @@
 /**
  * The admission owner's claims in memory (design C, docs/development/plans/admission-owner.md): one
- * record per binding name, holding every admitted attempt that relied on it and what it claimed on
+ * record per binding name, holding every attempt admitted for it and the increases they claimed on
  * each quota. A record is retired once every attempt can no longer land and the reconciler's count
  * (`status.observedBindingsVersion`) is at or past the latest of those outcomes. Pure: the owner's
  * ledger keeps the records, the binding watch and the sweep feed them.
@@ -16,11 +16,13 @@ export interface Attempt {
   oldVersion?: string;
   /** When it was admitted, on the owner's monotonic clock (ms). */
   admittedAt: number;
+  /** By quota key: the charge it was admitted with, which a re-review of the same change relies on. */
+  charges: ReadonlyMap<string, ResourceList>;
   /** A resourceVersion by which it has landed or never will; absent while it may still land. */
   decidedAt?: string;
 }
 
-/** What a binding's record holds on one quota: the largest charge claimed, and the increases admitted. */
+/** What an admitted change claims on one quota: its charge as weighed, and the increase admitted. */
 export interface QuotaClaim {
   charge: ResourceList;
   increase: ResourceList;
@@ -28,9 +30,12 @@ export interface QuotaClaim {
 
 export interface ClaimRecord {
   attempts: readonly Attempt[];
-  /** By quota key (the quota's uid: a quota made again under its name claims afresh). */
-  quotas: ReadonlyMap<string, QuotaClaim>;
+  /** By quota key: the increases its attempts admitted there, not yet in that quota's count. */
+  increases: ReadonlyMap<string, ResourceList>;
 }
+
+/** Which change an attempt is: a CREATE of a uid, or an UPDATE of it decided against a version. */
+export type Change = Pick<Attempt, 'uid' | 'oldVersion'>;
 
 /** A binding of the record's name as the owner's watch or a read shows it. */
 export interface BindingSeen {
@@ -43,11 +48,19 @@ export interface BindingSeen {
   deleted: boolean;
 }
 
-const EMPTY: ClaimRecord = { attempts: [], quotas: new Map() };
+const EMPTY: ClaimRecord = { attempts: [], increases: new Map() };
 
-/** What the record claims on the quota: an attempt's increase is its charge beyond this and the stored one. */
-export function claimedFor(record: ClaimRecord | undefined, quota: string): ResourceList {
-  return record?.quotas.get(quota)?.charge ?? {};
+const sameChange = (a: Change, b: Change): boolean => a.uid === b.uid && a.oldVersion === b.oldVersion;
+
+/**
+ * What a re-review of `change` may rely on, on the quota: the charge it was admitted with while it may
+ * still land; nothing for any other change. Another attempt's charge is not covered once a decrease
+ * of the binding is counted (the count then holds less of it than the attempt was weighed against),
+ * and a re-review of the same change can land only if that one did not.
+ */
+export function claimedFor(record: ClaimRecord | undefined, quota: string, change: Change): ResourceList {
+  const attempt = record?.attempts.find((a) => sameChange(a, change) && a.decidedAt === undefined);
+  return attempt?.charges.get(quota) ?? {};
 }
 
 /**
@@ -63,32 +76,26 @@ export function increaseOver(
 }
 
 /**
- * The record once `attempt` is admitted with `claims` (per quota, its charge and increase): every
- * admission relying on the record joins it, so the record is not retired while one may still land.
- * A re-review of the same change (its uid, and for an UPDATE its old version) is one attempt.
+ * The record once `attempt` is admitted with `claims` (per quota, its charge and increase): the
+ * record is not retired while any attempt may still land. A re-review of the same change (its uid,
+ * and for an UPDATE its old version) is one attempt, admitted when last reviewed.
  */
 export function joinAttempt(
   record: ClaimRecord | undefined,
-  attempt: Omit<Attempt, 'decidedAt'>,
+  attempt: Change & Pick<Attempt, 'admittedAt'>,
   claims: ReadonlyMap<string, QuotaClaim>,
 ): ClaimRecord {
   const current = record ?? EMPTY;
-  const same = (a: Attempt) => a.uid === attempt.uid && a.oldVersion === attempt.oldVersion;
-  const attempts = [...current.attempts.filter((a) => !same(a)), { ...attempt }];
-  const quotas = new Map(current.quotas);
+  const earlier = current.attempts.find((a) => sameChange(a, attempt));
+  const charges = new Map(earlier?.charges);
+  const increases = new Map(current.increases);
   for (const [quota, claim] of claims) {
-    const held = quotas.get(quota);
-    quotas.set(
-      quota,
-      held === undefined
-        ? { charge: removeZeros(claim.charge), increase: removeZeros(claim.increase) }
-        : {
-            charge: removeZeros(maxLists(held.charge, claim.charge)),
-            increase: removeZeros(addLists(held.increase, claim.increase)),
-          },
-    );
+    charges.set(quota, removeZeros(maxLists(charges.get(quota) ?? {}, claim.charge)));
+    increases.set(quota, removeZeros(addLists(increases.get(quota) ?? {}, claim.increase)));
   }
-  return { attempts, quotas };
+  const joined: Attempt = { uid: attempt.uid, admittedAt: attempt.admittedAt, charges };
+  if (attempt.oldVersion !== undefined) joined.oldVersion = attempt.oldVersion;
+  return { attempts: [...current.attempts.filter((a) => a !== earlier), joined], increases };
 }
 
 /**
@@ -161,18 +168,18 @@ export function retireOn(
   quota: string,
   counted: string | undefined,
 ): ClaimRecord | undefined {
-  if (!record.quotas.has(quota) || !retirable(record, counted)) return record;
-  const quotas = new Map(record.quotas);
-  quotas.delete(quota);
-  return quotas.size === 0 ? undefined : { ...record, quotas };
+  if (!record.increases.has(quota) || !retirable(record, counted)) return record;
+  const increases = new Map(record.increases);
+  increases.delete(quota);
+  return increases.size === 0 ? undefined : { ...record, increases };
 }
 
 /** What the records admitted on the quota and its count does not hold yet: added to its reserved. */
 export function pendingOn(records: Iterable<ClaimRecord>, quota: string): ResourceList {
   let pending: ResourceList = {};
   for (const record of records) {
-    const claim = record.quotas.get(quota);
-    if (claim !== undefined) pending = addLists(pending, claim.increase);
+    const increase = record.increases.get(quota);
+    if (increase !== undefined) pending = addLists(pending, increase);
   }
   return pending;
 }
