@@ -181,4 +181,39 @@ describe('AdmissionLease', () => {
     expect([first, second].sort()).toEqual(['acquired', 'held elsewhere']);
     expect([a.lease.owns(), b.lease.owns()].filter(Boolean)).toHaveLength(1);
   });
+
+  it('keeps holding when its own write, delayed past its timeout, lands before its next one', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    await a.lease.step();
+    a.advance(3_000);
+    // The renew times out at the client, but the API server applies it after a's next read.
+    const delayed = api.write.bind(api);
+    let late: (() => Promise<unknown>) | undefined;
+    api.write = async (next, expected) => {
+      late = () => delayed(next, expected);
+      throw new Error('timed out');
+    };
+    expect(await a.lease.step()).toBe('unreachable');
+    api.write = async (next, expected) => {
+      await late?.();
+      api.write = delayed;
+      return delayed(next, expected);
+    };
+    expect(await a.lease.step()).toBe('unreachable'); // its write conflicts with its own delayed one
+    expect(a.lease.owns()).toBe(true);
+    expect(await a.lease.step()).toBe('renewed');
+    expect(a.lease.tenureMs()).toBe(3_000);
+  });
+
+  it('hands on what the ledger says is in flight, not ghosts it has settled', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    await a.lease.release({ 'team-a/q': { cpu: '2' } }, {});
+    await b.lease.step();
+    await b.lease.release({}, {});
+    expect(api.lease?.record.ghosts).toEqual({});
+  });
 });

@@ -6,7 +6,6 @@
  * anyone may take over: sound while clock rates differ by less than duration / renew deadline.
  * The Lease also carries what the next owner must charge (the ghosts), fenced by the same writes.
  */
-import { ConflictError } from '#service-kit';
 
 export const ADMISSION_LEASE_NAME = 'karmada-quota-admission';
 /** The Lease annotation holding the AdmissionRecord, as JSON. */
@@ -153,7 +152,7 @@ export class AdmissionLease {
 
   /**
    * Hands the Lease on (a graceful stop): decides nothing more, then writes it free with `inFlight`
-   * (per quota key, what this owner admitted that may still land) added to the ghosts carried, and
+   * (per quota key, what may still land: the ledger's claims and the ghosts it has not settled), and
    * `counted` (per quota key, the count its claims were retired against: the ledger's countedUpTo).
    */
   async release(
@@ -173,7 +172,7 @@ export class AdmissionLease {
           durationSeconds: lease.durationSeconds,
           transitions: lease.transitions,
           record: {
-            ghosts: { ...tenure.record.ghosts, ...inFlight },
+            ghosts: inFlight,
             unknownInFlight: tenure.record.unknownInFlight,
             counted,
           },
@@ -218,8 +217,9 @@ export class AdmissionLease {
         record,
       };
       return true;
-    } catch (err) {
-      if (err instanceof ConflictError) this.tenure = undefined;
+    } catch {
+      // Even a conflict keeps the tenure: this process's own write, delayed past its timeout, may have
+      // landed first. The next read tells (lost if another holds it), and owns() ends at the deadline.
       return false;
     }
   }

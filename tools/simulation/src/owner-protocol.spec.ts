@@ -22,7 +22,7 @@ describe('the admission owner protocol', () => {
     console.log(`owner protocol exercised: ${JSON.stringify(ownerExercised)}`);
     // Owners admitted and the API server stored, late answers were discarded, and some never landed.
     expect(ownerExercised.admitted).toBeGreaterThan(RUNS);
-    expect(ownerExercised.stored).toBeGreaterThan(RUNS);
+    expect(ownerExercised.stored).toBeGreaterThan(RUNS / 2);
     expect(ownerExercised.notStored).toBeGreaterThan(RUNS / 10);
     expect(ownerExercised.answeredTooLate).toBeGreaterThan(RUNS / 10);
     // The Lease moved: taken over after crashes (increases refused until settled), and handed over.

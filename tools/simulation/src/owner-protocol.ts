@@ -39,7 +39,7 @@ export type OwnerAction =
   | { t: 'decide'; request: number }
   | { t: 'answer'; request: number }
   | { t: 'land'; request: number }
-  | { t: 'lease'; process: number; lostAnswer: boolean }
+  | { t: 'lease'; process: number; fault: LeaseFault }
   | { t: 'count' }
   | { t: 'deliverBindings'; process: number; events: number }
   | { t: 'deliverQuota'; process: number }
@@ -103,11 +103,20 @@ interface Process {
   quota?: KarmadaQuota;
 }
 
+/**
+ * A fault of a Lease write: applied with its answer lost, or delayed in the API server past the
+ * client's timeout and applied (compare-and-swap as it then stands) just before the next Lease write,
+ * after that writer's read.
+ */
+export type LeaseFault = 'none' | 'answer lost' | 'late';
+
 /** The Lease object on the Karmada API server: compare-and-swap on its resourceVersion. */
 class HostLease implements LeaseApi {
   lease?: AdmissionLeaseState;
-  /** The next write is applied but its answer lost. */
-  loseNextAnswer = false;
+  /** The fault of the next write. */
+  fault: LeaseFault = 'none';
+  /** A delayed write, applied before the next write. */
+  private late?: () => void;
   constructor(private readonly nextVersion: () => string) {}
 
   async read(): Promise<AdmissionLeaseState | undefined> {
@@ -115,13 +124,30 @@ class HostLease implements LeaseApi {
   }
 
   async write(next: Omit<AdmissionLeaseState, 'resourceVersion'>, expected: string | undefined) {
-    if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
-    this.lease = { ...structuredClone(next), resourceVersion: this.nextVersion() };
-    if (this.loseNextAnswer) {
-      this.loseNextAnswer = false;
-      throw new Error('the answer was lost');
+    this.applyLate();
+    const fault = this.fault;
+    this.fault = 'none';
+    const apply = () => {
+      if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
+      this.lease = { ...structuredClone(next), resourceVersion: this.nextVersion() };
+    };
+    if (fault === 'late') {
+      this.late = apply;
+      throw new Error('timed out');
     }
-    return structuredClone(this.lease);
+    apply();
+    if (fault === 'answer lost') throw new Error('the answer was lost');
+    return structuredClone(this.lease!);
+  }
+
+  private applyLate(): void {
+    const late = this.late;
+    this.late = undefined;
+    try {
+      late?.();
+    } catch {
+      // a conflict: the delayed write is not applied
+    }
   }
 }
 
@@ -344,9 +370,9 @@ class OwnerWorld {
       }
       case 'lease': {
         const p = this.processes[action.process % 2]!;
-        this.host.loseNextAnswer = action.lostAnswer;
+        this.host.fault = action.fault;
         const step = await p.lease.step();
-        this.host.loseNextAnswer = false;
+        this.host.fault = 'none';
         if (step === 'acquired') {
           const carried = p.lease.carried()!;
           p.ledger = new OwnerLedger({
@@ -370,7 +396,7 @@ class OwnerWorld {
           ownerExercised.settled++;
           p.lease.dropGhosts();
         }
-        log(`${p.identity} lease: ${step}${action.lostAnswer ? ' (an answer lost)' : ''}`);
+        log(`${p.identity} lease: ${step}${action.fault === 'none' ? '' : ` (a write ${action.fault})`}`);
         break;
       }
       case 'count': {
@@ -510,7 +536,7 @@ export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
       arbitrary: fc.record({
         t: fc.constant('lease' as const),
         process: processIndex,
-        lostAnswer: fc.constantFrom(false, false, false, false, false, true),
+        fault: fc.constantFrom<LeaseFault>('none', 'none', 'none', 'none', 'none', 'answer lost', 'late'),
       }),
     },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('count' as const) }) },
