@@ -108,6 +108,19 @@ describe('AdmissionController: the stored-name read of a CREATE', () => {
   });
 });
 
+describe('AdmissionController: a binding judged for its template', () => {
+  it('a scale-down judging left as it came is answered at once, without an admission', async () => {
+    // No replicaRequirements.namespace: its template's class is looked for (none applies here).
+    const { controller: c, admitted } = controller(async () => false);
+    const old = { ...review.request.object, metadata: { ...review.request.object.metadata, uid: 'u1' } };
+    const down = structuredClone(review);
+    Object.assign(down.request, { operation: 'UPDATE', oldObject: old });
+    down.request.object.spec.replicas = 1;
+    expect((await c.resourceBinding(down)).response.allowed).toBe(true);
+    expect(admitted).toEqual([]);
+  });
+});
+
 describe('AdmissionController: a binding an OverridePolicy changes', () => {
   it('is charged, and its refusal recorded, as judged with the override (not as the wire object)', async () => {
     const overridden = (rb: ResourceBinding | undefined) =>

@@ -182,13 +182,15 @@ export class AdmissionController {
         const judged = await this.judged(namespace, rb, oldObject, answerBy);
         if (!('object' in judged)) return judged;
         ({ object: judgedObject, old: judgedOld } = judged);
-        change = bindingChange(
-          key,
-          judgedObject,
-          bindingCharge(judgedObject).charge,
-          request.dryRun,
-          judgedOld,
-        );
+        // Most often no class or override applies: the objects come back as they were, charged already.
+        if (judgedObject !== rb || judgedOld !== oldObject)
+          change = bindingChange(
+            key,
+            judgedObject,
+            bindingCharge(judgedObject).charge,
+            request.dryRun,
+            judgedOld,
+          );
         if (asksNothing(change)) return { allowed: true };
       }
       return request.operation === 'CREATE' &&

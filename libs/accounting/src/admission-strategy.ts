@@ -73,14 +73,15 @@ export function uidProblem(object: ResourceBinding, stored: ResourceBinding): st
  */
 export function asksNothing(change: BindingChange): boolean {
   if (holdsNothing(change.object)) return true;
+  const old = change.old;
+  if (old === undefined) return false;
+  const holdAlike = oldChargeHeld(old.object) && sameScopeInputs(change.object, old.object);
+  // Any member's share counts too: a quota may cap it (member-caps.ts). Member keys are keys of their
+  // own, so the charge is weighed first: a scale-up is told without splitting it per member, the
+  // costlier part.
   return (
-    // Any member's share counts too: a quota may cap it (member-caps.ts).
-    change.old !== undefined &&
-    increasesNothing(
-      { ...change.item.charge, ...memberShares(change.object) },
-      { ...change.old.charge, ...memberShares(change.old.object) },
-      oldChargeHeld(change.old.object) && sameScopeInputs(change.object, change.old.object),
-    )
+    increasesNothing(change.item.charge, old.charge, holdAlike) &&
+    increasesNothing(memberShares(change.object), memberShares(old.object), holdAlike)
   );
 }
 

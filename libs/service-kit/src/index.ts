@@ -1,4 +1,10 @@
-export { jsonLogger, serviceMain, type ServiceConfig, type ServiceOptions } from './bootstrap.js';
+export {
+  jsonLogger,
+  serviceMain,
+  startService,
+  type ServiceConfig,
+  type ServiceOptions,
+} from './bootstrap.js';
 export {
   claimTimingEnv,
   ConfigError,

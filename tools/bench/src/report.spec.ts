@@ -116,7 +116,13 @@ function report(): BenchReport {
       p50Ms: 12,
       p99Ms: 24,
       oneQuota: { ...mode(1_500, 30), quotas: 1, bindings: 128, meanBatchSize: 20 },
-      manyQuotas: { ...mode(2_100, 18), quotas: 50, bindings: 128, meanBatchSize: 2.5 },
+      manyQuotas: {
+        ...mode(2_100, 18),
+        quotas: 50,
+        bindings: 128,
+        meanBatchSize: 2.5,
+        cpuUsPerReview: 1_250,
+      },
     },
     replicas: {
       clients: 64,
@@ -316,6 +322,17 @@ describe('reportRows and renderTable', () => {
         figure: '50 quotas: admissions per status write',
         value: '2.5',
       }),
+    );
+    expect(rows).toContainEqual(
+      expect.objectContaining({
+        scenario: 'webhook-alone',
+        figure: '50 quotas: webhook CPU per review',
+        value: '1,250 µs',
+      }),
+    );
+    // A run from before it was measured has no such row.
+    expect(rows).not.toContainEqual(
+      expect.objectContaining({ scenario: 'webhook-alone', figure: 'one quota: webhook CPU per review' }),
     );
     expect(rows).toContainEqual({
       scenario: 'replicas',

@@ -299,6 +299,8 @@ export function reportRows(report: BenchReport): Row[] {
         `${count(f.allowed)} / ${count(f.denied)} / ${count(f.errors)}`,
       );
       row('webhook-alone', `${name}: admissions per status write`, f.meanBatchSize.toFixed(1));
+      if (f.cpuUsPerReview !== undefined)
+        row('webhook-alone', `${name}: webhook CPU per review`, `${count(f.cpuUsPerReview)} µs`);
     };
     part('one quota', alone.oneQuota);
     part(`${alone.manyQuotas.quotas} quotas`, alone.manyQuotas);

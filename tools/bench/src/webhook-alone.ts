@@ -39,6 +39,11 @@ export interface WebhookAloneRun extends LoadFigures {
   bindings: number;
   /** Admissions per status write (the webhook's batch-size histogram). */
   meanBatchSize: number;
+  /**
+   * The webhook's CPU (process_cpu_seconds_total) per review, in µs: its claims' status writes
+   * included. Absent in runs from before it was measured.
+   */
+  cpuUsPerReview?: number;
   audit: HotQuotaAudit;
 }
 
@@ -104,6 +109,7 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
         quotas: new Set(clientNamespaces).size,
         bindings: bindings.length,
         meanBatchSize: meanBatchSize(delta),
+        cpuUsPerReview: Math.round((delta('process_cpu_seconds_total') * 1e6) / load.latenciesMs.length),
         audit: await auditQuotas(host, bindings),
       };
       return { load, run };
@@ -177,7 +183,7 @@ class GrowingBinding {
  * One client per entry of `clientNamespaces`, each driving BINDINGS_PER_CLIENT bindings of its
  * own in that namespace, in turn, for `seconds`.
  */
-async function runPart(
+export async function runPart(
   client: HttpsJsonClient,
   clientNamespaces: readonly string[],
   seconds: number,

@@ -81,8 +81,8 @@ export const PLANTED: readonly PlantedBug[] = [
     edits: [
       {
         file: 'libs/accounting/src/admission-strategy.ts',
-        from: '      { ...change.item.charge, ...memberShares(change.object) },',
-        to: '      change.item.charge,',
+        from: '    increasesNothing(memberShares(change.object), memberShares(old.object), holdAlike)',
+        to: '    increasesNothing({}, memberShares(old.object), holdAlike)',
       },
     ],
   },

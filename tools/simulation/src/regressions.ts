@@ -1022,8 +1022,8 @@ export const REGRESSIONS: Record<string, Regression> = {
         edits: [
           {
             file: STRATEGY,
-            from: '  if (holdsNothing(change.object)) return true;\n  return (\n',
-            to: '  if (holdsNothing(change.object)) return true;\n  return false && (\n',
+            from: '  return (\n    increasesNothing(change.item.charge, old.charge, holdAlike) &&\n',
+            to: '  return false && (\n    increasesNothing(change.item.charge, old.charge, holdAlike) &&\n',
           },
         ],
         fails: 'does not show "UPDATE b1 4->2: allowed at once"',
@@ -1679,8 +1679,8 @@ export const REGRESSIONS: Record<string, Regression> = {
           },
           {
             file: STRATEGY,
-            from: 'oldChargeHeld(change.old.object) && sameScopeInputs',
-            to: 'oldChargeHeld(change.old.object, change.object) && sameScopeInputs',
+            from: 'oldChargeHeld(old.object) && sameScopeInputs',
+            to: 'oldChargeHeld(old.object, change.object) && sameScopeInputs',
           },
           {
             file: CAS_ROUND,
