@@ -6,8 +6,16 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KARMADA_QUOTA, type KarmadaQuota } from '#api';
 import { AdmissionBatcher } from '#accounting';
-import { ConflictError, METRICS, MetricsModule, startService, type QuotaStore } from '#service-kit';
-import { BindingOverrides, TemplateClasses } from '#service-kit';
+import {
+  BindingOverrides,
+  ConflictError,
+  METRICS,
+  MetricsModule,
+  startService,
+  TemplateClasses,
+  type QuotaStore,
+} from '#service-kit';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Registry } from 'prom-client';
 import {
   ADMISSION_STRATEGY,
@@ -105,10 +113,11 @@ function reviewModule() {
       },
       {
         provide: DenialEventRecorder,
-        useValue: new DenialEventRecorder({ write: async () => undefined } as never, (namespace, name) => ({
-          namespace,
-          name,
-        })),
+        useValue: new DenialEventRecorder(
+          { write: async () => undefined } as never,
+          (namespace, name) => ({ namespace, name }),
+          new SchedulerRegistry(),
+        ),
       },
       { provide: WaitingRecorder, useValue: new WaitingRecorder(noRedis as never, noQueue as never) },
       { provide: StoredBindings, useValue: { exists: async () => false } },
