@@ -31,7 +31,8 @@ const LANDING_WINDOW_MS = 60_000;
 const MAX_DRIFT = 0.1;
 
 export type OwnerAction =
-  | { t: 'create'; name: number; cpu: number; to: number }
+  /** `twice`: Karmada's detector sends a second create of the name right after the first (a new uid). */
+  | { t: 'create'; name: number; cpu: number; to: number; twice: boolean }
   | { t: 'update'; name: number; cpu: number; to: number }
   | { t: 'delete'; name: number }
   /** Karmada's controllers write the binding's status: a new resourceVersion, the same charge. */
@@ -41,6 +42,8 @@ export type OwnerAction =
   | { t: 'land'; request: number }
   | { t: 'lease'; process: number; fault: LeaseFault }
   | { t: 'count' }
+  /** The reconciler stops (a crash loop, a leader change) or starts again: no count meanwhile. */
+  | { t: 'reconciler'; running: boolean }
   | { t: 'deliverBindings'; process: number; events: number }
   | { t: 'deliverQuota'; process: number }
   | { t: 'sweep'; process: number }
@@ -174,6 +177,7 @@ class OwnerWorld {
   readonly events: HostEvent[] = [];
   readonly requests: Request[] = [];
   readonly host = new HostLease(() => this.nextVersion());
+  private reconcilerRunning = true;
   quota: KarmadaQuota = {
     apiVersion: 'quota.karmada.io/v1alpha1',
     kind: 'KarmadaQuota',
@@ -279,16 +283,18 @@ class OwnerWorld {
     switch (action.t) {
       case 'create': {
         const name = NAMES[action.name % NAMES.length]!;
-        const uid = `uid-${++this.uids}`;
-        this.requests.push({
-          name,
-          uid,
-          cpu: action.cpu,
-          to: action.to % 2,
-          sentAt: this.now,
-          state: 'sent',
-        });
-        log(`create ${name} (${uid}) cpu=${action.cpu} sent to process ${action.to % 2}`);
+        for (let sent = 0; sent < (action.twice ? 2 : 1); sent++) {
+          const uid = `uid-${++this.uids}`;
+          this.requests.push({
+            name,
+            uid,
+            cpu: action.cpu,
+            to: action.to % 2,
+            sentAt: this.now,
+            state: 'sent',
+          });
+          log(`create ${name} (${uid}) cpu=${action.cpu} sent to process ${action.to % 2}`);
+        }
         break;
       }
       case 'update': {
@@ -399,7 +405,12 @@ class OwnerWorld {
         log(`${p.identity} lease: ${step}${action.fault === 'none' ? '' : ` (a write ${action.fault})`}`);
         break;
       }
+      case 'reconciler':
+        this.reconcilerRunning = action.running;
+        log(`reconciler ${action.running ? 'starts' : 'stops'}`);
+        break;
       case 'count': {
+        if (!this.reconcilerRunning) break;
         this.count();
         const status = this.quota.status!;
         log(
@@ -515,6 +526,7 @@ export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
         name: fc.nat({ max: 2 }),
         cpu: fc.integer({ min: 1, max: 6 }),
         to: processIndex,
+        twice: fc.constantFrom(false, false, false, true),
       }),
     },
     {
@@ -540,6 +552,7 @@ export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
       }),
     },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('count' as const) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('reconciler' as const), running: fc.boolean() }) },
     {
       weight: 3,
       arbitrary: fc.record({
