@@ -11,6 +11,19 @@ export interface OwnerRegression {
   undone: Mutation & { fails: string };
 }
 
+/** The bug of three traces: a change counting another attempt of its binding as covered. */
+const RELIES_ON_ANOTHER_ATTEMPT: OwnerRegression['undone'] = {
+  bug: "a change relies on any attempt's charge that may still land",
+  fails: 'LIMIT',
+  edits: [
+    {
+      file: 'libs/quota/src/owner-claims.ts',
+      from: 'sameChange(a, change) && a.decidedAt === undefined',
+      to: 'a.decidedAt === undefined',
+    },
+  ],
+};
+
 export const OWNER_REGRESSIONS: Record<string, OwnerRegression> = {
   // A handed the Lease over after retiring b1's claim against a count B had not seen: B decided on
   // its older view of the quota, in which b1 was neither counted nor claimed (11 of 10).
@@ -119,17 +132,7 @@ export const OWNER_REGRESSIONS: Record<string, OwnerRegression> = {
       { t: 'statusWrite', name: 0 },
       { t: 'delete', name: 0 },
     ],
-    undone: {
-      bug: "a change relies on any attempt's charge that may still land",
-      fails: 'LIMIT',
-      edits: [
-        {
-          file: 'libs/quota/src/owner-claims.ts',
-          from: 'sameChange(a, change) && a.decidedAt === undefined',
-          to: 'a.decidedAt === undefined',
-        },
-      ],
-    },
+    undone: RELIES_ON_ANOTHER_ATTEMPT,
   },
   // Review (2026-11-30): b1 2 -> 8 admitted (+6) but beaten by a decrease to 1, answered without the
   // owner; an update 1 -> 8 relied on the record's charge 8 (+0) and landed, the count holding 1: 11 of 10.
@@ -163,17 +166,7 @@ export const OWNER_REGRESSIONS: Record<string, OwnerRegression> = {
       { t: 'answer', request: 0 },
       { t: 'land', request: 0 },
     ],
-    undone: {
-      bug: "a change relies on any attempt's charge that may still land",
-      fails: 'LIMIT',
-      edits: [
-        {
-          file: 'libs/quota/src/owner-claims.ts',
-          from: 'sameChange(a, change) && a.decidedAt === undefined',
-          to: 'a.decidedAt === undefined',
-        },
-      ],
-    },
+    undone: RELIES_ON_ANOTHER_ATTEMPT,
   },
   // Review (2026-11-30): as above, with b1 deleted and created again at 8 under a new uid: 12 of 10.
   'a create under a new uid relies on the record of the object deleted before it': {
@@ -203,17 +196,7 @@ export const OWNER_REGRESSIONS: Record<string, OwnerRegression> = {
       { t: 'answer', request: 0 },
       { t: 'land', request: 0 },
     ],
-    undone: {
-      bug: "a change relies on any attempt's charge that may still land",
-      fails: 'LIMIT',
-      edits: [
-        {
-          file: 'libs/quota/src/owner-claims.ts',
-          from: 'sameChange(a, change) && a.decidedAt === undefined',
-          to: 'a.decidedAt === undefined',
-        },
-      ],
-    },
+    undone: RELIES_ON_ANOTHER_ATTEMPT,
   },
   // The owner's renew timed out; the API server applied it after the owner's next read, so that write
   // conflicted with the owner's own. Clearing the tenure on the conflict made the owner take its own

@@ -40,20 +40,26 @@ export function startClusterReconcile(sim: Simulation): void {
   );
 }
 
+/** What a count reads as it starts: bindings listed after these events, each member as observed then. */
+function countStart(sim: Simulation) {
+  return {
+    landingsSeen: sim.staleLandings,
+    runsSeen: sim.runsEvents,
+    snapshotAt: [...sim.observedAt],
+    snapshotPods: {
+      running: sim.publishedPods.flatMap((p) => p.running),
+      terminating: sim.publishedPods.flatMap((p) => p.terminating),
+    } satisfies MemberPods,
+  };
+}
+
 /**
  * The reconciler's job for the KarmadaQuotas of the namespace, with the product's reconcileQuotas: it
  * skips when its cache shows every status current, else lists the quotas and counts each from the
  * bindings it lists, the usage Redis holds and the waiting changes, and requeues what may now fit.
  */
 export async function reconcile(sim: Simulation): Promise<void> {
-  const landingsSeen = sim.staleLandings;
-  // What it reads: bindings listed after these events, and each member as observed then.
-  const runsSeen = sim.runsEvents;
-  const snapshotAt = [...sim.observedAt];
-  const snapshotPods: MemberPods = {
-    running: sim.publishedPods.flatMap((p) => p.running),
-    terminating: sim.publishedPods.flatMap((p) => p.terminating),
-  };
+  const { landingsSeen, runsSeen, snapshotAt, snapshotPods } = countStart(sim);
   // The namespace of the KarmadaQuotas: its usage, bindings and waiting changes only.
   const clusters = clustersIn(sim, [NAMESPACE]);
   const input = {
@@ -187,13 +193,7 @@ export async function reconcile(sim: Simulation): Promise<void> {
  */
 export async function reconcileCluster(sim: Simulation): Promise<void> {
   const q = sim.specs.find((spec) => spec.cluster)!;
-  const landingsSeen = sim.staleLandings;
-  const runsSeen = sim.runsEvents;
-  const snapshotAt = [...sim.observedAt];
-  const snapshotPods: MemberPods = {
-    running: sim.publishedPods.flatMap((p) => p.running),
-    terminating: sim.publishedPods.flatMap((p) => p.terminating),
-  };
+  const { landingsSeen, runsSeen, snapshotAt, snapshotPods } = countStart(sim);
   // What Redis holds for each namespace, read as the reconcile starts (as the namespace reconcile's).
   const published = sim.published!;
   const usage = new Map(NAMESPACES.map((ns) => [ns as string, clustersIn(sim, [ns])]));
