@@ -29,6 +29,8 @@ describe('the admission owner protocol', () => {
     expect(ownerExercised.acquiredAfterCrash).toBeGreaterThan(RUNS / 10);
     expect(ownerExercised.refusedAfterTakeover).toBeGreaterThan(RUNS / 10);
     expect(ownerExercised.handedOver).toBeGreaterThan(RUNS / 10);
+    // Forwarded decisions arrived again and were decided as the same change.
+    expect(ownerExercised.decidedAgain).toBeGreaterThan(RUNS / 10);
     // Successors held long enough, and a count caught up, to decide again.
     expect(ownerExercised.settled).toBeGreaterThan(0);
   });

@@ -38,6 +38,11 @@ export type OwnerAction =
   /** Karmada's controllers write the binding's status: a new resourceVersion, the same charge. */
   | { t: 'statusWrite'; name: number }
   | { t: 'decide'; request: number }
+  /**
+   * A forwarded decision arrives again (duplicated or retried): the owner decides the same change once
+   * more, its answer to the first request standing.
+   */
+  | { t: 'again'; request: number }
   | { t: 'answer'; request: number }
   | { t: 'land'; request: number }
   | { t: 'lease'; process: number; fault: LeaseFault }
@@ -64,6 +69,7 @@ export const ownerExercised = {
   answeredTooLate: 0,
   refusedAfterTakeover: 0,
   settled: 0,
+  decidedAgain: 0,
 };
 
 export interface OwnerViolation {
@@ -342,6 +348,16 @@ class OwnerWorld {
         log(`${p.identity} ${allowed ? 'admits' : 'refuses'} ${r.name} (${r.uid}) cpu=${r.cpu}`);
         break;
       }
+      case 'again': {
+        const admitted = this.requests.filter((q) => q.state === 'decided' || q.state === 'allowed');
+        const r = admitted[action.request % Math.max(1, admitted.length)];
+        const p = this.processes.find((q) => q.lease.owns());
+        if (r === undefined || p === undefined) break;
+        const allowed = await this.decide(p, r);
+        ownerExercised.decidedAgain++;
+        log(`${p.identity} ${allowed ? 'admits' : 'refuses'} ${r.name} (${r.uid}) cpu=${r.cpu} again`);
+        break;
+      }
       case 'answer': {
         const r = this.open('decided', action.request);
         if (r === undefined) break;
@@ -541,6 +557,7 @@ export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
     { weight: 2, arbitrary: fc.record({ t: fc.constant('delete' as const), name: fc.nat({ max: 2 }) }) },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('statusWrite' as const), name: fc.nat({ max: 2 }) }) },
     { weight: 8, arbitrary: fc.record({ t: fc.constant('decide' as const), request }) },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('again' as const), request }) },
     { weight: 12, arbitrary: fc.record({ t: fc.constant('answer' as const), request }) },
     { weight: 12, arbitrary: fc.record({ t: fc.constant('land' as const), request }) },
     {
