@@ -11,7 +11,7 @@ import {
   clusterQuotaNamed,
   decideBy,
   decideByRead,
-  isLaterVersion,
+  isAtOrAfterVersion,
   joinAttempt,
   needsRead,
   retireOn,
@@ -155,13 +155,13 @@ export class OwnerLedger {
     const key = ledgerKey(namespace, quotaName);
     if (countedVersion !== undefined) {
       const newest = this.newestCount.get(key);
-      if (newest === undefined || countedVersion === newest || isLaterVersion(countedVersion, newest)) {
+      if (newest === undefined || isAtOrAfterVersion(countedVersion, newest)) {
         this.newestCount.set(key, countedVersion);
         this.caughtUp.add(key);
       }
     }
     const from = this.settledFrom;
-    if (from !== undefined && (countedVersion === from || isLaterVersion(countedVersion, from))) {
+    if (from !== undefined && isAtOrAfterVersion(countedVersion, from)) {
       this.settled.add(key);
       this.ghosts.delete(key);
     }

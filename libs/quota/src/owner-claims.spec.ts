@@ -3,11 +3,9 @@ import {
   claimedFor,
   decideBy,
   decideByRead,
-  increaseOver,
   joinAttempt,
   needsRead,
   outcomeOf,
-  pendingOn,
   retirable,
   retireOn,
   type Attempt,
@@ -79,7 +77,7 @@ describe('claim records', () => {
     // Karmada's duplicate create, racing the first: a change of its own, charged in full.
     expect(claimedFor(first, 'q', { uid: 'u2' })).toEqual({});
     const second = joinAttempt(first, create('u2'), new Map([['q', claim({ cpu: '6' })]]));
-    expect(wire(pendingOn([second], 'q'))).toEqual({ cpu: '10' });
+    expect(wire(second.increases.get('q')!)).toEqual({ cpu: '10' });
     expect(second.attempts.map((a) => a.uid)).toEqual(['u1', 'u2']);
     expect(claimedFor(second, 'other', { uid: 'u1' })).toEqual({});
     expect(claimedFor(undefined, 'q', { uid: 'u1' })).toEqual({});
@@ -99,22 +97,10 @@ describe('claim records', () => {
     const again = joinAttempt(once, update('u1', '10', 9), new Map([['q', claim({ cpu: '4' }, {})]]));
     expect(again.attempts.map((a) => [a.uid, a.oldVersion, a.admittedAt])).toEqual([['u1', '10', 9]]);
     expect(wire(claimedFor(again, 'q', { uid: 'u1', oldVersion: '10' }))).toEqual({ cpu: '4' });
-    expect(wire(pendingOn([again], 'q'))).toEqual({ cpu: '1' });
+    expect(wire(again.increases.get('q')!)).toEqual({ cpu: '1' });
     // Another update of the same object is another attempt.
     const other = joinAttempt(again, update('u1', '12', 11), new Map());
     expect(other.attempts).toHaveLength(2);
-  });
-
-  it.each<
-    [string, Record<string, string>, Record<string, string>, Record<string, string>, Record<string, string>]
-  >([
-    ['a create: its whole charge', { cpu: '4' }, {}, {}, { cpu: '4' }],
-    ['an update: beyond the stored charge', { cpu: '4' }, { cpu: '3' }, {}, { cpu: '1' }],
-    ['relying on a claim: beyond it', { cpu: '4' }, { cpu: '1' }, { cpu: '3' }, { cpu: '1' }],
-    ['within the claim: nothing', { cpu: '4' }, {}, { cpu: '6' }, {}],
-    ['per key', { cpu: '4', pods: '2' }, { cpu: '5', pods: '1' }, {}, { pods: '1' }],
-  ])('increaseOver: %s', (_, charge, storedCharge, claimed, expected) => {
-    expect(wire(increaseOver(list(charge), list(storedCharge), list(claimed)))).toEqual(expected);
   });
 
   it('a watch event decides the attempts it shows, and an event deciding none returns the record as is', () => {
@@ -166,14 +152,6 @@ describe('retirement', () => {
     expect(retireOn(record, 'q', '11')).toBe(record);
     const onR = retireOn(record, 'q', '12')!;
     expect([...onR.increases.keys()]).toEqual(['r']);
-    expect(pendingOn([onR], 'q')).toEqual({});
     expect(retireOn(onR, 'r', '13')).toBeUndefined();
-  });
-
-  it('pending sums the increases of the records on the quota', () => {
-    const a = joinAttempt(undefined, create('a'), new Map([['q', claim({ cpu: '4' })]]));
-    const b = joinAttempt(undefined, create('b'), new Map([['q', claim({ cpu: '3' }, { cpu: '1' })]]));
-    expect(wire(pendingOn([a, b], 'q'))).toEqual({ cpu: '5' });
-    expect(pendingOn([], 'q')).toEqual({});
   });
 });

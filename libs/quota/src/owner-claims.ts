@@ -5,8 +5,8 @@
  * (`status.observedBindingsVersion`) is at or past the latest of those outcomes. Pure: the owner's
  * ledger keeps the records, the binding watch and the sweep feed them.
  */
-import { addLists, excessOf, maxLists, removeZeros, type ResourceList } from '#quantity';
-import { isLaterVersion } from './state.js';
+import { addLists, maxLists, removeZeros, type ResourceList } from '#quantity';
+import { isAtOrAfterVersion, isLaterVersion } from './state.js';
 
 /** One admitted change of a binding: a CREATE (no `oldVersion`) or an UPDATE of the stored object. */
 export interface Attempt {
@@ -61,18 +61,6 @@ const sameChange = (a: Change, b: Change): boolean => a.uid === b.uid && a.oldVe
 export function claimedFor(record: ClaimRecord | undefined, quota: string, change: Change): ResourceList {
   const attempt = record?.attempts.find((a) => sameChange(a, change) && a.decidedAt === undefined);
   return attempt?.charges.get(quota) ?? {};
-}
-
-/**
- * The increase an attempt of `charge` admits on a quota: beyond both the stored object's charge (an
- * UPDATE's `oldObject`, counted on that quota) and what the record claims there.
- */
-export function increaseOver(
-  charge: ResourceList,
-  stored: ResourceList,
-  claimed: ResourceList,
-): ResourceList {
-  return removeZeros(excessOf(charge, maxLists(stored, claimed)));
 }
 
 /**
@@ -151,12 +139,7 @@ export function needsRead(record: ClaimRecord, now: number, windowMs: number): b
  * of the record: each attempt decided, none after the stamp. Then the count covers what it claimed.
  */
 export function retirable(record: ClaimRecord, counted: string | undefined): boolean {
-  return record.attempts.every(
-    (a) =>
-      a.decidedAt !== undefined &&
-      counted !== undefined &&
-      (a.decidedAt === counted || isLaterVersion(counted, a.decidedAt)),
-  );
+  return record.attempts.every((a) => a.decidedAt !== undefined && isAtOrAfterVersion(counted, a.decidedAt));
 }
 
 /**
@@ -172,14 +155,4 @@ export function retireOn(
   const increases = new Map(record.increases);
   increases.delete(quota);
   return increases.size === 0 ? undefined : { ...record, increases };
-}
-
-/** What the records admitted on the quota and its count does not hold yet: added to its reserved. */
-export function pendingOn(records: Iterable<ClaimRecord>, quota: string): ResourceList {
-  let pending: ResourceList = {};
-  for (const record of records) {
-    const increase = record.increases.get(quota);
-    if (increase !== undefined) pending = addLists(pending, increase);
-  }
-  return pending;
 }

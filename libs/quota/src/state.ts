@@ -327,7 +327,7 @@ function countsAll(quota: KarmadaQuota, batch: ClusterQuotaBatch): boolean {
   const since = (ns: SelectedNamespace) => {
     const version = counted.get(ns.name);
     if (ns.labelledAt === undefined) return counted.has(ns.name);
-    return version === ns.labelledAt || isLaterVersion(version, ns.labelledAt);
+    return isAtOrAfterVersion(version, ns.labelledAt);
   };
   const own = batch.selected.find((ns) => ns.name === batch.namespace) ?? { name: batch.namespace };
   return since(own) && batch.selected.every(since);
@@ -406,4 +406,9 @@ export function isResourceVersion(value: unknown): value is string {
 export function isLaterVersion(later: string | undefined, earlier: string | undefined): boolean {
   if (!isResourceVersion(later) || !isResourceVersion(earlier)) return false;
   return later.length !== earlier.length ? later.length > earlier.length : later > earlier;
+}
+
+/** Is `version` the same as `other`, or a later one (isLaterVersion)? */
+export function isAtOrAfterVersion(version: string | undefined, other: string): boolean {
+  return version === other || isLaterVersion(version, other);
 }

@@ -242,7 +242,7 @@ export const OWNER_PLANTED: readonly OwnerPlantedBug[] = [
     edits: [
       {
         file: 'libs/quota/src/owner-claims.ts',
-        from: '(a.decidedAt === counted || isLaterVersion(counted, a.decidedAt))',
+        from: 'isAtOrAfterVersion(counted, a.decidedAt)',
         to: 'true',
       },
     ],
@@ -278,7 +278,7 @@ export const OWNER_PLANTED: readonly OwnerPlantedBug[] = [
     edits: [
       {
         file: 'libs/accounting/src/owner-ledger.ts',
-        from: 'countedVersion === from || isLaterVersion(countedVersion, from)',
+        from: 'isAtOrAfterVersion(countedVersion, from)',
         to: 'true',
       },
     ],
