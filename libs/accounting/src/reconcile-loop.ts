@@ -26,7 +26,7 @@ import { isClusterName } from '#usage';
 
 /** A namespace's ResourceBindings as one list answered them, with the list's resourceVersion. */
 export interface BindingList {
-  items: ResourceBinding[];
+  items: readonly ResourceBinding[];
   resourceVersion?: string | undefined;
 }
 
@@ -71,8 +71,9 @@ export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: 
   if (input.waiting.length > 0) return false;
   const held = heldBindings(view.bindings, input);
   const names = new Set(held.map((h) => h.name));
+  const list = { items: view.bindings };
   return view.quotas.every((quota) => {
-    const { changed, status } = statusOf(quota, { items: [...view.bindings] }, held, input, now, []);
+    const { changed, status } = statusOf(quota, list, held, input, now, []);
     return !changed && !(status.waiting ?? []).some((w) => names.has(w.binding));
   });
 }
