@@ -174,6 +174,9 @@ const binding = (name: string, cpu: number): ResourceBinding => ({
 
 const chargeOf = (cpu: number): ResourceList => bindingCharge(binding('x', cpu)).charge;
 
+/** Whether the request raises the binding's charge (a create, or an update to more cpu). */
+const raises = (r: Request): boolean => r.old === undefined || r.cpu > r.old.cpu;
+
 class OwnerWorld {
   now = 0;
   private version = 1;
@@ -248,8 +251,7 @@ class OwnerWorld {
 
   /** The owner's decision on one request, as the product's owner decides it. */
   private async decide(p: Process, r: Request): Promise<boolean> {
-    const increase = r.old === undefined || r.cpu > r.old.cpu;
-    if (!increase) return true; // a decrease needs no owner
+    if (!raises(r)) return true; // a decrease needs no owner
     const ledger = p.ledger;
     if (ledger === undefined || !p.lease.owns() || p.quota === undefined) return false;
     if (ledger.refusesIncreases(NAMESPACE, QUOTA)) {
@@ -257,18 +259,16 @@ class OwnerWorld {
       return false;
     }
     const state = ledger.decidingState(NAMESPACE, parseQuotaState(p.quota).state);
+    const change = { uid: r.uid, ...(r.old ? { oldVersion: r.old.resourceVersion } : {}) };
+    const bindingKey = { namespace: NAMESPACE, name: r.name, uid: r.uid };
     const item: AdmissionItem = {
-      binding: { namespace: NAMESPACE, name: r.name, uid: r.uid },
+      binding: bindingKey,
       charge: chargeOf(r.cpu),
       ...(r.old
         ? { old: { charge: chargeOf(r.old.cpu), quotas: [QUOTA], resourceVersion: r.old.resourceVersion } }
         : {}),
       dryRun: false,
-      claimed: ledger.claimedBy(
-        { namespace: NAMESPACE, name: r.name },
-        { uid: r.uid, ...(r.old ? { oldVersion: r.old.resourceVersion } : {}) },
-        [QUOTA],
-      ),
+      claimed: ledger.claimedBy(bindingKey, change, [QUOTA]),
     };
     const result = admitBatch([state], [item], () => true, {
       now: new Date(this.now),
@@ -276,11 +276,7 @@ class OwnerWorld {
       landingWindowSeconds: 60,
     });
     if (!result.decisions[0]!.allowed) return false;
-    ledger.admitted(
-      item.binding,
-      { uid: r.uid, ...(r.old ? { oldVersion: r.old.resourceVersion } : {}), admittedAt: this.mono(p) },
-      result.claims[0] ?? new Map(),
-    );
+    ledger.admitted(bindingKey, { ...change, admittedAt: this.mono(p) }, result.claims[0] ?? new Map());
     return true;
   }
 
@@ -362,9 +358,8 @@ class OwnerWorld {
         const r = this.open('decided', action.request);
         if (r === undefined) break;
         const p = this.processes[r.to]!;
-        const increase = r.old === undefined || r.cpu > r.old.cpu;
         // The answer is checked again as it is sent: an owner that lost the Lease meanwhile sends 503.
-        const ok = this.now - r.sentAt <= WEBHOOK_TIMEOUT_MS && (!increase || p.lease.owns());
+        const ok = this.now - r.sentAt <= WEBHOOK_TIMEOUT_MS && (!raises(r) || p.lease.owns());
         r.state = ok ? 'allowed' : 'done';
         if (!ok) ownerExercised.answeredTooLate++;
         log(`${p.identity} answers ${r.name} (${r.uid}): ${ok ? 'allowed' : 'too late or not owner'}`);
@@ -459,9 +454,7 @@ class OwnerWorld {
       }
       case 'crash': {
         const i = action.process % 2;
-        for (const r of this.requests)
-          if (r.to === i && (r.state === 'sent' || r.state === 'decided')) r.state = 'done';
-        this.processes[i] = this.start(i, this.processes[i]!.rate);
+        this.restart(i);
         log(`process ${i} crashes and restarts as ${this.processes[i]!.identity}`);
         break;
       }
@@ -474,9 +467,7 @@ class OwnerWorld {
         );
         const released = await p.lease.release(inFlight, Object.fromEntries(p.ledger.countedUpTo()));
         if (released) ownerExercised.handedOver++;
-        for (const r of this.requests)
-          if (r.to === i && (r.state === 'sent' || r.state === 'decided')) r.state = 'done';
-        this.processes[i] = this.start(i, p.rate);
+        this.restart(i);
         log(
           `${p.identity} ${released ? 'hands the Lease over' : 'could not hand over'} (${JSON.stringify(inFlight)})`,
         );
@@ -492,6 +483,13 @@ class OwnerWorld {
         this.now += action.ms;
         break;
     }
+  }
+
+  /** Process `i` starts again (a new identity, nothing in memory); what it had not answered fails. */
+  private restart(i: number): void {
+    for (const r of this.requests)
+      if (r.to === i && (r.state === 'sent' || r.state === 'decided')) r.state = 'done';
+    this.processes[i] = this.start(i, this.processes[i]!.rate);
   }
 
   private open(state: Request['state'], index: number): Request | undefined {
