@@ -18,7 +18,13 @@ import {
   isJsonObject,
 } from '#api';
 import { countedNamespaces, isClusterQuota, quotaName } from '#quota';
-import { customObjectInformer, KARMADA_KUBECONFIG, METRICS, ResilientInformer } from '#service-kit';
+import {
+  customObjectInformer,
+  KARMADA_KUBECONFIG,
+  METRICS,
+  ResilientInformer,
+  stopIntervals,
+} from '#service-kit';
 import { isClusterName } from '#usage';
 import { ClusterLeases } from './cluster-leases.js';
 import type { AggregatorConfig } from './config.js';
@@ -198,9 +204,8 @@ export class AggregatorService implements OnApplicationBootstrap, OnModuleDestro
 
   /** Hands every cluster over at once, not after its Lease expires (Redis closes after this). */
   async onModuleDestroy(): Promise<void> {
-    // Before the handover, or a renewal would take Leases back; absent when start-up failed before them.
-    for (const name of INTERVALS)
-      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
+    // Before the handover, or a renewal would take Leases back.
+    stopIntervals(this.scheduler, ...INTERVALS);
     await this.leaseChanges.stop();
     await this.clusterInformer.stop();
     for (const informer of this.quotaInformers) await informer.stop();

@@ -9,6 +9,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
+import { stopIntervals } from '#service-kit';
 import { Gauge, type Registry } from 'prom-client';
 import type { Caller } from './access.js';
 import type { QuotaCache } from './watched-objects.js';
@@ -69,8 +70,7 @@ export class LiveUpdates implements OnApplicationBootstrap, OnModuleDestroy {
   /** Ends every stream: the HTTP server closes only once no response is open. */
   onModuleDestroy(): void {
     this.unsubscribe?.();
-    // Absent when start-up failed before onApplicationBootstrap.
-    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
+    stopIntervals(this.scheduler, INTERVAL);
     for (const stream of this.streams) this.close(stream);
   }
 

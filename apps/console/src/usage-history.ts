@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
+import { stopIntervals } from '#service-kit';
 import { describeError } from '#api';
 import { quotaView, sparkline, type QuotaView, type TrendSample } from '#quota-view';
 import type { QuotaCache } from './watched-objects.js';
@@ -91,8 +92,7 @@ export class UsageHistory implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    // Absent when start-up failed before onApplicationBootstrap.
-    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
+    stopIntervals(this.scheduler, INTERVAL);
   }
 
   sample(at: number): void {

@@ -10,7 +10,14 @@ import { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import { claimAdmittedAt, namespacesWaitingOn, RETIREMENT_COALESCE_MS } from '#quota';
-import { duplicateRedis, METRICS, REDIS, registerQuotaMetrics, type RedisClient } from '#service-kit';
+import {
+  duplicateRedis,
+  METRICS,
+  REDIS,
+  registerQuotaMetrics,
+  stopIntervals,
+  type RedisClient,
+} from '#service-kit';
 import {
   DELETED_BINDING_RETENTION_MS,
   deletedBindingsKey,
@@ -103,9 +110,8 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async onModuleDestroy(): Promise<void> {
-    // Only its own (the registry is the app's), and absent when start-up failed before them.
-    for (const name of INTERVALS)
-      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
+    // Only its own: the registry is the app's.
+    stopIntervals(this.scheduler, ...INTERVALS);
     await this.cache.stop();
     await this.queue.close();
   }

@@ -3,7 +3,7 @@ import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from 
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import type { Enforcement } from '#api';
 import { addDenial, clusterQuotaNamed, denialEvent, type DenialTally } from '#quota';
-import type { QuotaEventWriter, QuotaRef } from '#service-kit';
+import { stopIntervals, type QuotaEventWriter, type QuotaRef } from '#service-kit';
 
 /** Kubernetes' own event aggregation folds repeats over minutes; denials matter sooner. */
 export const DENIAL_EVENT_WINDOW_SECONDS = 10;
@@ -81,8 +81,7 @@ export class DenialEventRecorder implements OnApplicationBootstrap, OnApplicatio
   }
 
   async onApplicationShutdown(): Promise<void> {
-    // Gone already once the scheduler cleared its intervals (before this hook) or start-up failed.
-    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
+    stopIntervals(this.scheduler, INTERVAL);
     await this.flush();
   }
 }

@@ -12,6 +12,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { KarmadaApiConfig } from './config.js';
 import { karmadaKubeConfig } from './dependencies.js';
 import { METRICS } from './metrics.module.js';
+import { stopIntervals } from './intervals.js';
 
 /** The longest the API server gives a write (its requestTimeoutUpperBound), whatever --request-timeout says. */
 export const API_SERVER_WRITE_BOUND_SECONDS = 34;
@@ -119,8 +120,7 @@ export class ClockCheck implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    // Absent when start-up failed before onModuleInit.
-    if (this.scheduler.doesExist('interval', INTERVAL)) this.scheduler.deleteInterval(INTERVAL);
+    stopIntervals(this.scheduler, INTERVAL);
   }
 
   /**

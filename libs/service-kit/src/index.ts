@@ -48,3 +48,4 @@ export {
 export { QuotaEventWriter, quotaRefOf, type QuotaRef } from './quota-events.js';
 export { TemplateClasses, TemplateClassUnreadable } from './template-classes.js';
 export { BindingOverrides, OverridesUnknown } from './binding-overrides.js';
+export { stopIntervals } from './intervals.js';
