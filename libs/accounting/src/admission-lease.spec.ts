@@ -1,32 +1,5 @@
-import { ConflictError } from '#service-kit';
-import {
-  AdmissionLease,
-  type AdmissionLeaseState,
-  type AdmissionRecord,
-  type LeaseApi,
-} from './admission-lease.js';
-
-/** The Lease as the API server keeps it: compare-and-swap on resourceVersion, faults on demand. */
-class StoredLease implements LeaseApi {
-  lease?: AdmissionLeaseState;
-  private version = 1;
-  /** The next write: applied but its answer lost, or not applied at all. */
-  fault?: 'answer lost' | 'not applied';
-
-  async read() {
-    return this.lease && structuredClone(this.lease);
-  }
-
-  async write(next: Omit<AdmissionLeaseState, 'resourceVersion'>, expected: string | undefined) {
-    const fault = this.fault;
-    this.fault = undefined;
-    if (fault === 'not applied') throw new Error('503');
-    if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
-    this.lease = { ...structuredClone(next), resourceVersion: String(++this.version) };
-    if (fault === 'answer lost') throw new Error('connection reset');
-    return structuredClone(this.lease);
-  }
-}
+import { AdmissionLease, type AdmissionRecord, type LeaseApi } from './admission-lease.js';
+import { StoredLease } from './testing/stored-lease.js';
 
 const D = 15_000;
 const R = 10_000;

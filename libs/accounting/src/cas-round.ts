@@ -173,17 +173,25 @@ function projectionOf(
   return { quotas, states: parsed.map((p) => p.state) };
 }
 
-/** The changes decided in order against the projection (libs/quota admitBatch). */
+/**
+ * The changes decided in order against the projection (libs/quota admitBatch). `claimed`: per change,
+ * what the admission owner's record lets it rely on (AdmissionItem.claimed), instead of the claims
+ * in the statuses.
+ */
 export function decide(
   { quotas, states }: Projection,
   changes: readonly BindingChange[],
   now: number,
   options: Pick<CasOptions, 'ttlSeconds' | 'landingWindowSeconds'>,
+  claimed?: readonly Readonly<Record<string, ResourceList>>[],
 ): BatchResult {
   const byName = new Map(quotas.map((q) => [quotaName(q), q]));
   return admitBatch(
     states,
-    changes.map((change) => itemFor(change, { quotas, states })),
+    changes.map((change, i) => {
+      const item = itemFor(change, { quotas, states });
+      return claimed ? { ...item, claimed: claimed[i]! } : item;
+    }),
     (quotaName, index) => checksChangeOn(byName.get(quotaName)!, changes[index]!.object),
     {
       now: new Date(now),

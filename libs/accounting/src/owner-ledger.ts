@@ -28,6 +28,14 @@ import {
 export const ledgerKey = (namespace: string, quotaName: string): string =>
   clusterQuotaNamed(quotaName) !== undefined ? quotaName : `${namespace}/${quotaName}`;
 
+/** What a request for a count names, for a ledger key: a KarmadaQuota's namespace, or a ClusterKarmadaQuota. */
+export type CountTarget = { namespace: string } | { clusterQuota: string };
+
+export function countTargetOf(key: string): CountTarget {
+  const clusterQuota = clusterQuotaNamed(key);
+  return clusterQuota !== undefined ? { clusterQuota } : { namespace: key.slice(0, key.indexOf('/')) };
+}
+
 /** What an owner takes over with the Lease (AdmissionRecord, decoded). */
 export interface TakenOver {
   ghosts: ReadonlyMap<string, ResourceList>;
@@ -176,6 +184,25 @@ export class OwnerLedger {
       if (next === undefined) this.records.delete(id);
       else held.record = next;
     }
+  }
+
+  /**
+   * Quota keys (of `known`, and of the records and ghosts) whose next count lets the ledger move on: a
+   * record whose every attempt is decided waits for a count at or past them; once this owner held the
+   * Lease long enough, a quota with ghosts or not settled after a crash waits for a count at or past
+   * `settledFrom`. A quiet quota's status is not written for its stamp alone, so the owner asks for
+   * these counts (plan, gap 8).
+   */
+  awaitingCount(known: readonly string[]): string[] {
+    const keys = new Set<string>();
+    for (const { record } of this.records.values())
+      if (record.attempts.every((a) => a.decidedAt !== undefined))
+        for (const key of record.increases.keys()) keys.add(key);
+    if (this.settledFrom !== undefined) {
+      for (const key of this.ghosts.keys()) keys.add(key);
+      if (this.unknownInFlight) for (const key of known) if (!this.settled.has(key)) keys.add(key);
+    }
+    return [...keys];
   }
 
   /** Per quota key, what may still land: the pending increases and the ghosts (handed on at release). */

@@ -1,0 +1,191 @@
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { bindingCharge } from '#quota';
+import { AdmissionLease } from './admission-lease.js';
+import { bindingChange, type AdmissionOutcome } from './admission-strategy.js';
+import { OwnerAdmission } from './owner-admission.js';
+import type { CountTarget } from './owner-ledger.js';
+import { StoredLease } from './testing/stored-lease.js';
+
+const WINDOW_S = 60;
+
+const quota = (used: string, stamp: string): KarmadaQuota => ({
+  apiVersion: 'quota.karmada.io/v1alpha1',
+  kind: 'KarmadaQuota',
+  metadata: { name: 'compute', namespace: 'team-a', resourceVersion: stamp },
+  spec: { hard: { cpu: '10' } },
+  status: { hard: { cpu: '10' }, used: { cpu: used }, reserved: {}, observedBindingsVersion: stamp },
+});
+
+const binding = (name: string, uid: string, cpu: number, resourceVersion?: string): ResourceBinding => ({
+  apiVersion: 'work.karmada.io/v1alpha2',
+  kind: 'ResourceBinding',
+  metadata: { name, namespace: 'team-a', uid, ...(resourceVersion ? { resourceVersion } : {}) },
+  spec: {
+    resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+    replicas: cpu,
+    clusters: [{ name: 'member1', replicas: cpu }],
+    replicaRequirements: { resourceRequest: { cpu: '1' } },
+  },
+});
+
+const create = (name: string, uid: string, cpu: number, dryRun = false) => {
+  const object = binding(name, uid, cpu);
+  return bindingChange({ namespace: 'team-a', name }, object, bindingCharge(object).charge, dryRun);
+};
+
+/** One owner process over a stored Lease, its watch's quotas, a host whose reads and count requests it records. */
+function owner(lease = new StoredLease(), identity = 'webhook-0.a') {
+  const clock = { mono: 1_000_000, epoch: Date.parse('2026-11-30T00:00:00Z') };
+  const world = {
+    quotas: [quota('0', '10')],
+    version: 20,
+    counts: [] as CountTarget[],
+    reads: 0,
+  };
+  const admissionLease = new AdmissionLease(
+    lease,
+    { identity, address: `${identity}:8443`, durationMs: 15_000, renewDeadlineMs: 10_000 },
+    () => clock.mono,
+  );
+  const admission = new OwnerAdmission(
+    admissionLease,
+    {
+      watchedIn: (namespace) => world.quotas.filter((q) => q.metadata?.namespace === namespace),
+      allWatched: () => world.quotas,
+      selection: () => undefined,
+    },
+    {
+      consistentVersion: async () => {
+        world.reads++;
+        return String(world.version);
+      },
+      requestCount: async (target) => {
+        world.counts.push(target);
+      },
+    },
+    {
+      ttlSeconds: 120,
+      landingWindowSeconds: WINDOW_S,
+      clock: () => clock.epoch,
+      monotonic: () => clock.mono,
+    },
+  );
+  const advance = (ms: number) => {
+    clock.mono += ms;
+    clock.epoch += ms;
+  };
+  const admit = (change: ReturnType<typeof create>): Promise<AdmissionOutcome> =>
+    admission.admit(change, clock.epoch + 5_000);
+  /** The reconciler counted: the watch shows the quota at this stamp with this usage. */
+  const counted = (used: string, stamp: string) => {
+    world.quotas = [quota(used, stamp)];
+    admission.quotaObserved(world.quotas[0]!);
+  };
+  return { admission, world, advance, admit, counted };
+}
+
+const allowed = (outcome: AdmissionOutcome) => outcome.allowed;
+const unavailable = (outcome: AdmissionOutcome) => !outcome.allowed && 'unavailable' in outcome;
+
+describe('OwnerAdmission', () => {
+  it('refuses, failing closed, every change it is asked while it does not hold the Lease', async () => {
+    const { admit } = owner();
+    expect(unavailable(await admit(create('web', 'u1', 3)))).toBe(true);
+  });
+
+  it('decides from its claims in flight, with no write: the second increase past the limit is refused', async () => {
+    const { admission, admit } = owner();
+    await admission.tick();
+    expect(allowed(await admit(create('web', 'u1', 6)))).toBe(true);
+    const second = await admit(create('api', 'u2', 6));
+    expect(second.allowed).toBe(false);
+    expect(unavailable(second)).toBe(false); // a quota refusal, not a failure
+    expect(allowed(await admit(create('api', 'u2', 4)))).toBe(true);
+    expect(admission.claimsInFlight).toBe(2);
+  });
+
+  it('a dry run claims nothing', async () => {
+    const { admission, admit } = owner();
+    await admission.tick();
+    expect(allowed(await admit(create('web', 'u1', 10, true)))).toBe(true);
+    expect(allowed(await admit(create('api', 'u2', 10)))).toBe(true);
+  });
+
+  it('a claim leaves once the watch showed it landed and a count at or past that holds it', async () => {
+    const { admission, admit, counted } = owner();
+    await admission.tick();
+    await admit(create('web', 'u1', 6));
+    admission.bindingObserved(binding('web', 'u1', 6, '30'), false);
+    counted('6', '29'); // a count from before it landed: the claim stays
+    expect((await admit(create('api', 'u2', 1))).allowed).toBe(false);
+    counted('6', '30');
+    expect(admission.claimsInFlight).toBe(0);
+    expect(allowed(await admit(create('api', 'u2', 4)))).toBe(true);
+  });
+
+  it('an attempt the watch never decides is read after the landing window, then a count is asked for', async () => {
+    const { admission, world, advance, admit, counted } = owner();
+    await admission.tick();
+    await admit(create('web', 'u1', 6)); // never stored (the API server failed it after admission)
+    await admission.tick();
+    expect(world.reads).toBe(0);
+    expect(world.counts).toEqual([]);
+    advance(WINDOW_S * 1000);
+    world.version = 40;
+    await admission.tick(); // the sweep reads at 40: by then it landed or never will
+    expect(world.reads).toBe(1);
+    expect(world.counts).toEqual([{ namespace: 'team-a' }]);
+    counted('0', '40');
+    expect(admission.claimsInFlight).toBe(0);
+    expect(allowed(await admit(create('api', 'u2', 10)))).toBe(true);
+  });
+
+  it('a successor after a crash refuses increases until a count made a landing window into its tenure', async () => {
+    const stored = new StoredLease();
+    const first = owner(stored, 'webhook-0.a');
+    await first.admission.tick();
+    expect(allowed(await first.admit(create('web', 'u1', 6)))).toBe(true);
+    // The first dies; the second sees the Lease unchanged for its duration and takes it.
+    const second = owner(stored, 'webhook-1.b');
+    await second.admission.tick();
+    second.advance(15_000);
+    await second.admission.tick();
+    const refused = await second.admit(create('api', 'u2', 1));
+    expect(unavailable(refused)).toBe(true);
+    expect(refused.allowed ? '' : refused.message).toContain('took over without a handover');
+    second.advance(WINDOW_S * 1000);
+    second.world.version = 90;
+    await second.admission.tick(); // held a landing window: a consistent read at 90, a count asked for
+    expect(second.world.counts).toEqual([{ namespace: 'team-a' }]);
+    second.counted('6', '89');
+    expect(unavailable(await second.admit(create('api', 'u2', 1)))).toBe(true);
+    second.counted('6', '90'); // web's 6 landed and is counted
+    expect(allowed(await second.admit(create('api', 'u2', 4)))).toBe(true);
+    expect((await second.admit(create('db', 'u3', 1))).allowed).toBe(false);
+  });
+
+  it('a graceful handover passes what is in flight on: the successor decides at once, charging it', async () => {
+    const stored = new StoredLease();
+    const first = owner(stored, 'webhook-0.a');
+    await first.admission.tick();
+    await first.admit(create('web', 'u1', 6));
+    expect(await first.admission.release()).toBe(true);
+    expect(unavailable(await first.admit(create('api', 'u2', 1)))).toBe(true);
+    const second = owner(stored, 'webhook-1.b');
+    await second.admission.tick();
+    expect((await second.admit(create('api', 'u2', 5))).allowed).toBe(false);
+    expect(allowed(await second.admit(create('api', 'u2', 4)))).toBe(true);
+  });
+
+  it('an owner whose renews fail stops deciding at its renew deadline', async () => {
+    const stored = new StoredLease();
+    const { admission, advance, admit } = owner(stored);
+    await admission.tick();
+    advance(9_000);
+    expect(allowed(await admit(create('web', 'u1', 1)))).toBe(true);
+    stored.fault = 'not applied';
+    await admission.tick();
+    advance(1_000);
+    expect(unavailable(await admit(create('api', 'u2', 1)))).toBe(true);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * Admission by the owner (design C, experimental: ADMISSION_MODE=owner; docs/concepts/admission-owner.md):
+ * the process holding the admission Lease decides every change that asks something of a quota from
+ * memory, against the quotas as its watch shows them (the reconciler's counts) plus its ledger's
+ * claims in flight, with no write to the Karmada API server. A process that does not hold the Lease
+ * refuses such changes (fail closed): forwarding to the owner is not built yet. `tick()` runs the
+ * Lease, the sweep of undecided attempts and the requests for counts.
+ */
+import type { KarmadaQuota, ResourceBinding } from '#api';
+import { formatList, parseResourceList } from '#quantity';
+import { isResourceVersion, quotaName, type QuotaClaim } from '#quota';
+import type { AdmissionLease } from './admission-lease.js';
+import {
+  failClosed,
+  type AdmissionOutcome,
+  type AdmissionStrategy,
+  type BindingChange,
+} from './admission-strategy.js';
+import { decide, projected, type SelectionOf } from './cas-round.js';
+import { countTargetOf, ledgerKey, OwnerLedger, type CountTarget } from './owner-ledger.js';
+
+/** The quotas as the owner's watches show them. */
+export interface OwnerQuotaView {
+  /** The quotas limiting the namespace; undefined while the watches are not listed and running. */
+  watchedIn(namespace: string): readonly KarmadaQuota[] | undefined;
+  /** Every quota watched: a new ledger starts from their counts. */
+  allWatched(): readonly KarmadaQuota[];
+  selection: SelectionOf;
+}
+
+/** What the owner asks of the Karmada API server and the reconciler, off the admission path. */
+export interface OwnerHost {
+  /** The resourceVersion of a consistent read begun now. */
+  consistentVersion(): Promise<string>;
+  /** Asks the reconciler for a count of the quota, written even when only its stamp moves. */
+  requestCount(target: CountTarget): Promise<void>;
+}
+
+export interface OwnerTiming {
+  ttlSeconds: number;
+  /** The longest an admitted change takes to be stored, or never (the owner's landing window). */
+  landingWindowSeconds: number;
+  /** Epoch ms, for claim expirations in decisions. */
+  clock: () => number;
+  /** Monotonic ms (performance.now): the Lease and the landing window are judged by it. */
+  monotonic: () => number;
+}
+
+/** How often a quota awaiting a count is asked for one again. */
+const COUNT_REQUEST_INTERVAL_MS = 5_000;
+
+export class OwnerAdmission implements AdmissionStrategy {
+  private ledger?: OwnerLedger;
+  /** Whether this tenure's consistent read after a landing window was made (heldLongEnough). */
+  private heldLongEnough = false;
+  private readonly countRequestedAt = new Map<string, number>();
+
+  constructor(
+    private readonly lease: AdmissionLease,
+    private readonly view: OwnerQuotaView,
+    private readonly host: OwnerHost,
+    private readonly timing: OwnerTiming,
+    private readonly warn: (message: string) => void = () => {},
+  ) {}
+
+  /** Decided at once, with no await: no two decisions start from one sum of claims in flight. */
+  admit(change: BindingChange, answerBy: number): Promise<AdmissionOutcome> {
+    return Promise.resolve(this.decideNow(change, answerBy));
+  }
+
+  private decideNow(change: BindingChange, answerBy: number): AdmissionOutcome {
+    const now = this.timing.clock();
+    if (now >= answerBy) return failClosed('the admission owner could not decide in time');
+    const ledger = this.ledger;
+    if (ledger === undefined || !this.lease.owns())
+      return failClosed(
+        'this webhook replica does not hold the admission Lease (ADMISSION_MODE=owner is experimental and does not forward yet: run one replica)',
+      );
+    const { binding } = change.item;
+    const { namespace } = binding;
+    const oldVersion = change.old?.object.metadata?.resourceVersion;
+    if (binding.uid === undefined || (change.old !== undefined && !isResourceVersion(oldVersion)))
+      return failClosed(
+        'the review lacks the uid or the stored resourceVersion the admission owner tracks changes by',
+      );
+    const quotas = this.view.watchedIn(namespace);
+    if (quotas === undefined)
+      return failClosed(
+        'the admission owner is not watching the quotas (starting, or its watch of the Karmada API server failed)',
+      );
+    const projection = projected(quotas, namespace, this.view.selection);
+    if (projection === undefined)
+      return failClosed(
+        `a quota limiting ${namespace} has a status that cannot be read (see the reconciler's log)`,
+      );
+    const attempt = { uid: binding.uid, ...(change.old ? { oldVersion: oldVersion! } : {}) };
+    const result = decide(
+      { quotas, states: projection.states.map((state) => ledger.decidingState(namespace, state)) },
+      [change],
+      now,
+      this.timing,
+      [ledger.claimedBy(binding, attempt, quotas.map(quotaName))],
+    );
+    const decision = result.decisions[0]!;
+    if (!decision.allowed || change.item.dryRun) return decision;
+    const claims = result.claims[0] ?? new Map<string, QuotaClaim>();
+    const waiting = [...claims].find(
+      ([quota, claim]) => Object.keys(claim.increase).length > 0 && ledger.refusesIncreases(namespace, quota),
+    );
+    if (waiting)
+      return failClosed(
+        `the admission owner took over without a handover, so increases on ${waiting[0]} wait until the reconciler has counted what its predecessor admitted (about the landing window)`,
+      );
+    ledger.admitted(binding, { ...attempt, admittedAt: this.timing.monotonic() }, claims);
+    return decision;
+  }
+
+  /** A quota as the watch reports it: its count retires the claims it holds. */
+  quotaObserved(quota: KarmadaQuota): void {
+    this.ledger?.counted(
+      quota.metadata?.namespace ?? '',
+      quotaName(quota),
+      quota.status?.observedBindingsVersion,
+    );
+  }
+
+  /** A binding as the watch reports it (or its deletion): it decides the attempts of its name it shows. */
+  bindingObserved(binding: ResourceBinding, deleted: boolean): void {
+    const { namespace, name, uid, resourceVersion } = binding.metadata ?? {};
+    if (!namespace || !name || !uid || !isResourceVersion(resourceVersion)) return;
+    this.ledger?.seen({ namespace, name }, { uid, resourceVersion, deleted });
+  }
+
+  /** One round of the Lease, the sweep and the count requests; not to be run twice at once. */
+  async tick(): Promise<void> {
+    const step = await this.lease.step();
+    if (step === 'acquired') this.ledger = this.takeOver();
+    if (step === 'lost') this.ledger = undefined;
+    const ledger = this.ledger;
+    if (ledger === undefined || !this.lease.owns()) return;
+    const windowMs = this.timing.landingWindowSeconds * 1000;
+    const carried = this.lease.carried();
+    const carriesGhosts = carried && (carried.unknownInFlight || Object.keys(carried.ghosts).length > 0);
+    if (carriesGhosts && !this.heldLongEnough && (this.lease.tenureMs() ?? 0) >= windowMs) {
+      ledger.heldLongEnough(await this.host.consistentVersion());
+      this.heldLongEnough = true;
+    }
+    const keys = this.view.allWatched().map((q) => ledgerKey(q.metadata?.namespace ?? '', quotaName(q)));
+    if (carriesGhosts && ledger.ghostsSettled(keys)) this.lease.dropGhosts();
+    const readAt = this.timing.monotonic();
+    const needing = ledger.needingRead(readAt, windowMs);
+    if (needing.length > 0) {
+      const version = await this.host.consistentVersion();
+      for (const binding of needing) ledger.read(binding, version, readAt, windowMs);
+    }
+    await this.requestCounts(ledger.awaitingCount(keys));
+  }
+
+  /** Hands the Lease on with what is in flight (a graceful stop); false when it could not. */
+  async release(): Promise<boolean> {
+    const ledger = this.ledger;
+    this.ledger = undefined;
+    if (ledger === undefined) return false;
+    const inFlight = Object.fromEntries([...ledger.inFlight()].map(([key, list]) => [key, formatList(list)]));
+    return this.lease.release(inFlight, Object.fromEntries(ledger.countedUpTo()));
+  }
+
+  /** How many bindings have claims in flight. */
+  get claimsInFlight(): number {
+    return this.ledger?.size ?? 0;
+  }
+
+  /** A ledger for a new tenure: what the Lease carried, and the counts the watch shows now. */
+  private takeOver(): OwnerLedger {
+    const carried = this.lease.carried()!;
+    this.heldLongEnough = false;
+    const ledger = new OwnerLedger({
+      ghosts: new Map(
+        Object.entries(carried.ghosts).map(([key, wire]) => [key, parseResourceList(wire, 'ghost').list]),
+      ),
+      unknownInFlight: carried.unknownInFlight,
+      counted: new Map(Object.entries(carried.counted)),
+    });
+    for (const quota of this.view.allWatched())
+      ledger.counted(
+        quota.metadata?.namespace ?? '',
+        quotaName(quota),
+        quota.status?.observedBindingsVersion,
+      );
+    return ledger;
+  }
+
+  private async requestCounts(keys: readonly string[]): Promise<void> {
+    const now = this.timing.monotonic();
+    for (const key of keys) {
+      if (now - (this.countRequestedAt.get(key) ?? -Infinity) < COUNT_REQUEST_INTERVAL_MS) continue;
+      this.countRequestedAt.set(key, now);
+      try {
+        await this.host.requestCount(countTargetOf(key));
+      } catch (err) {
+        this.warn(`could not ask the reconciler for a count of ${key}: ${String(err)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,25 @@
+/** A test double of the Lease on the Karmada API server, for the pure cores' table tests. */
+import { ConflictError } from '#service-kit';
+import type { AdmissionLeaseState, LeaseApi } from '../admission-lease.js';
+
+/** The Lease as the API server keeps it: compare-and-swap on resourceVersion, faults on demand. */
+export class StoredLease implements LeaseApi {
+  lease?: AdmissionLeaseState;
+  private version = 1;
+  /** The next write: applied but its answer lost, or not applied at all. */
+  fault?: 'answer lost' | 'not applied';
+
+  async read() {
+    return this.lease && structuredClone(this.lease);
+  }
+
+  async write(next: Omit<AdmissionLeaseState, 'resourceVersion'>, expected: string | undefined) {
+    const fault = this.fault;
+    this.fault = undefined;
+    if (fault === 'not applied') throw new Error('503');
+    if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
+    this.lease = { ...structuredClone(next), resourceVersion: String(++this.version) };
+    if (fault === 'answer lost') throw new Error('connection reset');
+    return structuredClone(this.lease);
+  }
+}
