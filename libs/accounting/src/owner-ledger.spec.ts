@@ -1,6 +1,6 @@
 import { formatList, parseResourceList, type ResourceList } from '#quantity';
 import type { QuotaClaim, QuotaState } from '#quota';
-import { ledgerKey, OwnerLedger } from './owner-ledger.js';
+import { countTargetOf, ledgerKey, OwnerLedger } from './owner-ledger.js';
 
 const list = (wire: Record<string, string>): ResourceList => parseResourceList(wire, 'test').list;
 const claims = (byQuota: Record<string, [Record<string, string>, Record<string, string>?]>) =>
@@ -152,5 +152,39 @@ describe('OwnerLedger', () => {
     expect(after.refusesIncreases('team-a', 'q')).toBe(false);
     after.counted('team-a', 'q', '45');
     expect(after.countedUpTo()).toEqual(new Map([['team-a/q', '45']]));
+  });
+
+  it('asks for a count of each quota a newer stamp would let it move on, and of no other', () => {
+    const ledger = new OwnerLedger({
+      ghosts: new Map([['team-a/g', list({ cpu: '1' })]]),
+      unknownInFlight: true,
+      counted: new Map(),
+    });
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }] }));
+    ledger.admitted(
+      { namespace: 'team-a', name: 'api' },
+      { uid: 'u2', admittedAt: 0 },
+      claims({ r: [{ cpu: '1' }] }),
+    );
+    // Undecided attempts wait for the watch or the sweep, not for a count; ghosts wait for the tenure.
+    expect(ledger.awaitingCount(['team-a/q', 'team-a/s'])).toEqual([]);
+    ledger.seen(web, { uid: 'u1', resourceVersion: '50', deleted: false });
+    expect(ledger.awaitingCount(['team-a/q', 'team-a/s'])).toEqual(['team-a/q']);
+    ledger.heldLongEnough('60');
+    expect(ledger.awaitingCount(['team-a/q', 'team-a/s']).sort()).toEqual([
+      'team-a/g',
+      'team-a/q',
+      'team-a/s',
+    ]);
+    ledger.counted('team-a', 'q', '60');
+    ledger.counted('team-a', 'g', '60');
+    expect(ledger.awaitingCount(['team-a/q', 'team-a/s'])).toEqual(['team-a/s']);
+  });
+
+  it.each([
+    ['team-a/q', { namespace: 'team-a' }],
+    [CKQ, { clusterQuota: 'shared' }],
+  ])('a count of %s is asked of the reconciler as %j', (key, target) => {
+    expect(countTargetOf(key)).toEqual(target);
   });
 });
