@@ -130,9 +130,10 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
   /**
    * Looks at the cached objects first: a namespace whose statuses they show current is done without
    * reading the Karmada API server (statusesCurrentIn says why that is safe). Otherwise the quotas
-   * are read and the bindings listed from it, and the changed statuses written.
+   * are read and the bindings listed from it, and the changed statuses written. `restamp`: a count
+   * on request, never done from the cache, and written even if only its stamp moves.
    */
-  async reconcileNamespace(namespace: string): Promise<NamespaceReconcile> {
+  async reconcileNamespace(namespace: string, { restamp = false } = {}): Promise<NamespaceReconcile> {
     // Claims carry other services' wall-clock times: a reconciler whose clock may be off settles and
     // expires none. Failing keeps every status as it is (conservative); the job retries with back-off.
     const clockOff = this.clockCheck.distrust();
@@ -141,7 +142,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     let cachedInput: { counted: string[]; input: ReconcileInput & { unknown: string[] } } | undefined;
     if (view) {
       const counted = countedClusters(view.quotas);
-      const input = await this.readInput(namespace, counted);
+      const input = await this.readInput(namespace, counted, restamp);
       if (input.unknown.length === 0) {
         const bindings = await this.judged(view.bindings, view.quotas);
         if (statusesCurrentIn({ ...view, bindings }, input, Date.now())) {
@@ -156,7 +157,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     const input =
       cachedInput && sameMembers(cachedInput.counted, counted)
         ? cachedInput.input
-        : await this.readInput(namespace, counted);
+        : await this.readInput(namespace, counted, restamp);
     // Failing leaves the status as it is; the job retries with back-off until the usage is back.
     if (input.unknown.length > 0) throw new Error(usageMissing(input.unknown, namespace));
     // Bindings get their templates' classes for every quota read so far: one read again after a
@@ -221,8 +222,9 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
    * One ClusterKarmadaQuota's reconcile (docs/concepts/cluster-quotas.md): read it, then each namespace
    * it selects (bindings, usage, deletions, waiting changes), and write its status if it changed;
    * then its AppliedClusterKarmadaQuotas (applied-cluster-quotas.ts), which never fail it.
+   * `restamp`: a count on request, written even if only its stamp moves.
    */
-  async reconcileClusterQuota(name: string): Promise<NamespaceReconcile> {
+  async reconcileClusterQuota(name: string, { restamp = false } = {}): Promise<NamespaceReconcile> {
     const clockOff = this.clockCheck.distrust();
     if (clockOff !== undefined) throw new Error(clockOff);
     let read: KarmadaQuota | undefined; // as last read: the status computed is for its spec
@@ -251,6 +253,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       this.config.MAX_CONFLICT_RETRIES,
       (quota, result) => this.emit(quota, result.events),
       (message) => this.logger.warn({ clusterQuota: name }, message),
+      { restamp },
     );
     await this.applied.sync(name, read, outcome.status);
     const written = outcome.written ? 1 : 0;
@@ -258,10 +261,14 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
     return { quotas: 1, written, conflicts: outcome.conflicts, skipped: !outcome.written, waitingIn };
   }
 
-  /** What a reconcile reads from Redis: the usage of the counted clusters, deletions, waiting changes. */
+  /**
+   * What a reconcile reads from Redis: the usage of the counted clusters, deletions, waiting changes;
+   * and whether it is a count on request.
+   */
   private async readInput(
     namespace: string,
     counted: string[],
+    restamp = false,
   ): Promise<ReconcileInput & { unknown: string[] }> {
     const [observed, deleted, waiting] = await Promise.all([
       readObservedUsage(this.redis, namespace, counted),
@@ -284,6 +291,7 @@ export class ReconcileService implements OnApplicationBootstrap, OnModuleDestroy
       maxConflictRetries: this.config.MAX_CONFLICT_RETRIES,
       waiting,
       ...this.overrides.memberLabels(),
+      ...(restamp ? { restamp } : {}),
     };
   }
 

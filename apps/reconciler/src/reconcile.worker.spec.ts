@@ -6,6 +6,7 @@ import {
   RECONCILE_QUEUE,
   RECONCILE_QUEUE_PREFIX,
   reconcileJobOptions,
+  requestCount,
   type ReconcileJob,
 } from '#usage';
 import { testRedisUrl } from '../../../test/support/federation.js';
@@ -44,16 +45,28 @@ afterEach(async () => {
   redis.disconnect();
 });
 
-/** A reconcile service whose reconcileNamespace answers the given results in turn, then succeeds. */
-function reconcileAnswering(...results: Error[]): { service: ReconcileService; calls: string[] } {
+/**
+ * A reconcile service whose reconcileNamespace answers the given results in turn, then succeeds;
+ * `restamps` says of each call whether it was a count on request.
+ */
+function reconcileAnswering(...results: Error[]): {
+  service: ReconcileService;
+  calls: string[];
+  restamps: boolean[];
+} {
   const calls: string[] = [];
-  const reconcileNamespace = async (namespace: string): Promise<NamespaceReconcile> => {
+  const restamps: boolean[] = [];
+  const reconcileNamespace = async (
+    namespace: string,
+    { restamp = false } = {},
+  ): Promise<NamespaceReconcile> => {
     const failure = results[calls.length];
     calls.push(namespace);
+    restamps.push(restamp);
     if (failure) throw failure;
     return done;
   };
-  return { service: { reconcileNamespace } as unknown as ReconcileService, calls };
+  return { service: { reconcileNamespace } as unknown as ReconcileService, calls, restamps };
 }
 
 function startWorker(service: ReconcileService): void {
@@ -156,4 +169,16 @@ test('a malformed job fails for good without a reconcile', async () => {
   );
   expect(failed?.attemptsMade).toBe(1);
   expect(calls).toEqual([]);
+});
+
+test('a count on request queued behind a waiting plain reconcile still runs, as a restamp', async () => {
+  const { service, calls, restamps } = reconcileAnswering();
+  // Both added before any worker runs: under one deduplication id the second add would be dropped.
+  await addJob({ namespace: NAMESPACE, reason: 'binding changed' });
+  await requestCount(queue, { namespace: NAMESPACE }, 'owner takeover');
+  expect(await queue.getWaitingCount()).toBe(2);
+  startWorker(service);
+  await until('both jobs ran', async () => calls.length === 2);
+  expect(calls).toEqual([NAMESPACE, NAMESPACE]);
+  expect(restamps).toEqual([false, true]);
 });

@@ -98,7 +98,7 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     const decoded = decodeReconcileJob(job.data);
     // A malformed job never gets better: fail it for good instead of retrying.
     if (!decoded.ok) throw new UnrecoverableError(decoded.error);
-    const { reason } = decoded.value;
+    const { reason, restamp = false } = decoded.value;
     const subject: { namespace: string } | { clusterQuota: string } =
       'clusterQuota' in decoded.value
         ? { clusterQuota: decoded.value.clusterQuota }
@@ -107,8 +107,8 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
     try {
       const outcome =
         'clusterQuota' in subject
-          ? await this.reconcile.reconcileClusterQuota(subject.clusterQuota)
-          : await this.reconcile.reconcileNamespace(subject.namespace);
+          ? await this.reconcile.reconcileClusterQuota(subject.clusterQuota, { restamp })
+          : await this.reconcile.reconcileNamespace(subject.namespace, { restamp });
       end({ result: outcome.skipped ? 'current' : 'ok' });
       this.lastReconcile.setToCurrentTime();
       if (outcome.written > 0)

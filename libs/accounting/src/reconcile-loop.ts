@@ -49,6 +49,8 @@ export interface ReconcileInput {
   waiting: readonly WaitingChange[];
   /** Each member cluster's labels, for caps that select members by label; absent while unknown. */
   members?: MemberLabels;
+  /** A count on request: a status is written even if only its stamp moves (computeQuotaStatus). */
+  restamp?: boolean;
 }
 
 /** A namespace's quotas and bindings as the reconciler's informers hold them: possibly behind the Karmada API server. */
@@ -65,10 +67,11 @@ export interface CachedView {
  * claim lapsing is judged by the clock (the computed status drops it, so it differs), usage and
  * deletions come from Redis, and a binding change queues another reconcile once the cache holds it.
  * Waiting changes, and bindings Karmada's scheduler holds back for want of room, may need a requeue
- * that no status change shows, so a namespace with any is always reconciled.
+ * that no status change shows, so a namespace with any is always reconciled. A count on request
+ * (`restamp`) always is too: it needs a list made after the request, which no cache can show.
  */
 export function statusesCurrentIn(view: CachedView, input: ReconcileInput, now: number): boolean {
-  if (input.waiting.length > 0) return false;
+  if (input.waiting.length > 0 || input.restamp === true) return false;
   const held = heldBindings(view.bindings, input);
   const names = new Set(held.map((h) => h.name));
   const list = { items: view.bindings };
@@ -108,6 +111,7 @@ function statusOf(
       timing: input.timing,
       waiting: listed,
       ...(input.members ? { members: input.members } : {}),
+      ...(input.restamp === true ? { restamp: true } : {}),
     });
   const refused = waitingStatus(quota.metadata?.name ?? '', waiting);
   const result = compute(refused);
@@ -237,12 +241,14 @@ export interface ClusterQuotaOutcome {
  * (docs/concepts/cluster-quotas.md), as reconcileQuotas does a namespace's quotas: each namespace's
  * bindings are listed after the quota was read, and a conflict reads it all again. Its waiting
  * changes are the namespaces' records naming it, each binding named with its namespace.
+ * `restamp`: a count on request, written even if only its stamp moves (computeQuotaStatus).
  */
 export async function reconcileClusterQuota(
   access: ClusterQuotaAccess,
   maxConflictRetries: number,
   written: (quota: KarmadaQuota, result: QuotaStatusResult) => Promise<void>,
   warn: (message: string) => void,
+  { restamp = false }: { restamp?: boolean } = {},
 ): Promise<ClusterQuotaOutcome> {
   for (let conflicts = 0; ; conflicts++) {
     const quota = await access.getQuota();
@@ -278,6 +284,7 @@ export async function reconcileClusterQuota(
         ...(first ? { timing: first.timing } : {}),
         waiting: listed,
         ...(first?.members ? { members: first.members } : {}),
+        restamp,
       });
     const refused = compute(waiting);
     // Bindings Karmada's scheduler holds back for want of room under its caps, as statusOf lists them.

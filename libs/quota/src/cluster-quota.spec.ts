@@ -228,6 +228,22 @@ describe('a ClusterKarmadaQuota status', () => {
     expect(status.observedBindingsVersion).toBe(expected);
   });
 
+  it.each<[string, string[], boolean]>([
+    ['the oldest list later than the stamp: changed', ['30', '25'], true],
+    ['one list later, the oldest at the stamp: not changed', ['30', '20'], false],
+  ])('on a count on request (restamp), %s', (_, listed, changed) => {
+    const count = (quota: KarmadaQuota, versions: string[], restamp: boolean) =>
+      computeQuotaStatus({
+        quota,
+        now: NOW,
+        namespaces: namespaces(versions.map((bindingsVersion) => ({ bindingsVersion }))),
+        restamp,
+      });
+    const counted = { ...ckq(), status: count(ckq(), ['20', '20'], false).status };
+    expect(count(counted, listed, true).changed).toBe(changed);
+    expect(count(counted, listed, false).changed).toBe(false);
+  });
+
   it('sums the namespaces it selects, member by member, and lists each', () => {
     const result = computeQuotaStatus({
       quota: ckq(),

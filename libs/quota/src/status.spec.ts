@@ -251,6 +251,32 @@ describe("computeQuotaStatus: the count's version (observedBindingsVersion)", ()
     expect(again.changed).toBe(false);
     expect(again.status.observedBindingsVersion).toBe('30');
   });
+
+  it.each<[string, boolean | undefined, string | undefined, string | undefined, boolean]>([
+    ['restamp, a later list: changed', true, '20', '30', true],
+    ['restamp, a later list, longer in digits: changed', true, '99', '100', true],
+    ['restamp, nothing stamped yet: changed', true, undefined, '30', true],
+    ['restamp, the same list: not changed', true, '20', '20', false],
+    ['restamp, an older list: not changed (never down)', true, '20', '12', false],
+    ['restamp, a list of unknown version: not changed', true, '20', undefined, false],
+    ["no restamp, a later list: not changed (today's rule)", undefined, '20', '30', false],
+    ['restamp false, a later list: not changed', false, '20', '30', false],
+  ])('a count on request: %s', (_, restamp, stamped, listed, changed) => {
+    const quota = kq();
+    const counted = written(quota, computeQuotaStatus({ quota, bindings: [], clusters: [], now: NOW }));
+    const result = computeQuotaStatus({
+      quota: {
+        ...counted,
+        status: { ...counted.status, ...(stamped ? { observedBindingsVersion: stamped } : {}) },
+      },
+      bindings: [],
+      ...(listed === undefined ? {} : { bindingsVersion: listed }),
+      clusters: [],
+      now: NOW,
+      ...(restamp === undefined ? {} : { restamp }),
+    });
+    expect(result.changed).toBe(changed);
+  });
 });
 
 describe('computeQuotaStatus: scoped quota', () => {

@@ -33,6 +33,7 @@ import { bindingMatchesScopes, isScoped } from './scopes.js';
 import {
   claimAdmittedAt,
   isClusterQuota,
+  isAtOrAfterVersion,
   isExpired,
   isLaterVersion,
   isResourceVersion,
@@ -101,6 +102,11 @@ interface QuotaStatusCommon {
   waiting?: WaitingChangeStatus[];
   /** Each member cluster's labels, to resolve caps that select members by label (member-caps.ts). */
   members?: MemberLabels;
+  /**
+   * A count on request: `changed` also when only the stamp moves up (countedVersion), so that a quota
+   * whose bindings do not change still gets a status naming a list made after the request.
+   */
+  restamp?: boolean;
 }
 
 export interface QuotaStatusResult {
@@ -281,13 +287,22 @@ export function computeQuotaStatus(input: QuotaStatusInput): QuotaStatusResult {
 
   const events = quotaEvents(views, previousClusters, previousConditions, conditions);
 
-  const changed = !statusEquals(current, status) && !onlyRetiresRecentClaims(current, status, input);
+  const stampMoves =
+    input.restamp === true &&
+    bindingsVersion !== undefined &&
+    !isAtOrAfterVersion(
+      typeof current.observedBindingsVersion === 'string' ? current.observedBindingsVersion : undefined,
+      bindingsVersion,
+    );
+  const changed =
+    stampMoves || (!statusEquals(current, status) && !onlyRetiresRecentClaims(current, status, input));
   return { status, reservations: allReservations, changed, events, errors };
 }
 
 /**
  * `status.observedBindingsVersion` (docs/concepts/accounting.md, "The count's version"): the oldest of
  * the lists counted, kept when a list's version is unknown, and never below the stamp written before.
+ * Its moving alone makes no change, except on request (`restamp`).
  */
 function countedVersion(stamped: unknown, parts: readonly NamespaceInput[]): string | undefined {
   const previous = isResourceVersion(stamped) ? stamped : undefined;

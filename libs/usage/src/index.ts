@@ -37,6 +37,8 @@ export {
   RECONCILE_QUEUE_PREFIX,
   reconcileJobId,
   reconcileJobOptions,
+  requestCount,
+  restampJobOptions,
   clusterQuotaJobOptions,
   usageIndexKey,
   usageKey,
@@ -54,6 +56,8 @@ export type {
   Decoded,
   ReconcileJob,
   ReconcileJobOptions,
+  ReconcileQueue,
+  ReconcileTarget,
   WorkloadSnapshot,
 } from './snapshot-layout.js';
 export { countedResource, countedResourceId, type CountedResource } from './counted-resources.js';

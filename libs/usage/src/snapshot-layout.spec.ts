@@ -16,12 +16,17 @@ import {
   RECONCILE_QUEUE_MARKER_KEY,
   RECONCILE_QUEUE_PREFIX,
   reconcileJobId,
+  clusterQuotaJobOptions,
   reconcileJobOptions,
+  requestCount,
+  restampJobOptions,
   usageIndexKey,
   usageKey,
   type ClusterHealth,
   type ClusterNamespaceSnapshot,
   type ClusterRead,
+  type ReconcileJob,
+  type ReconcileJobOptions,
   deletedBindingsKey,
   templateClassField,
   templateClassKey,
@@ -312,9 +317,54 @@ describe('reconcile queue', () => {
     });
   });
 
+  it.each<[string, Parameters<typeof restampJobOptions>[0], string]>([
+    ["a namespace's", { namespace: 'team-a' }, 'restamp-team-a'],
+    ["a ClusterKarmadaQuota's", { clusterQuota: 'org' }, 'restamp-cluster-quota.org'],
+  ])("a count on request has an id of its own: %s never waits behind a plain job's", (_, target, id) => {
+    const plain =
+      'namespace' in target
+        ? reconcileJobOptions(target.namespace)
+        : clusterQuotaJobOptions(target.clusterQuota);
+    expect(restampJobOptions(target)).toEqual({ ...plain, deduplication: { id, keepLastIfActive: true } });
+    expect(plain.deduplication.id).not.toBe(id);
+  });
+
+  it('a count on request of a bad name throws', () => {
+    expect(() => restampJobOptions({ namespace: 'Team A' })).toThrow('namespace must be a DNS-1123 name');
+  });
+
+  it('requestCount adds one restamp job under its own id', async () => {
+    const added: [string, ReconcileJob, ReconcileJobOptions][] = [];
+    const queue = { add: async (...call: [string, ReconcileJob, ReconcileJobOptions]) => added.push(call) };
+    await requestCount(queue, { clusterQuota: 'org' }, 'owner takeover');
+    expect(added).toEqual([
+      [
+        'reconcile',
+        { clusterQuota: 'org', reason: 'owner takeover', restamp: true },
+        restampJobOptions({ clusterQuota: 'org' }),
+      ],
+    ]);
+  });
+
   const jobs: [string, unknown, string | undefined][] = [
     ['a valid job', { namespace: 'team-a', reason: 'usage member-1' }, undefined],
     ['an empty reason', { namespace: 'team-a', reason: '' }, undefined],
+    ['a count on request', { namespace: 'team-a', reason: 'owner', restamp: true }, undefined],
+    [
+      "a ClusterKarmadaQuota's count on request",
+      { clusterQuota: 'org', reason: 'x', restamp: true },
+      undefined,
+    ],
+    [
+      'restamp false',
+      { namespace: 'a', reason: 'x', restamp: false },
+      'invalid reconcile job: restamp: must be true when present (a count on request), got boolean false',
+    ],
+    [
+      'restamp as a string',
+      { namespace: 'a', reason: 'x', restamp: 'true' },
+      'invalid reconcile job: restamp: must be true when present (a count on request), got string "true"',
+    ],
     ['not an object', 'team-a', 'invalid reconcile job: must be an object, got string "team-a"'],
     [
       'no namespace',

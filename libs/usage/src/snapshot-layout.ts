@@ -354,11 +354,17 @@ export const RECONCILE_QUEUE_PREFIX = `${KEY_PREFIX}:{reconcile}`;
 export const RECONCILE_QUEUE_MARKER_KEY = `${RECONCILE_QUEUE_PREFIX}:queue-marker`;
 export const RECONCILE_JOB_NAME = 'reconcile';
 
+/** What a reconcile job counts: a namespace's KarmadaQuotas, or one ClusterKarmadaQuota. */
+export type ReconcileTarget = { namespace: string } | { clusterQuota: string };
+
 /**
  * The data of a reconcile job: a namespace's KarmadaQuotas, or one ClusterKarmadaQuota over the
- * namespaces it selects; and why (for logs).
+ * namespaces it selects; and why (for logs). `restamp`: a count on request, the status written even
+ * if only its stamp (`status.observedBindingsVersion`) would move, so that a quota whose bindings do
+ * not change still shows a count made after the request (docs/concepts/accounting.md, "The count's
+ * version").
  */
-export type ReconcileJob = { namespace: string; reason: string } | { clusterQuota: string; reason: string };
+export type ReconcileJob = ReconcileTarget & { reason: string; restamp?: true };
 
 /**
  * The deduplication id of a namespace's reconcile job: `reconcile-<namespace>`, one per namespace
@@ -384,6 +390,40 @@ export function reconcileJobOptions(namespace: string): ReconcileJobOptions {
  */
 export function clusterQuotaJobOptions(name: string): ReconcileJobOptions {
   return jobOptions(`reconcile-cluster-quota.${checkName('ClusterKarmadaQuota name', name)}`);
+}
+
+/**
+ * The options of a count on request (a ReconcileJob with `restamp`): deduplicated by
+ * `restamp-<namespace>` or `restamp-cluster-quota.<name>`, never a plain job's id. BullMQ drops an
+ * add whose deduplication id is already waiting, so under the plain id a restamp would be swallowed
+ * by a plain reconcile waiting in the queue, which leaves a quiet quota's status unwritten. Under
+ * its own id a restamp waiting takes in later requests (its list is made after all of them), and
+ * one added while a restamp runs becomes one follow-up. A restamp may run beside a plain reconcile
+ * of the same target: both write by compare-and-swap. Throws on a bad name.
+ */
+export function restampJobOptions(target: ReconcileTarget): ReconcileJobOptions {
+  return jobOptions(
+    'clusterQuota' in target
+      ? `restamp-cluster-quota.${checkName('ClusterKarmadaQuota name', target.clusterQuota)}`
+      : `restamp-${checkName('namespace', target.namespace)}`,
+  );
+}
+
+/** Where a count on request is added: a BullMQ Queue of RECONCILE_QUEUE (structural, no client here). */
+export interface ReconcileQueue {
+  add(name: typeof RECONCILE_JOB_NAME, data: ReconcileJob, options: ReconcileJobOptions): Promise<unknown>;
+}
+
+/**
+ * Asks the reconciler for a count of `target` made after this call, written even if only its stamp
+ * moves (restampJobOptions). Throws on a bad name, or when the queue cannot be written.
+ */
+export async function requestCount(
+  queue: ReconcileQueue,
+  target: ReconcileTarget,
+  reason: string,
+): Promise<void> {
+  await queue.add(RECONCILE_JOB_NAME, { ...target, reason, restamp: true }, restampJobOptions(target));
 }
 
 export interface ReconcileJobOptions {
@@ -418,13 +458,13 @@ export function decodeReconcileJob(data: unknown): Decoded<ReconcileJob> {
   }
   const reason = data.reason;
   if (typeof reason !== 'string') errors.push(`reason: must be a string, got ${describe(reason)}`);
+  if (data.restamp !== undefined && data.restamp !== true)
+    errors.push(`restamp: must be true when present (a count on request), got ${describe(data.restamp)}`);
   if (errors.length > 0) return { ok: false, error: `invalid reconcile job: ${errors.join('; ')}` };
+  const target = field === 'clusterQuota' ? { clusterQuota: name as string } : { namespace: name as string };
   return {
     ok: true,
-    value:
-      field === 'clusterQuota'
-        ? { clusterQuota: name as string, reason: reason as string }
-        : { namespace: name as string, reason: reason as string },
+    value: { ...target, reason: reason as string, ...(data.restamp === true ? { restamp: true } : {}) },
   };
 }
 
