@@ -49,3 +49,4 @@ export { QuotaEventWriter, quotaRefOf, type QuotaRef } from './quota-events.js';
 export { TemplateClasses, TemplateClassUnreadable } from './template-classes.js';
 export { BindingOverrides, OverridesUnknown } from './binding-overrides.js';
 export { stopIntervals } from './intervals.js';
+export { leaseNamespaceMissing, microTime } from './leases.js';
