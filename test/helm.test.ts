@@ -1118,6 +1118,13 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'list', 'namespaces', '', true],
       ['webhook', 'get', 'namespaces', '', true],
       ['webhook', 'update', 'namespaces', '', false],
+      // webhook: the admission owner's Lease (KubeAdmissionLeaseApi), in the lease namespace only
+      ['webhook', 'get', 'leases.coordination.k8s.io', undefined, true],
+      ['webhook', 'create', 'leases.coordination.k8s.io', undefined, true],
+      ['webhook', 'update', 'leases.coordination.k8s.io', undefined, true],
+      ['webhook', 'delete', 'leases.coordination.k8s.io', undefined, false],
+      ['webhook', 'list', 'leases.coordination.k8s.io', undefined, false],
+      ['webhook', 'update', 'leases.coordination.k8s.io', 'kube-system', false],
       // aggregator: Cluster and quota informers, member credentials, cluster and membership Leases
       ['aggregator', 'watch', 'clusters.cluster.karmada.io', undefined, true],
       ['aggregator', 'list', KQ, 'team-x', true],

@@ -1,5 +1,5 @@
 import { describeError, isApiStatus } from '#api';
-import { ResilientInformer } from '#service-kit';
+import { leaseNamespaceMissing, microTime, ResilientInformer } from '#service-kit';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nestjs/common';
 import { rebalance } from './rebalance.js';
@@ -31,10 +31,6 @@ type LeaseKind = 'replica' | 'cluster';
  * the Lease over (client-go's leader election likewise keeps RenewDeadline below LeaseDuration).
  */
 const RENEW_DEADLINE = 2 / 3;
-
-/** metav1.MicroTime wants six fractional digits; client-node sends it as given. */
-const microTime = (date: Date): Date =>
-  date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
 
 /** When a Lease's resourceVersion was first seen here: it expires a duration after, by our clock. */
 interface Observation {
@@ -324,15 +320,7 @@ export class ClusterLeases {
       }
     } catch (err) {
       if (isApiStatus(err, 409)) return false; // another replica created, renewed or took it meanwhile
-      const failure =
-        !lease && isApiStatus(err, 404)
-          ? new Error(
-              `namespace ${namespace} does not exist on the Karmada API server: create it or set LEASE_NAMESPACE`,
-              {
-                cause: err,
-              },
-            )
-          : err;
+      const failure = !lease && isApiStatus(err, 404) ? leaseNamespaceMissing(namespace, err) : err;
       if (kind === 'cluster') throw failure;
       this.logger.warn(
         { lease: name, error: describeError(failure) },

@@ -22,6 +22,12 @@ describe('the webhook configuration', () => {
     expect(loadWebhookConfig({ ...tls, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
   });
 
+  test('LEASE_NAMESPACE: karmada-quota-system by default; set, that namespace; empty is refused', () => {
+    expect(loadWebhookConfig(tls).LEASE_NAMESPACE).toBe('karmada-quota-system');
+    expect(loadWebhookConfig({ ...tls, LEASE_NAMESPACE: 'quota' }).LEASE_NAMESPACE).toBe('quota');
+    expect(() => loadWebhookConfig({ ...tls, LEASE_NAMESPACE: '' })).toThrow('LEASE_NAMESPACE=""');
+  });
+
   test('SCHEDULER_ESTIMATOR_PORT: unset is off; set, a port', () => {
     expect(loadWebhookConfig(tls).SCHEDULER_ESTIMATOR_PORT).toBeUndefined();
     expect(loadWebhookConfig({ ...tls, SCHEDULER_ESTIMATOR_PORT: '10352' }).SCHEDULER_ESTIMATOR_PORT).toBe(

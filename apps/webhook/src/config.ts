@@ -102,6 +102,12 @@ export const webhookEnv = {
   ADMISSION_MODE: z
     .enum(['batched', 'cas-per-admission'], { error: 'must be batched or cas-per-admission' })
     .default('batched'),
+  /**
+   * Namespace on the Karmada API server of the admission owner's Lease (karmada-quota-admission):
+   * which webhook replica decides increases from memory (experimental, in progress:
+   * docs/development/plans/admission-owner.md). Must exist.
+   */
+  LEASE_NAMESPACE: z.string().min(1).default('karmada-quota-system'),
 };
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {

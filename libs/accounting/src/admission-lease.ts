@@ -7,49 +7,17 @@
  * The Lease also carries what the next owner must charge (the ghosts), fenced by the same writes.
  */
 
-export const ADMISSION_LEASE_NAME = 'karmada-quota-admission';
-/** The Lease annotation holding the AdmissionRecord, as JSON. */
-export const ADMISSION_ANNOTATION = 'quota.karmada.io/admission';
+import type { AdmissionLeaseState, AdmissionRecord, LeaseApi } from '#service-kit';
 
-/**
- * What an owner hands on with the Lease: where it answers, and the ghosts its successor charges until
- * an owner has held the Lease a landing window and the counts caught up (the owner's ledger decides).
- */
-export interface AdmissionRecord {
-  /** Where the holder answers forwarded decisions (host:port). */
-  address?: string;
-  /** Per quota key: increases a predecessor handed over still in flight, in wire form. */
-  ghosts: Record<string, Record<string, string>>;
-  /** A holder stopped without handing over: what it admitted is unknown, so every increase waits. */
-  unknownInFlight: boolean;
-  /**
-   * Per quota key: the newest count (`observedBindingsVersion`) a holder handing over had seen and
-   * retired claims against; its successor decides on that quota only from a count at least as new.
-   */
-  counted: Record<string, string>;
-}
-
-/** The Lease as read or written. */
-export interface AdmissionLeaseState {
-  /** Empty when released. */
-  holder: string;
-  durationSeconds: number;
-  /** leaseTransitions: one more at each change of holder (an epoch for later fencing). */
-  transitions: number;
-  record: AdmissionRecord;
-  resourceVersion: string;
-}
-
-/** The Lease on the Karmada API server. */
-export interface LeaseApi {
-  /** The Lease, or undefined when there is none. */
-  read(): Promise<AdmissionLeaseState | undefined>;
-  /** Creates it (`expected` undefined) or replaces it by compare-and-swap; ConflictError when it changed. */
-  write(
-    next: Omit<AdmissionLeaseState, 'resourceVersion'>,
-    expected: string | undefined,
-  ): Promise<AdmissionLeaseState>;
-}
+// The Lease's wire contract lives beside its Kubernetes implementation (KubeAdmissionLeaseApi), as
+// QuotaStore does: service-kit holds the adapters and may not depend on this lib.
+export {
+  ADMISSION_ANNOTATION,
+  ADMISSION_LEASE_NAME,
+  type AdmissionLeaseState,
+  type AdmissionRecord,
+  type LeaseApi,
+} from '#service-kit';
 
 export interface AdmissionLeaseOptions {
   identity: string;

@@ -49,3 +49,16 @@ export { QuotaEventWriter, quotaRefOf, type QuotaRef } from './quota-events.js';
 export { TemplateClasses, TemplateClassUnreadable } from './template-classes.js';
 export { BindingOverrides, OverridesUnknown } from './binding-overrides.js';
 export { stopIntervals } from './intervals.js';
+export { leaseNamespaceMissing, microTime } from './leases.js';
+export {
+  ADMISSION_ANNOTATION,
+  ADMISSION_LEASE_NAME,
+  admissionLeaseObjectFor,
+  admissionLeaseStateOf,
+  admissionRecordOf,
+  KubeAdmissionLeaseApi,
+  type AdmissionLeaseState,
+  type AdmissionRecord,
+  type KubeAdmissionLeaseOptions,
+  type LeaseApi,
+} from './admission-lease-api.js';
