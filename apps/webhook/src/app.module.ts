@@ -6,6 +6,7 @@ import {
   duplicateRedis,
   HealthModule,
   karmadaKubeConfig,
+  KubeAdmissionLeaseApi,
   KubeQuotaStore,
   METRICS,
   MetricsModule,
@@ -29,6 +30,7 @@ import { QuotaAdminRight } from './quota-admin-right.js';
 import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { SchedulerEstimator } from './scheduler-estimator.js';
+import { AdmissionOwner } from './admission-owner.js';
 
 @Module({})
 export class WebhookModule {
@@ -125,21 +127,62 @@ export class WebhookModule {
                   ),
               },
             ]),
+        ...(config.ADMISSION_MODE === 'owner'
+          ? [
+              {
+                provide: AdmissionOwner,
+                inject: [WatchedQuotaStore, REDIS, SchedulerRegistry, METRICS],
+                useFactory: (
+                  quotas: WatchedQuotaStore,
+                  redis: RedisClient,
+                  scheduler: SchedulerRegistry,
+                  registry: Registry,
+                ) =>
+                  new AdmissionOwner(
+                    karmada,
+                    new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE }),
+                    quotas,
+                    new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+                      connection: duplicateRedis(redis),
+                      prefix: RECONCILE_QUEUE_PREFIX,
+                    }),
+                    scheduler,
+                    {
+                      leaseDurationSeconds: config.ADMISSION_LEASE_DURATION_SECONDS,
+                      renewDeadlineSeconds: config.ADMISSION_LEASE_RENEW_DEADLINE_SECONDS,
+                      retryPeriodSeconds: config.ADMISSION_LEASE_RETRY_SECONDS,
+                      ttlSeconds: config.RESERVATION_TTL_SECONDS,
+                      landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
+                      address: `${config.BIND_ADDRESS}:${config.PORT}`,
+                    },
+                    registry,
+                  ),
+              },
+            ]
+          : []),
         {
           provide: ADMISSION_STRATEGY,
-          inject: [WebhookMetrics, WatchedQuotaStore, NamespaceLabels],
+          inject: [
+            WebhookMetrics,
+            WatchedQuotaStore,
+            NamespaceLabels,
+            { token: AdmissionOwner, optional: true },
+          ],
           useFactory: (
             metrics: WebhookMetrics,
             quotas: WatchedQuotaStore,
             namespaces: NamespaceLabels,
-          ): AdmissionStrategy =>
-            config.ADMISSION_MODE === 'cas-per-admission'
+            owner: AdmissionOwner | undefined,
+          ): AdmissionStrategy => {
+            if (owner) return owner.admission;
+            return config.ADMISSION_MODE === 'cas-per-admission'
               ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces), claimTiming, metrics)
               : new AdmissionBatcher(
                   quotas,
                   { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },
                   metrics,
-                ),
+                );
+          },
         },
       ],
     };

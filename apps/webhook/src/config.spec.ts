@@ -18,6 +18,7 @@ describe('the webhook configuration', () => {
     [undefined, 'batched'],
     ['batched', 'batched'],
     ['cas-per-admission', 'cas-per-admission'],
+    ['owner', 'owner'],
   ])('ADMISSION_MODE=%s selects %s', (mode, expected) => {
     expect(loadWebhookConfig({ ...tls, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
   });
@@ -87,7 +88,31 @@ describe('the webhook configuration', () => {
 
   test('an unknown ADMISSION_MODE is refused, naming the choices', () => {
     expect(() => loadWebhookConfig({ ...tls, ADMISSION_MODE: 'fast' })).toThrow(
-      'ADMISSION_MODE="fast": must be batched or cas-per-admission',
+      'ADMISSION_MODE="fast": must be batched, cas-per-admission or owner',
     );
+  });
+
+  test.each([
+    [{}, undefined],
+    [
+      {
+        ADMISSION_LEASE_DURATION_SECONDS: '4',
+        ADMISSION_LEASE_RENEW_DEADLINE_SECONDS: '3',
+        ADMISSION_LEASE_RETRY_SECONDS: '1',
+      },
+      undefined,
+    ],
+    [
+      { ADMISSION_LEASE_DURATION_SECONDS: '10' },
+      'ADMISSION_LEASE_RENEW_DEADLINE_SECONDS (10) < ADMISSION_LEASE_DURATION_SECONDS (10)',
+    ],
+    [
+      { ADMISSION_LEASE_RETRY_SECONDS: '10' },
+      'ADMISSION_LEASE_RETRY_SECONDS (10) < ADMISSION_LEASE_RENEW_DEADLINE_SECONDS (10)',
+    ],
+  ])('the admission Lease timings %j: retry < renew deadline < duration (%s)', (env, error) => {
+    const load = () => loadWebhookConfig({ ...tls, ...env });
+    if (error === undefined) expect(load).not.toThrow();
+    else expect(load).toThrow(error);
   });
 });

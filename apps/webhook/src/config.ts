@@ -98,16 +98,24 @@ export const webhookEnv = {
   /**
    * `batched` (the product): concurrent admissions for a namespace share one status write.
    * `cas-per-admission`: the simple design, one status write per admission, kept to benchmark against.
+   * `owner` (experimental, one replica only): the holder of the admission Lease decides from memory,
+   * with no write per admission (docs/concepts/admission-owner.md).
    */
   ADMISSION_MODE: z
-    .enum(['batched', 'cas-per-admission'], { error: 'must be batched or cas-per-admission' })
+    .enum(['batched', 'cas-per-admission', 'owner'], { error: 'must be batched, cas-per-admission or owner' })
     .default('batched'),
   /**
-   * Namespace on the Karmada API server of the admission owner's Lease (karmada-quota-admission):
-   * which webhook replica decides increases from memory (experimental, in progress:
-   * docs/development/plans/admission-owner.md). Must exist.
+   * ADMISSION_MODE=owner: namespace on the Karmada API server of the admission owner's Lease
+   * (karmada-quota-admission), which names the webhook process deciding increases from memory
+   * (docs/concepts/admission-owner.md). Must exist.
    */
   LEASE_NAMESPACE: z.string().min(1).default('karmada-quota-system'),
+  /** ADMISSION_MODE=owner: another process takes the admission Lease once it saw it unrenewed this long. */
+  ADMISSION_LEASE_DURATION_SECONDS: z.coerce.number().int().min(2).max(300).default(15),
+  /** ADMISSION_MODE=owner: the holder decides nothing once this long passed since its last renew began. */
+  ADMISSION_LEASE_RENEW_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(299).default(10),
+  /** ADMISSION_MODE=owner: how often the Lease is renewed (or tried for). */
+  ADMISSION_LEASE_RETRY_SECONDS: z.coerce.number().int().min(1).max(60).default(2),
 };
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -116,6 +124,17 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new Error(
       'CLIENT_CERT_ALLOWED_NAMES is set without CLIENT_CA_FILE: names are checked only on certificates ' +
         'the client CA verified; set CLIENT_CA_FILE too (docs/operating/security.md)',
+    );
+  const lease = [
+    config.ADMISSION_LEASE_RETRY_SECONDS,
+    config.ADMISSION_LEASE_RENEW_DEADLINE_SECONDS,
+    config.ADMISSION_LEASE_DURATION_SECONDS,
+  ];
+  if (!(lease[0]! < lease[1]! && lease[1]! < lease[2]!))
+    throw new Error(
+      `ADMISSION_LEASE_RETRY_SECONDS (${lease[0]}) < ADMISSION_LEASE_RENEW_DEADLINE_SECONDS (${lease[1]}) < ` +
+        `ADMISSION_LEASE_DURATION_SECONDS (${lease[2]}) must hold: the owner must stop deciding before ` +
+        'another process may take the Lease, and renew more than once before it stops (docs/concepts/admission-owner.md)',
     );
   return config;
 }

@@ -19,6 +19,7 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
   private readonly clusterInformer: k8s.ObjectCache<KarmadaQuota>;
   private readonly watches: ResilientInformer<KarmadaQuota>[];
   private readonly listed = new Set<Watched>();
+  private readonly listeners: ((quota: KarmadaQuota) => void)[] = [];
 
   constructor(
     karmada: k8s.KubeConfig,
@@ -40,11 +41,18 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
   }
 
   private watchOf(informer: k8s.Informer<KarmadaQuota>, watched: Watched): ResilientInformer<KarmadaQuota> {
+    // A list's items carry no kind, and the kind tells the two quotas of one name apart (quotaName).
+    const kindOf = (quota: KarmadaQuota): KarmadaQuota =>
+      watched === 'ClusterKarmadaQuotas' ? { ...quota, kind: CLUSTER_KARMADA_QUOTA.kind } : quota;
     return new ResilientInformer<KarmadaQuota>(
       informer,
       {
-        upsert: (quota) => this.observed(quota, false),
-        remove: (quota) => this.observed(quota, true),
+        upsert: (reported) => {
+          const quota = kindOf(reported);
+          this.observed(quota, false);
+          for (const listener of this.listeners) listener(quota);
+        },
+        remove: (quota) => this.observed(kindOf(quota), true),
         synced: () => this.setListed(watched, true),
         failed: (err) => {
           this.setListed(watched, false);
@@ -93,6 +101,19 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
       .filter((quota) => limitsNamespace(quota, namespace, labels))
       .map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind }));
     return [...this.informer.list(namespace), ...spanning];
+  }
+
+  /** Calls `listener` with each quota the watches report added or changed, after the cache has it. */
+  onQuota(listener: (quota: KarmadaQuota) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Every KarmadaQuota and ClusterKarmadaQuota as the watches last listed them. */
+  allWatched(): KarmadaQuota[] {
+    return [
+      ...this.informer.list(),
+      ...this.clusterInformer.list().map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind })),
+    ];
   }
 
   /** Not awaited: admissions never wait for the watches (they read without them meanwhile). */

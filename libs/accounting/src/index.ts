@@ -42,6 +42,6 @@ export type {
   LeaseApi,
   LeaseStep,
 } from './admission-lease.js';
-export { countTargetOf, ledgerKey, OwnerLedger, type CountTarget, type TakenOver } from './owner-ledger.js';
+export { ledgerKey, OwnerLedger, type TakenOver } from './owner-ledger.js';
 export { OwnerAdmission } from './owner-admission.js';
 export type { OwnerHost, OwnerQuotaView, OwnerTiming } from './owner-admission.js';

@@ -3,7 +3,7 @@ import { bindingCharge } from '#quota';
 import { AdmissionLease } from './admission-lease.js';
 import { bindingChange, type AdmissionOutcome } from './admission-strategy.js';
 import { OwnerAdmission } from './owner-admission.js';
-import type { CountTarget } from './owner-ledger.js';
+import type { ReconcileTarget } from '#usage';
 import { StoredLease } from './testing/stored-lease.js';
 
 const WINDOW_S = 60;
@@ -39,7 +39,7 @@ function owner(lease = new StoredLease(), identity = 'webhook-0.a') {
   const world = {
     quotas: [quota('0', '10')],
     version: 20,
-    counts: [] as CountTarget[],
+    counts: [] as ReconcileTarget[],
     reads: 0,
   };
   const admissionLease = new AdmissionLease(

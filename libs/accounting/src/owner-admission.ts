@@ -9,7 +9,7 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { formatList, parseResourceList } from '#quantity';
 import { isResourceVersion, quotaName, type QuotaClaim } from '#quota';
-import type { AdmissionLease } from './admission-lease.js';
+import type { AdmissionLease, LeaseStep } from './admission-lease.js';
 import {
   failClosed,
   type AdmissionOutcome,
@@ -17,7 +17,8 @@ import {
   type BindingChange,
 } from './admission-strategy.js';
 import { decide, projected, type SelectionOf } from './cas-round.js';
-import { countTargetOf, ledgerKey, OwnerLedger, type CountTarget } from './owner-ledger.js';
+import type { ReconcileTarget } from '#usage';
+import { countTargetOf, ledgerKey, OwnerLedger } from './owner-ledger.js';
 
 /** The quotas as the owner's watches show them. */
 export interface OwnerQuotaView {
@@ -33,7 +34,7 @@ export interface OwnerHost {
   /** The resourceVersion of a consistent read begun now. */
   consistentVersion(): Promise<string>;
   /** Asks the reconciler for a count of the quota, written even when only its stamp moves. */
-  requestCount(target: CountTarget): Promise<void>;
+  requestCount(target: ReconcileTarget): Promise<void>;
 }
 
 export interface OwnerTiming {
@@ -132,12 +133,12 @@ export class OwnerAdmission implements AdmissionStrategy {
   }
 
   /** One round of the Lease, the sweep and the count requests; not to be run twice at once. */
-  async tick(): Promise<void> {
+  async tick(): Promise<LeaseStep> {
     const step = await this.lease.step();
     if (step === 'acquired') this.ledger = this.takeOver();
     if (step === 'lost') this.ledger = undefined;
     const ledger = this.ledger;
-    if (ledger === undefined || !this.lease.owns()) return;
+    if (ledger === undefined || !this.lease.owns()) return step;
     const windowMs = this.timing.landingWindowSeconds * 1000;
     const carried = this.lease.carried();
     const carriesGhosts = carried && (carried.unknownInFlight || Object.keys(carried.ghosts).length > 0);
@@ -154,6 +155,7 @@ export class OwnerAdmission implements AdmissionStrategy {
       for (const binding of needing) ledger.read(binding, version, readAt, windowMs);
     }
     await this.requestCounts(ledger.awaitingCount(keys));
+    return step;
   }
 
   /** Hands the Lease on with what is in flight (a graceful stop); false when it could not. */
@@ -163,6 +165,16 @@ export class OwnerAdmission implements AdmissionStrategy {
     if (ledger === undefined) return false;
     const inFlight = Object.fromEntries([...ledger.inFlight()].map(([key, list]) => [key, formatList(list)]));
     return this.lease.release(inFlight, Object.fromEntries(ledger.countedUpTo()));
+  }
+
+  /** Whether this process may decide now: it holds the Lease and renewed it in time. */
+  get deciding(): boolean {
+    return this.ledger !== undefined && this.lease.owns();
+  }
+
+  /** Whether this tenure began by taking the Lease from an owner that stopped without handing over. */
+  get refusesAfterTakeover(): boolean {
+    return this.lease.carried()?.unknownInFlight ?? false;
   }
 
   /** How many bindings have claims in flight. */

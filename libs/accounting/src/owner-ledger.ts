@@ -23,15 +23,14 @@ import {
   type QuotaClaim,
   type QuotaState,
 } from '#quota';
+import type { ReconcileTarget } from '#usage';
 
 /** A quota's key in the ledger: a ClusterKarmadaQuota's name, a KarmadaQuota's namespace/name. */
 export const ledgerKey = (namespace: string, quotaName: string): string =>
   clusterQuotaNamed(quotaName) !== undefined ? quotaName : `${namespace}/${quotaName}`;
 
-/** What a request for a count names, for a ledger key: a KarmadaQuota's namespace, or a ClusterKarmadaQuota. */
-export type CountTarget = { namespace: string } | { clusterQuota: string };
-
-export function countTargetOf(key: string): CountTarget {
+/** What a request for a count of a ledger key's quota names: a KarmadaQuota's namespace, or a ClusterKarmadaQuota. */
+export function countTargetOf(key: string): ReconcileTarget {
   const clusterQuota = clusterQuotaNamed(key);
   return clusterQuota !== undefined ? { clusterQuota } : { namespace: key.slice(0, key.indexOf('/')) };
 }

@@ -16,14 +16,21 @@ export class ChaosScenario {
 
   static setUp(
     label: string,
-    options: { members: number; quotas: Record<string, Record<string, string>> },
+    options: {
+      members: number;
+      quotas: Record<string, Record<string, string>>;
+      /** Settings of one service beyond the chaos timings (CHAOS_SERVICE_ENV). */
+      env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+    },
   ): ChaosScenario {
     const scenario = new ChaosScenario();
     beforeAll(async () => {
       scenario.chaos = await ChaosFederation.start(label, { members: options.members });
-      for (const service of await scenario.chaos.startServices(['webhook', 'aggregator', 'reconciler'])) {
-        scenario.running.set(service.name, service);
-      }
+      const services = ['webhook', 'aggregator', 'reconciler'] as const;
+      const started = await Promise.all(
+        services.map((name) => scenario.chaos.startService(name, { env: options.env?.[name] ?? {} })),
+      );
+      for (const service of started) scenario.running.set(service.name, service);
       scenario.tenant = await Tenant.create(scenario.chaos, label, options.quotas);
       scenario.recorder = new StatusRecorder(scenario.tenant);
       await scenario.recorder.start();

@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import * as k8s from '@kubernetes/client-node';
+import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import type { Queue } from 'bullmq';
+import { Gauge, type Registry } from 'prom-client';
+import { AdmissionLease, OwnerAdmission, selectionOf } from '#accounting';
+import { describeError, RESOURCE_BINDING, type ResourceBinding } from '#api';
+import { abortAt, customObjectInformer, ResilientInformer, stopIntervals, type LeaseApi } from '#service-kit';
+import { requestCount, type ReconcileJob, type ReconcileTarget } from '#usage';
+import type { WatchedQuotaStore } from './watched-quota-store.js';
+
+export interface AdmissionOwnerOptions {
+  leaseDurationSeconds: number;
+  renewDeadlineSeconds: number;
+  retryPeriodSeconds: number;
+  ttlSeconds: number;
+  landingWindowSeconds: number;
+  /** Where this process answers (for the Lease record; forwarding is not built yet). */
+  address: string;
+}
+
+const TICK = 'admission-owner';
+
+/**
+ * The webhook's side of ADMISSION_MODE=owner (experimental; docs/concepts/admission-owner.md): the
+ * OwnerAdmission (libs/accounting) fed by the quota watches and a watch of every ResourceBinding,
+ * its Lease run every retry period, and the Lease handed over on a graceful stop.
+ */
+export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
+  readonly admission: OwnerAdmission;
+  private readonly logger = new Logger('admission-owner');
+  private readonly bindings: ResilientInformer<ResourceBinding>;
+  private ticking = false;
+
+  constructor(
+    karmada: k8s.KubeConfig,
+    leaseApi: LeaseApi,
+    quotas: WatchedQuotaStore,
+    private readonly reconciles: Queue<ReconcileJob>,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly options: AdmissionOwnerOptions,
+    registry: Registry,
+  ) {
+    // One identity per process: a container restarted in its pod must not take the Lease as its own.
+    const identity = `${hostname()}.${randomBytes(4).toString('hex')}`;
+    const lease = new AdmissionLease(
+      leaseApi,
+      {
+        identity,
+        address: options.address,
+        durationMs: options.leaseDurationSeconds * 1000,
+        renewDeadlineMs: options.renewDeadlineSeconds * 1000,
+      },
+      () => performance.now(),
+    );
+    const objects = karmada.makeApiClient(k8s.CustomObjectsApi);
+    const { group, version, plural } = RESOURCE_BINDING;
+    this.admission = new OwnerAdmission(
+      lease,
+      {
+        watchedIn: (ns) => quotas.watchedIn(ns),
+        allWatched: () => quotas.allWatched(),
+        selection: selectionOf(quotas),
+      },
+      {
+        // A list without a resourceVersion is a consistent read: its version is the API server's now.
+        consistentVersion: async () => {
+          const list = (await objects.listClusterCustomObject(
+            { group, version, plural, limit: 1 },
+            abortAt(Date.now() + options.renewDeadlineSeconds * 1000),
+          )) as k8s.KubernetesListObject<ResourceBinding>;
+          const resourceVersion = list.metadata?.resourceVersion;
+          if (!resourceVersion)
+            throw new Error('the Karmada API server listed ResourceBindings without a resourceVersion');
+          return resourceVersion;
+        },
+        requestCount: (target: ReconcileTarget) =>
+          requestCount(reconciles, target, 'the admission owner waits for a count'),
+      },
+      {
+        ttlSeconds: options.ttlSeconds,
+        landingWindowSeconds: options.landingWindowSeconds,
+        clock: Date.now,
+        monotonic: () => performance.now(),
+      },
+      (message) => this.logger.warn(message),
+    );
+    const admission = this.admission;
+    new Gauge({
+      name: 'karmada_quota_admission_owner',
+      help: 'Whether this webhook process holds the admission Lease and may decide (ADMISSION_MODE=owner)',
+      registers: [registry],
+      collect() {
+        this.set(admission.deciding ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'karmada_quota_admission_owner_claims',
+      help: 'Bindings with changes the admission owner admitted that no count holds yet',
+      registers: [registry],
+      collect() {
+        this.set(admission.claimsInFlight);
+      },
+    });
+    quotas.onQuota((quota) => this.admission.quotaObserved(quota));
+    this.bindings = new ResilientInformer<ResourceBinding>(
+      customObjectInformer<ResourceBinding>(karmada, RESOURCE_BINDING),
+      {
+        upsert: (binding) => this.admission.bindingObserved(binding, false),
+        remove: (binding) => this.admission.bindingObserved(binding, true),
+        synced: () => this.logger.log('watching ResourceBindings'),
+        failed: (err) =>
+          this.logger.warn(
+            { error: describeError(err) },
+            'the watch of ResourceBindings failed: claims are decided by reads after the landing window until it is back',
+          ),
+      },
+      10_000,
+    );
+    this.logger.warn(
+      `ADMISSION_MODE=owner is experimental: run one webhook replica (no forwarding yet); identity ${identity}`,
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    void this.bindings.start();
+    this.scheduler.addInterval(
+      TICK,
+      setInterval(() => void this.tick(), this.options.retryPeriodSeconds * 1000),
+    );
+    void this.tick();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    stopIntervals(this.scheduler, TICK);
+    const handedOver = await this.admission.release().catch(() => false);
+    this.logger.log(
+      handedOver ? 'handed the admission Lease over' : 'did not hold the admission Lease to hand over',
+    );
+    await Promise.all([this.bindings.stop(), this.reconciles.close()]);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const step = await this.admission.tick();
+      if (step === 'acquired')
+        this.logger.log(
+          this.admission.refusesAfterTakeover
+            ? 'took the admission Lease from an owner that stopped without handing over: increases wait until the counts hold what it admitted'
+            : 'took the admission Lease: deciding',
+        );
+      if (step === 'lost')
+        this.logger.warn('lost the admission Lease to another process: deciding nothing more');
+    } catch (err) {
+      this.logger.warn({ error: describeError(err) }, 'a round of the admission Lease failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+}
