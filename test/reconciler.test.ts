@@ -16,7 +16,13 @@ import {
 import { Quantity } from '#quantity';
 import { isAtOrAfterVersion } from '#quota';
 import { readUsageRecord, recordedObservations, USAGE_RECORD_NAME, workloadUsage } from '#quota-view';
-import { RECONCILE_JOB_NAME, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX } from '#usage';
+import {
+  RECONCILE_JOB_NAME,
+  RECONCILE_QUEUE,
+  RECONCILE_QUEUE_PREFIX,
+  reconcileJobOptions,
+  requestCount,
+} from '#usage';
 import {
   Federation,
   kubeConfigFor,
@@ -430,6 +436,54 @@ describe('the reconciler, end to end', () => {
         30_000,
       );
       expect((await queue.getJob(job.id!))?.attemptsMade).toBe(1); // not retried: it cannot get better
+    } finally {
+      await queue.close();
+      connection.disconnect(); // BullMQ leaves a connection it was given open
+    }
+  });
+
+  test("a count on request moves a quiet quota's stamp past a later write; a plain reconcile does not", async () => {
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(RECONCILE_QUEUE, { connection, prefix: RECONCILE_QUEUE_PREFIX });
+    try {
+      const namespace = await namespaceEverywhere();
+      await createQuota(namespace, { cpu: '10' });
+      await createBinding(binding(namespace, 'quiet', 1, '1'));
+      const counted = await eventually(
+        () => readQuota(namespace),
+        (k) => reservedCpu(k).cmp(q('1')) === 0 && claims(k).length === 0,
+      );
+      // A write that is no binding: it moves the etcd revision, so any later list of bindings is newer.
+      const other = await host()
+        .makeApiClient(k8s.CoreV1Api)
+        .createNamespacedConfigMap({ namespace, body: { metadata: { name: 'unrelated' } } });
+      const otherVersion = other.metadata!.resourceVersion!;
+      expect(isAtOrAfterVersion(counted.status?.observedBindingsVersion, otherVersion)).toBe(false);
+
+      // A plain reconcile finds nothing changed but the stamp: it writes nothing.
+      const plain = await queue.add(
+        RECONCILE_JOB_NAME,
+        { namespace, reason: 'test' },
+        reconcileJobOptions(namespace),
+      );
+      await eventually(
+        () => queue.getJob(plain.id!),
+        (job) => job === undefined, // removed on completion
+        30_000,
+      );
+      const after = await readQuota(namespace);
+      expect(after.metadata?.resourceVersion).toBe(counted.metadata?.resourceVersion);
+      expect(after.status?.observedBindingsVersion).toBe(counted.status?.observedBindingsVersion);
+
+      // A count on request writes the status for its stamp alone, from a list made after the request.
+      await requestCount(queue, { namespace }, 'test: count on request');
+      const restamped = await eventually(
+        () => readQuota(namespace),
+        (k) => isAtOrAfterVersion(k.status?.observedBindingsVersion, otherVersion),
+        30_000,
+      );
+      expect(restamped.status?.reserved).toEqual(counted.status?.reserved);
+      expect(restamped.status?.used).toEqual(counted.status?.used);
     } finally {
       await queue.close();
       connection.disconnect(); // BullMQ leaves a connection it was given open
