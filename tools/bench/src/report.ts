@@ -138,6 +138,17 @@ export function targetChecks(
     );
     check('webhook-alone', 'p99 latency (ms)', alone.p99Ms, '<= 25 ms', alone.p99Ms <= 25);
   }
+  const owner = figuresOf(report.webhookAlone, 'owner');
+  if (owner) {
+    check(
+      'webhook-alone',
+      'owner (experimental) admissions/s',
+      owner.admissionsPerSec,
+      '>= 2,000',
+      owner.admissionsPerSec >= 2_000,
+    );
+    check('webhook-alone', 'owner p99 latency (ms)', owner.p99Ms, '<= 25 ms', owner.p99Ms <= 25);
+  }
   const replicas = figuresOf(report.replicas, 'hotQuota');
   if (replicas)
     for (const [set, comparison] of replicaSets(replicas)) {
@@ -304,6 +315,18 @@ export function reportRows(report: BenchReport): Row[] {
     };
     part('one quota', alone.oneQuota);
     part(`${alone.manyQuotas.quotas} quotas`, alone.manyQuotas);
+    const owner = alone.owner;
+    if (owner) {
+      const name = 'owner (experimental), one quota';
+      row('webhook-alone', `${name}: admissions/s`, count(owner.admissionsPerSec), 'owner admissions/s');
+      row('webhook-alone', `${name}: latency`, latencies(owner), 'owner p99 latency (ms)');
+      row(
+        'webhook-alone',
+        `${name}: allowed / denied / errors`,
+        `${count(owner.allowed)} / ${count(owner.denied)} / ${count(owner.errors)}`,
+      );
+      row('webhook-alone', `${name}: webhook CPU per review`, `${count(owner.cpuUsPerReview)} µs`);
+    }
   }
   error('replicas', report.replicas);
   const replicas = figuresOf(report.replicas, 'hotQuota');

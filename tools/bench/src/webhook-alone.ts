@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { KarmadaQuota, ResourceBinding } from '#api';
-import { startServices, type ApiEndpoint } from '../../federation/src/index.js';
+import { startServices, waitFor, type ApiEndpoint } from '../../federation/src/index.js';
 import {
   byNamespace,
   hardForPods,
   LoadResult,
   meanBatchSize,
+  metricsText,
   PER_REPLICA,
   postReview,
   runClients,
@@ -18,7 +19,7 @@ import { auditHotQuota, auditPassed, mergeAudits, type HotQuotaAudit } from './h
 import { describeAuditFailure } from './hot-quota.js';
 import { createNamespaces, createQuota, inParallel, readQuota } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
-import { summarizeLatencies } from './stats.js';
+import { metricValue, summarizeLatencies } from './stats.js';
 
 /** Bindings each client creates and then scales up, in turn. */
 const BINDINGS_PER_CLIENT = 2;
@@ -32,6 +33,8 @@ const PATH = '/validate/resourcebindings';
 /** No reconciler settles the claims: they must outlive the run, so nothing lapses before the audit. */
 const RESERVATION_TTL_SECONDS = 3_600;
 const WARM_UP_SECONDS = 2;
+/** The resourceVersion the next object admitted is given, as if stored. */
+let storedVersion = 1_000;
 
 /** One part of the scenario: the clients over one quota, or spread over many namespaces. */
 export interface WebhookAloneRun extends LoadFigures {
@@ -57,6 +60,22 @@ export interface WebhookAloneFigures {
   p99Ms: number;
   oneQuota: WebhookAloneRun;
   manyQuotas: WebhookAloneRun;
+  /**
+   * The one-quota part again with ADMISSION_MODE=owner (experimental, docs/concepts/admission-owner.md):
+   * decisions from memory, nothing written. Absent in runs from before it was measured.
+   */
+  owner?: OwnerAloneRun;
+}
+
+/** The owner's run: its claims are in its memory, so the audit counts them there. */
+export interface OwnerAloneRun extends LoadFigures {
+  bindings: number;
+  cpuUsPerReview: number;
+  /** Oversized requests admitted: must be 0. */
+  oversizedAdmitted: number;
+  /** Bindings the clients had admitted at least once, and those the owner holds claims for: equal. */
+  bindingsAdmitted: number;
+  ownerClaims: number;
 }
 
 /**
@@ -116,6 +135,9 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
     };
     const one = await part('one quota', oneQuota);
     const many = await part(`${sizes.manyQuotaNamespaces} quotas`, manyQuotas);
+    client.close();
+    await webhook!.process.stop();
+    const owner = await runOwner(ctx, clients);
     const pooled = summarizeLatencies([...one.load.latenciesMs, ...many.load.latenciesMs]);
     const figures: WebhookAloneFigures = {
       clients,
@@ -127,10 +149,16 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
       p99Ms: pooled.p99Ms,
       oneQuota: one.run,
       manyQuotas: many.run,
+      owner,
     };
     const problems = [one.run, many.run]
       .filter((run) => !auditPassed(run.audit))
       .map((run) => `webhook-alone (${run.quotas} quotas): ${describeAuditFailure(run.audit, [])}`);
+    if (owner.oversizedAdmitted > 0 || owner.ownerClaims !== owner.bindingsAdmitted)
+      problems.push(
+        `webhook-alone (owner): ${owner.oversizedAdmitted} oversized requests admitted; ` +
+          `${owner.bindingsAdmitted} bindings admitted, the owner holds claims for ${owner.ownerClaims}`,
+      );
     if (problems.length > 0) throw new CorrectnessError(problems.join('\n'), figures);
     return figures;
   } finally {
@@ -138,6 +166,72 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
     await webhook!.process.stop();
   }
 }
+
+/**
+ * The one-quota part with a webhook in ADMISSION_MODE=owner: once it holds the admission Lease, the
+ * same clients for the same time on a quota of its own. Its claims never leave (no reconciler counts,
+ * and the run is shorter than the landing window), so it must hold one per binding ever admitted.
+ */
+async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneRun> {
+  const { federation, sizes } = ctx;
+  const host = federation.info.host;
+  const namespace = 'alone-owner';
+  await createNamespaces(host, [namespace]);
+  await createQuota(host, namespace, QUOTA, hardForPods(HARD_PODS));
+  const [webhook] = await startServices(federation, {
+    redisUrl: ctx.redisUrl,
+    services: ['webhook'],
+    instance: 'alone-owner',
+    register: false,
+    ...profiling(ctx.profileDir, 'webhook-alone-owner'),
+    env: {
+      RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
+      LOG_LEVEL: 'warn',
+      ADMISSION_MODE: 'owner',
+    },
+  });
+  const client = new HttpsJsonClient(webhook!.url, {
+    ca: webhook!.caPem!,
+    clientCertificate: webhook!.clientCertificate,
+    maxSockets: clients,
+  });
+  const metric = async (name: string) => metricValue(await metricsText(client), name);
+  try {
+    await waitFor(
+      'the owner-mode webhook to hold the admission Lease',
+      async () => (await metric(OWNER)) === 1,
+      {
+        timeoutMs: 60_000,
+        describe: () => webhook!.process.logTail(),
+      },
+    );
+    const warmUp = Array<string>(clients).fill(namespace);
+    await runPart(client, warmUp, WARM_UP_SECONDS);
+    const claimsBefore = await metric(OWNER_CLAIMS);
+    ctx.log(`webhook-alone (owner, one quota): ${clients} clients for ${sizes.webhookAloneSeconds} s`);
+    const {
+      result: { load, bindings, oversizedAdmitted },
+      delta,
+    } = await withMetricDeltas([client], () =>
+      runPart(client, Array<string>(clients).fill(namespace), sizes.webhookAloneSeconds),
+    );
+    ctx.log(`webhook-alone (owner, one quota): ${load.summary()}`);
+    return {
+      ...load.figures(),
+      bindings: bindings.length,
+      cpuUsPerReview: Math.round((delta('process_cpu_seconds_total') * 1e6) / load.latenciesMs.length),
+      oversizedAdmitted,
+      bindingsAdmitted: bindings.filter((b) => b.admitted !== undefined).length,
+      ownerClaims: (await metric(OWNER_CLAIMS)) - claimsBefore,
+    };
+  } finally {
+    client.close();
+    await webhook!.process.stop();
+  }
+}
+
+const OWNER = 'karmada_quota_admission_owner';
+const OWNER_CLAIMS = 'karmada_quota_admission_owner_claims';
 
 /**
  * A binding a client creates and then scales up, never stored: the object it last had admitted, and
@@ -187,8 +281,9 @@ export async function runPart(
   client: HttpsJsonClient,
   clientNamespaces: readonly string[],
   seconds: number,
-): Promise<{ load: LoadResult; bindings: GrowingBinding[] }> {
+): Promise<{ load: LoadResult; bindings: GrowingBinding[]; oversizedAdmitted: number }> {
   const run = randomUUID().slice(0, 8);
+  let oversizedAdmitted = 0;
   const driven = clientNamespaces.map((namespace, c) =>
     Array.from(
       { length: BINDINGS_PER_CLIENT },
@@ -201,14 +296,16 @@ export async function runPart(
     const { object, review, replicas } = b.next(turn % OVERSIZED_EVERY === OVERSIZED_EVERY - 1);
     const verdict = await postReview(client, PATH, review, load);
     if (verdict === 'allowed') {
-      b.admitted = object;
+      if (replicas > Number(HARD_PODS)) oversizedAdmitted++;
+      // As if stored: an UPDATE's old object carries the stored resourceVersion.
+      b.admitted = { ...object, metadata: { ...object.metadata, resourceVersion: String(++storedVersion) } };
       b.possibleReplicas = new Set([replicas]);
     } else if (verdict === 'error') {
       // The claim may have been written before the answer was lost.
       b.possibleReplicas.add(replicas);
     }
   });
-  return { load, bindings: driven.flat() };
+  return { load, bindings: driven.flat(), oversizedAdmitted };
 }
 
 /** Audits the quota of each namespace the bindings are in, read back from the API server. */
