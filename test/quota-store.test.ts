@@ -1,10 +1,10 @@
 import * as k8s from '@kubernetes/client-node';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { KARMADA_QUOTA } from '#api';
-import { KubeQuotaStore, reuseConnections } from '#service-kit';
+import { KubeQuotaStore } from '#service-kit';
 import { StoredBindings } from '../apps/webhook/src/stored-bindings.js';
 import { client, createNamespace, federation, uniqueName } from './support/federation.js';
 import { karmadaQuota } from './support/fixtures.js';
+import { settledWithin, silenceableProxy, throughProxy } from './support/silenceable-proxy.js';
 
 /**
  * The store the webhook reads and writes quotas with, against the real host API server behind a TCP
@@ -12,65 +12,6 @@ import { karmadaQuota } from './support/fixtures.js';
  * server's machine gone, a partition) must not hold an admission past its deadline.
  */
 const fed = federation();
-
-/** A TCP proxy to `port`. `silence()` stops every open connection for good, and new ones until `restore()`. */
-async function silenceableProxy(port: number) {
-  const open = new Set<{ silent: boolean }>();
-  let silent = false;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((downstream) => {
-    const link = { silent };
-    open.add(link);
-    const upstream = connect(port, '127.0.0.1');
-    for (const socket of [downstream, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    }
-    downstream.on('data', (chunk) => link.silent || upstream.write(chunk));
-    upstream.on('data', (chunk) => link.silent || downstream.write(chunk));
-    downstream.on('close', () => upstream.destroy());
-    upstream.on('close', () => downstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    silence: () => {
-      silent = true;
-      for (const link of open) link.silent = true;
-    },
-    restore: () => {
-      silent = false;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-/** The host's kubeconfig, but reaching it through the proxy on `port`, with the webhook's keep-alive agent. */
-function throughProxy(port: number, requestTimeoutMs?: number): k8s.KubeConfig {
-  const direct = client(fed.host);
-  const cluster = direct.getCurrentCluster()!;
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ ...cluster, server: `https://127.0.0.1:${port}` }],
-    users: direct.users,
-    contexts: direct.contexts,
-    currentContext: direct.currentContext,
-  });
-  return reuseConnections(kc, { requestTimeoutMs });
-}
-
-const settledWithin = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([
-    promise.then(
-      () => 'resolved' as const,
-      (err: Error) => err,
-    ),
-    new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms).unref()),
-  ]);
 
 /** A namespace on the host with one KarmadaQuota, `team`. */
 async function namespaceWithQuota(): Promise<string> {
@@ -92,7 +33,7 @@ test('a read or status write on a connection gone silent is given up at its dead
   const namespace = await namespaceWithQuota();
   const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
   try {
-    const store = new KubeQuotaStore(throughProxy(proxy.port));
+    const store = new KubeQuotaStore(throughProxy(fed.host, proxy.port));
     const [quota] = await store.list(namespace); // opens the keep-alive connection that goes silent
     expect(quota?.metadata?.name).toBe('team');
 
@@ -117,7 +58,7 @@ test("a call without a deadline (the reconciler's) is given up at the client's r
   const namespace = await namespaceWithQuota();
   const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
   try {
-    const store = new KubeQuotaStore(throughProxy(proxy.port, 1_000));
+    const store = new KubeQuotaStore(throughProxy(fed.host, proxy.port, 1_000));
     const [quota] = await store.list(namespace);
     proxy.silence();
     const write = await settledWithin(store.writeStatus(quota!), 8_000);
@@ -135,7 +76,7 @@ test("a CREATE's existence check on a connection gone silent is given up at the 
   const namespace = await namespaceWithQuota();
   const proxy = await silenceableProxy(Number(new URL(fed.host.server).port));
   try {
-    const stored = new StoredBindings(throughProxy(proxy.port));
+    const stored = new StoredBindings(throughProxy(fed.host, proxy.port));
     expect(await stored.exists(namespace, 'web')).toBe(false); // opens the connection that goes silent
     proxy.silence();
     // Without the deadline it waits for the 60 s request timeout, past the API server's own webhook

@@ -86,7 +86,8 @@ describe('admissionLeaseStateOf', () => {
 
 describe('admissionLeaseObjectFor', () => {
   const now = new Date('2026-11-30T10:00:05.123Z');
-  const earlier = new Date('2026-11-30T09:00:00.456Z');
+  // As client-node hands a MicroTime back: the API server's string, typed as a Date.
+  const earlier = '2026-11-30T09:00:00.456000Z' as unknown as Date;
   const next = (holder: string, record = HELD) => ({ holder, durationSeconds: 15, transitions: 2, record });
   const stored = (holder: string): k8s.V1Lease => ({
     metadata: {

@@ -206,6 +206,8 @@ export class KubeAdmissionLeaseApi implements LeaseApi {
             ? `Lease ${namespace}/${name} was created meanwhile`
             : `Lease ${namespace}/${name} changed meanwhile`,
         );
+      // A create's 404 is the namespace's; a replace's, the Lease gone with it (a Lease deleted alone
+      // answers 409): the next read tells.
       if (isApiStatus(err, 404)) {
         if (expected === undefined) throw leaseNamespaceMissing(namespace, err);
         throw new ConflictError(`Lease ${namespace}/${name} was deleted meanwhile`);
@@ -231,8 +233,8 @@ export class KubeAdmissionLeaseApi implements LeaseApi {
       );
     if (err instanceof Error && err.name === 'AbortError')
       return new Error(
-        `the Karmada API server did not answer a ${verb} of ${lease} within ${this.callTimeoutMs} ms; ` +
-          'is it up and reachable?',
+        `the Karmada API server did not answer within ${this.callTimeoutMs} ms when asked to ${verb} ` +
+          `${lease}; is it up and reachable?`,
         { cause: err },
       );
     return new Error(`cannot ${verb} ${lease} on the Karmada API server: ${describeError(err)}`, {
