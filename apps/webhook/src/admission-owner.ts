@@ -8,7 +8,14 @@ import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 import { AdmissionLease, OwnerAdmission, selectionOf } from '#accounting';
 import { describeError, RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { abortAt, customObjectInformer, ResilientInformer, stopIntervals, type LeaseApi } from '#service-kit';
+import {
+  abortAt,
+  ConflictError,
+  customObjectInformer,
+  ResilientInformer,
+  stopIntervals,
+  type LeaseApi,
+} from '#service-kit';
 import { requestCount, type ReconcileJob, type ReconcileTarget } from '#usage';
 import type { WatchedQuotaStore } from './watched-quota-store.js';
 
@@ -47,7 +54,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
     // One identity per process: a container restarted in its pod must not take the Lease as its own.
     const identity = `${hostname()}.${randomBytes(4).toString('hex')}`;
     const lease = new AdmissionLease(
-      leaseApi,
+      this.logged(leaseApi),
       {
         identity,
         address: options.address,
@@ -141,6 +148,33 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       handedOver ? 'handed the admission Lease over' : 'did not hold the admission Lease to hand over',
     );
     await Promise.all([this.bindings.stop(), this.reconciles.close()]);
+  }
+
+  /**
+   * The Lease API with its failures logged: AdmissionLease reads any failure as "unreachable" or
+   * "held elsewhere", and the adapter's message (a missing namespace, a missing RBAC rule) is what an
+   * admin acts on. Each message is logged when it first appears, not every round.
+   */
+  private logged(api: LeaseApi): LeaseApi {
+    let last = '';
+    const noted = <T>(call: Promise<T>): Promise<T> =>
+      call.then(
+        (result) => {
+          last = '';
+          return result;
+        },
+        (err: unknown) => {
+          const message = describeError(err);
+          if (!(err instanceof ConflictError) && message !== last)
+            this.logger.warn({ error: message }, 'the admission Lease could not be read or written');
+          last = message;
+          throw err;
+        },
+      );
+    return {
+      read: () => noted(api.read()),
+      write: (next, expected) => noted(api.write(next, expected)),
+    };
   }
 
   private async tick(): Promise<void> {
