@@ -108,8 +108,9 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     this.listeners.push(listener);
   }
 
-  /** Every KarmadaQuota and ClusterKarmadaQuota as the watches last listed them. */
-  allWatched(): KarmadaQuota[] {
+  /** Every KarmadaQuota and ClusterKarmadaQuota as the watches last listed them; undefined until listed. */
+  allWatched(): KarmadaQuota[] | undefined {
+    if (!this.isWatching) return undefined;
     return [
       ...this.informer.list(),
       ...this.clusterInformer.list().map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind })),

@@ -24,8 +24,12 @@ import { countTargetOf, ledgerKey, OwnerLedger } from './owner-ledger.js';
 export interface OwnerQuotaView {
   /** The quotas limiting the namespace; undefined while the watches are not listed and running. */
   watchedIn(namespace: string): readonly KarmadaQuota[] | undefined;
-  /** Every quota watched: a new ledger starts from their counts. */
-  allWatched(): readonly KarmadaQuota[];
+  /**
+   * Every quota watched: a new ledger starts from their counts, and a predecessor's ghosts are settled
+   * only once each of them is counted. Undefined while the watches are not listed and running: a
+   * quota not known yet may hold a ghost.
+   */
+  allWatched(): readonly KarmadaQuota[] | undefined;
   selection: SelectionOf;
 }
 
@@ -137,8 +141,17 @@ export class OwnerAdmission implements AdmissionStrategy {
     const step = await this.lease.step();
     if (step === 'acquired') this.ledger = this.takeOver();
     if (step === 'lost') this.ledger = undefined;
+    await this.sweep();
+    return step;
+  }
+
+  /**
+   * While deciding: the consistent read that starts settling a predecessor's ghosts, the read of
+   * attempts past the landing window, and the requests for counts (part of every tick).
+   */
+  async sweep(): Promise<void> {
     const ledger = this.ledger;
-    if (ledger === undefined || !this.lease.owns()) return step;
+    if (ledger === undefined || !this.lease.owns()) return;
     const windowMs = this.timing.landingWindowSeconds * 1000;
     const carried = this.lease.carried();
     const carriesGhosts = carried && (carried.unknownInFlight || Object.keys(carried.ghosts).length > 0);
@@ -146,16 +159,15 @@ export class OwnerAdmission implements AdmissionStrategy {
       ledger.heldLongEnough(await this.host.consistentVersion());
       this.heldLongEnough = true;
     }
-    const keys = this.view.allWatched().map((q) => ledgerKey(q.metadata?.namespace ?? '', quotaName(q)));
-    if (carriesGhosts && ledger.ghostsSettled(keys)) this.lease.dropGhosts();
+    const keys = this.view.allWatched()?.map((q) => ledgerKey(q.metadata?.namespace ?? '', quotaName(q)));
+    if (carriesGhosts && keys !== undefined && ledger.ghostsSettled(keys)) this.lease.dropGhosts();
     const readAt = this.timing.monotonic();
     const needing = ledger.needingRead(readAt, windowMs);
     if (needing.length > 0) {
       const version = await this.host.consistentVersion();
       for (const binding of needing) ledger.read(binding, version, readAt, windowMs);
     }
-    await this.requestCounts(ledger.awaitingCount(keys));
-    return step;
+    await this.requestCounts(ledger.awaitingCount(keys ?? []));
   }
 
   /** Hands the Lease on with what is in flight (a graceful stop); false when it could not. */
@@ -193,7 +205,7 @@ export class OwnerAdmission implements AdmissionStrategy {
       unknownInFlight: carried.unknownInFlight,
       counted: new Map(Object.entries(carried.counted)),
     });
-    for (const quota of this.view.allWatched())
+    for (const quota of this.view.allWatched() ?? [])
       ledger.counted(
         quota.metadata?.namespace ?? '',
         quotaName(quota),

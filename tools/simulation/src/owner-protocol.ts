@@ -1,21 +1,27 @@
 /**
  * The admission owner's protocol (design C) searched on its own, before it joins the full simulation
  * (docs/development/simulation.md, "The owner protocol"): two webhook processes on clocks of their own
- * rates take the Lease (AdmissionLease), decide increases from memory (OwnerLedger, admitBatch),
+ * rates take the Lease and decide increases from memory through the product's OwnerAdmission,
  * crash, hand over and pause; the API server stores what was admitted within its deadline or never; the
  * reconciler counts with the real computeQuotaStatus and stamps its list's version. After every
  * action: LIMIT (what is stored fits the quota) and EXCLUSION (one process at most may decide).
  */
 import fc from 'fast-check';
 import type { KarmadaQuota, ResourceBinding } from '#api';
-import { formatList, parseResourceList, type ResourceList } from '#quantity';
-import { admitBatch, bindingCharge, computeQuotaStatus, parseQuotaState, type AdmissionItem } from '#quota';
-import { AdmissionLease, ledgerKey, OwnerLedger, type AdmissionLeaseState, type LeaseApi } from '#accounting';
+import type { ResourceList } from '#quantity';
+import { bindingCharge, computeQuotaStatus } from '#quota';
+import {
+  AdmissionLease,
+  asksNothing,
+  bindingChange,
+  OwnerAdmission,
+  type AdmissionLeaseState,
+  type LeaseApi,
+} from '#accounting';
 import { ConflictError } from '#service-kit';
 
 const NAMESPACE = 'team-a';
 const QUOTA = 'compute';
-const KEY = ledgerKey(NAMESPACE, QUOTA);
 const HARD_CPU = 10;
 const NAMES = ['b1', 'b2', 'b3'] as const;
 /** Lease duration and renew deadline, as the chart sets them (client-go's 15 s and 10 s). */
@@ -105,7 +111,8 @@ interface Process {
   /** Real time and monotonic reading when the rate last changed. */
   since: { real: number; mono: number };
   lease: AdmissionLease;
-  ledger?: OwnerLedger;
+  /** The product's owner (OwnerAdmission), over this process's Lease, quota watch and clock. */
+  admission: OwnerAdmission;
   /** How many host events its binding watch delivered. */
   delivered: number;
   /** The quota's status as its watch shows it. */
@@ -160,10 +167,14 @@ class HostLease implements LeaseApi {
   }
 }
 
-const binding = (name: string, cpu: number): ResourceBinding => ({
+const binding = (
+  name: string,
+  cpu: number,
+  metadata: { uid?: string; resourceVersion?: string } = {},
+): ResourceBinding => ({
   apiVersion: 'work.karmada.io/v1alpha2',
   kind: 'ResourceBinding',
-  metadata: { name, namespace: NAMESPACE },
+  metadata: { name, namespace: NAMESPACE, ...metadata },
   spec: {
     resource: { apiVersion: 'apps/v1', kind: 'Deployment', name },
     replicas: cpu,
@@ -187,6 +198,8 @@ class OwnerWorld {
   readonly requests: Request[] = [];
   readonly host = new HostLease(() => this.nextVersion());
   private reconcilerRunning = true;
+  /** An owner asked the reconciler for a count (a restamp job): the next count is written even if quiet. */
+  private countRequested = false;
   quota: KarmadaQuota = {
     apiVersion: 'quota.karmada.io/v1alpha1',
     kind: 'KarmadaQuota',
@@ -201,8 +214,11 @@ class OwnerWorld {
     for (const p of this.processes) p.quota = structuredClone(this.quota);
   }
 
-  /** The reconciler's count: a consistent list, the real status computation, its write. */
-  private count(): void {
+  /**
+   * The reconciler's count: a consistent list, the real status computation, and its write when the
+   * status changed, or when an owner asked for a count (a quiet quota keeps its old stamp otherwise).
+   */
+  private count(): boolean {
     const list = [...this.stored.entries()].map(([name, s]) => binding(name, s.cpu));
     const result = computeQuotaStatus({
       quota: this.quota,
@@ -210,12 +226,16 @@ class OwnerWorld {
       bindingsVersion: String(this.version),
       clusters: [],
       now: new Date(this.now),
+      restamp: this.countRequested,
     });
+    if (!result.changed) return false;
+    this.countRequested = false;
     this.quota = {
       ...this.quota,
       metadata: { ...this.quota.metadata, resourceVersion: this.nextVersion() },
       status: result.status,
     };
+    return true;
   }
 
   private nextVersion(): string {
@@ -229,6 +249,24 @@ class OwnerWorld {
       this.host,
       { identity, address: `${identity}:8443`, durationMs: LEASE_MS, renewDeadlineMs: RENEW_DEADLINE_MS },
       () => this.mono(process),
+    );
+    // Until its quota watch has delivered, a process knows no quota (as the product's before it lists).
+    const watched = () => (process.quota ? [process.quota] : undefined);
+    process.admission = new OwnerAdmission(
+      process.lease,
+      { watchedIn: watched, allWatched: watched, selection: () => undefined },
+      {
+        consistentVersion: async () => String(this.version),
+        requestCount: async () => {
+          this.countRequested = true;
+        },
+      },
+      {
+        ttlSeconds: 120,
+        landingWindowSeconds: LANDING_WINDOW_MS / 1000,
+        clock: () => this.now,
+        monotonic: () => this.mono(process),
+      },
     );
     return process;
   }
@@ -249,35 +287,17 @@ class OwnerWorld {
     }
   }
 
-  /** The owner's decision on one request, as the product's owner decides it. */
+  /** The decision on one request by the process's OwnerAdmission; a change asking nothing is admitted by any. */
   private async decide(p: Process, r: Request): Promise<boolean> {
-    if (!raises(r)) return true; // a decrease needs no owner
-    const ledger = p.ledger;
-    if (ledger === undefined || !p.lease.owns() || p.quota === undefined) return false;
-    if (ledger.refusesIncreases(NAMESPACE, QUOTA)) {
+    const old =
+      r.old && binding(r.name, r.old.cpu, { uid: r.old.uid, resourceVersion: r.old.resourceVersion });
+    const object = binding(r.name, r.cpu, { uid: r.uid });
+    const change = bindingChange({ namespace: NAMESPACE, name: r.name }, object, chargeOf(r.cpu), false, old);
+    if (asksNothing(change)) return true;
+    const outcome = await p.admission.admit(change, r.sentAt + WEBHOOK_TIMEOUT_MS);
+    if (!outcome.allowed && outcome.message.includes('took over without a handover'))
       ownerExercised.refusedAfterTakeover++;
-      return false;
-    }
-    const state = ledger.decidingState(NAMESPACE, parseQuotaState(p.quota).state);
-    const change = { uid: r.uid, ...(r.old ? { oldVersion: r.old.resourceVersion } : {}) };
-    const bindingKey = { namespace: NAMESPACE, name: r.name, uid: r.uid };
-    const item: AdmissionItem = {
-      binding: bindingKey,
-      charge: chargeOf(r.cpu),
-      ...(r.old
-        ? { old: { charge: chargeOf(r.old.cpu), quotas: [QUOTA], resourceVersion: r.old.resourceVersion } }
-        : {}),
-      dryRun: false,
-      claimed: ledger.claimedBy(bindingKey, change, [QUOTA]),
-    };
-    const result = admitBatch([state], [item], () => true, {
-      now: new Date(this.now),
-      ttlSeconds: 120,
-      landingWindowSeconds: 60,
-    });
-    if (!result.decisions[0]!.allowed) return false;
-    ledger.admitted(bindingKey, { ...change, admittedAt: this.mono(p) }, result.claims[0] ?? new Map());
-    return true;
+    return outcome.allowed;
   }
 
   async apply(action: OwnerAction): Promise<void> {
@@ -387,32 +407,14 @@ class OwnerWorld {
       }
       case 'lease': {
         const p = this.processes[action.process % 2]!;
+        const unsettled = p.lease.owns() && p.admission.refusesAfterTakeover;
         this.host.fault = action.fault;
-        const step = await p.lease.step();
+        const step = await p.admission.tick();
         this.host.fault = 'none';
         if (step === 'acquired') {
-          const carried = p.lease.carried()!;
-          p.ledger = new OwnerLedger({
-            ghosts: new Map(
-              Object.entries(carried.ghosts).map(([key, wire]) => [
-                key,
-                parseResourceList(wire, 'ghost').list,
-              ]),
-            ),
-            unknownInFlight: carried.unknownInFlight,
-            counted: new Map(Object.entries(carried.counted)),
-          });
           ownerExercised.acquired++;
-          if (carried.unknownInFlight) ownerExercised.acquiredAfterCrash++;
-        }
-        if (step === 'lost') p.ledger = undefined;
-        const tenure = p.lease.tenureMs();
-        if (p.ledger && tenure !== undefined && tenure >= LANDING_WINDOW_MS)
-          p.ledger.heldLongEnough(String(this.version));
-        if (p.ledger?.ghostsSettled([KEY]) && p.lease.carried()?.unknownInFlight) {
-          ownerExercised.settled++;
-          p.lease.dropGhosts();
-        }
+          if (p.admission.refusesAfterTakeover) ownerExercised.acquiredAfterCrash++;
+        } else if (unsettled && p.lease.owns() && !p.admission.refusesAfterTakeover) ownerExercised.settled++;
         log(`${p.identity} lease: ${step}${action.fault === 'none' ? '' : ` (a write ${action.fault})`}`);
         break;
       }
@@ -422,7 +424,7 @@ class OwnerWorld {
         break;
       case 'count': {
         if (!this.reconcilerRunning) break;
-        this.count();
+        if (!this.count()) break; // a quiet quota: nothing to write
         const status = this.quota.status!;
         log(
           `reconciler counts reserved=${JSON.stringify(status.reserved)} at ${status.observedBindingsVersion}`,
@@ -434,24 +436,19 @@ class OwnerWorld {
         const upTo = Math.min(this.events.length, p.delivered + action.events);
         for (; p.delivered < upTo; p.delivered++) {
           const e = this.events[p.delivered]!;
-          p.ledger?.seen({ namespace: NAMESPACE, name: e.name }, e);
+          p.admission.bindingObserved(binding(e.name, 0, e), e.deleted);
         }
         break;
       }
       case 'deliverQuota': {
         const p = this.processes[action.process % 2]!;
         p.quota = structuredClone(this.quota);
-        p.ledger?.counted(NAMESPACE, QUOTA, this.quota.status?.observedBindingsVersion);
+        p.admission.quotaObserved(p.quota);
         break;
       }
-      case 'sweep': {
-        const p = this.processes[action.process % 2]!;
-        const ledger = p.ledger;
-        if (ledger === undefined) break;
-        for (const b of ledger.needingRead(this.mono(p), LANDING_WINDOW_MS))
-          ledger.read(b, String(this.version), this.mono(p), LANDING_WINDOW_MS);
+      case 'sweep':
+        await this.processes[action.process % 2]!.admission.sweep();
         break;
-      }
       case 'crash': {
         const i = action.process % 2;
         this.restart(i);
@@ -461,16 +458,12 @@ class OwnerWorld {
       case 'release': {
         const i = action.process % 2;
         const p = this.processes[i]!;
-        if (p.ledger === undefined) break;
-        const inFlight = Object.fromEntries(
-          [...p.ledger.inFlight()].map(([key, list]) => [key, formatList(list)]),
-        );
-        const released = await p.lease.release(inFlight, Object.fromEntries(p.ledger.countedUpTo()));
+        if (p.lease.carried() === undefined) break; // it holds no Lease to hand over
+        const claims = p.admission.claimsInFlight;
+        const released = await p.admission.release();
         if (released) ownerExercised.handedOver++;
         this.restart(i);
-        log(
-          `${p.identity} ${released ? 'hands the Lease over' : 'could not hand over'} (${JSON.stringify(inFlight)})`,
-        );
+        log(`${p.identity} ${released ? 'hands the Lease over' : 'could not hand over'} (${claims} claims)`);
         break;
       }
       case 'drift': {
