@@ -11,6 +11,7 @@ import {
   kubeConfigFor,
   sleep,
   startServices,
+  waitFor,
   type ApiEndpoint,
   type RunningService,
 } from '../../federation/src/index.js';
@@ -19,6 +20,7 @@ import {
   hardForPods,
   LoadResult,
   meanBatchSize,
+  metricsText,
   PER_REPLICA,
   postReview,
   runClients,
@@ -42,9 +44,9 @@ import {
 } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { openReconcileQueue, waitForIdleQueue } from './reconcile-queue.js';
-import { histogramMeanMs, ratio } from './stats.js';
+import { histogramMeanMs, metricValue, ratio } from './stats.js';
 
-export const ADMISSION_MODES = ['batched', 'cas-per-admission'] as const;
+export const ADMISSION_MODES = ['batched', 'cas-per-admission', 'owner'] as const;
 export type AdmissionMode = (typeof ADMISSION_MODES)[number];
 
 /** Bindings each client drives in turn (each only by its client: their outcomes are known). */
@@ -118,6 +120,11 @@ export interface HotQuotaFigures {
   hard: Record<string, string>;
   batched: HotQuotaModeFigures;
   casPerAdmission: HotQuotaModeFigures;
+  /**
+   * The same load with ADMISSION_MODE=owner (experimental, docs/concepts/admission-owner.md): one
+   * process decides from memory, nothing written per admission. Absent from runs before it was measured.
+   */
+  owner?: HotQuotaModeFigures;
   /**
    * The same load (batched) on one ClusterKarmadaQuota over two namespaces, half the clients in
    * each, with no KarmadaQuota: their batches meet on one object (docs/concepts/cluster-quotas.md).
@@ -211,6 +218,7 @@ export async function runHotQuota(ctx: BenchContext): Promise<HotQuotaFigures> {
     hard: hard.get(namespaceOf('batched'))!,
     batched,
     casPerAdmission,
+    owner: figures.owner!,
     clusterQuota,
     speedup: ratio(batched.admissionsPerSec, casPerAdmission.admissionsPerSec),
     karmadaFrq,
@@ -353,13 +361,18 @@ export async function startContendedServices(
       });
       services.push(...started);
       const webhook = started.find((s) => s.name === 'webhook')!;
-      webhooks.push(
-        new HttpsJsonClient(webhook.url, {
-          ca: webhook.caPem!,
-          clientCertificate: webhook.clientCertificate,
-          maxSockets: ctx.sizes.hotQuotaClients,
-        }),
-      );
+      const client = new HttpsJsonClient(webhook.url, {
+        ca: webhook.caPem!,
+        clientCertificate: webhook.clientCertificate,
+        maxSockets: ctx.sizes.hotQuotaClients,
+      });
+      webhooks.push(client);
+      if (options.mode === 'owner')
+        await waitFor(
+          'the owner-mode webhook to hold the admission Lease',
+          async () => metricValue(await metricsText(client), 'karmada_quota_admission_owner') === 1,
+          { timeoutMs: 60_000, describe: () => webhook.process.logTail() },
+        );
     }
   } catch (err) {
     await stop();

@@ -120,9 +120,27 @@ export function targetChecks(
       hot.batched.p99Ms < frq.p99Ms,
     );
     check('hot-quota', 'batched failed closed (5xx)', hot.batched.errors, '0', hot.batched.errors === 0);
+    if (hot.owner) {
+      const ownerGain = ratio(hot.owner.admissionsPerSec, frq.admissionsPerSec);
+      check(
+        'hot-quota',
+        'owner (experimental) admissions/s over Karmada FRQ',
+        ownerGain,
+        ">= 10x Karmada's FRQ",
+        ownerGain >= 10,
+      );
+      check(
+        'hot-quota',
+        'owner (experimental) p99 latency (ms)',
+        hot.owner.p99Ms,
+        "below Karmada's FRQ",
+        hot.owner.p99Ms < frq.p99Ms,
+      );
+    }
     for (const [mode, f] of [
       ['batched', hot.batched],
       ['cas-per-admission', hot.casPerAdmission],
+      ...(hot.owner ? [['owner', hot.owner] as const] : []),
       ...(hot.clusterQuota ? [[CLUSTER_QUOTA_RUN, hot.clusterQuota] as const] : []),
     ] as const)
       check('hot-quota', `${mode} over-admitted keys`, f.overAdmitted, '0', f.overAdmitted === 0);
@@ -264,6 +282,7 @@ export function reportRows(report: BenchReport): Row[] {
     };
     mode('batched', hot.batched, true);
     mode('cas-per-admission', hot.casPerAdmission, false);
+    if (hot.owner) mode('owner (experimental)', hot.owner, false);
     if (hot.clusterQuota) {
       mode(CLUSTER_QUOTA_RUN, hot.clusterQuota, false);
       row(
