@@ -142,14 +142,19 @@ describe('a ClusterKarmadaQuota', () => {
     // A namespace it does not select is not limited by it.
     expect(await create(binding(other, 'web', { cpu: '10' }))).toBeUndefined();
 
+    // The webhook's own claims make reserved 4 before the reconciler has counted the namespaces: wait
+    // for the count (per namespace) too.
+    const perNamespaceOf = (q: KarmadaQuota) =>
+      Object.fromEntries((q.status?.namespaces ?? []).map((n) => [n.namespace, Number(n.reserved?.cpu)]));
     const counted = await eventually(
       () => readClusterQuota(quota),
-      (q) => q.status?.reserved?.cpu === '4',
+      (q) => {
+        const perNamespace = perNamespaceOf(q);
+        return q.status?.reserved?.cpu === '4' && (perNamespace[a] ?? 0) + (perNamespace[b] ?? 0) === 4;
+      },
     );
     expect(counted.status?.used).toEqual({ cpu: '0' });
-    const perNamespace = Object.fromEntries(
-      (counted.status?.namespaces ?? []).map((n) => [n.namespace, Number(n.reserved?.cpu)]),
-    );
+    const perNamespace = perNamespaceOf(counted);
     expect(perNamespace[a]! + perNamespace[b]!).toBe(4);
     expect(Object.keys(perNamespace).sort()).toEqual([a, b].sort());
   }, 120_000);
