@@ -145,28 +145,19 @@ export function targetChecks(
     ] as const)
       check('hot-quota', `${mode} over-admitted keys`, f.overAdmitted, '0', f.overAdmitted === 0);
   }
-  const alone = figuresOf(report.webhookAlone, 'oneQuota');
-  if (alone) {
+  const aloneTargets = (prefix: string, f: { admissionsPerSec: number; p99Ms: number } | undefined) => {
+    if (!f) return;
     check(
       'webhook-alone',
-      'admissions/s',
-      alone.admissionsPerSec,
+      `${prefix}admissions/s`,
+      f.admissionsPerSec,
       '>= 2,000',
-      alone.admissionsPerSec >= 2_000,
+      f.admissionsPerSec >= 2_000,
     );
-    check('webhook-alone', 'p99 latency (ms)', alone.p99Ms, '<= 25 ms', alone.p99Ms <= 25);
-  }
-  const owner = figuresOf(report.webhookAlone, 'owner');
-  if (owner) {
-    check(
-      'webhook-alone',
-      'owner (experimental) admissions/s',
-      owner.admissionsPerSec,
-      '>= 2,000',
-      owner.admissionsPerSec >= 2_000,
-    );
-    check('webhook-alone', 'owner p99 latency (ms)', owner.p99Ms, '<= 25 ms', owner.p99Ms <= 25);
-  }
+    check('webhook-alone', `${prefix}p99 latency (ms)`, f.p99Ms, '<= 25 ms', f.p99Ms <= 25);
+  };
+  aloneTargets('', figuresOf(report.webhookAlone, 'oneQuota'));
+  aloneTargets('owner (experimental) ', figuresOf(report.webhookAlone, 'owner'));
   const replicas = figuresOf(report.replicas, 'hotQuota');
   if (replicas)
     for (const [set, comparison] of replicaSets(replicas)) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KarmadaQuota, ResourceBinding } from '#api';
-import { startServices, waitFor, type ApiEndpoint } from '../../federation/src/index.js';
+import { startServices, waitFor, type ApiEndpoint, type RunningService } from '../../federation/src/index.js';
 import {
   byNamespace,
   hardForPods,
@@ -98,19 +98,7 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
   ctx.log(`webhook-alone: ${namespaces.length} namespaces with a quota each, and a webhook`);
   await createNamespaces(host, namespaces);
   await inParallel(namespaces, 8, (namespace) => createQuota(host, namespace, QUOTA, hardForPods(HARD_PODS)));
-  const [webhook] = await startServices(federation, {
-    redisUrl: ctx.redisUrl,
-    services: ['webhook'],
-    instance: 'alone',
-    register: false,
-    ...profiling(ctx.profileDir, 'webhook-alone'),
-    env: { RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS), LOG_LEVEL: 'warn' },
-  });
-  const client = new HttpsJsonClient(webhook!.url, {
-    ca: webhook!.caPem!,
-    clientCertificate: webhook!.clientCertificate,
-    maxSockets: clients,
-  });
+  const { webhook, client } = await startAloneWebhook(ctx, 'alone', clients);
   try {
     ctx.log(`webhook-alone: warming up for ${WARM_UP_SECONDS} s`);
     await runPart(client, warmUp, WARM_UP_SECONDS);
@@ -136,7 +124,7 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
     const one = await part('one quota', oneQuota);
     const many = await part(`${sizes.manyQuotaNamespaces} quotas`, manyQuotas);
     client.close();
-    await webhook!.process.stop();
+    await webhook.process.stop();
     const owner = await runOwner(ctx, clients);
     const pooled = summarizeLatencies([...one.load.latenciesMs, ...many.load.latenciesMs]);
     const figures: WebhookAloneFigures = {
@@ -163,8 +151,31 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
     return figures;
   } finally {
     client.close();
-    await webhook!.process.stop();
+    await webhook.process.stop();
   }
+}
+
+/** An unregistered webhook (the clients post to it) with the scenario's settings, and a client of it. */
+async function startAloneWebhook(
+  ctx: BenchContext,
+  instance: string,
+  clients: number,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ webhook: RunningService; client: HttpsJsonClient }> {
+  const [webhook] = await startServices(ctx.federation, {
+    redisUrl: ctx.redisUrl,
+    services: ['webhook'],
+    instance,
+    register: false,
+    ...profiling(ctx.profileDir, `webhook-${instance}`),
+    env: { RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS), LOG_LEVEL: 'warn', ...env },
+  });
+  const client = new HttpsJsonClient(webhook!.url, {
+    ca: webhook!.caPem!,
+    clientCertificate: webhook!.clientCertificate,
+    maxSockets: clients,
+  });
+  return { webhook: webhook!, client };
 }
 
 /**
@@ -178,22 +189,8 @@ async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneR
   const namespace = 'alone-owner';
   await createNamespaces(host, [namespace]);
   await createQuota(host, namespace, QUOTA, hardForPods(HARD_PODS));
-  const [webhook] = await startServices(federation, {
-    redisUrl: ctx.redisUrl,
-    services: ['webhook'],
-    instance: 'alone-owner',
-    register: false,
-    ...profiling(ctx.profileDir, 'webhook-alone-owner'),
-    env: {
-      RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
-      LOG_LEVEL: 'warn',
-      ADMISSION_MODE: 'owner',
-    },
-  });
-  const client = new HttpsJsonClient(webhook!.url, {
-    ca: webhook!.caPem!,
-    clientCertificate: webhook!.clientCertificate,
-    maxSockets: clients,
+  const { webhook, client } = await startAloneWebhook(ctx, 'alone-owner', clients, {
+    ADMISSION_MODE: 'owner',
   });
   const metric = async (name: string) => metricValue(await metricsText(client), name);
   try {
@@ -202,7 +199,7 @@ async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneR
       async () => (await metric(OWNER)) === 1,
       {
         timeoutMs: 60_000,
-        describe: () => webhook!.process.logTail(),
+        describe: () => webhook.process.logTail(),
       },
     );
     const warmUp = Array<string>(clients).fill(namespace);
@@ -226,7 +223,7 @@ async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneR
     };
   } finally {
     client.close();
-    await webhook!.process.stop();
+    await webhook.process.stop();
   }
 }
 
