@@ -140,7 +140,7 @@ export function targetChecks(
     for (const [mode, f] of [
       ['batched', hot.batched],
       ['cas-per-admission', hot.casPerAdmission],
-      ...(hot.owner ? [['owner', hot.owner] as const] : []),
+      ...(hot.owner ? [['owner (experimental)', hot.owner] as const] : []),
       ...(hot.clusterQuota ? [[CLUSTER_QUOTA_RUN, hot.clusterQuota] as const] : []),
     ] as const)
       check('hot-quota', `${mode} over-admitted keys`, f.overAdmitted, '0', f.overAdmitted === 0);
@@ -273,7 +273,15 @@ export function reportRows(report: BenchReport): Row[] {
     };
     mode('batched', hot.batched, true);
     mode('cas-per-admission', hot.casPerAdmission, false);
-    if (hot.owner) mode('owner (experimental)', hot.owner, false);
+    if (hot.owner) {
+      mode('owner (experimental)', hot.owner, false);
+      row(
+        'hot-quota',
+        'ours (owner, experimental) / Karmada FRQ admissions/s',
+        times(ratio(hot.owner.admissionsPerSec, hot.karmadaFrq.admissionsPerSec)),
+        'owner (experimental) admissions/s over Karmada FRQ',
+      );
+    }
     if (hot.clusterQuota) {
       mode(CLUSTER_QUOTA_RUN, hot.clusterQuota, false);
       row(
@@ -328,8 +336,13 @@ export function reportRows(report: BenchReport): Row[] {
     const owner = alone.owner;
     if (owner) {
       const name = 'owner (experimental), one quota';
-      row('webhook-alone', `${name}: admissions/s`, count(owner.admissionsPerSec), 'owner admissions/s');
-      row('webhook-alone', `${name}: latency`, latencies(owner), 'owner p99 latency (ms)');
+      row(
+        'webhook-alone',
+        `${name}: admissions/s`,
+        count(owner.admissionsPerSec),
+        'owner (experimental) admissions/s',
+      );
+      row('webhook-alone', `${name}: latency`, latencies(owner), 'owner (experimental) p99 latency (ms)');
       row(
         'webhook-alone',
         `${name}: allowed / denied / errors`,
