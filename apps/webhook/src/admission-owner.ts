@@ -40,7 +40,8 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
   readonly admission: OwnerAdmission;
   private readonly logger = new Logger('admission-owner');
   private readonly bindings: ResilientInformer<ResourceBinding>;
-  private ticking = false;
+  /** The round of the Lease running now, if any: one at a time. */
+  private ticking?: Promise<void>;
 
   constructor(
     karmada: k8s.KubeConfig,
@@ -112,7 +113,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
         this.set(admission.claimsInFlight);
       },
     });
-    quotas.onQuota((quota) => this.admission.quotaObserved(quota));
+    quotas.onQuota((quota, deleted) => this.admission.quotaObserved(quota, deleted));
     this.bindings = new ResilientInformer<ResourceBinding>(
       customObjectInformer<ResourceBinding>(karmada, RESOURCE_BINDING),
       {
@@ -143,10 +144,15 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     stopIntervals(this.scheduler, TICK);
+    // A renew still running would make the handover's compare-and-swap fail.
+    await this.ticking;
+    const holding = this.admission.deciding;
     const handedOver = await this.admission.release().catch(() => false);
-    this.logger.log(
-      handedOver ? 'handed the admission Lease over' : 'did not hold the admission Lease to hand over',
-    );
+    if (handedOver) this.logger.log('handed the admission Lease over with the claims in flight');
+    else if (holding)
+      this.logger.warn(
+        'could not hand the admission Lease over: the next owner takes it once it expires and refuses increases until the counts hold what this one admitted',
+      );
     await Promise.all([this.bindings.stop(), this.reconciles.close()]);
   }
 
@@ -177,9 +183,12 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
     };
   }
 
-  private async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
+  private tick(): Promise<void> {
+    this.ticking ??= this.round().finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async round(): Promise<void> {
     try {
       const step = await this.admission.tick();
       if (step === 'acquired')
@@ -192,8 +201,6 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
         this.logger.warn('lost the admission Lease to another process: deciding nothing more');
     } catch (err) {
       this.logger.warn({ error: describeError(err) }, 'a round of the admission Lease failed');
-    } finally {
-      this.ticking = false;
     }
   }
 }

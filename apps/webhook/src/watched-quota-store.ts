@@ -19,7 +19,7 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
   private readonly clusterInformer: k8s.ObjectCache<KarmadaQuota>;
   private readonly watches: ResilientInformer<KarmadaQuota>[];
   private readonly listed = new Set<Watched>();
-  private readonly listeners: ((quota: KarmadaQuota) => void)[] = [];
+  private readonly listeners: ((quota: KarmadaQuota, deleted: boolean) => void)[] = [];
 
   constructor(
     karmada: k8s.KubeConfig,
@@ -47,12 +47,8 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     return new ResilientInformer<KarmadaQuota>(
       informer,
       {
-        upsert: (reported) => {
-          const quota = kindOf(reported);
-          this.observed(quota, false);
-          for (const listener of this.listeners) listener(quota);
-        },
-        remove: (quota) => this.observed(kindOf(quota), true),
+        upsert: (reported) => this.report(kindOf(reported), false),
+        remove: (reported) => this.report(kindOf(reported), true),
         synced: () => this.setListed(watched, true),
         failed: (err) => {
           this.setListed(watched, false);
@@ -64,6 +60,12 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
       },
       10_000,
     );
+  }
+
+  /** A quota the watch reports: the cache first, then the listeners. */
+  private report(quota: KarmadaQuota, deleted: boolean): void {
+    this.observed(quota, deleted);
+    for (const listener of this.listeners) listener(quota, deleted);
   }
 
   private setListed(watched: Watched, listed: boolean): void {
@@ -103,8 +105,8 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
     return [...this.informer.list(namespace), ...spanning];
   }
 
-  /** Calls `listener` with each quota the watches report added or changed, after the cache has it. */
-  onQuota(listener: (quota: KarmadaQuota) => void): void {
+  /** Calls `listener` with each quota the watches report added, changed or deleted, after the cache has it. */
+  onQuota(listener: (quota: KarmadaQuota, deleted: boolean) => void): void {
     this.listeners.push(listener);
   }
 

@@ -188,4 +188,38 @@ describe('OwnerAdmission', () => {
     advance(1_000);
     expect(unavailable(await admit(create('api', 'u2', 1)))).toBe(true);
   });
+
+  it('a successor after a handover decides at once on the counts its watch already holds', async () => {
+    const stored = new StoredLease();
+    const first = owner(stored, 'webhook-0.a');
+    await first.admission.tick();
+    first.counted('0', '30'); // the first owner retires against the count at 30, and hands that on
+    await first.admission.release();
+    const second = owner(stored, 'webhook-1.b');
+    second.world.quotas = [quota('0', '30')]; // its watch listed the quota at 30 before it took over
+    await second.admission.tick();
+    expect(allowed(await second.admit(create('web', 'u1', 10)))).toBe(true);
+  });
+
+  it('forgets a deleted quota: its claims no longer hold room on one made again under its name', async () => {
+    const { admission, world, admit } = owner();
+    await admission.tick();
+    await admit(create('web', 'u1', 10));
+    expect(admission.claimsInFlight).toBe(1);
+    admission.quotaObserved(world.quotas[0]!, true);
+    expect(admission.claimsInFlight).toBe(0);
+    world.quotas = [quota('0', '50')];
+    admission.quotaObserved(world.quotas[0]!);
+    expect(allowed(await admit(create('api', 'u2', 10)))).toBe(true);
+  });
+
+  it('says it is stopping once it handed the Lease on', async () => {
+    const { admission, admit } = owner();
+    await admission.tick();
+    await admission.release();
+    const refused = await admit(create('web', 'u1', 1));
+    expect(refused.allowed ? '' : refused.message).toContain(
+      'stopping and has handed the admission Lease on',
+    );
+  });
 });

@@ -59,6 +59,7 @@ export class OwnerAdmission implements AdmissionStrategy {
   /** Whether this tenure's consistent read after a landing window was made (heldLongEnough). */
   private heldLongEnough = false;
   private readonly countRequestedAt = new Map<string, number>();
+  private stopping = false;
 
   constructor(
     private readonly lease: AdmissionLease,
@@ -77,6 +78,8 @@ export class OwnerAdmission implements AdmissionStrategy {
     const now = this.timing.clock();
     if (now >= answerBy) return failClosed('the admission owner could not decide in time');
     const ledger = this.ledger;
+    if (this.stopping)
+      return failClosed('this webhook process is stopping and has handed the admission Lease on; retry');
     if (ledger === undefined || !this.lease.owns())
       return failClosed(
         'this webhook replica does not hold the admission Lease (ADMISSION_MODE=owner is experimental and does not forward yet: run one replica)',
@@ -120,8 +123,9 @@ export class OwnerAdmission implements AdmissionStrategy {
     return decision;
   }
 
-  /** A quota as the watch reports it: its count retires the claims it holds. */
-  quotaObserved(quota: KarmadaQuota): void {
+  /** A quota as the watch reports it: its count retires the claims it holds; a deleted one is forgotten. */
+  quotaObserved(quota: KarmadaQuota, deleted = false): void {
+    if (deleted) return this.ledger?.forget(quota.metadata?.namespace ?? '', quotaName(quota));
     this.ledger?.counted(
       quota.metadata?.namespace ?? '',
       quotaName(quota),
@@ -172,6 +176,7 @@ export class OwnerAdmission implements AdmissionStrategy {
 
   /** Hands the Lease on with what is in flight (a graceful stop); false when it could not. */
   async release(): Promise<boolean> {
+    this.stopping = true;
     const ledger = this.ledger;
     this.ledger = undefined;
     if (ledger === undefined) return false;

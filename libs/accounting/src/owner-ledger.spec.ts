@@ -187,4 +187,26 @@ describe('OwnerLedger', () => {
   ])('a count of %s is asked of the reconciler as %j', (key, target) => {
     expect(countTargetOf(key)).toEqual(target);
   });
+
+  it('forgets a deleted quota: its claims, its ghosts and the count it waited for', () => {
+    const ledger = new OwnerLedger({
+      ghosts: new Map([['team-a/q', list({ cpu: '1' })]]),
+      unknownInFlight: false,
+      counted: new Map([['team-a/q', '40']]),
+    });
+    ledger.admitted(web, { uid: 'u1', admittedAt: 0 }, claims({ q: [{ cpu: '3' }], r: [{ cpu: '2' }] }));
+    ledger.admitted(
+      { namespace: 'team-a', name: 'api' },
+      { uid: 'u2', admittedAt: 0 },
+      claims({ q: [{ cpu: '1' }] }),
+    );
+    expect(ledger.refusesIncreases('team-a', 'q')).toBe(true);
+    ledger.forget('team-a', 'q');
+    expect(reservedOn(ledger, 'team-a', state('q'))).toEqual({});
+    expect(ledger.refusesIncreases('team-a', 'q')).toBe(false);
+    expect(ledger.ghostsSettled([])).toBe(true);
+    expect(reservedOn(ledger, 'team-a', state('r'))).toEqual({ cpu: '2' });
+    expect(ledger.size).toBe(1); // api claimed on q alone
+    expect(ledger.countedUpTo()).toEqual(new Map());
+  });
 });

@@ -204,6 +204,27 @@ export class OwnerLedger {
     return [...keys];
   }
 
+  /**
+   * The quota is deleted: it limits nothing now, so nothing is claimed, settled or waited for on it.
+   * One made again under its name is a new quota, counted from its own first list (as a quota made
+   * while changes land is in every mode).
+   */
+  forget(namespace: string, quotaName: string): void {
+    const key = ledgerKey(namespace, quotaName);
+    this.pending.delete(key);
+    this.ghosts.delete(key);
+    this.newestCount.delete(key);
+    this.caughtUp.delete(key);
+    this.settled.delete(key);
+    for (const [id, held] of this.records) {
+      if (!held.record.increases.has(key)) continue;
+      const increases = new Map(held.record.increases);
+      increases.delete(key);
+      if (increases.size === 0) this.records.delete(id);
+      else held.record = { ...held.record, increases };
+    }
+  }
+
   /** Per quota key, what may still land: the pending increases and the ghosts (handed on at release). */
   inFlight(): Map<string, ResourceList> {
     const all = new Map(this.ghosts);
