@@ -153,6 +153,7 @@ describe('OwnerAdmission', () => {
     const refused = await second.admit(create('api', 'u2', 1));
     expect(unavailable(refused)).toBe(true);
     expect(refused.allowed ? '' : refused.message).toContain('took over without a handover');
+    expect(unavailable(await second.admit(create('api', 'u2', 1, true)))).toBe(true); // a dry run too
     second.advance(WINDOW_S * 1000);
     second.world.version = 90;
     await second.admission.tick(); // held a landing window: a consistent read at 90, a count asked for

@@ -102,15 +102,17 @@ export class OwnerAdmission implements AdmissionStrategy {
         `a quota limiting ${namespace} has a status that cannot be read (see the reconciler's log)`,
       );
     const attempt = { uid: binding.uid, ...(change.old ? { oldVersion: oldVersion! } : {}) };
+    // Decided as if real, so that a dry run is answered as its change would be (the refusals after a
+    // takeover included); only a real one is recorded.
     const result = decide(
       { quotas, states: projection.states.map((state) => ledger.decidingState(namespace, state)) },
-      [change],
+      [{ ...change, item: { ...change.item, dryRun: false } }],
       now,
       this.timing,
       [ledger.claimedBy(binding, attempt, quotas.map(quotaName))],
     );
     const decision = result.decisions[0]!;
-    if (!decision.allowed || change.item.dryRun) return decision;
+    if (!decision.allowed) return decision;
     const claims = result.claims[0] ?? new Map<string, QuotaClaim>();
     const waiting = [...claims].find(
       ([quota, claim]) => Object.keys(claim.increase).length > 0 && ledger.refusesIncreases(namespace, quota),
@@ -119,7 +121,8 @@ export class OwnerAdmission implements AdmissionStrategy {
       return failClosed(
         `the admission owner took over without a handover, so increases on ${waiting[0]} wait until the reconciler has counted what its predecessor admitted (about the landing window)`,
       );
-    ledger.admitted(binding, { ...attempt, admittedAt: this.timing.monotonic() }, claims);
+    if (!change.item.dryRun)
+      ledger.admitted(binding, { ...attempt, admittedAt: this.timing.monotonic() }, claims);
     return decision;
   }
 
