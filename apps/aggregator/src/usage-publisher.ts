@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@nestjs/common';
-import type { RedisClient } from '#service-kit';
+import { closeQueue, type RedisClient } from '#service-kit';
 import {
   CLUSTERS_KEY,
   clusterNamespacesKey,
@@ -181,7 +181,7 @@ export class UsagePublisher {
 
   /** Closes the queue connection (after the last publish). */
   async close(): Promise<void> {
-    await this.queue.close();
+    await closeQueue(this.queue);
   }
 
   /** Every cluster some writer published and nobody withdrew (CLUSTERS_KEY). */

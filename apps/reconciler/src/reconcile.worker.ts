@@ -8,7 +8,7 @@ import {
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { describeError } from '#api';
-import { duplicateRedis, METRICS, REDIS, type RedisClient } from '#service-kit';
+import { closeQueue, duplicateRedis, METRICS, REDIS, type RedisClient } from '#service-kit';
 import { decodeReconcileJob, RECONCILE_QUEUE, RECONCILE_QUEUE_PREFIX, type ReconcileJob } from '#usage';
 import { RECONCILER_CONFIG, type ReconcilerConfig } from './config.js';
 import { ReconcileService } from './reconcile.service.js';
@@ -34,7 +34,6 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly retries: Counter<'cause'>;
   private readonly lastReconcile: Gauge;
   private worker?: Worker<ReconcileJob>;
-  private connection?: RedisClient;
 
   constructor(
     private readonly reconcile: ReconcileService,
@@ -66,9 +65,8 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
 
   onApplicationBootstrap(): void {
     // Workers block on Redis: BullMQ wants a connection of their own that retries for ever.
-    this.connection = duplicateRedis(this.redis, { blocking: true });
     this.worker = new Worker<ReconcileJob>(RECONCILE_QUEUE, (job, token) => this.process(job, token), {
-      connection: this.connection,
+      connection: duplicateRedis(this.redis, { blocking: true }),
       prefix: RECONCILE_QUEUE_PREFIX,
       concurrency: this.config.WORKER_CONCURRENCY,
       maxStalledCount: Number.MAX_SAFE_INTEGER,
@@ -90,8 +88,8 @@ export class ReconcileWorker implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.worker?.close(); // lets running jobs finish; others stay queued for another worker
-    this.connection?.disconnect(); // BullMQ leaves a connection it was given open
+    // Lets running jobs finish; others stay queued for another worker.
+    if (this.worker) await closeQueue(this.worker);
   }
 
   private async process(job: Job<ReconcileJob>, token: string | undefined): Promise<void> {

@@ -11,6 +11,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { describeError, type KarmadaQuota, type ResourceBinding } from '#api';
 import { claimAdmittedAt, namespacesWaitingOn, RETIREMENT_COALESCE_MS } from '#quota';
 import {
+  closeQueue,
   duplicateRedis,
   METRICS,
   REDIS,
@@ -113,7 +114,7 @@ export class TriggersService implements OnApplicationBootstrap, OnModuleDestroy 
     // Only its own: the registry is the app's.
     stopIntervals(this.scheduler, ...INTERVALS);
     await this.cache.stop();
-    await this.queue.close();
+    await closeQueue(this.queue);
   }
 
   /** Every namespace with a KarmadaQuota, and every ClusterKarmadaQuota. */

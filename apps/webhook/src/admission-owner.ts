@@ -10,6 +10,7 @@ import { AdmissionLease, OwnerAdmission, selectionOf } from '#accounting';
 import { describeError, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import {
   abortAt,
+  closeQueue,
   ConflictError,
   customObjectInformer,
   ResilientInformer,
@@ -153,7 +154,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.warn(
         'could not hand the admission Lease over: the next owner takes it once it expires and refuses increases until the counts hold what this one admitted',
       );
-    await Promise.all([this.bindings.stop(), this.reconciles.close()]);
+    await Promise.all([this.bindings.stop(), closeQueue(this.reconciles)]);
   }
 
   /**

@@ -31,7 +31,7 @@ export {
 } from './dependencies.js';
 export { reuseConnections } from './reuse-connections.js';
 export { HealthModule } from './health.module.js';
-export { duplicateRedis, REDIS, RedisModule, type RedisClient } from './redis.module.js';
+export { closeQueue, duplicateRedis, REDIS, RedisModule, type RedisClient } from './redis.module.js';
 export type { ReadinessCheck } from './health.js';
 export { METRICS, MetricsModule } from './metrics.module.js';
 export { quotaResourceSamples, registerQuotaMetrics, type QuotaResourceSample } from './quota-metrics.js';

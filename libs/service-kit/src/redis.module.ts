@@ -75,6 +75,20 @@ export function connectRedis(config: RedisConfig, connect: ConnectOptions = {}):
  * BullMQ Worker's, which must retry for ever. Never auto-pipelined: BullMQ's users report jobs lost
  * with it (taskforcesh/bullmq#457).
  */
+/**
+ * Closes a BullMQ Queue or Worker made on a connection of its own (duplicateRedis): BullMQ never
+ * closes a connection it was given (it may be shared), so it is disconnected here once the queue is
+ * closed, and a service's shutdown leaves no socket open.
+ */
+export async function closeQueue(queue: {
+  close(): Promise<void>;
+  opts: { connection?: unknown };
+}): Promise<void> {
+  await queue.close();
+  const given = queue.opts.connection;
+  if (given instanceof Redis || given instanceof Cluster) given.disconnect();
+}
+
 export function duplicateRedis(redis: RedisClient, options: { blocking?: boolean } = {}): RedisClient {
   const enableAutoPipelining = false;
   if (redis instanceof Cluster) {
