@@ -98,10 +98,7 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
   watchedIn(namespace: string): readonly KarmadaQuota[] | undefined {
     const labels = this.isWatching ? this.namespaces.watched(namespace) : undefined;
     if (labels === undefined) return undefined;
-    const spanning = this.clusterInformer
-      .list()
-      .filter((quota) => limitsNamespace(quota, namespace, labels))
-      .map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind }));
+    const spanning = this.clusterQuotas().filter((quota) => limitsNamespace(quota, namespace, labels));
     return [...this.informer.list(namespace), ...spanning];
   }
 
@@ -113,10 +110,12 @@ export class WatchedQuotaStore extends CachedQuotaStore implements OnApplication
   /** Every KarmadaQuota and ClusterKarmadaQuota as the watches last listed them; undefined until listed. */
   allWatched(): KarmadaQuota[] | undefined {
     if (!this.isWatching) return undefined;
-    return [
-      ...this.informer.list(),
-      ...this.clusterInformer.list().map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind })),
-    ];
+    return [...this.informer.list(), ...this.clusterQuotas()];
+  }
+
+  /** The ClusterKarmadaQuotas as listed, each with its kind (a list's items carry none; quotaName needs it). */
+  private clusterQuotas(): KarmadaQuota[] {
+    return this.clusterInformer.list().map((quota) => ({ ...quota, kind: CLUSTER_KARMADA_QUOTA.kind }));
   }
 
   /** Not awaited: admissions never wait for the watches (they read without them meanwhile). */

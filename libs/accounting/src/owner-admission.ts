@@ -56,8 +56,6 @@ const COUNT_REQUEST_INTERVAL_MS = 5_000;
 
 export class OwnerAdmission implements AdmissionStrategy {
   private ledger?: OwnerLedger;
-  /** Whether this tenure's consistent read after a landing window was made (heldLongEnough). */
-  private heldLongEnough = false;
   private readonly countRequestedAt = new Map<string, number>();
   private stopping = false;
 
@@ -129,11 +127,7 @@ export class OwnerAdmission implements AdmissionStrategy {
   /** A quota as the watch reports it: its count retires the claims it holds; a deleted one is forgotten. */
   quotaObserved(quota: KarmadaQuota, deleted = false): void {
     if (deleted) return this.ledger?.forget(quota.metadata?.namespace ?? '', quotaName(quota));
-    this.ledger?.counted(
-      quota.metadata?.namespace ?? '',
-      quotaName(quota),
-      quota.status?.observedBindingsVersion,
-    );
+    if (this.ledger) countIn(this.ledger, quota);
   }
 
   /** A binding as the watch reports it (or its deletion): it decides the attempts of its name it shows. */
@@ -162,10 +156,8 @@ export class OwnerAdmission implements AdmissionStrategy {
     const windowMs = this.timing.landingWindowSeconds * 1000;
     const carried = this.lease.carried();
     const carriesGhosts = carried && (carried.unknownInFlight || Object.keys(carried.ghosts).length > 0);
-    if (carriesGhosts && !this.heldLongEnough && (this.lease.tenureMs() ?? 0) >= windowMs) {
+    if (carriesGhosts && !ledger.settling && (this.lease.tenureMs() ?? 0) >= windowMs)
       ledger.heldLongEnough(await this.host.consistentVersion());
-      this.heldLongEnough = true;
-    }
     const keys = this.view.allWatched()?.map((q) => ledgerKey(q.metadata?.namespace ?? '', quotaName(q)));
     if (carriesGhosts && keys !== undefined && ledger.ghostsSettled(keys)) this.lease.dropGhosts();
     const readAt = this.timing.monotonic();
@@ -205,7 +197,6 @@ export class OwnerAdmission implements AdmissionStrategy {
   /** A ledger for a new tenure: what the Lease carried, and the counts the watch shows now. */
   private takeOver(): OwnerLedger {
     const carried = this.lease.carried()!;
-    this.heldLongEnough = false;
     const ledger = new OwnerLedger({
       ghosts: new Map(
         Object.entries(carried.ghosts).map(([key, wire]) => [key, parseResourceList(wire, 'ghost').list]),
@@ -213,12 +204,7 @@ export class OwnerAdmission implements AdmissionStrategy {
       unknownInFlight: carried.unknownInFlight,
       counted: new Map(Object.entries(carried.counted)),
     });
-    for (const quota of this.view.allWatched() ?? [])
-      ledger.counted(
-        quota.metadata?.namespace ?? '',
-        quotaName(quota),
-        quota.status?.observedBindingsVersion,
-      );
+    for (const quota of this.view.allWatched() ?? []) countIn(ledger, quota);
     return ledger;
   }
 
@@ -234,4 +220,9 @@ export class OwnerAdmission implements AdmissionStrategy {
       }
     }
   }
+}
+
+/** The quota's count as the watch shows it, given to the ledger. */
+function countIn(ledger: OwnerLedger, quota: KarmadaQuota): void {
+  ledger.counted(quota.metadata?.namespace ?? '', quotaName(quota), quota.status?.observedBindingsVersion);
 }

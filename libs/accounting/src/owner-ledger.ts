@@ -91,6 +91,11 @@ export class OwnerLedger {
     this.settledFrom ??= listVersion;
   }
 
+  /** Whether heldLongEnough was given its list: quotas settle as their counts reach it. */
+  get settling(): boolean {
+    return this.settledFrom !== undefined;
+  }
+
   /** Whether a predecessor's ghosts are gone: the Lease need not carry them on. */
   ghostsSettled(quotaKeys: readonly string[]): boolean {
     return this.ghosts.size === 0 && (!this.unknownInFlight || quotaKeys.every((k) => this.settled.has(k)));
