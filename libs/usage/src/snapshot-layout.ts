@@ -371,7 +371,7 @@ export type ReconcileJob = ReconcileTarget & { reason: string; restamp?: true };
  * (colon-free, so it would be a valid custom BullMQ jobId too). Throws on a bad name.
  */
 export function reconcileJobId(namespace: string): string {
-  return `reconcile-${checkName('namespace', namespace)}`;
+  return `reconcile-${targetId({ namespace })}`;
 }
 
 /**
@@ -389,7 +389,7 @@ export function reconcileJobOptions(namespace: string): ReconcileJobOptions {
  * (a namespace's name has no dot, so it is never a namespace's id). Throws on a bad name.
  */
 export function clusterQuotaJobOptions(name: string): ReconcileJobOptions {
-  return jobOptions(`reconcile-cluster-quota.${checkName('ClusterKarmadaQuota name', name)}`);
+  return jobOptions(`reconcile-${targetId({ clusterQuota: name })}`);
 }
 
 /**
@@ -402,11 +402,14 @@ export function clusterQuotaJobOptions(name: string): ReconcileJobOptions {
  * of the same target: both write by compare-and-swap. Throws on a bad name.
  */
 export function restampJobOptions(target: ReconcileTarget): ReconcileJobOptions {
-  return jobOptions(
-    'clusterQuota' in target
-      ? `restamp-cluster-quota.${checkName('ClusterKarmadaQuota name', target.clusterQuota)}`
-      : `restamp-${checkName('namespace', target.namespace)}`,
-  );
+  return jobOptions(`restamp-${targetId(target)}`);
+}
+
+/** A job id's target part: the namespace, or `cluster-quota.<name>`. Throws on a bad name. */
+function targetId(target: ReconcileTarget): string {
+  return 'clusterQuota' in target
+    ? `cluster-quota.${checkName('ClusterKarmadaQuota name', target.clusterQuota)}`
+    : checkName('namespace', target.namespace);
 }
 
 /** Where a count on request is added: a BullMQ Queue of RECONCILE_QUEUE (structural, no client here). */
