@@ -5,19 +5,22 @@ import { eventually } from '../support/federation.js';
 import { get, metricValue } from './support/metrics.js';
 import { expectRecountMatches } from './support/recount.js';
 import { ChaosScenario } from './support/scenario.js';
-import { isRetryable, type CreateOutcome } from './support/tenant.js';
+import { isRetryable } from './support/tenant.js';
 
 /**
- * ADMISSION_MODE=owner (experimental, docs/concepts/admission-owner.md) on a real host API server: one
- * webhook process holds the admission Lease and decides from memory, writing nothing to quota
- * statuses; killed mid-load, its restarted successor takes the Lease once it expired and refuses
- * increases until the counts hold what the dead one admitted, never decreases.
+ * ADMISSION_MODE=owner (experimental, docs/concepts/admission-owner.md) with two webhook replicas
+ * behind one registration, on a real host API server: the holder of the admission Lease decides from
+ * memory, writing nothing to quota statuses, and the other replica forwards to it. The owner killed
+ * mid-load: the other takes the Lease once it expired and refuses increases until the counts hold
+ * what the dead one admitted, never decreases. The owner paused past its Lease: it decides nothing
+ * once it resumes.
  */
 const LEASE_SECONDS = 4;
 const LANDING_WINDOW_SECONDS = 2;
 const scenario = ChaosScenario.setUp('admission-owner', {
   members: 1,
   quotas: { team: { cpu: '10', pods: '100' } },
+  webhookReplicas: 2,
   env: {
     webhook: {
       ADMISSION_MODE: 'owner',
@@ -28,13 +31,44 @@ const scenario = ChaosScenario.setUp('admission-owner', {
   },
 });
 
-const webhookMetric = async (name: string): Promise<number | undefined> =>
-  metricValue((await get(`${scenario.service('webhook').url}/metrics`)).body, name);
+const metrics = async (replica: number): Promise<string> =>
+  (await get(`${scenario.webhooks[replica]!.url}/metrics`, 2_000)).body;
+
+/** Which replica holds the admission Lease now (undefined: none says so). */
+async function owner(): Promise<number | undefined> {
+  for (const replica of [0, 1]) {
+    const text = await metrics(replica).catch(() => '');
+    if (metricValue(text, 'karmada_quota_admission_owner') === 1) return replica;
+  }
+  return undefined;
+}
+
+const forwarded = async (replica: number, result: string): Promise<number> => {
+  const line = (await metrics(replica))
+    .split('\n')
+    .find(
+      (l) => l.startsWith('karmada_quota_admission_forwarded_total{') && l.includes(`result="${result}"`),
+    );
+  return line ? Number(line.split(' ').at(-1)) : 0;
+};
 
 const objects = () => scenario.chaos.hostApi(k8s.CustomObjectsApi);
 
-/** One create through the host API server: its outcome, or 'unavailable' (the webhook failed closed). */
-async function createOnce(name: string, cpu = '1'): Promise<CreateOutcome | 'unavailable'> {
+/**
+ * 'unavailable': our webhook failed closed; 'unreached': the API server could not call a webhook
+ * (its process killed or stopped: the connection, not our answer).
+ */
+type Outcome = 'admitted' | 'denied' | 'unavailable' | 'unreached';
+
+function outcomeOf(err: unknown): Outcome {
+  if (err instanceof k8s.ApiException && err.code === 403) return 'denied';
+  if (!isRetryable(err)) throw err;
+  return String((err as { body?: unknown }).body ?? err).includes('could not check the quota')
+    ? 'unavailable'
+    : 'unreached';
+}
+
+async function createOnce(name: string, cpu = '1'): Promise<Outcome> {
   try {
     await objects().createNamespacedCustomObject({
       ...RESOURCE_BINDING,
@@ -43,9 +77,27 @@ async function createOnce(name: string, cpu = '1'): Promise<CreateOutcome | 'una
     });
     return 'admitted';
   } catch (err) {
-    if (err instanceof k8s.ApiException && err.code === 403) return 'denied';
-    if (isRetryable(err)) return 'unavailable';
-    throw err;
+    return outcomeOf(err);
+  }
+}
+
+/** Scales the binding to no replicas: a decrease, answered without the owner. */
+async function scaleDownOnce(name: string): Promise<Outcome> {
+  try {
+    const stored = (await objects().getNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace: scenario.tenant.namespace,
+      name,
+    })) as ResourceBinding;
+    await objects().replaceNamespacedCustomObject({
+      ...RESOURCE_BINDING,
+      namespace: scenario.tenant.namespace,
+      name,
+      body: { ...stored, spec: { ...stored.spec!, replicas: 0, clusters: [] } },
+    });
+    return 'admitted';
+  } catch (err) {
+    return outcomeOf(err);
   }
 }
 
@@ -57,101 +109,145 @@ async function deleteBinding(name: string): Promise<void> {
   });
 }
 
+const milli = (cpu: string): number => (cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000);
+
 /** The cpu the stored bindings ask for, in millicores. */
 const storedMilliCpu = async (): Promise<number> =>
-  (await scenario.tenant.bindings()).reduce((sum, rb) => {
-    const cpu = String(rb.spec?.replicaRequirements?.resourceRequest?.cpu ?? '0');
-    const milli = cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000;
-    return sum + (rb.spec?.replicas ?? 0) * milli;
-  }, 0);
+  (await scenario.tenant.bindings()).reduce(
+    (sum, rb) =>
+      sum +
+      (rb.spec?.replicas ?? 0) * milli(String(rb.spec?.replicaRequirements?.resourceRequest?.cpu ?? '0')),
+    0,
+  );
 
-test('one owner decides from memory: never over the limit, no claim in any status, claims leave as counts come', async () => {
+/** Deletes `count` stored bindings named `prefix`..., and waits until the count holds what is left. */
+async function deleteSome(prefix: string, count = Infinity): Promise<void> {
+  const named = (await scenario.tenant.bindings()).filter((rb) => rb.metadata!.name!.startsWith(prefix));
+  for (const rb of named.slice(0, count)) await deleteBinding(rb.metadata!.name!);
+  const stored = await storedMilliCpu();
   await eventually(
-    () => webhookMetric('karmada_quota_admission_owner'),
-    (owner) => owner === 1,
+    async () => milli((await scenario.tenant.quota('team')).status?.reserved?.cpu ?? '0'),
+    (reserved) => reserved === stored,
     30_000,
   );
+}
+
+/** Bindings of 100m from 8 clients until stopped, well past the room left. */
+function load(prefix: string) {
+  const outcomes: { at: number; outcome: Outcome }[] = [];
+  let stop = false;
+  const client = async (c: number) => {
+    for (let i = 0; !stop; i++) {
+      outcomes.push({ outcome: await createOnce(`${prefix}-${c}-${i}`, '100m'), at: Date.now() });
+      await sleep(50);
+    }
+  };
+  const running = Promise.all(Array.from({ length: 8 }, (_, c) => client(c)));
+  return {
+    outcomes,
+    stop: async () => {
+      stop = true;
+      await running;
+    },
+  };
+}
+
+/** An increase admitted again: the first create after `since` not refused for the owner's absence. */
+const admittingAgain = (since: number) =>
+  eventually(
+    async () => {
+      const outcome = await createOnce(`probe-${Date.now()}`, '100m');
+      return outcome === 'admitted' || outcome === 'denied' ? Date.now() - since : undefined;
+    },
+    (refusedFor) => refusedFor !== undefined,
+    60_000,
+  );
+
+test('two replicas, one owner: never over the limit, the other forwards, no claim in any status', async () => {
+  const first = await eventually(owner, (o) => o !== undefined, 30_000);
+  const other = 1 - first!;
   const outcomes = await Promise.all(Array.from({ length: 15 }, (_, i) => createOnce(`first-${i}`)));
   expect(outcomes.filter((o) => o === 'admitted')).toHaveLength(10);
   expect(outcomes.filter((o) => o === 'denied')).toHaveLength(5);
   expect(await storedMilliCpu()).toBe(10_000);
-  // The reconciler's counts hold all ten: no claim is left in the owner's memory.
+  // The proxy spread the API server's connections: the other replica's changes were decided by the owner.
+  expect(await forwarded(other, 'answered')).toBeGreaterThan(0);
+  expect(await forwarded(other, 'failed')).toBe(0);
   await eventually(
-    () => webhookMetric('karmada_quota_admission_owner_claims'),
+    async () => metricValue(await metrics(first!), 'karmada_quota_admission_owner_claims'),
     (claims) => claims === 0,
     30_000,
   );
   expect(await createOnce('one-too-many')).toBe('denied');
   // Nothing was written to a status by admission: no version of the quota ever listed a claim.
   expect(scenario.recorder.of('team').every((sample) => sample.reservations.length === 0)).toBe(true);
-  expect(scenario.recorder.of('team').some((sample) => sample.reserved.cpu === '10')).toBe(true);
   expect(scenario.recorder.violations()).toEqual([]);
-
-  // Freed quota is decided on once counted.
-  const admitted = outcomes.flatMap((o, i) => (o === 'admitted' ? [`first-${i}`] : []));
-  for (const name of admitted.slice(0, 3)) await deleteBinding(name);
-  await eventually(
-    async () => (await scenario.tenant.quota('team')).status?.reserved?.cpu,
-    (cpu) => cpu === '7',
-    30_000,
-  );
-  const again = await Promise.all(Array.from({ length: 4 }, (_, i) => createOnce(`again-${i}`)));
-  expect(again.filter((o) => o === 'admitted')).toHaveLength(3);
-  expect(await storedMilliCpu()).toBe(10_000);
 });
 
-test('the owner killed mid-load: increases refused for about a Lease duration and a landing window, decreases never, nothing over the limit', async () => {
-  const namespace = scenario.tenant.namespace;
-  // Room for 4 more cpu: bindings of 100m from 8 clients, well past it, while the owner dies.
-  for (const rb of await scenario.tenant.bindings())
-    if (rb.metadata!.name!.startsWith('again-')) await deleteBinding(rb.metadata!.name!);
-  await eventually(
-    async () => (await scenario.tenant.quota('team')).status?.reserved?.cpu,
-    (cpu) => cpu === '7',
-    30_000,
-  );
-  const unavailableAt: number[] = [];
-  let stop = false;
-  const client = async (c: number) => {
-    for (let i = 0; !stop; i++) {
-      const outcome = await createOnce(`load-${c}-${i}`, '100m');
-      if (outcome === 'unavailable') unavailableAt.push(Date.now());
-      await sleep(50);
-    }
-  };
-  const load = Promise.all(Array.from({ length: 8 }, (_, c) => client(c)));
+test('the owner killed mid-load: the other replica takes over; increases refused for about a Lease duration and a landing window, decreases never', async () => {
+  await deleteSome('first-', 4);
+  const dying = (await owner())!;
+  const survivor = 1 - dying;
+  const running = load('killed');
   await sleep(1_000);
-  await scenario.service('webhook').process.kill();
-  await scenario.restart('webhook');
-  const restartedAt = Date.now();
-  // Not the owner yet, or refusing increases since it took over: a scale-down is admitted at once.
-  const shrinking = (await scenario.tenant.bindings()).find((rb) => rb.metadata!.name!.startsWith('first-'))!;
-  const smaller: ResourceBinding = { ...shrinking, spec: { ...shrinking.spec!, replicas: 0, clusters: [] } };
-  await objects().replaceNamespacedCustomObject({
-    ...RESOURCE_BINDING,
-    namespace,
-    name: shrinking.metadata!.name!,
-    body: smaller,
-  });
+  await scenario.webhooks[dying]!.process.kill();
+  const killedAt = Date.now();
+  // A decrease through the survivor at once, before it holds the Lease: admitted.
+  const shrinking = (await scenario.tenant.bindings()).filter((rb) =>
+    rb.metadata!.name!.startsWith('first-'),
+  );
+  const decreases = [];
+  for (const rb of shrinking.slice(0, 2)) {
+    let outcome: Outcome;
+    do outcome = await scaleDownOnce(rb.metadata!.name!);
+    while (outcome === 'unreached'); // a connection to the killed replica, reset
+    decreases.push(outcome);
+  }
+  expect(decreases).toEqual(['admitted', 'admitted']);
+  const refusedFor = await admittingAgain(killedAt);
+  await running.stop();
+  expect(await owner()).toBe(survivor);
+  process.stderr.write(
+    `[admission-owner] increases refused for ${refusedFor} ms after the owner was killed\n`,
+  );
+  expect(refusedFor).toBeLessThan((LEASE_SECONDS + LANDING_WINDOW_SECONDS) * 1000 + 10_000);
+  expect(running.outcomes.some((o) => o.outcome === 'unavailable' && o.at > killedAt)).toBe(true);
+  expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);
+  await expectRecountMatches(scenario.tenant);
+  expect(scenario.recorder.violations()).toEqual([]);
+  await scenario.restartWebhook(dying);
+});
+
+test('the owner paused past its Lease: the other takes over, and the paused one decides nothing once it resumes', async () => {
+  await deleteSome('killed-');
+  await deleteSome('probe-');
+  const paused = (await eventually(owner, (o) => o !== undefined, 30_000))!;
+  const other = 1 - paused;
+  const running = load('paused');
+  await sleep(500);
+  scenario.webhooks[paused]!.process.pause();
+  const pausedAt = Date.now();
   await eventually(
-    () => webhookMetric('karmada_quota_admission_owner'),
-    (owner) => owner === 1,
+    async () => metricValue(await metrics(other), 'karmada_quota_admission_owner'),
+    (o) => o === 1,
     30_000,
   );
-  // Admitting again once the counts hold what the dead owner admitted.
-  const admittedAgain = await eventually(
-    async () =>
-      (await createOnce(`after-${Date.now()}`, '100m')) === 'unavailable' ? undefined : Date.now(),
-    (at) => at !== undefined,
-    60_000,
+  const refusedFor = await admittingAgain(pausedAt);
+  scenario.webhooks[paused]!.process.resume();
+  // It lost the Lease while stopped: it says so, and forwards to the new owner.
+  await eventually(
+    async () => metricValue(await metrics(paused), 'karmada_quota_admission_owner'),
+    (o) => o === 0,
+    10_000,
   );
-  stop = true;
-  await load;
-  const refusedFor = admittedAgain! - restartedAt;
-  process.stderr.write(`[admission-owner] increases refused for ${refusedFor} ms after the restart\n`);
-  expect(refusedFor).toBeLessThan((LEASE_SECONDS + LANDING_WINDOW_SECONDS) * 1000 + 15_000);
-  expect(unavailableAt.length).toBeGreaterThan(0);
+  await sleep(2_000);
+  await running.stop();
+  process.stderr.write(
+    `[admission-owner] increases refused for ${refusedFor} ms after the owner was paused\n`,
+  );
+  expect(await owner()).toBe(other);
   expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);
+  expect(running.outcomes.filter((o) => o.outcome === 'admitted').length).toBeGreaterThan(0);
   await expectRecountMatches(scenario.tenant);
   expect(scenario.recorder.violations()).toEqual([]);
 });

@@ -26,7 +26,7 @@ export interface AdmissionOwnerOptions {
   retryPeriodSeconds: number;
   ttlSeconds: number;
   landingWindowSeconds: number;
-  /** Where this process answers (for the Lease record; forwarding is not built yet). */
+  /** Where this process answers forwarded decisions (host:port, written in the Lease record). */
   address: string;
 }
 
@@ -130,7 +130,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       10_000,
     );
     this.logger.warn(
-      `ADMISSION_MODE=owner is experimental: run one webhook replica (no forwarding yet); identity ${identity}`,
+      `ADMISSION_MODE=owner is experimental; identity ${identity}, answering forwarded decisions at ${options.address}`,
     );
   }
 

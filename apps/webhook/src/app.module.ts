@@ -22,7 +22,7 @@ import { ADMISSION_STRATEGY, AdmissionController, WEBHOOK_CONFIG } from './admis
 import { WatchedQuotaStore } from './watched-quota-store.js';
 import { NamespaceLabels } from './namespace-labels.js';
 import { TemplateWarnings } from './template-warnings.js';
-import type { WebhookConfig } from './config.js';
+import { peerAddress, type WebhookConfig } from './config.js';
 import { DenialEventRecorder } from './denial-events.js';
 import { StoredBindings } from './stored-bindings.js';
 import { BindingOverrides, TemplateClasses } from '#service-kit';
@@ -31,6 +31,7 @@ import { WaitingRecorder } from './waiting-recorder.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { SchedulerEstimator } from './scheduler-estimator.js';
 import { AdmissionOwner } from './admission-owner.js';
+import { AdmissionPeer } from './admission-peer.js';
 
 @Module({})
 export class WebhookModule {
@@ -153,7 +154,24 @@ export class WebhookModule {
                       retryPeriodSeconds: config.ADMISSION_LEASE_RETRY_SECONDS,
                       ttlSeconds: config.RESERVATION_TTL_SECONDS,
                       landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
-                      address: `${config.BIND_ADDRESS}:${config.PORT}`,
+                      address: peerAddress(config),
+                    },
+                    registry,
+                  ),
+              },
+              {
+                provide: AdmissionPeer,
+                inject: [AdmissionOwner, METRICS],
+                useFactory: (owner: AdmissionOwner, registry: Registry) =>
+                  new AdmissionPeer(
+                    owner.admission,
+                    {
+                      bindAddress: config.BIND_ADDRESS,
+                      port: config.ADMISSION_PEER_PORT,
+                      certFile: config.TLS_CERT_FILE,
+                      keyFile: config.TLS_KEY_FILE,
+                      peerCaFile: config.ADMISSION_PEER_CA_FILE!,
+                      reloadSeconds: config.TLS_RELOAD_SECONDS,
                     },
                     registry,
                   ),
@@ -166,15 +184,15 @@ export class WebhookModule {
             WebhookMetrics,
             WatchedQuotaStore,
             NamespaceLabels,
-            { token: AdmissionOwner, optional: true },
+            { token: AdmissionPeer, optional: true },
           ],
           useFactory: (
             metrics: WebhookMetrics,
             quotas: WatchedQuotaStore,
             namespaces: NamespaceLabels,
-            owner: AdmissionOwner | undefined,
+            peer: AdmissionPeer | undefined,
           ): AdmissionStrategy => {
-            if (owner) return owner.admission;
+            if (peer) return peer.strategy;
             return config.ADMISSION_MODE === 'cas-per-admission'
               ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces), claimTiming, metrics)
               : new AdmissionBatcher(

@@ -1,16 +1,20 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadWebhookConfig } from './config.js';
+import { loadWebhookConfig, peerAddress } from './config.js';
 
 describe('the webhook configuration', () => {
   let dir: string;
   let tls: { TLS_CERT_FILE: string; TLS_KEY_FILE: string };
+  /** What owner mode needs beyond TLS: the peers' CA and an address they reach. */
+  let owner: NodeJS.ProcessEnv;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'webhook-config-'));
     tls = { TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key') };
     writeFileSync(tls.TLS_CERT_FILE, '');
     writeFileSync(tls.TLS_KEY_FILE, '');
+    owner = { ADMISSION_MODE: 'owner', ADMISSION_PEER_CA_FILE: join(dir, 'ca.crt'), POD_IP: '10.0.0.7' };
+    writeFileSync(owner.ADMISSION_PEER_CA_FILE!, '-----BEGIN CERTIFICATE-----\n');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -20,7 +24,25 @@ describe('the webhook configuration', () => {
     ['cas-per-admission', 'cas-per-admission'],
     ['owner', 'owner'],
   ])('ADMISSION_MODE=%s selects %s', (mode, expected) => {
-    expect(loadWebhookConfig({ ...tls, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
+    expect(loadWebhookConfig({ ...tls, ...owner, ADMISSION_MODE: mode }).ADMISSION_MODE).toBe(expected);
+  });
+
+  test.each([
+    [{}, undefined, '10.0.0.7:8444'],
+    [{ ADMISSION_PEER_PORT: '9444' }, undefined, '10.0.0.7:9444'],
+    [{ POD_IP: 'fd00::7' }, undefined, '[fd00::7]:8444'],
+    [{ POD_IP: '', BIND_ADDRESS: '127.0.0.1' }, undefined, '127.0.0.1:8444'],
+    [{ ADMISSION_PEER_CA_FILE: '' }, 'ADMISSION_MODE=owner needs ADMISSION_PEER_CA_FILE', undefined],
+    [
+      { POD_IP: '', BIND_ADDRESS: '0.0.0.0' },
+      'ADMISSION_MODE=owner needs POD_IP (or a BIND_ADDRESS other than 0.0.0.0)',
+      undefined,
+    ],
+    [{ ADMISSION_PEER_PORT: '0' }, 'ADMISSION_PEER_PORT="0": must be between 1 and 65535', undefined],
+  ])('owner mode with %j: refused for %s, else peers reach it at %s', (env, error, address) => {
+    const load = () => loadWebhookConfig({ ...tls, ...owner, ...env });
+    if (error !== undefined) return expect(load).toThrow(error);
+    expect(peerAddress(load())).toBe(address);
   });
 
   test('LEASE_NAMESPACE: karmada-quota-system by default; set, that namespace; empty is refused', () => {

@@ -98,8 +98,8 @@ export const webhookEnv = {
   /**
    * `batched` (the product): concurrent admissions for a namespace share one status write.
    * `cas-per-admission`: the simple design, one status write per admission, kept to benchmark against.
-   * `owner` (experimental, one replica only): the holder of the admission Lease decides from memory,
-   * with no write per admission (docs/concepts/admission-owner.md).
+   * `owner` (experimental): the holder of the admission Lease decides from memory, with no write per
+   * admission; the other replicas forward to it (docs/concepts/admission-owner.md).
    */
   ADMISSION_MODE: z
     .enum(['batched', 'cas-per-admission', 'owner'], { error: 'must be batched, cas-per-admission or owner' })
@@ -116,6 +116,34 @@ export const webhookEnv = {
   ADMISSION_LEASE_RENEW_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(299).default(10),
   /** ADMISSION_MODE=owner: how often the Lease is renewed (or tried for). */
   ADMISSION_LEASE_RETRY_SECONDS: z.coerce.number().int().min(1).max(60).default(2),
+  /**
+   * ADMISSION_MODE=owner: the port (on BIND_ADDRESS) where the owner answers the decisions other
+   * replicas forward to it, over mutual TLS with the serving certificate (TLS_CERT_FILE).
+   */
+  ADMISSION_PEER_PORT: z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a port number')
+    .min(1, 'must be between 1 and 65535')
+    .max(65_535, 'must be between 1 and 65535')
+    .default(8444),
+  /**
+   * ADMISSION_MODE=owner: PEM CA that signed the serving certificate (the TLS Secret's ca.crt). A
+   * peer is a process presenting a certificate it signs for the same names as TLS_CERT_FILE.
+   */
+  ADMISSION_PEER_CA_FILE: z
+    .string()
+    .optional()
+    .refine((path) => !path || existsSync(path), 'no such file')
+    .refine((path) => !path || !existsSync(path) || holdsPemCertificate(path), 'holds no PEM certificate')
+    .transform((path) => path || undefined),
+  /**
+   * ADMISSION_MODE=owner: the address other replicas reach this process at (the chart sets it from
+   * the downward API); unset, BIND_ADDRESS, which must then not be a wildcard.
+   */
+  POD_IP: z
+    .string()
+    .optional()
+    .transform((ip) => ip || undefined),
 };
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
 export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -136,5 +164,24 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {
         `ADMISSION_LEASE_DURATION_SECONDS (${lease[2]}) must hold: the owner must stop deciding before ` +
         'another process may take the Lease, and renew more than once before it stops (docs/concepts/admission-owner.md)',
     );
+  if (config.ADMISSION_MODE === 'owner') {
+    if (!config.ADMISSION_PEER_CA_FILE)
+      throw new Error(
+        "ADMISSION_MODE=owner needs ADMISSION_PEER_CA_FILE, the CA of the serving certificate (the TLS Secret's " +
+          'ca.crt): replicas forward decisions to the owner over mutual TLS (docs/concepts/admission-owner.md)',
+      );
+    const host = config.POD_IP ?? config.BIND_ADDRESS;
+    if (['0.0.0.0', '::', '[::]', ''].includes(host))
+      throw new Error(
+        `ADMISSION_MODE=owner needs POD_IP (or a BIND_ADDRESS other than ${host || 'empty'}): the owner's ` +
+          'address other replicas forward to (the chart sets POD_IP from the downward API)',
+      );
+  }
   return config;
+}
+
+/** Where the other replicas reach this process's peer port (host:port, an IPv6 host in brackets). */
+export function peerAddress(config: WebhookConfig): string {
+  const host = config.POD_IP ?? config.BIND_ADDRESS;
+  return `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.ADMISSION_PEER_PORT}`;
 }

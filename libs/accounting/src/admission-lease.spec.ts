@@ -48,6 +48,30 @@ describe('AdmissionLease', () => {
     expect(b.lease.owns()).toBe(true);
   });
 
+  it("knows the holder's address while another holds it, not once it would expire, nor while free or its own", async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    expect(b.lease.holderAddress()).toBeUndefined(); // unread
+    await a.lease.step();
+    expect(a.lease.holderAddress()).toBeUndefined(); // its own
+    expect(await b.lease.step()).toBe('held elsewhere');
+    expect(b.lease.holderAddress()).toBe('a:8443');
+    // a stops renewing: b forwards no more once the Lease would expire by its clock, unread or not.
+    api.failReads = true;
+    b.advance(D - 1);
+    expect(await b.lease.step()).toBe('unreachable');
+    expect(b.lease.holderAddress()).toBe('a:8443');
+    b.advance(1);
+    expect(b.lease.holderAddress()).toBeUndefined();
+    api.failReads = false;
+    a.advance(D);
+    expect(await a.lease.step()).toBe('renewed');
+    await a.lease.release({}, {});
+    expect(await b.lease.step()).toBe('acquired');
+    expect(b.lease.holderAddress()).toBeUndefined(); // now its own
+  });
+
   it('decides nothing once its renew deadline has passed, and again after a renew', async () => {
     const api = new StoredLease();
     const a = process(api, 'a');

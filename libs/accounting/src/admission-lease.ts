@@ -46,6 +46,8 @@ export class AdmissionLease {
   private tenure?: Tenure;
   /** The Lease's version as last read, and when it was first seen (own clock): its expiry runs from there. */
   private seen?: { resourceVersion: string; at: number };
+  /** The Lease as last read, when another process held it. */
+  private heldElsewhere?: AdmissionLeaseState;
   private releasing = false;
 
   constructor(
@@ -74,6 +76,16 @@ export class AdmissionLease {
     return this.tenure?.record;
   }
 
+  /**
+   * Where the process holding the Lease answers forwarded decisions, as last read: undefined while this
+   * process holds it, while it is free or expired, or unread (the caller then fails closed).
+   */
+  holderAddress(): string | undefined {
+    const lease = this.heldElsewhere;
+    if (lease === undefined || this.expired(lease, this.clock())) return undefined;
+    return lease.record.address;
+  }
+
   /** Forgets the ghosts carried: the next renew writes the record without them. */
   dropGhosts(): void {
     if (this.tenure) this.tenure.record = { ...this.tenure.record, ghosts: {}, unknownInFlight: false };
@@ -87,12 +99,16 @@ export class AdmissionLease {
     try {
       lease = await this.api.read();
     } catch {
-      return 'unreachable';
+      return 'unreachable'; // the holder's address stays known until the Lease would expire
     }
     const now = this.clock();
     if (lease !== undefined && this.seen?.resourceVersion !== lease.resourceVersion)
       this.seen = { resourceVersion: lease.resourceVersion, at: now };
     if (lease === undefined) this.seen = undefined;
+    this.heldElsewhere =
+      lease !== undefined && lease.holder !== '' && lease.holder !== this.options.identity
+        ? lease
+        : undefined;
 
     // Only this process writes its identity (one per process): a Lease naming it is this one's, even
     // when the answer to its last write was lost.

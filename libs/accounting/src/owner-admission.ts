@@ -2,9 +2,10 @@
  * Admission by the owner (design C, experimental: ADMISSION_MODE=owner; docs/concepts/admission-owner.md):
  * the process holding the admission Lease decides every change that asks something of a quota from
  * memory, against the quotas as its watch shows them (the reconciler's counts) plus its ledger's
- * claims in flight, with no write to the Karmada API server. A process that does not hold the Lease
- * refuses such changes (fail closed): forwarding to the owner is not built yet. `tick()` runs the
- * Lease, the sweep of undecided attempts and the requests for counts.
+ * claims in flight, with no write to the Karmada API server. Another process forwards such changes
+ * to the holder (`forwardTo`; the webhook's admission-peer.ts), and refuses them (fail closed) while
+ * no holder is known. `tick()` runs the Lease, the sweep of undecided attempts and the requests for
+ * counts.
  */
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { formatList, parseResourceList } from '#quantity';
@@ -80,7 +81,7 @@ export class OwnerAdmission implements AdmissionStrategy {
       return failClosed('this webhook process is stopping and has handed the admission Lease on; retry');
     if (ledger === undefined || !this.lease.owns())
       return failClosed(
-        'this webhook replica does not hold the admission Lease (ADMISSION_MODE=owner is experimental and does not forward yet: run one replica)',
+        'no webhook process holds the admission Lease now (starting, or taking over from an owner that stopped: about one Lease duration)',
       );
     const { binding } = change.item;
     const { namespace } = binding;
@@ -182,6 +183,11 @@ export class OwnerAdmission implements AdmissionStrategy {
   /** Whether this process may decide now: it holds the Lease and renewed it in time. */
   get deciding(): boolean {
     return this.ledger !== undefined && this.lease.owns();
+  }
+
+  /** Where another process holding the Lease answers forwarded changes; undefined while this one decides. */
+  get forwardTo(): string | undefined {
+    return this.deciding || this.stopping ? undefined : this.lease.holderAddress();
   }
 
   /** Whether this tenure began by taking the Lease from an owner that stopped without handing over. */

@@ -52,12 +52,13 @@ export class ChaosFederation {
   /** Starts the services (each waits for /readyz; the webhook is registered on the host). */
   async startServices(
     services: readonly ServiceName[],
-    options: { instance?: string; env?: NodeJS.ProcessEnv } = {},
+    options: { instance?: string; env?: NodeJS.ProcessEnv; register?: boolean } = {},
   ): Promise<RunningService[]> {
     return startServices(this.federation, {
       redisUrl: this.redis.url(),
       services,
       instance: options.instance,
+      register: options.register,
       env: { ...CHAOS_SERVICE_ENV, ...options.env },
     });
   }

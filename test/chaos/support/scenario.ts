@@ -1,4 +1,9 @@
-import type { RunningService, ServiceName } from '../../../tools/federation/src/index.js';
+import {
+  registerWebhook,
+  type RunningService,
+  type ServiceName,
+} from '../../../tools/federation/src/index.js';
+import { roundRobinProxy } from '../../support/round-robin-proxy.js';
 import { ChaosFederation } from './chaos-federation.js';
 import { StatusRecorder } from './recorder.js';
 import { Tenant } from './tenant.js';
@@ -12,6 +17,9 @@ export class ChaosScenario {
   chaos!: ChaosFederation;
   tenant!: Tenant;
   recorder!: StatusRecorder;
+  /** The webhook processes (service('webhook') is the first). */
+  webhooks!: RunningService[];
+  private proxy?: Awaited<ReturnType<typeof roundRobinProxy>>;
   private readonly running = new Map<ServiceName, RunningService>();
 
   static setUp(
@@ -21,22 +29,44 @@ export class ChaosScenario {
       quotas: Record<string, Record<string, string>>;
       /** Settings of one service beyond the chaos timings (CHAOS_SERVICE_ENV). */
       env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+      /**
+       * Webhook processes (1 by default); more are registered behind one round-robin proxy, as pods
+       * behind their Service (`webhooks`).
+       */
+      webhookReplicas?: number;
     },
   ): ChaosScenario {
     const scenario = new ChaosScenario();
     beforeAll(async () => {
       scenario.chaos = await ChaosFederation.start(label, { members: options.members });
-      const services = ['webhook', 'aggregator', 'reconciler'] as const;
-      const started = await Promise.all(
-        services.map((name) => scenario.chaos.startService(name, { env: options.env?.[name] ?? {} })),
-      );
-      for (const service of started) scenario.running.set(service.name, service);
+      const replicas = options.webhookReplicas ?? 1;
+      const services = ['aggregator', 'reconciler'] as const;
+      const [webhooks, started] = await Promise.all([
+        Promise.all(
+          Array.from({ length: replicas }, (_, i) =>
+            scenario.chaos.startService('webhook', {
+              env: options.env?.webhook ?? {},
+              ...(replicas > 1 ? { instance: `r${i}`, register: false } : {}),
+            }),
+          ),
+        ),
+        Promise.all(
+          services.map((name) => scenario.chaos.startService(name, { env: options.env?.[name] ?? {} })),
+        ),
+      ]);
+      scenario.webhooks = webhooks;
+      if (replicas > 1) {
+        scenario.proxy = await roundRobinProxy(webhooks.map((w) => Number(new URL(w.url).port)));
+        await registerWebhook(scenario.chaos.host, scenario.proxy.url, webhooks[0]!.caPem!);
+      }
+      for (const service of [webhooks[0]!, ...started]) scenario.running.set(service.name, service);
       scenario.tenant = await Tenant.create(scenario.chaos, label, options.quotas);
       scenario.recorder = new StatusRecorder(scenario.tenant);
       await scenario.recorder.start();
     }, 300_000);
     afterAll(async () => {
       scenario.recorder?.stop();
+      await scenario.proxy?.close();
       await scenario.chaos?.stop();
     });
     return scenario;
@@ -50,6 +80,15 @@ export class ChaosScenario {
   async restart(name: ServiceName): Promise<RunningService> {
     const restarted = await this.chaos.restart(this.service(name));
     this.running.set(name, restarted);
+    if (name === 'webhook') this.webhooks[0] = restarted;
+    return restarted;
+  }
+
+  /** Starts a killed webhook replica again, on its port; webhooks[i] is then the new one. */
+  async restartWebhook(i: number): Promise<RunningService> {
+    const restarted = await this.chaos.restart(this.webhooks[i]!);
+    this.webhooks[i] = restarted;
+    if (i === 0) this.running.set('webhook', restarted);
     return restarted;
   }
 }

@@ -22,6 +22,7 @@ export {
   installCrds,
   kubeConfigFor,
   registerMember,
+  registerWebhook,
   serviceAccountToken,
   unregisterMember,
   WEBHOOK_CONFIGURATION_NAME,

@@ -12,6 +12,8 @@ const VALIDITY_MS = 365 * 24 * 3600 * 1000;
 export interface ServingCertificate {
   /** PEM of the CA that signed the serving certificate: the webhook's caBundle. */
   caPem: string;
+  /** The same, as a file (the webhook replicas' peer CA, ADMISSION_PEER_CA_FILE). */
+  caFile: string;
   certFile: string;
   keyFile: string;
 }
@@ -84,7 +86,9 @@ async function issue(
 
 /**
  * A throwaway CA and a serving certificate it signs for `127.0.0.1` and `localhost` (the API server
- * calls webhooks registered by URL on those), written as tls.crt / tls.key into `dir`.
+ * calls webhooks registered by URL on those), written as tls.crt / tls.key / ca.crt into `dir`. It
+ * is a client certificate too, as Helm's genSignedCert makes it: webhook replicas present it to each
+ * other (ADMISSION_MODE=owner).
  */
 export async function createServingCertificate(dir: string, commonName: string): Promise<ServingCertificate> {
   const ca = await createCa(commonName);
@@ -93,7 +97,10 @@ export async function createServingCertificate(dir: string, commonName: string):
     ca,
     commonName,
     [
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.ExtendedKeyUsageExtension([
+        x509.ExtendedKeyUsage.serverAuth,
+        x509.ExtendedKeyUsage.clientAuth,
+      ]),
       new x509.SubjectAlternativeNameExtension([
         { type: 'ip', value: '127.0.0.1' },
         { type: 'dns', value: 'localhost' },
@@ -101,7 +108,10 @@ export async function createServingCertificate(dir: string, commonName: string):
     ],
     files,
   );
-  return { caPem: ca.cert.toString('pem'), ...files };
+  const caPem = ca.cert.toString('pem');
+  const caFile = join(dir, 'ca.crt');
+  writeFileSync(caFile, caPem);
+  return { caPem, caFile, ...files };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Federation } from './federation.js';
 import { registerWebhook } from './host-setup.js';
 import { freePort, probe, waitFor } from './net.js';
 import { repoRoot } from './paths.js';
-import { createServingCertificate, type ClientCertificate } from './pki.js';
+import { createServingCertificate, type ClientCertificate, type ServingCertificate } from './pki.js';
 import type { ManagedProcess } from './processes.js';
 
 export const SERVICES = ['webhook', 'aggregator', 'reconciler', 'console'] as const;
@@ -69,6 +69,8 @@ export async function startServices(
                 TLS_CERT_FILE: tls.certFile,
                 TLS_KEY_FILE: tls.keyFile,
                 CLIENT_CA_FILE: federation.info.webhookClient.caFile,
+                ADMISSION_PEER_CA_FILE: tls.caFile,
+                ADMISSION_PEER_PORT: String(await freePort()),
               }
             : {}),
           PORT: String(port),
@@ -98,8 +100,16 @@ export async function startServices(
   );
 }
 
-async function webhookCertificate(federation: Federation) {
-  const dir = join(federation.stateDir, 'webhook-tls');
-  mkdirSync(dir, { recursive: true });
-  return createServingCertificate(dir, 'karmada-quota-webhook');
+/** One serving certificate per federation, as one TLS Secret serves every webhook replica. */
+const webhookCertificates = new WeakMap<Federation, Promise<ServingCertificate>>();
+
+function webhookCertificate(federation: Federation): Promise<ServingCertificate> {
+  let certificate = webhookCertificates.get(federation);
+  if (certificate === undefined) {
+    const dir = join(federation.stateDir, 'webhook-tls');
+    mkdirSync(dir, { recursive: true });
+    certificate = createServingCertificate(dir, 'karmada-quota-webhook');
+    webhookCertificates.set(federation, certificate);
+  }
+  return certificate;
 }

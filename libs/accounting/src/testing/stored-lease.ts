@@ -8,8 +8,11 @@ export class StoredLease implements LeaseApi {
   private version = 1;
   /** The next write: applied but its answer lost, or not applied at all. */
   fault?: 'answer lost' | 'not applied';
+  /** Every read fails (the API server unreachable) while set. */
+  failReads = false;
 
   async read() {
+    if (this.failReads) throw new Error('connect ECONNREFUSED');
     return this.lease && structuredClone(this.lease);
   }
 
