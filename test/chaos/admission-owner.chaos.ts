@@ -240,7 +240,12 @@ test('the owner paused past its Lease: the other takes over, and the paused one 
     (o) => o === 0,
     10_000,
   );
-  await sleep(2_000);
+  const forwardedBefore = await forwarded(paused, 'answered');
+  await eventually(
+    () => forwarded(paused, 'answered'),
+    (count) => count > forwardedBefore,
+    20_000,
+  );
   await running.stop();
   process.stderr.write(
     `[admission-owner] increases refused for ${refusedFor} ms after the owner was paused\n`,

@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { PeerCertificate } from 'node:tls';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import {
   freePort,
   type ServingCertificate,
 } from '../../../tools/federation/src/index.js';
-import { AdmissionPeer, decodeForwarded, decodeOutcome, forwardedBody } from './admission-peer.js';
+import { AdmissionPeer, decodeForwarded, decodeOutcome, forwardedBody, isPeer } from './admission-peer.js';
 
 const binding = (
   name: string,
@@ -49,6 +50,7 @@ describe('AdmissionPeer: forwarding to the admission owner over mutual TLS', () 
   let dir: string;
   let tls: ServingCertificate;
   let other: ServingCertificate;
+  let bothCas: string;
   const started: AdmissionPeer[] = [];
 
   beforeAll(async () => {
@@ -57,9 +59,11 @@ describe('AdmissionPeer: forwarding to the admission owner over mutual TLS', () 
     const otherDir = join(dir, 'other');
     mkdirSync(otherDir);
     other = await createServingCertificate(otherDir, 'webhook');
+    bothCas = join(dir, 'both-cas.crt');
+    writeFileSync(bothCas, tls.caPem + other.caPem);
   });
   afterEach(async () => {
-    await Promise.all(started.splice(0).map((peer) => peer.onModuleDestroy()));
+    await Promise.all(started.splice(0).map((peer) => peer.onApplicationShutdown()));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -67,6 +71,7 @@ describe('AdmissionPeer: forwarding to the admission owner over mutual TLS', () 
   async function peer(
     owner: ConstructorParameters<typeof AdmissionPeer>[0],
     certificate = tls,
+    peerCaFile = certificate.caFile,
   ): Promise<{ peer: AdmissionPeer; address: string; registry: Registry }> {
     const port = await freePort();
     const registry = new Registry();
@@ -77,7 +82,7 @@ describe('AdmissionPeer: forwarding to the admission owner over mutual TLS', () 
         port,
         certFile: certificate.certFile,
         keyFile: certificate.keyFile,
-        peerCaFile: certificate.caFile,
+        peerCaFile,
         reloadSeconds: 60,
       },
       registry,
@@ -134,24 +139,48 @@ describe('AdmissionPeer: forwarding to the admission owner over mutual TLS', () 
       'could not be reached in time',
     ],
     [
+      // It trusts the replica's CA as well, so only the replica's check of the owner refuses.
       'an owner with a certificate from another CA',
       async () =>
-        (await peer({ forwardTo: undefined, admit: async () => ({ allowed: true }) }, other)).address,
+        (await peer({ forwardTo: undefined, admit: async () => ({ allowed: true }) }, other, bothCas))
+          .address,
       'could not be reached in time',
+    ],
+    [
+      'an owner whose decision throws',
+      async () =>
+        (await peer({ forwardTo: undefined, admit: () => Promise.reject(new Error('a bug in decide')) }))
+          .address,
+      'failed deciding the change (a bug in decide)',
     ],
   ])(
     '%s: the replica fails closed, naming the owner, within its deadline',
-    async (_what, ownerAt, message) => {
+    async (what, ownerAt, message) => {
       const address = await ownerAt();
       const replica = await peer({ forwardTo: address, admit: () => Promise.reject(new Error('not here')) });
       const startedAt = Date.now();
       const outcome = await replica.peer.strategy.admit(changeOf(binding('web', '1')), startedAt + 500);
       expect(Date.now() - startedAt).toBeLessThan(2_000);
       expect(outcome).toMatchObject({ allowed: false, unavailable: true });
+      const throws = what.includes('throws');
       expect((outcome as { message: string }).message).toContain(
-        `the admission owner at ${address} ${message}`,
+        throws ? `the admission owner ${message}` : `the admission owner at ${address} ${message}`,
       );
-      expect(await forwarded(replica.registry, 'failed')).toBe(1);
+      // An owner's refusal is an answer: the replica passes it on.
+      expect(await forwarded(replica.registry, throws ? 'answered' : 'failed')).toBe(1);
+    },
+  );
+
+  test.each([
+    ['IP Address:127.0.0.1, DNS:localhost', true],
+    ['IP Address:127.0.0.1, DNS:localhost, DNS:other', false],
+    ['DNS:localhost', false],
+    [undefined, false],
+  ])(
+    'a certificate for %s is a peer of one for IP Address:127.0.0.1, DNS:localhost: %s',
+    (names, expected) => {
+      const cert = names === undefined ? undefined : ({ subjectaltname: names } as PeerCertificate);
+      expect(isPeer(cert, 'IP Address:127.0.0.1, DNS:localhost')).toBe(expected);
     },
   );
 

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, type Registry } from 'prom-client';
 import { describeError, isJsonObject, type ResourceBinding } from '#api';
 import {
@@ -26,8 +26,11 @@ import { bindingCharge } from '#quota';
 export const DECIDE_PATH = '/admission/decide';
 /** Kubernetes caps a request body at 3 MiB; a forwarded change carries the object and the old one. */
 const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
-/** Kept back from the forwarder's deadline for the answer's way back. */
-const RETURN_MARGIN_MS = 50;
+/**
+ * Kept back from the forwarder's deadline for the way there and back: an owner deciding after the
+ * forwarder gave up holds a claim for a change that is never stored (until the landing window).
+ */
+const TRANSIT_MARGIN_MS = 100;
 
 export interface AdmissionPeerOptions {
   bindAddress: string;
@@ -52,7 +55,7 @@ interface ForwardedChange {
  * The peer port: serves the owner's decisions to the other replicas, and forwards this replica's
  * changes to the owner while another process holds the Lease (`strategy`).
  */
-export class AdmissionPeer implements OnApplicationBootstrap, OnModuleDestroy {
+export class AdmissionPeer implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly strategy: AdmissionStrategy;
   private readonly logger = new Logger('admission-peer');
   private readonly server: Server;
@@ -100,7 +103,11 @@ export class AdmissionPeer implements OnApplicationBootstrap, OnModuleDestroy {
     this.reload = setInterval(() => this.reloadTls(), this.options.reloadSeconds * 1000).unref();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * After every onModuleDestroy: the owner keeps answering its peers until it has handed the Lease
+   * over (then it refuses them: stopping), and a replica keeps forwarding until the review port is shut.
+   */
+  async onApplicationShutdown(): Promise<void> {
     clearInterval(this.reload);
     this.agent.destroy();
     this.server.closeAllConnections();
@@ -112,7 +119,9 @@ export class AdmissionPeer implements OnApplicationBootstrap, OnModuleDestroy {
     const to = this.owner.forwardTo;
     if (to === undefined) return this.owner.admit(change, answerBy);
     try {
-      const outcome = await this.post(to, forwardedBody(change, answerBy - Date.now()), answerBy);
+      const budgetMs = answerBy - Date.now() - TRANSIT_MARGIN_MS;
+      if (budgetMs <= 0) throw new Error('no time left to ask it');
+      const outcome = await this.post(to, forwardedBody(change, budgetMs), answerBy);
       this.forwarded.inc({ result: 'answered' });
       return outcome;
     } catch (err) {
@@ -182,10 +191,14 @@ export class AdmissionPeer implements OnApplicationBootstrap, OnModuleDestroy {
       forwarded = { error: describeError(err) };
     }
     if ('error' in forwarded) return answer(400, { message: forwarded.error }, 'refused');
-    const outcome = await this.owner.admit(
-      forwarded.change,
-      Date.now() + forwarded.budgetMs - RETURN_MARGIN_MS,
-    );
+    let outcome: AdmissionOutcome;
+    try {
+      outcome = await this.owner.admit(forwarded.change, Date.now() + forwarded.budgetMs);
+    } catch (err) {
+      // As on the review path, where Nest turns it into a 500: one change fails, not the process.
+      this.logger.error({ error: describeError(err) }, 'deciding a forwarded change failed');
+      outcome = failClosed(`the admission owner failed deciding the change (${describeError(err)})`);
+    }
     answer(200, outcome, 'decided');
   }
 
@@ -206,10 +219,13 @@ export class AdmissionPeer implements OnApplicationBootstrap, OnModuleDestroy {
       const next = readPeerTls(this.options);
       if (next.fingerprint === this.tls.fingerprint) return;
       this.server.setSecureContext(next.context);
+      // A peer verified against the old CA keeps that verdict on its open connection: end them all.
+      if (next.context.ca !== this.tls.context.ca) this.server.closeAllConnections();
       this.tls = next;
       const old = this.agent;
       this.agent = this.newAgent();
-      old.destroy();
+      // Forwards in flight on the old agent's connections end by their deadline (at most 30 s).
+      setTimeout(() => old.destroy(), 60_000).unref();
       this.logger.log('serving and presenting the renewed TLS certificate to peers');
     } catch (err) {
       this.logger.error(
@@ -241,7 +257,7 @@ function readPeerTls(options: AdmissionPeerOptions): PeerTls {
   return { context, names: certificate.subjectAltName, fingerprint: context.key + context.cert + context.ca };
 }
 
-function isPeer(cert: PeerCertificate | undefined, names: string): boolean {
+export function isPeer(cert: PeerCertificate | undefined, names: string): boolean {
   return cert?.subjectaltname === names;
 }
 
@@ -299,9 +315,9 @@ export function decodeForwarded(
   )
     return { error: 'a forwarded change lacks the ResourceBinding it asks for' };
   const binding = object as unknown as ResourceBinding;
-  const { charge, errors } = bindingCharge(binding);
-  if (errors.length > 0) return { error: `the forwarded ResourceBinding is invalid: ${errors.join('; ')}` };
   const old = oldObject as unknown as ResourceBinding | undefined;
+  // Charged as the forwarder's review path charges the judged object: the raw one was validated there.
+  const { charge } = bindingCharge(binding);
   return { change: bindingChange({ namespace, name }, binding, charge, dryRun, old), budgetMs };
 }
 

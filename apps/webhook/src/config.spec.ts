@@ -39,6 +39,12 @@ describe('the webhook configuration', () => {
       undefined,
     ],
     [{ ADMISSION_PEER_PORT: '0' }, 'ADMISSION_PEER_PORT="0": must be between 1 and 65535', undefined],
+    [{ POD_IP: 'web-0' }, 'POD_IP="web-0": must be an IP address', undefined],
+    [
+      { BIND_ADDRESS: '127.0.0.1' },
+      'with POD_IP=10.0.0.7 needs a BIND_ADDRESS other pods reach, not 127.0.0.1',
+      undefined,
+    ],
   ])('owner mode with %j: refused for %s, else peers reach it at %s', (env, error, address) => {
     const load = () => loadWebhookConfig({ ...tls, ...owner, ...env });
     if (error !== undefined) return expect(load).toThrow(error);

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { claimTimingEnv, loadConfig, redisEnv, serviceEnv } from '#service-kit';
 
@@ -143,6 +144,7 @@ export const webhookEnv = {
   POD_IP: z
     .string()
     .optional()
+    .refine((ip) => !ip || isIP(ip) !== 0, 'must be an IP address')
     .transform((ip) => ip || undefined),
 };
 export type WebhookConfig = ReturnType<typeof loadWebhookConfig>;
@@ -176,8 +178,17 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env) {
         `ADMISSION_MODE=owner needs POD_IP (or a BIND_ADDRESS other than ${host || 'empty'}): the owner's ` +
           'address other replicas forward to (the chart sets POD_IP from the downward API)',
       );
+    if (config.POD_IP && isLoopback(config.BIND_ADDRESS))
+      throw new Error(
+        `ADMISSION_MODE=owner with POD_IP=${config.POD_IP} needs a BIND_ADDRESS other pods reach, not ${config.BIND_ADDRESS}: ` +
+          'the peer port listens there',
+      );
   }
   return config;
+}
+
+function isLoopback(address: string): boolean {
+  return address === 'localhost' || address === '::1' || address.startsWith('127.');
 }
 
 /** Where the other replicas reach this process's peer port (host:port, an IPv6 host in brackets). */

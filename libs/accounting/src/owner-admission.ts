@@ -187,7 +187,7 @@ export class OwnerAdmission implements AdmissionStrategy {
 
   /** Where another process holding the Lease answers forwarded changes; undefined while this one decides. */
   get forwardTo(): string | undefined {
-    return this.deciding || this.stopping ? undefined : this.lease.holderAddress();
+    return this.deciding ? undefined : this.lease.holderAddress();
   }
 
   /** Whether this tenure began by taking the Lease from an owner that stopped without handing over. */
