@@ -11,12 +11,18 @@ import { isRetryable } from './support/tenant.js';
  * ADMISSION_MODE=owner (experimental, docs/concepts/admission-owner.md) with two webhook replicas
  * behind one registration, on a real host API server: the holder of the admission Lease decides from
  * memory, writing nothing to quota statuses, and the other replica forwards to it. The owner killed
- * mid-load: the other takes the Lease once it expired and refuses increases until the counts hold
- * what the dead one admitted, never decreases. The owner paused past its Lease: it decides nothing
+ * mid-load: the other takes the Lease once it expired and admits again at once, charging the dead
+ * one's in-flight budgets until the counts hold what it admitted; decreases are never refused. The owner paused past its Lease: it decides nothing
  * once it resumes.
  */
 const LEASE_SECONDS = 4;
-const LANDING_WINDOW_SECONDS = 2;
+/** Longer than the Lease: a successor that waited a window before admitting again would show. */
+const LANDING_WINDOW_SECONDS = 10;
+/** Shared by the webhook and the reconciler, as the chart sets them. */
+const CLAIM_TIMING = {
+  ADMISSION_LANDING_WINDOW_SECONDS: String(LANDING_WINDOW_SECONDS),
+  RESERVATION_TTL_SECONDS: String(2 * LANDING_WINDOW_SECONDS),
+};
 const scenario = ChaosScenario.setUp('admission-owner', {
   members: 1,
   quotas: { team: { cpu: '10', pods: '100' } },
@@ -27,7 +33,9 @@ const scenario = ChaosScenario.setUp('admission-owner', {
       ADMISSION_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
       ADMISSION_LEASE_RENEW_DEADLINE_SECONDS: '3',
       ADMISSION_LEASE_RETRY_SECONDS: '1',
+      ...CLAIM_TIMING,
     },
+    reconciler: CLAIM_TIMING,
   },
 });
 
@@ -184,7 +192,7 @@ test('two replicas, one owner: never over the limit, the other forwards, no clai
   expect(scenario.recorder.violations()).toEqual([]);
 });
 
-test('the owner killed mid-load: the other replica takes over; increases refused for about a Lease duration and a landing window, decreases never', async () => {
+test('the owner killed mid-load: the other replica takes over charging its budgets; increases refused for about a Lease duration, decreases never', async () => {
   await deleteSome('first-', 4);
   const dying = (await owner())!;
   const survivor = 1 - dying;
@@ -210,7 +218,9 @@ test('the owner killed mid-load: the other replica takes over; increases refused
   process.stderr.write(
     `[admission-owner] increases refused for ${refusedFor} ms after the owner was killed\n`,
   );
-  expect(refusedFor).toBeLessThan((LEASE_SECONDS + LANDING_WINDOW_SECONDS) * 1000 + 10_000);
+  // The Lease, its last renew's age (up to the retry period) and a probe's round trip; never the window.
+  expect(refusedFor).toBeLessThan(LEASE_SECONDS * 1000 + 4_000);
+  expect(refusedFor).toBeLessThan(LANDING_WINDOW_SECONDS * 1000);
   expect(running.outcomes.some((o) => o.outcome === 'unavailable' && o.at > killedAt)).toBe(true);
   expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);
   await expectRecountMatches(scenario.tenant);

@@ -155,6 +155,8 @@ export class PodmanKubelet {
     }
     if (fieldRef?.fieldPath === 'metadata.name') return podName;
     if (fieldRef?.fieldPath === 'metadata.namespace') return this.namespace;
+    // On the machine's network (--network host), the pod is reached where everything here is.
+    if (fieldRef?.fieldPath === 'status.podIP') return '127.0.0.1';
     throw new Error(`env ${env.name}: this test kubelet cannot resolve ${JSON.stringify(env.valueFrom)}`);
   }
 

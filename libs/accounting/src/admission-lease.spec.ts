@@ -43,9 +43,63 @@ describe('AdmissionLease', () => {
     expect(await b.lease.step()).toBe('held elsewhere');
     b.advance(1);
     expect(await b.lease.step()).toBe('acquired');
-    // a did not hand over: what it admitted is unknown.
-    expect(api.lease).toMatchObject({ holder: 'b', transitions: 1, record: { unknownInFlight: true } });
+    // a did not hand over, but its budgets (none written: nothing admitted) bound what may still land.
+    expect(api.lease).toMatchObject({
+      holder: 'b',
+      transitions: 1,
+      record: { unknownInFlight: false, ghosts: {}, budgets: {} },
+    });
     expect(b.lease.owns()).toBe(true);
+  });
+
+  it.each([
+    [
+      'the budgets it wrote, as ghosts beside those it carried',
+      { 'team-a/q': { cpu: '1' } },
+      { ghosts: { 'team-a/q': { cpu: '3' }, 'team-b/q': { memory: '1Gi' } }, unknownInFlight: false },
+    ],
+    [
+      'no budgets (an older version): every increase waits',
+      undefined,
+      { ghosts: { 'team-a/q': { cpu: '1' } }, unknownInFlight: true },
+    ],
+  ])('a successor of a crashed holder charges %s', async (_what, ghosts, expected) => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    a.advance(1_000);
+    const budgets = { 'team-a/q': { cpu: '2' }, 'team-b/q': { memory: '1Gi' } };
+    expect(
+      await a.lease.step((carried) => ({
+        ...carried,
+        ghosts: ghosts ?? { 'team-a/q': { cpu: '1' } },
+        ...(ghosts ? { budgets } : { budgets: undefined }),
+      })),
+    ).toBe('renewed');
+    if (!ghosts) delete api.lease!.record.budgets;
+    await b.lease.step();
+    b.advance(D);
+    expect(await b.lease.step()).toBe('acquired');
+    expect(b.lease.carried()).toMatchObject({ ...expected, budgets: {} });
+  });
+
+  it('persists a record between rounds as a renew: the Lease moves on, and owns() counts from it', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    await a.lease.step();
+    a.advance(R - 1);
+    expect(await a.lease.persist((carried) => ({ ...carried, budgets: { 'team-a/q': { cpu: '4' } } }))).toBe(
+      true,
+    );
+    expect(api.lease?.record.budgets).toEqual({ 'team-a/q': { cpu: '4' } });
+    a.advance(R - 1);
+    expect(a.lease.owns()).toBe(true);
+    api.fault = 'not applied';
+    expect(await a.lease.persist((carried) => carried)).toBe(false);
+    a.advance(1);
+    expect(a.lease.owns()).toBe(false);
+    expect(await a.lease.persist((carried) => carried)).toBe(false); // not held in time: not written
   });
 
   it("knows the holder's address while another holds it, not once it would expire, nor while free or its own", async () => {
@@ -143,6 +197,7 @@ describe('AdmissionLease', () => {
       ghosts: { 'team-a/q': { cpu: '2' } },
       unknownInFlight: false,
       counted: { 'team-a/q': '40' },
+      budgets: {},
     });
     expect(await a.lease.step()).toBe('held elsewhere');
   });
@@ -156,9 +211,9 @@ describe('AdmissionLease', () => {
     await a.lease.release({ 'team-a/q': { cpu: '2' } }, { 'team-a/q': '40' });
     await b.lease.step();
     await c.lease.step();
-    c.advance(D); // b crashed
+    c.advance(D); // b crashed; it had written budgets (none: it admitted nothing)
     expect(await c.lease.step()).toBe('acquired');
-    expect(c.lease.carried()).toMatchObject({ ghosts: { 'team-a/q': { cpu: '2' } }, unknownInFlight: true });
+    expect(c.lease.carried()).toMatchObject({ ghosts: { 'team-a/q': { cpu: '2' } }, unknownInFlight: false });
     expect(api.lease?.transitions).toBe(2);
     c.lease.dropGhosts();
     expect(await c.lease.step()).toBe('renewed');
@@ -167,6 +222,7 @@ describe('AdmissionLease', () => {
       ghosts: {},
       unknownInFlight: false,
       counted: { 'team-a/q': '40' },
+      budgets: {},
     });
   });
 

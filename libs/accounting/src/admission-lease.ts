@@ -7,6 +7,7 @@
  * The Lease also carries what the next owner must charge (the ghosts), fenced by the same writes.
  */
 
+import { addLists, formatList, parseResourceList } from '#quantity';
 import type { AdmissionLeaseState, AdmissionRecord, LeaseApi } from '#service-kit';
 
 // The Lease's wire contract lives beside its Kubernetes implementation (KubeAdmissionLeaseApi), as
@@ -33,6 +34,7 @@ interface Tenure {
   /** When the last successful write of the Lease began (a renew counts from its start). */
   renewedAt: number;
   resourceVersion: string;
+  transitions: number;
   record: AdmissionRecord;
 }
 
@@ -49,6 +51,8 @@ export class AdmissionLease {
   /** The Lease as last read, when another process held it. */
   private heldElsewhere?: AdmissionLeaseState;
   private releasing = false;
+  /** The Lease's reads and writes, one at a time: a write is a compare-and-swap on the version last written. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly api: LeaseApi,
@@ -91,8 +95,42 @@ export class AdmissionLease {
     if (this.tenure) this.tenure.record = { ...this.tenure.record, ghosts: {}, unknownInFlight: false };
   }
 
-  /** One round: renew, or acquire when the Lease is free or expired by this process's clock. */
-  async step(): Promise<LeaseStep> {
+  /**
+   * One round: renew, or acquire when the Lease is free or expired by this process's clock. A renew
+   * writes `next(carried())` when given (the holder's budgets and counts, made as the write begins).
+   */
+  step(next?: (carried: AdmissionRecord) => AdmissionRecord): Promise<LeaseStep> {
+    return this.exclusive(() => this.round(next));
+  }
+
+  /**
+   * Writes `next(carried())` to the Lease held now, as a renew does, without waiting for the next
+   * round (a larger budget before it is used); false when not held or the write failed.
+   */
+  persist(next: (carried: AdmissionRecord) => AdmissionRecord): Promise<boolean> {
+    return this.exclusive(async () => {
+      const tenure = this.tenure;
+      if (tenure === undefined || !this.owns()) return false;
+      const started = this.clock();
+      return this.write(
+        {
+          holder: this.options.identity,
+          transitions: tenure.transitions,
+          resourceVersion: tenure.resourceVersion,
+        },
+        next(tenure.record),
+        started,
+      );
+    });
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async round(next?: (carried: AdmissionRecord) => AdmissionRecord): Promise<LeaseStep> {
     if (this.releasing) return 'held elsewhere';
     const started = this.clock();
     let lease: AdmissionLeaseState | undefined;
@@ -114,7 +152,8 @@ export class AdmissionLease {
     // when the answer to its last write was lost.
     if (lease?.holder === this.options.identity) {
       const renewing = this.tenure !== undefined;
-      const written = await this.write(lease, this.tenure?.record ?? lease.record, started);
+      const record = this.tenure ? (next?.(this.tenure.record) ?? this.tenure.record) : lease.record;
+      const written = await this.write(lease, record, started);
       if (written) return renewing ? 'renewed' : 'acquired';
       return this.tenure === undefined ? 'lost' : 'unreachable';
     }
@@ -123,13 +162,16 @@ export class AdmissionLease {
       return 'lost';
     }
     if (lease !== undefined && lease.holder !== '' && !this.expired(lease, now)) return 'held elsewhere';
-    // A holder that let the Lease expire did not hand over: what it admitted may still land.
+    // A holder that let the Lease expire did not hand over: what it admitted may still land, within
+    // its budgets when it wrote them.
     const crashed = lease !== undefined && lease.holder !== '';
+    const budgets = crashed ? lease?.record.budgets : {};
     const record: AdmissionRecord = {
       address: this.options.address,
-      ghosts: lease?.record.ghosts ?? {},
-      unknownInFlight: crashed || (lease?.record.unknownInFlight ?? false),
+      ghosts: addWireLists(lease?.record.ghosts ?? {}, budgets ?? {}),
+      unknownInFlight: budgets === undefined || (lease?.record.unknownInFlight ?? false),
       counted: lease?.record.counted ?? {},
+      budgets: {}, // nothing admitted yet
     };
     return (await this.write(lease, record, this.clock())) ? 'acquired' : 'held elsewhere';
   }
@@ -139,11 +181,18 @@ export class AdmissionLease {
    * (per quota key, what may still land: the ledger's claims and the ghosts it has not settled), and
    * `counted` (per quota key, the count its claims were retired against: the ledger's countedUpTo).
    */
-  async release(
+  release(
     inFlight: Record<string, Record<string, string>>,
     counted: Record<string, string>,
   ): Promise<boolean> {
     this.releasing = true;
+    return this.exclusive(() => this.handOver(inFlight, counted));
+  }
+
+  private async handOver(
+    inFlight: Record<string, Record<string, string>>,
+    counted: Record<string, string>,
+  ): Promise<boolean> {
     const tenure = this.tenure;
     if (tenure === undefined) return false;
     const lease = await this.api.read().catch(() => undefined);
@@ -178,7 +227,7 @@ export class AdmissionLease {
 
   /** Writes the Lease held by this process; false when another write came first or it failed. */
   private async write(
-    lease: AdmissionLeaseState | undefined,
+    lease: Pick<AdmissionLeaseState, 'holder' | 'transitions' | 'resourceVersion'> | undefined,
     record: AdmissionRecord,
     startedAt: number,
   ): Promise<boolean> {
@@ -198,6 +247,7 @@ export class AdmissionLease {
         since: this.tenure?.since ?? startedAt,
         renewedAt: startedAt,
         resourceVersion: written.resourceVersion,
+        transitions: written.transitions,
         record,
       };
       return true;
@@ -207,4 +257,17 @@ export class AdmissionLease {
       return false;
     }
   }
+}
+
+/** Per quota key, the sum of two records' lists (ghosts and budgets), in wire form. */
+function addWireLists(
+  a: Record<string, Record<string, string>>,
+  b: Record<string, Record<string, string>>,
+): Record<string, Record<string, string>> {
+  const sum: Record<string, Record<string, string>> = { ...a };
+  for (const [key, list] of Object.entries(b))
+    sum[key] = formatList(
+      addLists(parseResourceList(sum[key] ?? {}, 'ghost').list, parseResourceList(list, 'budget').list),
+    );
+  return sum;
 }

@@ -10,7 +10,7 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { formatList, parseResourceList } from '#quantity';
 import { isResourceVersion, quotaName, type QuotaClaim } from '#quota';
-import type { AdmissionLease, LeaseStep } from './admission-lease.js';
+import type { AdmissionLease, AdmissionRecord, LeaseStep } from './admission-lease.js';
 import {
   failClosed,
   type AdmissionOutcome,
@@ -19,7 +19,7 @@ import {
 } from './admission-strategy.js';
 import { decide, projected, type SelectionOf } from './cas-round.js';
 import type { ReconcileTarget } from '#usage';
-import { countTargetOf, ledgerKey, OwnerLedger } from './owner-ledger.js';
+import { countTargetOf, ledgerKey, OwnerLedger, type BudgetWrite } from './owner-ledger.js';
 
 /** The quotas as the owner's watches show them. */
 export interface OwnerQuotaView {
@@ -68,9 +68,21 @@ export class OwnerAdmission implements AdmissionStrategy {
     private readonly warn: (message: string) => void = () => {},
   ) {}
 
-  /** Decided at once, with no await: no two decisions start from one sum of claims in flight. */
+  /**
+   * Decided at once, with no await: no two decisions start from one sum of claims in flight. An
+   * admitted change beyond the in-flight budget the Lease holds is answered once a larger one is
+   * written (its claim recorded meanwhile, so later decisions count it).
+   */
   admit(change: BindingChange, answerBy: number): Promise<AdmissionOutcome> {
-    return Promise.resolve(this.decideNow(change, answerBy));
+    const decided = this.decideNow(change, answerBy);
+    const ledger = this.ledger;
+    if (!decided.allowed || change.item.dryRun || ledger === undefined || ledger.withinBudget)
+      return Promise.resolve(decided);
+    return this.budgetRaised(ledger).then((raised) =>
+      raised && this.timing.clock() < answerBy && this.lease.owns()
+        ? decided
+        : failClosed('the admission owner could not write a larger in-flight budget to its Lease in time'),
+    );
   }
 
   private decideNow(change: BindingChange, answerBy: number): AdmissionOutcome {
@@ -140,7 +152,14 @@ export class OwnerAdmission implements AdmissionStrategy {
 
   /** One round of the Lease, the sweep and the count requests; not to be run twice at once. */
   async tick(): Promise<LeaseStep> {
-    const step = await this.lease.step();
+    const ledger = this.ledger;
+    let write: BudgetWrite | undefined;
+    const step = await this.lease.step((carried) => {
+      if (ledger === undefined) return carried;
+      write = ledger.budgetWrite();
+      return recordWith(carried, ledger, write);
+    });
+    if (step === 'renewed' && write) ledger?.budgetWritten(write);
     if (step === 'acquired') this.ledger = this.takeOver();
     if (step === 'lost') this.ledger = undefined;
     await this.sweep();
@@ -168,6 +187,21 @@ export class OwnerAdmission implements AdmissionStrategy {
       for (const binding of needing) ledger.read(binding, version, readAt, windowMs);
     }
     await this.requestCounts(ledger.awaitingCount(keys ?? []));
+  }
+
+  /** Writes larger budgets until they cover what was admitted; false when a write fails or the Lease is lost. */
+  private async budgetRaised(ledger: OwnerLedger): Promise<boolean> {
+    while (!ledger.withinBudget) {
+      if (this.ledger !== ledger) return false;
+      let write: BudgetWrite | undefined;
+      const written = await this.lease.persist((carried) => {
+        write = ledger.budgetWrite();
+        return recordWith(carried, ledger, write);
+      });
+      if (!written) return false;
+      ledger.budgetWritten(write!);
+    }
+    return true;
   }
 
   /** Hands the Lease on with what is in flight (a graceful stop); false when it could not. */
@@ -226,6 +260,15 @@ export class OwnerAdmission implements AdmissionStrategy {
       }
     }
   }
+}
+
+/** The Lease record with the owner's budgets and the newest counts it retired claims against. */
+function recordWith(carried: AdmissionRecord, ledger: OwnerLedger, write: BudgetWrite): AdmissionRecord {
+  return {
+    ...carried,
+    counted: Object.fromEntries(ledger.countedUpTo()),
+    budgets: Object.fromEntries([...write.budgets].map(([key, list]) => [key, formatList(list)])),
+  };
 }
 
 /** The quota's count as the watch shows it, given to the ledger. */

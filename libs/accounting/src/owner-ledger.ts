@@ -4,7 +4,7 @@
  * ghosts taken over with the Lease. A quota is decided on as the reconciler counted it plus all of
  * these; a record's claim leaves the sum once that quota's count holds the record's outcomes.
  */
-import { addLists, subtractLists, removeZeros, type ResourceList } from '#quantity';
+import { addLists, excessOf, subtractLists, removeZeros, type ResourceList } from '#quantity';
 import {
   bindingKeyString,
   claimedFor,
@@ -33,6 +33,16 @@ export const ledgerKey = (namespace: string, quotaName: string): string =>
 export function countTargetOf(key: string): ReconcileTarget {
   const clusterQuota = clusterQuotaNamed(key);
   return clusterQuota !== undefined ? { clusterQuota } : { namespace: key.slice(0, key.indexOf('/')) };
+}
+
+/**
+ * A write of the owner's in-flight budgets with its Lease (docs/concepts/admission-owner.md#budgets):
+ * per quota key, the budget written, and what had been retired of this owner's admissions when the
+ * write began.
+ */
+export interface BudgetWrite {
+  budgets: Map<string, ResourceList>;
+  retired: Map<string, ResourceList>;
 }
 
 /** What an owner takes over with the Lease (AdmissionRecord, decoded). */
@@ -65,6 +75,19 @@ export class OwnerLedger {
   private readonly newestCount: Map<string, string>;
   /** Quota keys whose count this owner has seen at least as new as `newestCount` says. */
   private readonly caughtUp = new Set<string>();
+  /** By quota key: every increase this owner admitted, summed. */
+  private readonly admittedTotal = new Map<string, ResourceList>();
+  /**
+   * By quota key: what had left `pending` of admittedTotal when the last write of the budgets known
+   * to have landed began. admittedTotal - retired is what a successor may find in flight of this
+   * owner's, at most: the budget must cover it.
+   */
+  private retired = new Map<string, ResourceList>();
+  /**
+   * By quota key: the least budget any write since the last one known to have landed may have left
+   * on the Lease (a write whose answer was lost may have landed too).
+   */
+  private budgets = new Map<string, ResourceList>();
 
   constructor(takenOver: TakenOver = { ghosts: new Map(), unknownInFlight: false, counted: new Map() }) {
     this.ghosts = new Map(takenOver.ghosts);
@@ -134,8 +157,10 @@ export class OwnerLedger {
     const held = this.records.get(id);
     if (held === undefined && claims.size === 0) return;
     const byKey = new Map([...claims].map(([name, claim]) => [ledgerKey(binding.namespace, name), claim]));
-    for (const [key, claim] of byKey)
+    for (const [key, claim] of byKey) {
       this.pending.set(key, addLists(this.pending.get(key) ?? {}, claim.increase));
+      this.admittedTotal.set(key, addLists(this.admittedTotal.get(key) ?? {}, claim.increase));
+    }
     this.records.set(id, {
       binding: { namespace: binding.namespace, name: binding.name },
       record: joinAttempt(held?.record, attempt, byKey),
@@ -221,6 +246,9 @@ export class OwnerLedger {
     this.newestCount.delete(key);
     this.caughtUp.delete(key);
     this.settled.delete(key);
+    this.admittedTotal.delete(key);
+    this.retired.delete(key);
+    this.budgets.delete(key);
     for (const [id, held] of this.records) {
       if (!held.record.increases.has(key)) continue;
       const increases = new Map(held.record.increases);
@@ -228,6 +256,47 @@ export class OwnerLedger {
       if (increases.size === 0) this.records.delete(id);
       else held.record = { ...held.record, increases };
     }
+  }
+
+  /**
+   * Whether every increase this owner admitted that a successor could find in flight is within the
+   * budgets the Lease holds: an admitted change is answered only once it is.
+   */
+  get withinBudget(): boolean {
+    for (const [key, total] of this.admittedTotal) {
+      const consumed = subtractLists(total, this.retired.get(key) ?? {});
+      if (Object.keys(excessOf(consumed, this.budgets.get(key) ?? {})).length > 0) return false;
+    }
+    return true;
+  }
+
+  /**
+   * The budgets to write with the Lease now: twice what may be in flight of this owner's per quota
+   * (none where nothing is), so that a burst needs few writes and an idle owner leaves nothing for
+   * a successor to charge. Until the write is known to have landed, decisions keep within the lesser
+   * of these and the budgets before.
+   */
+  budgetWrite(): BudgetWrite {
+    const budgets = new Map<string, ResourceList>();
+    const retired = new Map<string, ResourceList>();
+    for (const [key, total] of this.admittedTotal) {
+      const pending = this.pending.get(key) ?? {};
+      retired.set(key, subtractLists(total, pending));
+      const consumed = removeZeros(subtractLists(total, this.retired.get(key) ?? {}));
+      if (Object.keys(consumed).length > 0) budgets.set(key, addLists(consumed, consumed));
+    }
+    for (const key of new Set([...this.budgets.keys(), ...budgets.keys()])) {
+      const least = leastOf(this.budgets.get(key) ?? {}, budgets.get(key) ?? {});
+      if (Object.keys(least).length > 0) this.budgets.set(key, least);
+      else this.budgets.delete(key);
+    }
+    return { budgets, retired };
+  }
+
+  /** The write began by budgetWrite() landed: the Lease holds exactly its budgets. */
+  budgetWritten(write: BudgetWrite): void {
+    this.budgets = new Map(write.budgets);
+    this.retired = new Map(write.retired);
   }
 
   /** Per quota key, what may still land: the pending increases and the ghosts (handed on at release). */
@@ -246,4 +315,9 @@ export class OwnerLedger {
   get size(): number {
     return this.records.size;
   }
+}
+
+/** Per resource, the lesser of the two budgets (a resource missing from either: none). */
+function leastOf(a: ResourceList, b: ResourceList): ResourceList {
+  return removeZeros(subtractLists(a, excessOf(a, b)));
 }

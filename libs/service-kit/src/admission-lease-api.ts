@@ -31,6 +31,13 @@ export interface AdmissionRecord {
    * retired claims against; its successor decides on that quota only from a count at least as new.
    */
   counted: Record<string, string>;
+  /**
+   * Per quota key: the holder's in-flight budget, an upper bound on what it admitted that may not be
+   * counted yet (beyond the ghosts), written before it is exceeded. A successor taking over after a
+   * crash charges these as ghosts; a held record without them (an older version's) leaves what is in
+   * flight unknown.
+   */
+  budgets?: Record<string, Record<string, string>>;
 }
 
 /** The Lease as read or written. */
@@ -68,6 +75,7 @@ const admissionRecord = z.object({
   ghosts: z.record(z.string(), z.record(z.string(), quantity)),
   unknownInFlight: z.boolean(),
   counted: z.record(z.string(), z.string().refine(isResourceVersion)),
+  budgets: z.record(z.string(), z.record(z.string(), quantity)).optional(),
 });
 
 /** Nothing handed over: a Lease no owner has held yet (one made by hand, say). */

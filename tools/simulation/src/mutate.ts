@@ -7,10 +7,14 @@
  *   ... mutate.js --planted INVARIANT|BUG [--seeds N --seed S --path P]
  *     `npm run sim`'s hunt (main.ts) with that trace's mutation or that planted bug: to find a trace
  *     again when a change of the model lets a named one pass under its bug
+ *   ... mutate.js --owner-hunt NAME | --owner-planted BUG [--seeds N --seed S --path P]
+ *     the same for the owner protocol (`npm run sim -- --owner`): a named owner trace's undo patch
+ *     (owner-regressions.ts) or a planted owner bug (OWNER_PLANTED)
  */
 import { parseArgs } from 'node:util';
 import { buildMutant } from './mutant.js';
-import { PLANTED, type Mutation } from './mutations.js';
+import { OWNER_PLANTED, PLANTED, type Mutation } from './mutations.js';
+import { OWNER_REGRESSIONS } from './owner-regressions.js';
 import { REGRESSIONS } from './regressions.js';
 
 const { values } = parseArgs({
@@ -18,6 +22,8 @@ const { values } = parseArgs({
     trace: { type: 'string' },
     hunt: { type: 'string' },
     planted: { type: 'string' },
+    'owner-hunt': { type: 'string' },
+    'owner-planted': { type: 'string' },
     undone: { type: 'string', default: '0' },
     seeds: { type: 'string' },
     seed: { type: 'string' },
@@ -62,8 +68,25 @@ if (values.trace !== undefined) {
   } finally {
     await mutant.dispose();
   }
+} else if (values['owner-hunt'] !== undefined || values['owner-planted'] !== undefined) {
+  const mutation =
+    values['owner-hunt'] !== undefined
+      ? (OWNER_REGRESSIONS[values['owner-hunt']]?.undone ??
+        fail(
+          `no owner trace "${values['owner-hunt']}"; one of:\n${Object.keys(OWNER_REGRESSIONS).join('\n')}`,
+        ))
+      : (OWNER_PLANTED.find((p) => p.bug === values['owner-planted']) ??
+        fail(
+          `no planted owner bug "${values['owner-planted']}"; one of:\n${OWNER_PLANTED.map((p) => p.bug).join('\n')}`,
+        ));
+  const mutant = await buildMutant(mutation, 'main.ts');
+  try {
+    process.exitCode = await mutant.exec(['--owner', ...simArgs]);
+  } finally {
+    await mutant.dispose();
+  }
 } else {
   fail(
-    'usage: mutate.js --trace NAME [--undone I|none] | --hunt NAME [--undone I] | --planted INVARIANT [--seeds N --seed S --path P]',
+    'usage: mutate.js --trace NAME [--undone I|none] | --hunt NAME [--undone I] | --planted INVARIANT | --owner-hunt NAME | --owner-planted BUG [--seeds N --seed S --path P]',
   );
 }

@@ -248,14 +248,26 @@ export const OWNER_PLANTED: readonly OwnerPlantedBug[] = [
     ],
   },
   {
-    bug: 'a successor that takes over an unrenewed Lease skips the ghost window',
+    bug: "a successor that takes over an unrenewed Lease does not charge its predecessor's budgets",
+    invariant: 'LIMIT',
+    runs: 3000,
+    edits: [
+      {
+        file: 'libs/accounting/src/admission-lease.ts',
+        from: 'ghosts: addWireLists(lease?.record.ghosts ?? {}, budgets ?? {}),',
+        to: 'ghosts: lease?.record.ghosts ?? {},',
+      },
+    ],
+  },
+  {
+    bug: 'a budget written after use',
     invariant: 'LIMIT',
     runs: 1500,
     edits: [
       {
-        file: 'libs/accounting/src/admission-lease.ts',
-        from: 'unknownInFlight: crashed ||',
-        to: 'unknownInFlight: false ||',
+        file: 'libs/accounting/src/owner-admission.ts',
+        from: 'ledger === undefined || ledger.withinBudget)',
+        to: 'ledger === undefined || true)',
       },
     ],
   },

@@ -25,13 +25,14 @@ describe('the admission owner protocol', () => {
     expect(ownerExercised.stored).toBeGreaterThan(RUNS / 2);
     expect(ownerExercised.notStored).toBeGreaterThan(RUNS / 10);
     expect(ownerExercised.answeredTooLate).toBeGreaterThan(RUNS / 10);
-    // The Lease moved: taken over after crashes (increases refused until settled), and handed over.
+    // The Lease moved: taken over after crashes (the predecessor's budgets charged until settled), and
+    // handed over.
     expect(ownerExercised.acquiredAfterCrash).toBeGreaterThan(RUNS / 10);
-    expect(ownerExercised.refusedAfterTakeover).toBeGreaterThan(RUNS / 10);
+    expect(ownerExercised.budgetsCharged).toBeGreaterThan(RUNS / 10);
     expect(ownerExercised.handedOver).toBeGreaterThan(RUNS / 10);
     // Forwarded decisions arrived again and were decided as the same change.
     expect(ownerExercised.decidedAgain).toBeGreaterThan(RUNS / 10);
-    // Successors held long enough, and a count caught up, to decide again.
+    // Successors held long enough, and a count caught up, to drop what they charged.
     expect(ownerExercised.settled).toBeGreaterThan(0);
   });
 

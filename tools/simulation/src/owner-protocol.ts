@@ -74,6 +74,8 @@ export const ownerExercised = {
   handedOver: 0,
   answeredTooLate: 0,
   refusedAfterTakeover: 0,
+  /** Takeovers after a crash whose predecessor's budgets (or ghosts) are charged. */
+  budgetsCharged: 0,
   settled: 0,
   decidedAgain: 0,
 };
@@ -405,14 +407,20 @@ class OwnerWorld {
       }
       case 'lease': {
         const p = this.processes[action.process % 2]!;
-        const unsettled = p.lease.owns() && p.admission.refusesAfterTakeover;
+        const carries = () =>
+          p.admission.refusesAfterTakeover || Object.keys(p.lease.carried()?.ghosts ?? {}).length > 0;
+        const unsettled = p.lease.owns() && carries();
+        const heldBefore = this.host.lease?.holder ?? '';
         this.host.fault = action.fault;
         const step = await p.admission.tick();
         this.host.fault = 'none';
         if (step === 'acquired') {
           ownerExercised.acquired++;
-          if (p.admission.refusesAfterTakeover) ownerExercised.acquiredAfterCrash++;
-        } else if (unsettled && p.lease.owns() && !p.admission.refusesAfterTakeover) ownerExercised.settled++;
+          if (heldBefore !== '' && heldBefore !== p.identity) {
+            ownerExercised.acquiredAfterCrash++;
+            if (Object.keys(p.lease.carried()?.ghosts ?? {}).length > 0) ownerExercised.budgetsCharged++;
+          }
+        } else if (unsettled && p.lease.owns() && !carries()) ownerExercised.settled++;
         log(`${p.identity} lease: ${step}${action.fault === 'none' ? '' : ` (a write ${action.fault})`}`);
         break;
       }
