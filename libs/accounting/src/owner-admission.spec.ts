@@ -181,16 +181,25 @@ describe('OwnerAdmission', () => {
     expect((await second.admit(create('ops', 'u4', 1))).allowed).toBe(false);
   });
 
-  it('a successor after a crash of an owner that wrote no budgets refuses increases until a count made a landing window into its tenure', async () => {
-    const stored = new StoredLease();
+  /**
+   * An owner that admitted web (6) and died, its Lease as an older version wrote it (no budgets), and
+   * the process that took the Lease over, its quota watch listed or not.
+   */
+  async function successorOfAnOlderOwner(stored: StoredLease, listed = true) {
     const first = owner(stored, 'webhook-0.a');
     await first.admission.tick();
     expect(allowed(await first.admit(create('web', 'u1', 6)))).toBe(true);
-    delete stored.lease!.record.budgets; // as an older version wrote it
+    delete stored.lease!.record.budgets;
     const second = owner(stored, 'webhook-1.b');
+    second.world.listed = listed;
     await second.admission.tick();
     second.advance(15_000);
     await second.admission.tick();
+    return second;
+  }
+
+  it('a successor after a crash of an owner that wrote no budgets refuses increases until a count made a landing window into its tenure', async () => {
+    const second = await successorOfAnOlderOwner(new StoredLease());
     const refused = await second.admit(create('api', 'u2', 1));
     expect(unavailable(refused)).toBe(true);
     expect(refused.allowed ? '' : refused.message).toContain('took over without a handover');
@@ -211,15 +220,7 @@ describe('OwnerAdmission', () => {
     // "every quota settled" held over no quota at all, the Lease said nothing was unknown, and the next
     // owner decided from a clean Lease.
     const stored = new StoredLease();
-    const first = owner(stored, 'webhook-0.a');
-    await first.admission.tick();
-    expect(allowed(await first.admit(create('web', 'u1', 6)))).toBe(true);
-    delete stored.lease!.record.budgets; // as an older version wrote it
-    const second = owner(stored, 'webhook-1.b');
-    second.world.listed = false;
-    await second.admission.tick();
-    second.advance(15_000);
-    await second.admission.tick();
+    const second = await successorOfAnOlderOwner(stored, false);
     second.advance(WINDOW_S * 1000);
     second.world.version = 90;
     await second.admission.tick(); // held a landing window: settling starts
