@@ -37,7 +37,8 @@ export class ChaosScenario {
     },
   ): ChaosScenario {
     const scenario = new ChaosScenario();
-    beforeAll(async () => {
+    let starting: Promise<void> | undefined;
+    const start = async () => {
       scenario.chaos = await ChaosFederation.start(label, { members: options.members });
       const replicas = options.webhookReplicas ?? 1;
       const services = ['aggregator', 'reconciler'] as const;
@@ -63,12 +64,15 @@ export class ChaosScenario {
       scenario.tenant = await Tenant.create(scenario.chaos, label, options.quotas);
       scenario.recorder = new StatusRecorder(scenario.tenant);
       await scenario.recorder.start();
-    }, 300_000);
+    };
+    beforeAll(() => (starting = start()), 300_000);
     afterAll(async () => {
+      // A start that outlived beforeAll's timeout goes on: wait for it, so that what it started stops.
+      await starting?.catch(() => {});
       scenario.recorder?.stop();
       await scenario.proxy?.close();
       await scenario.chaos?.stop();
-    });
+    }, 300_000);
     return scenario;
   }
 
