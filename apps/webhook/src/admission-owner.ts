@@ -195,7 +195,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       if (step === 'acquired')
         this.logger.log(
           this.admission.refusesAfterTakeover
-            ? 'took the admission Lease from an owner that stopped without handing over: increases wait until the counts hold what it admitted'
+            ? 'took the admission Lease from an owner that stopped without handing over and wrote no in-flight budgets (an older version): increases wait until the counts hold what it admitted'
             : 'took the admission Lease: deciding',
         );
       if (step === 'lost')

@@ -7,7 +7,7 @@
  * The Lease also carries what the next owner must charge (the ghosts), fenced by the same writes.
  */
 
-import { addLists, formatList, parseResourceList } from '#quantity';
+import { addLists, excessOf, formatList, parseResourceList } from '#quantity';
 import type { AdmissionLeaseState, AdmissionRecord, LeaseApi } from '#service-kit';
 
 // The Lease's wire contract lives beside its Kubernetes implementation (KubeAdmissionLeaseApi), as
@@ -105,20 +105,23 @@ export class AdmissionLease {
 
   /**
    * Writes `next(carried())` to the Lease held now, as a renew does, without waiting for the next
-   * round (a larger budget before it is used); false when not held or the write failed.
+   * round (a larger budget before it is used); false when not held or the write failed. `next`
+   * returns undefined when there is nothing to write any more (a write queued before covered it).
    */
-  persist(next: (carried: AdmissionRecord) => AdmissionRecord): Promise<boolean> {
+  persist(next: (carried: AdmissionRecord) => AdmissionRecord | undefined): Promise<boolean> {
     return this.exclusive(async () => {
       const tenure = this.tenure;
       if (tenure === undefined || !this.owns()) return false;
       const started = this.clock();
+      const record = next(tenure.record);
+      if (record === undefined) return true;
       return this.write(
         {
           holder: this.options.identity,
           transitions: tenure.transitions,
           resourceVersion: tenure.resourceVersion,
         },
-        next(tenure.record),
+        record,
         started,
       );
     });
@@ -265,9 +268,13 @@ function addWireLists(
   b: Record<string, Record<string, string>>,
 ): Record<string, Record<string, string>> {
   const sum: Record<string, Record<string, string>> = { ...a };
+  // Only what is above zero is charged: a negative budget would free room.
   for (const [key, list] of Object.entries(b))
     sum[key] = formatList(
-      addLists(parseResourceList(sum[key] ?? {}, 'ghost').list, parseResourceList(list, 'budget').list),
+      addLists(
+        parseResourceList(sum[key] ?? {}, 'ghost').list,
+        excessOf(parseResourceList(list, 'budget').list, {}),
+      ),
     );
   return sum;
 }

@@ -159,6 +159,88 @@ describe('OwnerAdmission', () => {
     expect(stored.lease?.record.budgets).toEqual({ 'team-a/compute': { cpu: '10' } });
   });
 
+  describe('its budgets on the Lease (found by a review: each of these held the limit in the search)', () => {
+    const budgetOnLease = (stored: StoredLease) => stored.lease?.record.budgets?.['team-a/compute']?.cpu;
+
+    it('keeps to the least budget a write that may not have landed could leave', async () => {
+      const stored = new StoredLease();
+      const { admission, admit } = owner(stored);
+      await admission.tick();
+      expect(allowed(await admit(create('web', 'u1', 4)))).toBe(true);
+      expect(allowed(await admit(create('api', 'u2', 4)))).toBe(true); // 8 of the budget 8
+      expect(budgetOnLease(stored)).toBe('8');
+      stored.failWrites = true;
+      await admission.tick(); // a renew with 16, not applied
+      // Past the 8 the Lease holds: not answered until a larger budget lands, and none can.
+      expect(unavailable(await admit(create('db', 'u3', 2)))).toBe(true);
+      expect(budgetOnLease(stored)).toBe('8');
+    });
+
+    it('counts what it admits during a write from what was in flight as the write began', async () => {
+      const stored = new StoredLease();
+      const { admission, admit, counted } = owner(stored);
+      await admission.tick();
+      expect(allowed(await admit(create('web', 'u1', 4)))).toBe(true); // budget 8, counted 10
+      const write = stored.hold();
+      const renew = admission.tick(); // writes 8 with the count at 10
+      await write.reached;
+      admission.bindingObserved(binding('web', 'u1', 4, '30'), false);
+      counted('4', '30'); // web retired against the count at 30 while the write is in flight
+      write.land();
+      await renew;
+      expect(stored.lease?.record.counted['team-a/compute']).toBe('10');
+      // A successor may count from 10: web's 4 and api's 6 must both be within the budget.
+      expect(allowed(await admit(create('api', 'u2', 6)))).toBe(true);
+      expect(Number(budgetOnLease(stored))).toBeGreaterThanOrEqual(10);
+    });
+
+    it('merges the raises of changes decided while one is in flight: two writes for a burst of four', async () => {
+      const stored = new StoredLease();
+      const { admission, admit } = owner(stored);
+      await admission.tick();
+      const before = Number(stored.lease!.resourceVersion);
+      const write = stored.hold();
+      const first = admit(create('web', 'u1', 1)); // its raise is in flight
+      await write.reached;
+      const rest = ['api', 'db', 'ops'].map((name, i) => admit(create(name, `u${i + 2}`, 1)));
+      write.land();
+      expect((await Promise.all([first, ...rest])).every(allowed)).toBe(true);
+      expect(Number(stored.lease!.resourceVersion) - before).toBe(2);
+      expect(budgetOnLease(stored)).toBe('8');
+    });
+
+    it('writes with its budgets the newest count it retired claims against', async () => {
+      const stored = new StoredLease();
+      const { admission, counted } = owner(stored);
+      await admission.tick();
+      counted('0', '40');
+      await admission.tick();
+      expect(stored.lease?.record.counted).toEqual({ 'team-a/compute': '40' });
+    });
+
+    it('does not carry a budget over a quota deleted and made again during a write', async () => {
+      const stored = new StoredLease();
+      const { admission, admit, counted, world } = owner(stored);
+      await admission.tick();
+      expect(allowed(await admit(create('web', 'u1', 8)))).toBe(true);
+      admission.bindingObserved(binding('web', 'u1', 8, '30'), false);
+      counted('8', '30');
+      await admission.tick();
+      await admission.tick(); // web counted and retired: nothing in flight, no budget
+      const write = stored.hold();
+      const renew = admission.tick();
+      await write.reached;
+      admission.quotaObserved(world.quotas[0]!, true);
+      write.land();
+      await renew;
+      counted('0', '50'); // made again
+      expect(allowed(await admit(create('api', 'u2', 6)))).toBe(true);
+      expect(budgetOnLease(stored)).toBe('12');
+      await admission.tick();
+      expect(budgetOnLease(stored)).toBe('12');
+    });
+  });
+
   it('a successor after a crash charges its budgets until a count made a landing window into its tenure', async () => {
     const stored = new StoredLease();
     const first = owner(stored, 'webhook-0.a');

@@ -74,10 +74,9 @@ export class OwnerAdmission implements AdmissionStrategy {
    * written (its claim recorded meanwhile, so later decisions count it).
    */
   admit(change: BindingChange, answerBy: number): Promise<AdmissionOutcome> {
-    const decided = this.decideNow(change, answerBy);
+    const [decided, increased] = this.decideNow(change, answerBy);
     const ledger = this.ledger;
-    if (!decided.allowed || change.item.dryRun || ledger === undefined || ledger.withinBudget)
-      return Promise.resolve(decided);
+    if (!increased || ledger === undefined || ledger.withinBudget) return Promise.resolve(decided);
     return this.budgetRaised(ledger).then((raised) =>
       raised && this.timing.clock() < answerBy && this.lease.owns()
         ? decided
@@ -85,33 +84,49 @@ export class OwnerAdmission implements AdmissionStrategy {
     );
   }
 
-  private decideNow(change: BindingChange, answerBy: number): AdmissionOutcome {
+  /** The outcome, and whether an admitted real change claimed an increase (recorded in the ledger). */
+  private decideNow(change: BindingChange, answerBy: number): [AdmissionOutcome, boolean] {
     const now = this.timing.clock();
-    if (now >= answerBy) return failClosed('the admission owner could not decide in time');
+    if (now >= answerBy) return [failClosed('the admission owner could not decide in time'), false];
     const ledger = this.ledger;
     if (this.stopping)
-      return failClosed('this webhook process is stopping and has handed the admission Lease on; retry');
+      return [
+        failClosed('this webhook process is stopping and has handed the admission Lease on; retry'),
+        false,
+      ];
     if (ledger === undefined || !this.lease.owns())
-      return failClosed(
-        'no webhook process holds the admission Lease now (starting, or taking over from an owner that stopped: about one Lease duration)',
-      );
+      return [
+        failClosed(
+          'no webhook process holds the admission Lease now (starting, or taking over from an owner that stopped: about one Lease duration)',
+        ),
+        false,
+      ];
     const { binding } = change.item;
     const { namespace } = binding;
     const oldVersion = change.old?.object.metadata?.resourceVersion;
     if (binding.uid === undefined || (change.old !== undefined && !isResourceVersion(oldVersion)))
-      return failClosed(
-        'the review lacks the uid or the stored resourceVersion the admission owner tracks changes by',
-      );
+      return [
+        failClosed(
+          'the review lacks the uid or the stored resourceVersion the admission owner tracks changes by',
+        ),
+        false,
+      ];
     const quotas = this.view.watchedIn(namespace);
     if (quotas === undefined)
-      return failClosed(
-        'the admission owner is not watching the quotas (starting, or its watch of the Karmada API server failed)',
-      );
+      return [
+        failClosed(
+          'the admission owner is not watching the quotas (starting, or its watch of the Karmada API server failed)',
+        ),
+        false,
+      ];
     const projection = projected(quotas, namespace, this.view.selection);
     if (projection === undefined)
-      return failClosed(
-        `a quota limiting ${namespace} has a status that cannot be read (see the reconciler's log)`,
-      );
+      return [
+        failClosed(
+          `a quota limiting ${namespace} has a status that cannot be read (see the reconciler's log)`,
+        ),
+        false,
+      ];
     const attempt = { uid: binding.uid, ...(change.old ? { oldVersion: oldVersion! } : {}) };
     // Decided as if real, so that a dry run is answered as its change would be (the refusals after a
     // takeover included); only a real one is recorded.
@@ -123,18 +138,21 @@ export class OwnerAdmission implements AdmissionStrategy {
       [ledger.claimedBy(binding, attempt, quotas.map(quotaName))],
     );
     const decision = result.decisions[0]!;
-    if (!decision.allowed) return decision;
+    if (!decision.allowed) return [decision, false];
     const claims = result.claims[0] ?? new Map<string, QuotaClaim>();
     const waiting = [...claims].find(
       ([quota, claim]) => Object.keys(claim.increase).length > 0 && ledger.refusesIncreases(namespace, quota),
     );
     if (waiting)
-      return failClosed(
-        `the admission owner took over without a handover, so increases on ${waiting[0]} wait until the reconciler has counted what its predecessor admitted (about the landing window)`,
-      );
-    if (!change.item.dryRun)
-      ledger.admitted(binding, { ...attempt, admittedAt: this.timing.monotonic() }, claims);
-    return decision;
+      return [
+        failClosed(
+          `the admission owner took over without a handover, so increases on ${waiting[0]} wait until the reconciler has counted what its predecessor admitted (about the landing window)`,
+        ),
+        false,
+      ];
+    if (change.item.dryRun) return [decision, false];
+    ledger.admitted(binding, { ...attempt, admittedAt: this.timing.monotonic() }, claims);
+    return [decision, [...claims.values()].some((claim) => Object.keys(claim.increase).length > 0)];
   }
 
   /** A quota as the watch reports it: its count retires the claims it holds; a deleted one is forgotten. */
@@ -195,11 +213,12 @@ export class OwnerAdmission implements AdmissionStrategy {
       if (this.ledger !== ledger) return false;
       let write: BudgetWrite | undefined;
       const written = await this.lease.persist((carried) => {
+        if (ledger.withinBudget) return undefined; // a raise queued before this one covered it
         write = ledger.budgetWrite();
         return recordWith(carried, ledger, write);
       });
       if (!written) return false;
-      ledger.budgetWritten(write!);
+      if (write) ledger.budgetWritten(write);
     }
     return true;
   }

@@ -43,6 +43,8 @@ export function countTargetOf(key: string): ReconcileTarget {
 export interface BudgetWrite {
   budgets: Map<string, ResourceList>;
   retired: Map<string, ResourceList>;
+  /** Each key's generation as the write began: a quota forgotten meanwhile is not restored. */
+  generations: Map<string, number>;
 }
 
 /** What an owner takes over with the Lease (AdmissionRecord, decoded). */
@@ -82,12 +84,14 @@ export class OwnerLedger {
    * to have landed began. admittedTotal - retired is what a successor may find in flight of this
    * owner's, at most: the budget must cover it.
    */
-  private retired = new Map<string, ResourceList>();
+  private readonly retired = new Map<string, ResourceList>();
   /**
    * By quota key: the least budget any write since the last one known to have landed may have left
    * on the Lease (a write whose answer was lost may have landed too).
    */
-  private budgets = new Map<string, ResourceList>();
+  private readonly budgets = new Map<string, ResourceList>();
+  /** By quota key: how many times it was forgotten (a quota deleted, perhaps made again). */
+  private readonly generation = new Map<string, number>();
 
   constructor(takenOver: TakenOver = { ghosts: new Map(), unknownInFlight: false, counted: new Map() }) {
     this.ghosts = new Map(takenOver.ghosts);
@@ -249,6 +253,7 @@ export class OwnerLedger {
     this.admittedTotal.delete(key);
     this.retired.delete(key);
     this.budgets.delete(key);
+    this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
     for (const [id, held] of this.records) {
       if (!held.record.increases.has(key)) continue;
       const increases = new Map(held.record.increases);
@@ -271,32 +276,34 @@ export class OwnerLedger {
   }
 
   /**
-   * The budgets to write with the Lease now: twice what may be in flight of this owner's per quota
-   * (none where nothing is), so that a burst needs few writes and an idle owner leaves nothing for
-   * a successor to charge. Until the write is known to have landed, decisions keep within the lesser
-   * of these and the budgets before.
+   * The budgets to write with the Lease now: twice what this owner has in flight per quota (none
+   * where nothing is), so that a burst needs few writes and an idle owner leaves nothing for a
+   * successor to charge. Until the write is known to have landed, decisions keep within the lesser of
+   * these and the budgets before, counting from the last write known to have landed.
    */
   budgetWrite(): BudgetWrite {
-    const budgets = new Map<string, ResourceList>();
-    const retired = new Map<string, ResourceList>();
-    for (const [key, total] of this.admittedTotal) {
-      const pending = this.pending.get(key) ?? {};
-      retired.set(key, subtractLists(total, pending));
-      const consumed = removeZeros(subtractLists(total, this.retired.get(key) ?? {}));
-      if (Object.keys(consumed).length > 0) budgets.set(key, addLists(consumed, consumed));
-    }
-    for (const key of new Set([...this.budgets.keys(), ...budgets.keys()])) {
-      const least = leastOf(this.budgets.get(key) ?? {}, budgets.get(key) ?? {});
+    const write: BudgetWrite = { budgets: new Map(), retired: new Map(), generations: new Map() };
+    for (const key of new Set([...this.admittedTotal.keys(), ...this.budgets.keys()])) {
+      const pending = excessOf(this.pending.get(key) ?? {}, {});
+      write.retired.set(key, subtractLists(this.admittedTotal.get(key) ?? {}, pending));
+      write.generations.set(key, this.generation.get(key) ?? 0);
+      if (Object.keys(pending).length > 0) write.budgets.set(key, addLists(pending, pending));
+      const least = leastOf(this.budgets.get(key) ?? {}, write.budgets.get(key) ?? {});
       if (Object.keys(least).length > 0) this.budgets.set(key, least);
       else this.budgets.delete(key);
     }
-    return { budgets, retired };
+    return write;
   }
 
-  /** The write began by budgetWrite() landed: the Lease holds exactly its budgets. */
+  /** The write begun by budgetWrite() landed: the Lease holds its budgets (of quotas not forgotten since). */
   budgetWritten(write: BudgetWrite): void {
-    this.budgets = new Map(write.budgets);
-    this.retired = new Map(write.retired);
+    for (const [key, generation] of write.generations) {
+      if ((this.generation.get(key) ?? 0) !== generation) continue;
+      const budget = write.budgets.get(key);
+      if (budget) this.budgets.set(key, budget);
+      else this.budgets.delete(key);
+      this.retired.set(key, write.retired.get(key)!);
+    }
   }
 
   /** Per quota key, what may still land: the pending increases and the ghosts (handed on at release). */

@@ -11,7 +11,7 @@ import type { ResyncFigures } from './resync.js';
 import type { StatusWriteFigures } from './status-writes.js';
 import { ratio } from './stats.js';
 import type { UserLatencyFigures, UserLatencyRun } from './user-latency.js';
-import type { WebhookAloneFigures, WebhookAloneRun } from './webhook-alone.js';
+import type { OwnerAloneRun, WebhookAloneFigures, WebhookAloneRun } from './webhook-alone.js';
 
 /** A scenario's figures, or why it produced none, or both when its correctness check failed. */
 export type Outcome<T> = T | { error: string } | (T & { error: string });
@@ -333,23 +333,24 @@ export function reportRows(report: BenchReport): Row[] {
     };
     part('one quota', alone.oneQuota);
     part(`${alone.manyQuotas.quotas} quotas`, alone.manyQuotas);
-    const owner = alone.owner;
-    if (owner) {
-      const name = 'owner (experimental), one quota';
+    const ownerRows = (name: string, run: OwnerAloneRun, target?: string) => {
       row(
         'webhook-alone',
         `${name}: admissions/s`,
-        count(owner.admissionsPerSec),
-        'owner (experimental) admissions/s',
+        count(run.admissionsPerSec),
+        target && `${target} admissions/s`,
       );
-      row('webhook-alone', `${name}: latency`, latencies(owner), 'owner (experimental) p99 latency (ms)');
+      row('webhook-alone', `${name}: latency`, latencies(run), target && `${target} p99 latency (ms)`);
       row(
         'webhook-alone',
         `${name}: allowed / denied / errors`,
-        `${count(owner.allowed)} / ${count(owner.denied)} / ${count(owner.errors)}`,
+        `${count(run.allowed)} / ${count(run.denied)} / ${count(run.errors)}`,
       );
-      row('webhook-alone', `${name}: webhook CPU per review`, `${count(owner.cpuUsPerReview)} µs`);
-    }
+      row('webhook-alone', `${name}: webhook CPU per review`, `${count(run.cpuUsPerReview)} µs`);
+    };
+    if (alone.owner) ownerRows('owner (experimental), one quota', alone.owner, 'owner (experimental)');
+    // Both processes' CPU: the forwarder's and the owner's.
+    if (alone.forwarded) ownerRows('owner (experimental), forwarded by a second replica', alone.forwarded);
   }
   error('replicas', report.replicas);
   const replicas = figuresOf(report.replicas, 'hotQuota');

@@ -65,6 +65,11 @@ export interface WebhookAloneFigures {
    * decisions from memory, nothing written. Absent in runs from before it was measured.
    */
   owner?: OwnerAloneRun;
+  /**
+   * The same again through a second owner-mode replica that forwards every change to the owner: the
+   * forwarding hop (CPU per review is both processes'). Absent in runs from before it was measured.
+   */
+  forwarded?: OwnerAloneRun;
 }
 
 /** The owner's run: its claims are in its memory, so the audit counts them there. */
@@ -125,7 +130,7 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
     const many = await part(`${sizes.manyQuotaNamespaces} quotas`, manyQuotas);
     client.close();
     await webhook.process.stop();
-    const owner = await runOwner(ctx, clients);
+    const { owner, forwarded } = await runOwner(ctx, clients);
     const pooled = summarizeLatencies([...one.load.latenciesMs, ...many.load.latenciesMs]);
     const figures: WebhookAloneFigures = {
       clients,
@@ -138,15 +143,20 @@ export async function runWebhookAlone(ctx: BenchContext): Promise<WebhookAloneFi
       oneQuota: one.run,
       manyQuotas: many.run,
       owner,
+      forwarded,
     };
     const problems = [one.run, many.run]
       .filter((run) => !auditPassed(run.audit))
       .map((run) => `webhook-alone (${run.quotas} quotas): ${describeAuditFailure(run.audit, [])}`);
-    if (owner.oversizedAdmitted > 0 || owner.ownerClaims !== owner.bindingsAdmitted)
-      problems.push(
-        `webhook-alone (owner): ${owner.oversizedAdmitted} oversized requests admitted; ` +
-          `${owner.bindingsAdmitted} bindings admitted, the owner holds claims for ${owner.ownerClaims}`,
-      );
+    for (const [name, run] of [
+      ['owner', owner],
+      ['owner, forwarded', forwarded],
+    ] as const)
+      if (run.oversizedAdmitted > 0 || run.ownerClaims !== run.bindingsAdmitted)
+        problems.push(
+          `webhook-alone (${name}): ${run.oversizedAdmitted} oversized requests admitted; ` +
+            `${run.bindingsAdmitted} bindings admitted, the owner holds claims for ${run.ownerClaims}`,
+        );
     if (problems.length > 0) throw new CorrectnessError(problems.join('\n'), figures);
     return figures;
   } finally {
@@ -180,19 +190,27 @@ async function startAloneWebhook(
 
 /**
  * The one-quota part with a webhook in ADMISSION_MODE=owner: once it holds the admission Lease, the
- * same clients for the same time on a quota of its own. Its claims never leave (no reconciler counts,
- * and the run is shorter than the landing window), so it must hold one per binding ever admitted.
+ * same clients for the same time on a quota of its own; then again on another quota through a
+ * second owner-mode replica, which forwards every change to it. Its claims never leave (no
+ * reconciler counts, and the run is shorter than the landing window), so it must hold one per
+ * binding ever admitted.
  */
-async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneRun> {
+async function runOwner(
+  ctx: BenchContext,
+  clients: number,
+): Promise<{ owner: OwnerAloneRun; forwarded: OwnerAloneRun }> {
   const { federation, sizes } = ctx;
   const host = federation.info.host;
-  const namespace = 'alone-owner';
-  await createNamespaces(host, [namespace]);
-  await createQuota(host, namespace, QUOTA, hardForPods(HARD_PODS));
+  const [namespace, forwardedNamespace] = ['alone-owner', 'alone-forwarded'];
+  await createNamespaces(host, [namespace, forwardedNamespace]);
+  await inParallel([namespace, forwardedNamespace], 2, (ns) =>
+    createQuota(host, ns, QUOTA, hardForPods(HARD_PODS)),
+  );
   const { webhook, client } = await startAloneWebhook(ctx, 'alone-owner', clients, {
     ADMISSION_MODE: 'owner',
   });
   const metric = async (name: string) => metricValue(await metricsText(client), name);
+  let forwarder: Awaited<ReturnType<typeof startAloneWebhook>> | undefined;
   try {
     await waitFor(
       'the owner-mode webhook to hold the admission Lease',
@@ -213,7 +231,7 @@ async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneR
       runPart(client, Array<string>(clients).fill(namespace), sizes.webhookAloneSeconds),
     );
     ctx.log(`webhook-alone (owner, one quota): ${load.summary()}`);
-    return {
+    const owner: OwnerAloneRun = {
       ...load.figures(),
       bindings: bindings.length,
       cpuUsPerReview: Math.round((delta('process_cpu_seconds_total') * 1e6) / load.latenciesMs.length),
@@ -221,9 +239,34 @@ async function runOwner(ctx: BenchContext, clients: number): Promise<OwnerAloneR
       bindingsAdmitted: bindings.filter((b) => b.admitted !== undefined).length,
       ownerClaims: (await metric(OWNER_CLAIMS)) - claimsBefore,
     };
+
+    forwarder = await startAloneWebhook(ctx, 'alone-forwarder', clients, { ADMISSION_MODE: 'owner' });
+    const through = forwarder.client;
+    await runPart(through, Array<string>(clients).fill(forwardedNamespace), WARM_UP_SECONDS);
+    const claimsBeforeForwarded = await metric(OWNER_CLAIMS);
+    ctx.log(`webhook-alone (owner, forwarded): ${clients} clients for ${sizes.webhookAloneSeconds} s`);
+    const forwardedRun = await withMetricDeltas([client, through], () =>
+      runPart(through, Array<string>(clients).fill(forwardedNamespace), sizes.webhookAloneSeconds),
+    );
+    const { result } = forwardedRun;
+    ctx.log(`webhook-alone (owner, forwarded): ${result.load.summary()}`);
+    if (forwardedRun.delta('karmada_quota_admission_forwarded_total') === 0)
+      throw new Error('webhook-alone (owner, forwarded): the second replica forwarded nothing');
+    const forwarded: OwnerAloneRun = {
+      ...result.load.figures(),
+      bindings: result.bindings.length,
+      cpuUsPerReview: Math.round(
+        (forwardedRun.delta('process_cpu_seconds_total') * 1e6) / result.load.latenciesMs.length,
+      ),
+      oversizedAdmitted: result.oversizedAdmitted,
+      bindingsAdmitted: result.bindings.filter((b) => b.admitted !== undefined).length,
+      ownerClaims: (await metric(OWNER_CLAIMS)) - claimsBeforeForwarded,
+    };
+    return { owner, forwarded };
   } finally {
     client.close();
-    await webhook.process.stop();
+    forwarder?.client.close();
+    await Promise.all([webhook.process.stop(), forwarder?.webhook.process.stop()]);
   }
 }
 

@@ -238,7 +238,7 @@ export const OWNER_PLANTED: readonly OwnerPlantedBug[] = [
   {
     bug: "a record retired before the quota's count holds its outcomes",
     invariant: 'LIMIT',
-    runs: 400,
+    runs: 3000,
     edits: [
       {
         file: 'libs/quota/src/owner-claims.ts',

@@ -10,6 +10,28 @@ export class StoredLease implements LeaseApi {
   fault?: 'answer lost' | 'not applied';
   /** Every read fails (the API server unreachable) while set. */
   failReads = false;
+  /** Every write fails without being applied while set. */
+  failWrites = false;
+  private held?: { until: Promise<void>; reached: () => void };
+
+  /**
+   * Holds the next writes: `reached` settles once one is in flight, and it lands (or fails) when
+   * `land` is called.
+   */
+  hold(): { reached: Promise<void>; land: () => void } {
+    let land!: () => void;
+    let reached!: () => void;
+    const until = new Promise<void>((resolve) => (land = resolve));
+    const reachedP = new Promise<void>((resolve) => (reached = resolve));
+    this.held = { until, reached };
+    return {
+      reached: reachedP,
+      land: () => {
+        this.held = undefined;
+        land();
+      },
+    };
+  }
 
   async read() {
     if (this.failReads) throw new Error('connect ECONNREFUSED');
@@ -17,6 +39,11 @@ export class StoredLease implements LeaseApi {
   }
 
   async write(next: Omit<AdmissionLeaseState, 'resourceVersion'>, expected: string | undefined) {
+    if (this.held) {
+      this.held.reached();
+      await this.held.until;
+    }
+    if (this.failWrites) throw new Error('503');
     const fault = this.fault;
     this.fault = undefined;
     if (fault === 'not applied') throw new Error('503');
