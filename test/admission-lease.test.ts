@@ -83,6 +83,7 @@ describe('the admission Lease on a real API server', () => {
       ghosts: {},
       unknownInFlight: false,
       counted: {},
+      budgets: {},
     } satisfies AdmissionRecord);
 
     // A renew replaces it: renewTime moves, acquireTime stays the holder's first.
@@ -103,17 +104,23 @@ describe('the admission Lease on a real API server', () => {
     expect(await a.lease.step()).toBe('acquired');
     expect(await b.lease.step()).toBe('held elsewhere'); // b first sees this version now
 
-    // a renews no more.
+    // a writes its in-flight budgets with a renew, then renews no more.
+    const budgets = { 'team-a/quota': { cpu: '3' } };
+    expect(
+      await a.lease.step((carried) => ({ ...carried, budgets, counted: { 'team-a/quota': '42' } })),
+    ).toBe('renewed');
+    expect(await b.lease.step()).toBe('held elsewhere'); // b first sees this version now
     b.advance(DURATION_MS - 1);
     expect(await b.lease.step()).toBe('held elsewhere');
     b.advance(1);
     expect(await b.lease.step()).toBe('acquired');
-    // a stopped without handing over: what it admitted may still land.
+    // a stopped without handing over: what it admitted may still land, within its budgets.
     expect(b.lease.carried()).toEqual({
       address: 'b.1:9443',
-      ghosts: {},
-      unknownInFlight: true,
-      counted: {},
+      ghosts: budgets,
+      unknownInFlight: false,
+      counted: { 'team-a/quota': '42' },
+      budgets: {},
     } satisfies AdmissionRecord);
     const taken = await stored(namespace);
     expect(taken.spec).toMatchObject({ holderIdentity: 'b.1', leaseTransitions: 1 });
@@ -145,6 +152,7 @@ describe('the admission Lease on a real API server', () => {
       ghosts: inFlight,
       unknownInFlight: false,
       counted,
+      budgets: {},
     } satisfies AdmissionRecord);
     expect((await stored(namespace)).spec).toMatchObject({ holderIdentity: 'b.1', leaseTransitions: 1 });
     expect(await a.lease.step()).toBe('held elsewhere');
