@@ -43,7 +43,8 @@ export type OwnerAction =
   | { t: 'delete'; name: number }
   /** Karmada's controllers write the binding's status: a new resourceVersion, the same charge. */
   | { t: 'statusWrite'; name: number }
-  | { t: 'decide'; request: number }
+  /** `fault`: of the Lease write a raise of the owner's budget makes while deciding, if it makes one. */
+  | { t: 'decide'; request: number; fault?: LeaseFault }
   /**
    * A forwarded decision arrives again (duplicated or retried): the owner decides the same change once
    * more, its answer to the first request standing.
@@ -122,11 +123,11 @@ interface Process {
 }
 
 /**
- * A fault of a Lease write: applied with its answer lost, or delayed in the API server past the
- * client's timeout and applied (compare-and-swap as it then stands) just before the next Lease write,
- * after that writer's read.
+ * A fault of a Lease write: applied with its answer lost, never applied (a 503), or delayed in the API
+ * server past the client's timeout and applied (compare-and-swap as it then stands) just before the
+ * next Lease write, after that writer's read.
  */
-export type LeaseFault = 'none' | 'answer lost' | 'late';
+export type LeaseFault = 'none' | 'answer lost' | 'not applied' | 'late';
 
 /** The Lease object on the Karmada API server: compare-and-swap on its resourceVersion. */
 class HostLease implements LeaseApi {
@@ -145,6 +146,7 @@ class HostLease implements LeaseApi {
     this.applyLate();
     const fault = this.fault;
     this.fault = 'none';
+    if (fault === 'not applied') throw new Error('the API server answered 503');
     const apply = () => {
       if (this.lease?.resourceVersion !== expected) throw new ConflictError('the Lease changed');
       this.lease = { ...structuredClone(next), resourceVersion: this.nextVersion() };
@@ -357,7 +359,9 @@ class OwnerWorld {
         // A process that does not own the Lease forwards the decision to the one that does.
         if (!this.processes[r.to]!.lease.owns() && this.processes[1 - r.to]!.lease.owns()) r.to = 1 - r.to;
         const p = this.processes[r.to]!;
+        this.host.fault = action.fault ?? 'none';
         const allowed = await this.decide(p, r);
+        this.host.fault = 'none';
         r.state = allowed ? 'decided' : 'done';
         ownerExercised[allowed ? 'admitted' : 'refused']++;
         log(`${p.identity} ${allowed ? 'admits' : 'refuses'} ${r.name} (${r.uid}) cpu=${r.cpu}`);
@@ -411,6 +415,7 @@ class OwnerWorld {
           p.admission.refusesAfterTakeover || Object.keys(p.lease.carried()?.ghosts ?? {}).length > 0;
         const unsettled = p.lease.owns() && carries();
         const heldBefore = this.host.lease?.holder ?? '';
+        const budgetsBefore = Object.keys(this.host.lease?.record.budgets ?? {}).length > 0;
         this.host.fault = action.fault;
         const step = await p.admission.tick();
         this.host.fault = 'none';
@@ -418,7 +423,7 @@ class OwnerWorld {
           ownerExercised.acquired++;
           if (heldBefore !== '' && heldBefore !== p.identity) {
             ownerExercised.acquiredAfterCrash++;
-            if (Object.keys(p.lease.carried()?.ghosts ?? {}).length > 0) ownerExercised.budgetsCharged++;
+            if (budgetsBefore) ownerExercised.budgetsCharged++;
           }
         } else if (unsettled && p.lease.owns() && !carries()) ownerExercised.settled++;
         log(`${p.identity} lease: ${step}${action.fault === 'none' ? '' : ` (a write ${action.fault})`}`);
@@ -528,6 +533,16 @@ export async function simulateOwner(
 
 const processIndex = fc.nat({ max: 1 });
 const request = fc.nat({ max: 7 });
+const leaseFault = fc.constantFrom<LeaseFault>(
+  'none',
+  'none',
+  'none',
+  'none',
+  'none',
+  'answer lost',
+  'not applied',
+  'late',
+);
 
 /** Random actions: clients, the processes' decisions and Leases, landings, counts, watches and time. */
 export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
@@ -553,7 +568,7 @@ export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
     },
     { weight: 2, arbitrary: fc.record({ t: fc.constant('delete' as const), name: fc.nat({ max: 2 }) }) },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('statusWrite' as const), name: fc.nat({ max: 2 }) }) },
-    { weight: 8, arbitrary: fc.record({ t: fc.constant('decide' as const), request }) },
+    { weight: 8, arbitrary: fc.record({ t: fc.constant('decide' as const), request, fault: leaseFault }) },
     { weight: 2, arbitrary: fc.record({ t: fc.constant('again' as const), request }) },
     { weight: 12, arbitrary: fc.record({ t: fc.constant('answer' as const), request }) },
     { weight: 12, arbitrary: fc.record({ t: fc.constant('land' as const), request }) },
@@ -562,7 +577,7 @@ export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
       arbitrary: fc.record({
         t: fc.constant('lease' as const),
         process: processIndex,
-        fault: fc.constantFrom<LeaseFault>('none', 'none', 'none', 'none', 'none', 'answer lost', 'late'),
+        fault: leaseFault,
       }),
     },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('count' as const) }) },
