@@ -703,6 +703,28 @@ describe('the Helm chart charts/karmada-quota', () => {
     );
   });
 
+  test('admissionMode owner: the webhook pods may reach each other at the peer port, and the mode is set', () => {
+    const { manifests } = render('webhook.admissionMode=owner');
+    const webhook = deploymentOf(manifests, 'webhook');
+    const container = webhook.spec.template.spec.containers[0]!;
+    expect(container.env).toEqual(
+      expect.arrayContaining([
+        { name: 'ADMISSION_MODE', value: 'owner' },
+        { name: 'ADMISSION_PEER_PORT', value: '8444' },
+        { name: 'ADMISSION_PEER_CA_FILE', value: '/etc/karmada-quota/tls/ca.crt' },
+        { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      ]),
+    );
+    const [policy] = webhookProtection(manifests).policies;
+    expect((policy!.spec['ingress'] as unknown[])[1]).toEqual({
+      ports: [{ protocol: 'TCP', port: 8444 }],
+      from: [{ podSelector: { matchLabels: webhook.spec.selector.matchLabels } }],
+    });
+    // In the batched modes the peer port is not opened.
+    const batched = webhookProtection(render().manifests).policies[0]!;
+    expect(batched.spec['ingress']).toHaveLength(1);
+  });
+
   test("the default pod selectors match the labels each of Karmada's installers gives karmada-apiserver's pods", async () => {
     // Karmada's source at the version the tests run (go.mod of tools/kube-binaries/karmada), in the
     // Go module cache: crdDir is its charts/karmada/_crds/bases.
@@ -1104,6 +1126,9 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'create', 'events', 'team-x', true],
       // webhook: a create of a stored name is refused before it claims (duplicate creates)
       ['webhook', 'get', 'resourcebindings.work.karmada.io', 'team-x', true],
+      // webhook: the bindings' version (the fence), and the admission owner's watch of them
+      ['webhook', 'list', 'resourcebindings.work.karmada.io', undefined, true],
+      ['webhook', 'watch', 'resourcebindings.work.karmada.io', undefined, true],
       ['webhook', 'update', 'resourcebindings.work.karmada.io', 'team-x', false],
       ['webhook', 'update', KQ, 'team-x', false],
       ['webhook', 'get', 'secrets', CLUSTER_SECRET_NAMESPACE, false],
@@ -1118,7 +1143,7 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'list', 'namespaces', '', true],
       ['webhook', 'get', 'namespaces', '', true],
       ['webhook', 'update', 'namespaces', '', false],
-      // webhook: the admission owner's Lease (KubeAdmissionLeaseApi), in the lease namespace only
+      // webhook: the admission Lease (KubeAdmissionLeaseApi, every mode), in the lease namespace only
       ['webhook', 'get', 'leases.coordination.k8s.io', undefined, true],
       ['webhook', 'create', 'leases.coordination.k8s.io', undefined, true],
       ['webhook', 'update', 'leases.coordination.k8s.io', undefined, true],

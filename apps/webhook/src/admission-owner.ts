@@ -9,15 +9,15 @@ import { Gauge, type Registry } from 'prom-client';
 import { AdmissionLease, OwnerAdmission, selectionOf } from '#accounting';
 import { describeError, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import {
-  abortAt,
   closeQueue,
-  ConflictError,
   customObjectInformer,
   ResilientInformer,
   stopIntervals,
   type LeaseApi,
 } from '#service-kit';
 import { requestCount, type ReconcileJob, type ReconcileTarget } from '#usage';
+import { loggedLeaseApi } from './logged-lease-api.js';
+import type { StoredBindings } from './stored-bindings.js';
 import type { WatchedQuotaStore } from './watched-quota-store.js';
 
 export interface AdmissionOwnerOptions {
@@ -48,6 +48,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
     karmada: k8s.KubeConfig,
     leaseApi: LeaseApi,
     quotas: WatchedQuotaStore,
+    stored: StoredBindings,
     private readonly reconciles: Queue<ReconcileJob>,
     private readonly scheduler: SchedulerRegistry,
     private readonly options: AdmissionOwnerOptions,
@@ -56,7 +57,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
     // One identity per process: a container restarted in its pod must not take the Lease as its own.
     const identity = `${hostname()}.${randomBytes(4).toString('hex')}`;
     const lease = new AdmissionLease(
-      this.logged(leaseApi),
+      loggedLeaseApi(leaseApi, this.logger),
       {
         identity,
         address: options.address,
@@ -65,8 +66,6 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       },
       () => performance.now(),
     );
-    const objects = karmada.makeApiClient(k8s.CustomObjectsApi);
-    const { group, version, plural } = RESOURCE_BINDING;
     this.admission = new OwnerAdmission(
       lease,
       {
@@ -75,17 +74,8 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
         selection: selectionOf(quotas),
       },
       {
-        // A list without a resourceVersion is a consistent read: its version is the API server's now.
-        consistentVersion: async () => {
-          const list = (await objects.listClusterCustomObject(
-            { group, version, plural, limit: 1 },
-            abortAt(Date.now() + options.renewDeadlineSeconds * 1000),
-          )) as k8s.KubernetesListObject<ResourceBinding>;
-          const resourceVersion = list.metadata?.resourceVersion;
-          if (!resourceVersion)
-            throw new Error('the Karmada API server listed ResourceBindings without a resourceVersion');
-          return resourceVersion;
-        },
+        consistentVersion: () =>
+          stored.consistentVersion({ deadline: Date.now() + options.renewDeadlineSeconds * 1000 }),
         requestCount: (target: ReconcileTarget) =>
           requestCount(reconciles, target, 'the admission owner waits for a count'),
       },
@@ -155,33 +145,6 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
         'could not hand the admission Lease over: the next owner takes it once it expires and refuses increases until the counts hold what this one admitted',
       );
     await Promise.all([this.bindings.stop(), closeQueue(this.reconciles)]);
-  }
-
-  /**
-   * The Lease API with its failures logged: AdmissionLease reads any failure as "unreachable" or
-   * "held elsewhere", and the adapter's message (a missing namespace, a missing RBAC rule) is what an
-   * admin acts on. Each message is logged when it first appears, not every round.
-   */
-  private logged(api: LeaseApi): LeaseApi {
-    let last = '';
-    const noted = <T>(call: Promise<T>): Promise<T> =>
-      call.then(
-        (result) => {
-          last = '';
-          return result;
-        },
-        (err: unknown) => {
-          const message = describeError(err);
-          if (!(err instanceof ConflictError) && message !== last)
-            this.logger.warn({ error: message }, 'the admission Lease could not be read or written');
-          last = message;
-          throw err;
-        },
-      );
-    return {
-      read: () => noted(api.read()),
-      write: (next, expected) => noted(api.write(next, expected)),
-    };
   }
 
   private tick(): Promise<void> {

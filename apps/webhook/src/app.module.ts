@@ -32,6 +32,7 @@ import { WebhookMetrics } from './webhook-metrics.js';
 import { SchedulerEstimator } from './scheduler-estimator.js';
 import { AdmissionOwner } from './admission-owner.js';
 import { AdmissionPeer } from './admission-peer.js';
+import { AdmissionFence } from './admission-fence.js';
 
 @Module({})
 export class WebhookModule {
@@ -132,9 +133,10 @@ export class WebhookModule {
           ? [
               {
                 provide: AdmissionOwner,
-                inject: [WatchedQuotaStore, REDIS, SchedulerRegistry, METRICS],
+                inject: [WatchedQuotaStore, StoredBindings, REDIS, SchedulerRegistry, METRICS],
                 useFactory: (
                   quotas: WatchedQuotaStore,
+                  stored: StoredBindings,
                   redis: RedisClient,
                   scheduler: SchedulerRegistry,
                   registry: Registry,
@@ -143,6 +145,7 @@ export class WebhookModule {
                     karmada,
                     new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE }),
                     quotas,
+                    stored,
                     new Queue<ReconcileJob>(RECONCILE_QUEUE, {
                       connection: duplicateRedis(redis),
                       prefix: RECONCILE_QUEUE_PREFIX,
@@ -177,7 +180,36 @@ export class WebhookModule {
                   ),
               },
             ]
-          : []),
+          : [
+              {
+                provide: AdmissionFence,
+                inject: [WatchedQuotaStore, StoredBindings, REDIS, SchedulerRegistry, METRICS],
+                useFactory: (
+                  quotas: WatchedQuotaStore,
+                  stored: StoredBindings,
+                  redis: RedisClient,
+                  scheduler: SchedulerRegistry,
+                  registry: Registry,
+                ) =>
+                  new AdmissionFence(
+                    new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE }),
+                    quotas,
+                    stored,
+                    new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+                      connection: duplicateRedis(redis),
+                      prefix: RECONCILE_QUEUE_PREFIX,
+                    }),
+                    scheduler,
+                    {
+                      leaseDurationSeconds: config.ADMISSION_LEASE_DURATION_SECONDS,
+                      renewDeadlineSeconds: config.ADMISSION_LEASE_RENEW_DEADLINE_SECONDS,
+                      retryPeriodSeconds: config.ADMISSION_LEASE_RETRY_SECONDS,
+                      landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
+                    },
+                    registry,
+                  ),
+              },
+            ]),
         {
           provide: ADMISSION_STRATEGY,
           inject: [
@@ -185,21 +217,25 @@ export class WebhookModule {
             WatchedQuotaStore,
             NamespaceLabels,
             { token: AdmissionPeer, optional: true },
+            { token: AdmissionFence, optional: true },
           ],
           useFactory: (
             metrics: WebhookMetrics,
             quotas: WatchedQuotaStore,
             namespaces: NamespaceLabels,
             peer: AdmissionPeer | undefined,
+            fence: AdmissionFence | undefined,
           ): AdmissionStrategy => {
             if (peer) return peer.strategy;
-            return config.ADMISSION_MODE === 'cas-per-admission'
-              ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces), claimTiming, metrics)
-              : new AdmissionBatcher(
-                  quotas,
-                  { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },
-                  metrics,
-                );
+            const batched =
+              config.ADMISSION_MODE === 'cas-per-admission'
+                ? new CasPerAdmission(new KubeQuotaStore(karmada, namespaces), claimTiming, metrics)
+                : new AdmissionBatcher(
+                    quotas,
+                    { ...claimTiming, maxConflictRetries: config.MAX_CONFLICT_RETRIES },
+                    metrics,
+                  );
+            return fence!.fenced(batched);
           },
         },
       ],

@@ -106,16 +106,19 @@ export const webhookEnv = {
     .enum(['batched', 'cas-per-admission', 'owner'], { error: 'must be batched, cas-per-admission or owner' })
     .default('batched'),
   /**
-   * ADMISSION_MODE=owner: namespace on the Karmada API server of the admission owner's Lease
-   * (karmada-quota-admission), which names the webhook process deciding increases from memory
-   * (docs/concepts/admission-owner.md). Must exist.
+   * Namespace on the Karmada API server of the admission Lease (karmada-quota-admission): it names the
+   * owner deciding increases from memory, or says the batched modes decide (the fence; every mode reads
+   * it: docs/concepts/admission-owner.md). Must exist.
    */
   LEASE_NAMESPACE: z.string().min(1).default('karmada-quota-system'),
-  /** ADMISSION_MODE=owner: another process takes the admission Lease once it saw it unrenewed this long. */
+  /** Another owner takes the admission Lease, or the batched modes end its tenure, once seen unrenewed this long. */
   ADMISSION_LEASE_DURATION_SECONDS: z.coerce.number().int().min(2).max(300).default(15),
-  /** ADMISSION_MODE=owner: the holder decides nothing once this long passed since its last renew began. */
+  /**
+   * The owner decides nothing once this long passed since its last renew began; a batched webhook
+   * decides nothing once this long passed since its last read saying the batched modes decide.
+   */
   ADMISSION_LEASE_RENEW_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(299).default(10),
-  /** ADMISSION_MODE=owner: how often the Lease is renewed (or tried for). */
+  /** How often the admission Lease is renewed or tried for (owner), or read (the batched modes). */
   ADMISSION_LEASE_RETRY_SECONDS: z.coerce.number().int().min(1).max(60).default(2),
   /**
    * ADMISSION_MODE=owner: the port (on BIND_ADDRESS) where the owner answers the decisions other

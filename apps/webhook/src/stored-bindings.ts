@@ -33,6 +33,22 @@ export class StoredBindings {
   }
 
   /**
+   * The resourceVersion of a consistent read of the ResourceBindings: the Karmada API server's now
+   * (a list without a resourceVersion, one item long).
+   */
+  async consistentVersion(options: StoreCallOptions = {}): Promise<string> {
+    const { group, version, plural } = RESOURCE_BINDING;
+    const list = (await this.objects.listClusterCustomObject(
+      { group, version, plural, limit: 1 },
+      abortAt(options.deadline),
+    )) as k8s.KubernetesListObject<ResourceBinding>;
+    const resourceVersion = list.metadata?.resourceVersion;
+    if (!resourceVersion)
+      throw new Error('the Karmada API server listed ResourceBindings without a resourceVersion');
+    return resourceVersion;
+  }
+
+  /**
    * The stored binding; undefined when there is none, or when the Karmada API server could not say
    * (logged, with what the read was `for`).
    */

@@ -61,6 +61,11 @@ export class AdmissionLease {
     private readonly clock: () => number,
   ) {}
 
+  /** The holder decides nothing once this long has passed since its last renew began. */
+  get renewDeadlineMs(): number {
+    return this.options.renewDeadlineMs;
+  }
+
   /** Whether this process may decide an increase now: it holds the Lease and renewed it in time. */
   owns(): boolean {
     return (

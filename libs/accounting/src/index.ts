@@ -45,3 +45,6 @@ export type {
 export { ledgerKey, OwnerLedger, type TakenOver } from './owner-ledger.js';
 export { OwnerAdmission } from './owner-admission.js';
 export type { OwnerHost, OwnerQuotaView, OwnerTiming } from './owner-admission.js';
+export { BatchedFence } from './batched-fence.js';
+export type { BatchedFenceOptions, FenceHost, FenceView } from './batched-fence.js';
+export { CountRequests } from './count-requests.js';

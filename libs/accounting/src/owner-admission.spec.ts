@@ -284,9 +284,11 @@ describe('OwnerAdmission', () => {
     const second = await successorOfAnOlderOwner(new StoredLease());
     const refused = await second.admit(create('api', 'u2', 1));
     expect(unavailable(refused)).toBe(true);
-    expect(refused.allowed ? '' : refused.message).toContain('took over without a handover');
+    expect(refused.allowed ? '' : refused.message).toContain(
+      'took over from the batched webhooks or from an owner that did not hand over',
+    );
     expect(unavailable(await second.admit(create('api', 'u2', 1, true)))).toBe(true); // a dry run too
-    second.advance(WINDOW_S * 1000);
+    second.advance(WINDOW_S * 1000 + 10_000); // a landing window past the renew deadline
     second.world.version = 90;
     await second.admission.tick(); // held a landing window: a consistent read at 90, a count asked for
     expect(second.world.counts).toEqual([{ namespace: 'team-a' }]);
@@ -303,7 +305,7 @@ describe('OwnerAdmission', () => {
     // owner decided from a clean Lease.
     const stored = new StoredLease();
     const second = await successorOfAnOlderOwner(stored, false);
-    second.advance(WINDOW_S * 1000);
+    second.advance(WINDOW_S * 1000 + 10_000);
     second.world.version = 90;
     await second.admission.tick(); // held a landing window: settling starts
     await second.admission.tick();
@@ -313,6 +315,32 @@ describe('OwnerAdmission', () => {
     await second.admission.tick(); // settled: dropped, and written with the next renew
     await second.admission.tick();
     expect(stored.lease?.record.unknownInFlight).toBe(false);
+  });
+
+  it('an owner taking the Lease from the batched modes waits a landing window past the renew deadline and a count', async () => {
+    // A batched webhook (batched-fence.ts) decides until the renew deadline after its last read of
+    // the mark, so its claims may land until a landing window after that.
+    const stored = new StoredLease();
+    stored.lease = {
+      holder: '',
+      durationSeconds: 15,
+      transitions: 0,
+      record: { ghosts: {}, unknownInFlight: true, counted: {}, batched: {} },
+      resourceVersion: '5',
+    };
+    const { admission, admit, advance, world, counted } = owner(stored);
+    expect(await admission.tick()).toBe('acquired');
+    expect(unavailable(await admit(create('web', 'u1', 1)))).toBe(true);
+    advance(WINDOW_S * 1000);
+    world.version = 90;
+    await admission.tick();
+    expect(world.reads).toBe(0); // not yet: a batched claim may still land
+    advance(10_000);
+    await admission.tick();
+    expect(world.reads).toBe(1);
+    counted('2', '90'); // the count holds the batched claims (reserved) and what landed
+    expect(allowed(await admit(create('web', 'u1', 8)))).toBe(true);
+    expect((await admit(create('api', 'u2', 1))).allowed).toBe(false);
   });
 
   it('a graceful handover passes what is in flight on: the successor decides at once, charging it', async () => {

@@ -19,7 +19,8 @@ import {
 } from './admission-strategy.js';
 import { decide, projected, type SelectionOf } from './cas-round.js';
 import type { ReconcileTarget } from '#usage';
-import { countTargetOf, ledgerKey, OwnerLedger, type BudgetWrite } from './owner-ledger.js';
+import { CountRequests } from './count-requests.js';
+import { ledgerKey, OwnerLedger, type BudgetWrite } from './owner-ledger.js';
 
 /** The quotas as the owner's watches show them. */
 export interface OwnerQuotaView {
@@ -52,12 +53,9 @@ export interface OwnerTiming {
   monotonic: () => number;
 }
 
-/** How often a quota awaiting a count is asked for one again. */
-const COUNT_REQUEST_INTERVAL_MS = 5_000;
-
 export class OwnerAdmission implements AdmissionStrategy {
   private ledger?: OwnerLedger;
-  private readonly countRequestedAt = new Map<string, number>();
+  private readonly countRequests: CountRequests;
   private stopping = false;
 
   constructor(
@@ -65,8 +63,10 @@ export class OwnerAdmission implements AdmissionStrategy {
     private readonly view: OwnerQuotaView,
     private readonly host: OwnerHost,
     private readonly timing: OwnerTiming,
-    private readonly warn: (message: string) => void = () => {},
-  ) {}
+    warn: (message: string) => void = () => {},
+  ) {
+    this.countRequests = new CountRequests((target) => host.requestCount(target), timing.monotonic, warn);
+  }
 
   /**
    * Decided at once, with no await: no two decisions start from one sum of claims in flight. An
@@ -146,7 +146,7 @@ export class OwnerAdmission implements AdmissionStrategy {
     if (waiting)
       return [
         failClosed(
-          `the admission owner took over without a handover, so increases on ${waiting[0]} wait until the reconciler has counted what its predecessor admitted (about the landing window)`,
+          `the admission owner took over from the batched webhooks or from an owner that did not hand over, so increases on ${waiting[0]} wait until the reconciler has counted what they admitted (about the landing window)`,
         ),
         false,
       ];
@@ -194,7 +194,10 @@ export class OwnerAdmission implements AdmissionStrategy {
     const windowMs = this.timing.landingWindowSeconds * 1000;
     const carried = this.lease.carried();
     const carriesGhosts = carried && (carried.unknownInFlight || Object.keys(carried.ghosts).length > 0);
-    if (carriesGhosts && !ledger.settling && (this.lease.tenureMs() ?? 0) >= windowMs)
+    // With what is in flight unknown, a batched webhook may have decided until its renew deadline
+    // after this tenure began (batched-fence.ts): the landing window runs from there.
+    const settleAfterMs = windowMs + (carried?.unknownInFlight ? this.lease.renewDeadlineMs : 0);
+    if (carriesGhosts && !ledger.settling && (this.lease.tenureMs() ?? 0) >= settleAfterMs)
       ledger.heldLongEnough(await this.host.consistentVersion());
     const keys = this.view.allWatched()?.map((q) => ledgerKey(q.metadata?.namespace ?? '', quotaName(q)));
     if (carriesGhosts && keys !== undefined && ledger.ghostsSettled(keys)) this.lease.dropGhosts();
@@ -204,7 +207,7 @@ export class OwnerAdmission implements AdmissionStrategy {
       const version = await this.host.consistentVersion();
       for (const binding of needing) ledger.read(binding, version, readAt, windowMs);
     }
-    await this.requestCounts(ledger.awaitingCount(keys ?? []));
+    await this.countRequests.ask(ledger.awaitingCount(keys ?? []));
   }
 
   /** Writes larger budgets until they cover what was admitted; false when a write fails or the Lease is lost. */
@@ -265,19 +268,6 @@ export class OwnerAdmission implements AdmissionStrategy {
     });
     for (const quota of this.view.allWatched() ?? []) countIn(ledger, quota);
     return ledger;
-  }
-
-  private async requestCounts(keys: readonly string[]): Promise<void> {
-    const now = this.timing.monotonic();
-    for (const key of keys) {
-      if (now - (this.countRequestedAt.get(key) ?? -Infinity) < COUNT_REQUEST_INTERVAL_MS) continue;
-      this.countRequestedAt.set(key, now);
-      try {
-        await this.host.requestCount(countTargetOf(key));
-      } catch (err) {
-        this.warn(`could not ask the reconciler for a count of ${key}: ${String(err)}`);
-      }
-    }
   }
 }
 

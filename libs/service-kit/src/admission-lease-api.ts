@@ -38,6 +38,13 @@ export interface AdmissionRecord {
    * flight unknown.
    */
   budgets?: Record<string, Record<string, string>>;
+  /**
+   * Written only on a free Lease, by a webhook in a batched mode: the batched modes decide now
+   * (libs/accounting batched-fence.ts). `countedFrom`: when an owner decided before, a binding list's
+   * resourceVersion taken a landing window after its tenure ended; a quota counted at or past it
+   * holds all the owner admitted.
+   */
+  batched?: { countedFrom?: string };
 }
 
 /** The Lease as read or written. */
@@ -76,6 +83,7 @@ const admissionRecord = z.object({
   unknownInFlight: z.boolean(),
   counted: z.record(z.string(), z.string().refine(isResourceVersion)),
   budgets: z.record(z.string(), z.record(z.string(), quantity)).optional(),
+  batched: z.object({ countedFrom: z.string().refine(isResourceVersion).optional() }).optional(),
 });
 
 /** Nothing handed over: a Lease no owner has held yet (one made by hand, say). */

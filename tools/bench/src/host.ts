@@ -41,6 +41,19 @@ export async function createNamespaces(
   });
 }
 
+/**
+ * The environment of an owner-mode webhook with an admission Lease of its own (its namespace made
+ * here): the bench's owners decide on namespaces no other webhook serves, so they need not wait for
+ * the batched webhooks the run starts elsewhere (the fence: docs/concepts/admission-owner.md).
+ */
+export async function ownerModeEnv(
+  endpoint: ApiEndpoint,
+  leaseNamespace: string,
+): Promise<NodeJS.ProcessEnv> {
+  await createNamespaces(endpoint, [leaseNamespace]);
+  return { ADMISSION_MODE: 'owner', LEASE_NAMESPACE: leaseNamespace };
+}
+
 export async function createQuota(
   host: ApiEndpoint,
   namespace: string,

@@ -39,6 +39,7 @@ import {
   deleteClusterQuota,
   FEDERATED_RESOURCE_QUOTA,
   inParallel,
+  ownerModeEnv,
   readClusterQuota,
   readQuota,
 } from './host.js';
@@ -353,6 +354,9 @@ export async function startContendedServices(
         // larger charge until that reservation's expiration: 10 s, so the audit can see it settle.
         env: {
           ADMISSION_MODE: options.mode,
+          ...(options.mode === 'owner'
+            ? await ownerModeEnv(ctx.federation.info.host, 'hot-quota-owner-lease')
+            : {}),
           RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
           ADMISSION_LANDING_WINDOW_SECONDS: String(RESERVATION_TTL_SECONDS / 2),
           LOG_LEVEL: 'warn',

@@ -17,7 +17,7 @@ import { admissionReview, realisticBinding, scheduledClusters } from './bodies.j
 import { CorrectnessError, profiling, type BenchContext } from './context.js';
 import { auditHotQuota, auditPassed, mergeAudits, type HotQuotaAudit } from './hot-quota-audit.js';
 import { describeAuditFailure } from './hot-quota.js';
-import { createNamespaces, createQuota, inParallel, readQuota } from './host.js';
+import { createNamespaces, createQuota, inParallel, ownerModeEnv, readQuota } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { metricValue, summarizeLatencies } from './stats.js';
 
@@ -206,9 +206,8 @@ async function runOwner(
   await inParallel([namespace, forwardedNamespace], 2, (ns) =>
     createQuota(host, ns, QUOTA, hardForPods(HARD_PODS)),
   );
-  const { webhook, client } = await startAloneWebhook(ctx, 'alone-owner', clients, {
-    ADMISSION_MODE: 'owner',
-  });
+  const ownerEnv = await ownerModeEnv(host, 'alone-owner-lease');
+  const { webhook, client } = await startAloneWebhook(ctx, 'alone-owner', clients, ownerEnv);
   const metric = async (name: string) => metricValue(await metricsText(client), name);
   let forwarder: Awaited<ReturnType<typeof startAloneWebhook>> | undefined;
   try {
@@ -240,7 +239,7 @@ async function runOwner(
       ownerClaims: (await metric(OWNER_CLAIMS)) - claimsBefore,
     };
 
-    forwarder = await startAloneWebhook(ctx, 'alone-forwarder', clients, { ADMISSION_MODE: 'owner' });
+    forwarder = await startAloneWebhook(ctx, 'alone-forwarder', clients, ownerEnv);
     const through = forwarder.client;
     await runPart(through, Array<string>(clients).fill(forwardedNamespace), WARM_UP_SECONDS);
     const claimsBeforeForwarded = await metric(OWNER_CLAIMS);

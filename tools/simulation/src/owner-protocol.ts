@@ -296,7 +296,10 @@ class OwnerWorld {
     const change = bindingChange({ namespace: NAMESPACE, name: r.name }, object, chargeOf(r.cpu), false, old);
     if (asksNothing(change)) return true;
     const outcome = await p.admission.admit(change, r.sentAt + WEBHOOK_TIMEOUT_MS);
-    if (!outcome.allowed && outcome.message.includes('took over without a handover'))
+    if (
+      !outcome.allowed &&
+      outcome.message.includes('took over from the batched webhooks or from an owner that did not hand over')
+    )
       ownerExercised.refusedAfterTakeover++;
     return outcome.allowed;
   }
