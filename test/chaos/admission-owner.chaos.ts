@@ -12,8 +12,9 @@ import { isRetryable } from './support/tenant.js';
  * behind one registration, on a real host API server: the holder of the admission Lease decides from
  * memory, writing nothing to quota statuses, and the other replica forwards to it. The owner killed
  * mid-load: the other takes the Lease once it expired and admits again at once, charging the dead
- * one's in-flight budgets until the counts hold what it admitted; decreases are never refused. The owner paused past its Lease: it decides nothing
- * once it resumes.
+ * one's in-flight budgets until the counts hold what it admitted; decreases are never refused. The
+ * owner paused past its Lease: it decides nothing once it resumes. A rolling switch of mode each way
+ * under load, room freed all along: the fence keeps the modes from deciding together.
  */
 const LEASE_SECONDS = 4;
 /** Longer than the Lease: a successor that waited a window before admitting again would show. */
@@ -263,6 +264,101 @@ test('the owner paused past its Lease: the other takes over, and the paused one 
   expect(await owner()).toBe(other);
   expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);
   expect(running.outcomes.filter((o) => o.outcome === 'admitted').length).toBeGreaterThan(0);
+  await expectRecountMatches(scenario.tenant);
+  expect(scenario.recorder.violations()).toEqual([]);
+});
+
+const fenced = async (replica: number): Promise<number> =>
+  metricValue(await metrics(replica), 'karmada_quota_admission_fenced') ?? -1;
+
+/** Deletes a stored binding of `prefix` every 150 ms until stopped: room freed for the load to race for. */
+function churn(prefix: string) {
+  let stop = false;
+  const running = (async () => {
+    while (!stop) {
+      const named = (await scenario.tenant.bindings()).filter((rb) => rb.metadata!.name!.startsWith(prefix));
+      const victim = named[Math.floor(Math.random() * named.length)];
+      if (victim) await deleteBinding(victim.metadata!.name!).catch(() => undefined);
+      await sleep(150);
+    }
+  })();
+  return {
+    stop: async () => {
+      stop = true;
+      await running;
+    },
+  };
+}
+
+test('a rolling switch of mode under load, owner to batched and back: never over the limit, increases refused only for the switch', async () => {
+  await deleteSome('paused-');
+  const running = load('switch');
+  const churning = churn('switch');
+  try {
+    const batched = { ADMISSION_MODE: 'batched' };
+    const owned = { ADMISSION_MODE: 'owner' };
+
+    // Owner to batched, the replica not holding the Lease first, as a rolling update replaces pods.
+    const holder = (await eventually(owner, (o) => o !== undefined, 30_000))!;
+    const other = 1 - holder;
+    await scenario.webhooks[other]!.process.stop();
+    await scenario.restartWebhook(other, batched);
+    // Beside the owner it decides no increase (the fence): its changes fail closed, the owner's are decided.
+    expect(await fenced(other)).toBe(1);
+    await sleep(6_000);
+    // Both replicas took changes while room was freed all along: with the fence undone the batched
+    // one decides from statuses that miss the owner's claims, and admits past the limit.
+    expect(scenario.recorder.violations()).toEqual([]);
+    expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);
+    await scenario.webhooks[holder]!.process.stop(); // hands the Lease over
+    const ownerGoneAt = Date.now();
+    await scenario.restartWebhook(holder, batched);
+    const refusedAfterOwner = await admittingAgain(ownerGoneAt);
+    process.stderr.write(
+      `[admission-owner] owner to batched: increases refused for ${refusedAfterOwner} ms after the owner stopped\n`,
+    );
+    // What the owner admitted lands within the window: only then, and once counted, do the batched decide.
+    expect(refusedAfterOwner).toBeGreaterThanOrEqual((LANDING_WINDOW_SECONDS - 1) * 1000);
+    expect(refusedAfterOwner).toBeLessThan((LANDING_WINDOW_SECONDS + 15) * 1000);
+    await eventually(
+      async () => (await fenced(0)) + (await fenced(1)),
+      (sum) => sum === 0,
+      20_000,
+    );
+    // The batched modes decide with claims in the status again.
+    await eventually(
+      () => Promise.resolve(scenario.recorder.of('team').some((sample) => sample.reservations.length > 0)),
+      (claimed) => claimed,
+      20_000,
+    );
+    await sleep(2_000);
+
+    // Batched to owner: the first owner takes the Lease the batched webhooks marked, and waits out
+    // what they may still admit (the landing window past the renew deadline) and a count.
+    await scenario.webhooks[0]!.process.stop();
+    await scenario.restartWebhook(0, owned);
+    await eventually(owner, (o) => o === 0, 30_000);
+    const tookAt = Date.now();
+    await eventually(
+      () => fenced(1),
+      (f) => f === 1,
+      10_000,
+    );
+    await scenario.webhooks[1]!.process.stop();
+    await scenario.restartWebhook(1, owned);
+    const refusedAfterBatched = await admittingAgain(tookAt);
+    process.stderr.write(
+      `[admission-owner] batched to owner: increases refused for ${refusedAfterBatched} ms after the owner took the Lease\n`,
+    );
+    expect(refusedAfterBatched).toBeGreaterThanOrEqual((LANDING_WINDOW_SECONDS + 3 - 2) * 1000);
+    await sleep(2_000);
+  } finally {
+    await churning.stop();
+    await running.stop();
+  }
+
+  expect(running.outcomes.filter((o) => o.outcome === 'admitted').length).toBeGreaterThan(0);
+  expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);
   await expectRecountMatches(scenario.tenant);
   expect(scenario.recorder.violations()).toEqual([]);
 });

@@ -73,10 +73,11 @@ export class ChaosFederation {
 
   /**
    * Starts a stopped or killed service again exactly as it was (same port and certificate, so the
-   * webhook registration stays valid, like a pod restarted behind its Service) and waits until ready.
+   * webhook registration stays valid, like a pod restarted behind its Service), with `envChanges`
+   * (a new version of its pod), and waits until ready.
    */
-  async restart(service: RunningService): Promise<RunningService> {
-    const proc = this.federation.relaunch(service.process);
+  async restart(service: RunningService, envChanges: NodeJS.ProcessEnv = {}): Promise<RunningService> {
+    const proc = this.federation.relaunch(service.process, envChanges);
     await waitFor(
       `${service.name} to become ready again at ${service.url}/readyz`,
       async () => {

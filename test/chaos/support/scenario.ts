@@ -88,9 +88,9 @@ export class ChaosScenario {
     return restarted;
   }
 
-  /** Starts a killed webhook replica again, on its port; webhooks[i] is then the new one. */
-  async restartWebhook(i: number): Promise<RunningService> {
-    const restarted = await this.chaos.restart(this.webhooks[i]!);
+  /** Starts a stopped webhook replica again, on its port, with `envChanges`; webhooks[i] is then the new one. */
+  async restartWebhook(i: number, envChanges: NodeJS.ProcessEnv = {}): Promise<RunningService> {
+    const restarted = await this.chaos.restart(this.webhooks[i]!, envChanges);
     this.webhooks[i] = restarted;
     if (i === 0) this.running.set('webhook', restarted);
     return restarted;

@@ -385,15 +385,19 @@ export class Federation {
 
   /**
    * Starts an exited launched process again with the same command, arguments and environment (so
-   * the same port and certificate, like a pod restarted behind its Service); its log continues.
+   * the same port and certificate, like a pod restarted behind its Service), with `envChanges` over
+   * it (a new version of the pod); its log continues.
    */
-  relaunch(proc: ManagedProcess): ManagedProcess {
+  relaunch(proc: ManagedProcess, envChanges: NodeJS.ProcessEnv = {}): ManagedProcess {
     if (proc.running) throw new Error(`${proc.name} is still running: stop or kill it first`);
     const index = this.processes.indexOf(proc);
     if (index < 0) throw new Error(`${proc.name} was not launched by this federation`);
     this.processes.splice(index, 1);
     this.guard.untrack(proc);
-    return this.launch(proc.name, proc.command, [...proc.args], proc.env ?? process.env);
+    return this.launch(proc.name, proc.command, [...proc.args], {
+      ...(proc.env ?? process.env),
+      ...envChanges,
+    });
   }
 
   /** Stops every process: launched ones first, then Karmada, controller managers, API servers, etcd. */
