@@ -723,6 +723,20 @@ describe('the Helm chart charts/karmada-quota', () => {
     // In the batched modes the peer port is not opened.
     const batched = webhookProtection(render().manifests).policies[0]!;
     expect(batched.spec['ingress']).toHaveLength(1);
+    // cert-manager's serving certificate allows client auth in owner mode only (the peers present it).
+    const servingUsages = (...values: string[]) =>
+      (
+        render('certManager.enabled=true', ...values).manifests.find(
+          (m) => m.kind === 'Certificate' && m.metadata.name === `${release}-karmada-quota-webhook`,
+        ) as Manifest & { spec: { usages?: string[] } }
+      ).spec.usages;
+    expect(servingUsages('webhook.admissionMode=owner')).toEqual([
+      'digital signature',
+      'key encipherment',
+      'server auth',
+      'client auth',
+    ]);
+    expect(servingUsages()).toBeUndefined();
   });
 
   test("the default pod selectors match the labels each of Karmada's installers gives karmada-apiserver's pods", async () => {

@@ -29,7 +29,7 @@ export class AdmissionFence implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly countRequests: CountRequests;
   private readonly logger = new Logger('admission-fence');
   private ticking?: Promise<void>;
-  private lastMode?: FenceView['mode'];
+  private lastSaid?: string;
 
   constructor(
     leaseApi: LeaseApi,
@@ -62,10 +62,10 @@ export class AdmissionFence implements OnApplicationBootstrap, OnModuleDestroy {
     const fence = this.fence;
     new Gauge({
       name: 'karmada_quota_admission_fenced',
-      help: 'Whether this webhook (a batched ADMISSION_MODE) refuses every increase now because the admission Lease does not say the batched modes decide',
+      help: 'Whether this webhook (a batched ADMISSION_MODE) refuses increases now because of the admission Lease: an owner decides, or what it admitted is not counted yet on some quota',
       registers: [registry],
       collect() {
-        this.set(fence.refusal([]) === undefined ? 0 : 1);
+        this.set(fence.refusal(quotas.allWatched()) === undefined ? 0 : 1);
       },
     });
   }
@@ -87,6 +87,7 @@ export class AdmissionFence implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     stopIntervals(this.scheduler, TICK);
     await this.ticking;
+    await this.countRequests.idle();
     await closeQueue(this.reconciles);
   }
 
@@ -97,9 +98,12 @@ export class AdmissionFence implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async round(): Promise<void> {
     const view = await this.fence.step();
-    if (view.mode !== this.lastMode) this.logged(view);
-    this.lastMode = view.mode;
-    await this.countRequests.ask(this.fence.awaitingCount(this.quotas.allWatched() ?? []));
+    // Logged when it changes: a new mode, or a new problem.
+    const said = view.mode === 'unknown' ? view.problem : view.mode;
+    if (said !== this.lastSaid) this.logged(view);
+    this.lastSaid = said;
+    // Not awaited: many quotas or a slow Redis must not hold up the next read of the Lease.
+    void this.countRequests.ask(this.fence.awaitingCount(this.quotas.allWatched() ?? []));
   }
 
   private logged(view: FenceView): void {

@@ -135,6 +135,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     stopIntervals(this.scheduler, TICK);
+    clearTimeout(this.expiryRound);
     // A renew still running would make the handover's compare-and-swap fail.
     await this.ticking;
     const holding = this.admission.deciding;
@@ -146,6 +147,9 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       );
     await Promise.all([this.bindings.stop(), closeQueue(this.reconciles)]);
   }
+
+  /** A round due at the moment the holder's Lease would expire, when before the next retry. */
+  private expiryRound?: NodeJS.Timeout;
 
   private tick(): Promise<void> {
     this.ticking ??= this.round().finally(() => (this.ticking = undefined));
@@ -163,6 +167,17 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
         );
       if (step === 'lost')
         this.logger.warn('lost the admission Lease to another process: deciding nothing more');
+      // Taken over the moment it expires, not up to a retry period later: increases fail closed
+      // meanwhile.
+      const expiresIn = this.admission.leaseExpiresInMs;
+      if (
+        step === 'held elsewhere' &&
+        expiresIn !== undefined &&
+        expiresIn < this.options.retryPeriodSeconds * 1000
+      ) {
+        clearTimeout(this.expiryRound);
+        this.expiryRound = setTimeout(() => void this.tick(), Math.max(expiresIn, 0) + 1);
+      }
     } catch (err) {
       this.logger.warn({ error: describeError(err) }, 'a round of the admission Lease failed');
     }

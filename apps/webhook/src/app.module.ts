@@ -45,6 +45,20 @@ export class WebhookModule {
       landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
       clock: Date.now,
     };
+    // The admission Lease, read in every mode (the owner's, or the batched modes' fence).
+    const admissionLeaseApi = () => new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE });
+    const leaseTiming = {
+      leaseDurationSeconds: config.ADMISSION_LEASE_DURATION_SECONDS,
+      renewDeadlineSeconds: config.ADMISSION_LEASE_RENEW_DEADLINE_SECONDS,
+      retryPeriodSeconds: config.ADMISSION_LEASE_RETRY_SECONDS,
+      landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
+    };
+    // BullMQ wants its own connection (it uses blocking commands on others).
+    const reconcileQueue = (redis: RedisClient) =>
+      new Queue<ReconcileJob>(RECONCILE_QUEUE, {
+        connection: duplicateRedis(redis),
+        prefix: RECONCILE_QUEUE_PREFIX,
+      });
     return {
       module: WebhookModule,
       imports: [
@@ -88,15 +102,7 @@ export class WebhookModule {
         {
           provide: WaitingRecorder,
           inject: [REDIS],
-          // BullMQ wants its own connection (it uses blocking commands on others).
-          useFactory: (redis: RedisClient) =>
-            new WaitingRecorder(
-              redis,
-              new Queue<ReconcileJob>(RECONCILE_QUEUE, {
-                connection: duplicateRedis(redis),
-                prefix: RECONCILE_QUEUE_PREFIX,
-              }),
-            ),
+          useFactory: (redis: RedisClient) => new WaitingRecorder(redis, reconcileQueue(redis)),
         },
         {
           provide: WebhookMetrics,
@@ -143,20 +149,14 @@ export class WebhookModule {
                 ) =>
                   new AdmissionOwner(
                     karmada,
-                    new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE }),
+                    admissionLeaseApi(),
                     quotas,
                     stored,
-                    new Queue<ReconcileJob>(RECONCILE_QUEUE, {
-                      connection: duplicateRedis(redis),
-                      prefix: RECONCILE_QUEUE_PREFIX,
-                    }),
+                    reconcileQueue(redis),
                     scheduler,
                     {
-                      leaseDurationSeconds: config.ADMISSION_LEASE_DURATION_SECONDS,
-                      renewDeadlineSeconds: config.ADMISSION_LEASE_RENEW_DEADLINE_SECONDS,
-                      retryPeriodSeconds: config.ADMISSION_LEASE_RETRY_SECONDS,
+                      ...leaseTiming,
                       ttlSeconds: config.RESERVATION_TTL_SECONDS,
-                      landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
                       address: peerAddress(config),
                     },
                     registry,
@@ -192,20 +192,12 @@ export class WebhookModule {
                   registry: Registry,
                 ) =>
                   new AdmissionFence(
-                    new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE }),
+                    admissionLeaseApi(),
                     quotas,
                     stored,
-                    new Queue<ReconcileJob>(RECONCILE_QUEUE, {
-                      connection: duplicateRedis(redis),
-                      prefix: RECONCILE_QUEUE_PREFIX,
-                    }),
+                    reconcileQueue(redis),
                     scheduler,
-                    {
-                      leaseDurationSeconds: config.ADMISSION_LEASE_DURATION_SECONDS,
-                      renewDeadlineSeconds: config.ADMISSION_LEASE_RENEW_DEADLINE_SECONDS,
-                      retryPeriodSeconds: config.ADMISSION_LEASE_RETRY_SECONDS,
-                      landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
-                    },
+                    leaseTiming,
                     registry,
                   ),
               },

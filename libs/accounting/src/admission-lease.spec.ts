@@ -52,6 +52,22 @@ describe('AdmissionLease', () => {
     expect(b.lease.owns()).toBe(true);
   });
 
+  it('says when the Lease held elsewhere expires by its own clock, so a round can be due then', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    expect(b.lease.expiresInMs()).toBeUndefined();
+    await a.lease.step();
+    await b.lease.step();
+    expect(b.lease.expiresInMs()).toBe(D);
+    b.advance(D - 300);
+    expect(b.lease.expiresInMs()).toBe(300);
+    await a.lease.step(); // renewed: a new version, first seen at b's next read
+    await b.lease.step();
+    expect(b.lease.expiresInMs()).toBe(D);
+    expect(a.lease.expiresInMs()).toBeUndefined(); // a holds it
+  });
+
   it.each([
     [
       'the budgets it wrote, as ghosts beside those it carried',

@@ -33,6 +33,8 @@ interface Tenure {
   since: number;
   /** When the last successful write of the Lease began (a renew counts from its start). */
   renewedAt: number;
+  /** When the write that took the Lease was answered: another read may have been served until then. */
+  answeredAt: number;
   resourceVersion: string;
   transitions: number;
   record: AdmissionRecord;
@@ -61,11 +63,6 @@ export class AdmissionLease {
     private readonly clock: () => number,
   ) {}
 
-  /** The holder decides nothing once this long has passed since its last renew began. */
-  get renewDeadlineMs(): number {
-    return this.options.renewDeadlineMs;
-  }
-
   /** Whether this process may decide an increase now: it holds the Lease and renewed it in time. */
   owns(): boolean {
     return (
@@ -78,6 +75,19 @@ export class AdmissionLease {
   /** How long this process has held the Lease without interruption; undefined when it does not. */
   tenureMs(): number | undefined {
     return this.owns() ? this.clock() - this.tenure!.since : undefined;
+  }
+
+  /**
+   * How long since the write that took the Lease was answered, while this process holds it: reads
+   * of the Lease served before the answer may still have shown its state before.
+   */
+  heldSinceAnsweredMs(): number | undefined {
+    return this.owns() ? this.clock() - this.tenure!.answeredAt : undefined;
+  }
+
+  /** The Lease duration this process assumes. */
+  get durationMs(): number {
+    return this.options.durationMs;
   }
 
   /** The ghosts this owner carries (taken over with the Lease, until it drops them). */
@@ -93,6 +103,16 @@ export class AdmissionLease {
     const lease = this.heldElsewhere;
     if (lease === undefined || this.expired(lease, this.clock())) return undefined;
     return lease.record.address;
+  }
+
+  /**
+   * How long until the Lease another process holds expires by this process's clock, unless it is
+   * renewed meanwhile (a round then may take it); undefined when none holds it elsewhere.
+   */
+  expiresInMs(): number | undefined {
+    const lease = this.heldElsewhere;
+    if (lease === undefined || this.seen === undefined) return undefined;
+    return this.seen.at + this.durationOf(lease) - this.clock();
   }
 
   /** Forgets the ghosts carried: the next renew writes the record without them. */
@@ -229,8 +249,12 @@ export class AdmissionLease {
 
   /** Whether the Lease's version has not changed for its duration, as this process saw it. */
   private expired(lease: AdmissionLeaseState, now: number): boolean {
-    const duration = Math.max(lease.durationSeconds * 1000, this.options.durationMs);
-    return this.seen !== undefined && now - this.seen.at >= duration;
+    return this.seen !== undefined && now - this.seen.at >= this.durationOf(lease);
+  }
+
+  /** The longer of the Lease's own duration and this process's. */
+  private durationOf(lease: AdmissionLeaseState): number {
+    return Math.max(lease.durationSeconds * 1000, this.options.durationMs);
   }
 
   /** Writes the Lease held by this process; false when another write came first or it failed. */
@@ -254,6 +278,7 @@ export class AdmissionLease {
       this.tenure = {
         since: this.tenure?.since ?? startedAt,
         renewedAt: startedAt,
+        answeredAt: this.tenure?.answeredAt ?? this.clock(),
         resourceVersion: written.resourceVersion,
         transitions: written.transitions,
         record,

@@ -67,7 +67,7 @@ describe('BatchedFence', () => {
     expect((await fence.step()).mode).toBe('unknown');
     expect(fence.refusal([])).toBeUndefined(); // the mark read R - 1 ago still holds
     advance(1);
-    expect(fence.refusal([])).toContain('could not be read or written: Error: connect ECONNREFUSED');
+    expect(fence.refusal([])).toContain('the admission Lease could not be read: connect ECONNREFUSED');
     api.failReads = false;
     await fence.step();
     expect(fence.refusal([])).toBeUndefined();
@@ -150,6 +150,67 @@ describe('BatchedFence', () => {
     expect(await fence.step()).toEqual({ mode: 'owner ended', waitMs: W });
   });
 
+  it('an owner that took and released the Lease between two reads ended at the later release', async () => {
+    // Found by review: the end was kept from the first release, and the mark came a landing window
+    // after it, while the second owner's admissions could still land.
+    const api = new StoredLease();
+    const first = ownerOf(api, 'first');
+    await first.lease.step();
+    const { fence, advance } = batched(api);
+    await fence.step();
+    await first.lease.release({}, {});
+    expect(await fence.step()).toEqual({ mode: 'owner ended', waitMs: W });
+    advance(W / 2);
+    const second = ownerOf(api, 'second');
+    expect(await second.lease.step()).toBe('acquired');
+    await second.lease.release({ 'team-a/compute': { cpu: '1' } }, {});
+    expect(await fence.step()).toEqual({ mode: 'owner ended', waitMs: W });
+    advance(W - 1);
+    expect((await fence.step()).mode).toBe('owner ended');
+  });
+
+  it('a Lease deleted after this webhook saw an owner hold it ends the tenure as a release does', async () => {
+    const api = new StoredLease();
+    const owner = ownerOf(api);
+    await owner.lease.step();
+    const { fence, world, advance } = batched(api);
+    await fence.step();
+    api.lease = undefined;
+    expect(await fence.step()).toEqual({ mode: 'owner ended', waitMs: W });
+    advance(W);
+    world.version = 400;
+    expect(await fence.step()).toEqual({ mode: 'batched', countedFrom: '400' });
+    expect((api as StoredLease).lease?.record.batched).toEqual({ countedFrom: '400' });
+  });
+
+  it('a mark it cannot write, or a version it cannot read, says what the webhook lacks', async () => {
+    const api = new StoredLease();
+    const owner = ownerOf(api);
+    await owner.lease.step();
+    await owner.lease.release({}, {});
+    const failing = new BatchedFence(
+      api,
+      {
+        consistentVersion: () => Promise.reject(new Error('resourcebindings is forbidden')),
+      },
+      { durationMs: D, renewDeadlineMs: R, landingWindowMs: 0 },
+      () => 1,
+    );
+    expect(await failing.step()).toEqual({
+      mode: 'unknown',
+      problem: expect.stringContaining('the webhook needs list on resourcebindings.work.karmada.io'),
+    });
+    const { fence, advance } = batched(api);
+    await fence.step();
+    advance(W);
+    api.failWrites = true;
+    expect(await fence.step()).toEqual({
+      mode: 'unknown',
+      problem: expect.stringContaining('the webhook needs create and update on leases in LEASE_NAMESPACE'),
+    });
+    expect(fence.refusal([])).toContain('could not be written');
+  });
+
   it('a mark another batched webhook wrote is adopted, with its count to reach', async () => {
     const api = new StoredLease();
     const owner = ownerOf(api);
@@ -184,7 +245,9 @@ describe('BatchedFence', () => {
     api.lease = { ...before, holder: 'owner', resourceVersion: '999' };
     held.land();
     expect((await marking).mode).toBe('unknown');
-    expect(fence.refusal([])).toContain('changed while being marked');
+    expect(fence.refusal([])).toContain(
+      'another process wrote the admission Lease while this webhook marked it',
+    );
     expect((await fence.step()).mode).toBe('owner');
   });
 

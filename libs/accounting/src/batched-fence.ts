@@ -11,10 +11,11 @@
  * by then the batched claims written meanwhile are in the statuses it decides on.
  */
 
-import type { KarmadaQuota } from '#api';
+import { describeError, type KarmadaQuota } from '#api';
 import { isAtOrAfterVersion, quotaName } from '#quota';
 import {
   ADMISSION_LEASE_NAME,
+  ConflictError,
   type AdmissionLeaseState,
   type AdmissionRecord,
   type LeaseApi,
@@ -48,8 +49,8 @@ export class BatchedFence {
   private seen?: { resourceVersion: string; at: number };
   /** The last read or write showing the mark: when it began, and the version counts must reach. */
   private marked?: { at: number; countedFrom?: string };
-  /** When this process first saw the owner's tenure over (the Lease released, or expired). */
-  private ownerEndedAt?: number;
+  /** When this process first saw the owner's tenure over, and the Lease's state then (a version, or absent). */
+  private ownerEnded?: { state: string; at: number };
   private last: FenceView = { mode: 'unknown', problem: 'the admission Lease has not been read yet' };
 
   constructor(
@@ -67,40 +68,51 @@ export class BatchedFence {
 
   /** One round: read the Lease; mark it for the batched modes when absent, or once an owner's tenure has settled. */
   async step(): Promise<FenceView> {
-    this.last = await this.round().catch((err: unknown) => ({
-      mode: 'unknown' as const,
-      problem: `the admission Lease could not be read or written: ${String(err)}`,
-    }));
+    this.last = await this.round();
     return this.last;
   }
 
   private async round(): Promise<FenceView> {
     const started = this.clock();
-    const lease = await this.api.read();
-    const now = this.clock();
-    if (lease === undefined) {
-      this.seen = undefined;
-      this.ownerEndedAt = undefined;
-      return this.mark(undefined, undefined, started);
+    let lease: AdmissionLeaseState | undefined;
+    try {
+      lease = await this.api.read();
+    } catch (err) {
+      return unknown(`the admission Lease could not be read: ${describeError(err)}`);
     }
-    if (this.seen?.resourceVersion !== lease.resourceVersion)
+    const now = this.clock();
+    if (lease !== undefined && this.seen?.resourceVersion !== lease.resourceVersion)
       this.seen = { resourceVersion: lease.resourceVersion, at: now };
-    const batched = lease.holder === '' ? lease.record.batched : undefined;
+    const batched = lease?.holder === '' ? lease.record.batched : undefined;
     if (batched !== undefined) {
       this.marked = { at: started, countedFrom: batched.countedFrom };
-      this.ownerEndedAt = undefined;
+      this.ownerEnded = undefined;
       return { mode: 'batched', countedFrom: batched.countedFrom };
     }
     // An owner holds it, or held it last: the batched modes decide nothing from this read on.
     this.marked = undefined;
-    if (lease.holder !== '' && !this.expired(lease, now)) {
-      this.ownerEndedAt = undefined;
+    if (lease !== undefined && lease.holder !== '' && !this.expired(lease, now)) {
+      this.ownerEnded = undefined;
       return { mode: 'owner', holder: lease.holder };
     }
-    this.ownerEndedAt ??= now;
-    const waitMs = this.ownerEndedAt + this.options.landingWindowMs - now;
+    // None this process ever saw: no owner decided that it could know of (deleting the Lease while
+    // an owner holds it is outside the protocol, as for client-go's leader election).
+    if (lease === undefined && this.seen === undefined) return this.mark(undefined, undefined, started);
+    // The owner's tenure ended (released, expired, or the Lease deleted since this process saw it),
+    // counted from the first read of the Lease in this state: an owner that took and released it
+    // between two reads ended later.
+    const state = lease?.resourceVersion ?? 'absent';
+    if (this.ownerEnded?.state !== state) this.ownerEnded = { state, at: now };
+    const waitMs = this.ownerEnded.at + this.options.landingWindowMs - now;
     if (waitMs > 0) return { mode: 'owner ended', waitMs };
-    const countedFrom = await this.host.consistentVersion();
+    let countedFrom: string;
+    try {
+      countedFrom = await this.host.consistentVersion();
+    } catch (err) {
+      return unknown(
+        `the ResourceBindings' version could not be read to mark the admission Lease for the batched modes (the webhook needs list on resourcebindings.work.karmada.io): ${describeError(err)}`,
+      );
+    }
     return this.mark(lease, countedFrom, this.clock());
   }
 
@@ -128,12 +140,16 @@ export class BatchedFence {
       );
       this.seen = { resourceVersion: written.resourceVersion, at: this.clock() };
       this.marked = { at: startedAt, countedFrom };
-      this.ownerEndedAt = undefined;
+      this.ownerEnded = undefined;
       return { mode: 'batched', ...(countedFrom === undefined ? {} : { countedFrom }) };
     } catch (err) {
       // Another process wrote first (an owner taking it, another batched webhook marking it): the
       // next round reads which.
-      return { mode: 'unknown', problem: `the admission Lease changed while being marked: ${String(err)}` };
+      return unknown(
+        err instanceof ConflictError
+          ? 'another process wrote the admission Lease while this webhook marked it for the batched modes'
+          : `the admission Lease could not be written (the webhook needs create and update on leases in LEASE_NAMESPACE): ${describeError(err)}`,
+      );
     }
   }
 
@@ -198,6 +214,8 @@ export class BatchedFence {
     }
   }
 }
+
+const unknown = (problem: string): FenceView => ({ mode: 'unknown', problem });
 
 /** Whether the quota's count is at or past `from` (always, when there is none to reach). */
 function countedPast(quota: KarmadaQuota, from: string | undefined): boolean {

@@ -288,7 +288,7 @@ describe('OwnerAdmission', () => {
       'took over from the batched webhooks or from an owner that did not hand over',
     );
     expect(unavailable(await second.admit(create('api', 'u2', 1, true)))).toBe(true); // a dry run too
-    second.advance(WINDOW_S * 1000 + 10_000); // a landing window past the renew deadline
+    second.advance(WINDOW_S * 1000 + 15_000); // a landing window and a Lease duration
     second.world.version = 90;
     await second.admission.tick(); // held a landing window: a consistent read at 90, a count asked for
     expect(second.world.counts).toEqual([{ namespace: 'team-a' }]);
@@ -305,7 +305,7 @@ describe('OwnerAdmission', () => {
     // owner decided from a clean Lease.
     const stored = new StoredLease();
     const second = await successorOfAnOlderOwner(stored, false);
-    second.advance(WINDOW_S * 1000 + 10_000);
+    second.advance(WINDOW_S * 1000 + 15_000);
     second.world.version = 90;
     await second.admission.tick(); // held a landing window: settling starts
     await second.admission.tick();
@@ -317,9 +317,10 @@ describe('OwnerAdmission', () => {
     expect(stored.lease?.record.unknownInFlight).toBe(false);
   });
 
-  it('an owner taking the Lease from the batched modes waits a landing window past the renew deadline and a count', async () => {
+  it('an owner taking the Lease from the batched modes waits a landing window and a Lease duration past the answer, and a count', async () => {
     // A batched webhook (batched-fence.ts) decides until the renew deadline after its last read of
-    // the mark, so its claims may land until a landing window after that.
+    // the mark, which may be served until the taking write is answered, so its claims may land until
+    // a landing window after that (the Lease duration leaves a margin for clock rates).
     const stored = new StoredLease();
     stored.lease = {
       holder: '',
@@ -334,8 +335,10 @@ describe('OwnerAdmission', () => {
     advance(WINDOW_S * 1000);
     world.version = 90;
     await admission.tick();
+    advance(14_999);
+    await admission.tick();
     expect(world.reads).toBe(0); // not yet: a batched claim may still land
-    advance(10_000);
+    advance(1);
     await admission.tick();
     expect(world.reads).toBe(1);
     counted('2', '90'); // the count holds the batched claims (reserved) and what landed

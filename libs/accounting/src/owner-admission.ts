@@ -194,10 +194,14 @@ export class OwnerAdmission implements AdmissionStrategy {
     const windowMs = this.timing.landingWindowSeconds * 1000;
     const carried = this.lease.carried();
     const carriesGhosts = carried && (carried.unknownInFlight || Object.keys(carried.ghosts).length > 0);
-    // With what is in flight unknown, a batched webhook may have decided until its renew deadline
-    // after this tenure began (batched-fence.ts): the landing window runs from there.
-    const settleAfterMs = windowMs + (carried?.unknownInFlight ? this.lease.renewDeadlineMs : 0);
-    if (carriesGhosts && !ledger.settling && (this.lease.tenureMs() ?? 0) >= settleAfterMs)
+    // With what is in flight unknown, a batched webhook may have read the Lease's mark until the
+    // write that took it was answered, and decides until its renew deadline after that read
+    // (batched-fence.ts): the landing window runs a Lease duration past the answer, the margin the
+    // lease assumption gives clock rates.
+    const heldLongEnough = carried?.unknownInFlight
+      ? (this.lease.heldSinceAnsweredMs() ?? 0) >= windowMs + this.lease.durationMs
+      : (this.lease.tenureMs() ?? 0) >= windowMs;
+    if (carriesGhosts && !ledger.settling && heldLongEnough)
       ledger.heldLongEnough(await this.host.consistentVersion());
     const keys = this.view.allWatched()?.map((q) => ledgerKey(q.metadata?.namespace ?? '', quotaName(q)));
     if (carriesGhosts && keys !== undefined && ledger.ghostsSettled(keys)) this.lease.dropGhosts();
@@ -239,6 +243,11 @@ export class OwnerAdmission implements AdmissionStrategy {
   /** Whether this process may decide now: it holds the Lease and renewed it in time. */
   get deciding(): boolean {
     return this.ledger !== undefined && this.lease.owns();
+  }
+
+  /** How long until the Lease another process holds expires by this clock, unless renewed meanwhile. */
+  get leaseExpiresInMs(): number | undefined {
+    return this.lease.expiresInMs();
   }
 
   /** Where another process holding the Lease answers forwarded changes; undefined while this one decides. */
