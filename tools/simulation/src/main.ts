@@ -1,8 +1,9 @@
 /**
- * `npm run sim -- --seeds N [--seed S] [--path P] [--owner]`: hunts for accounting bugs with N random
- * interleavings (simulation.ts; with --owner, the admission owner's protocol, owner-protocol.ts),
- * printing progress; a failure prints its seed, the shrunk (shortest) action list and its trace, and
- * `--seed S --path P` replays it.
+ * `npm run sim -- --seeds N [--seed S] [--path P] [--batched | --owner]`: hunts for accounting bugs
+ * with N random interleavings of each search, the batched modes' (simulation.ts) and the admission
+ * owner's protocol (owner-protocol.ts: owner changes, budgets), or of the one named, printing
+ * progress; a failure prints its seed, the shrunk (shortest) action list and its trace, and
+ * `--seed S --path P` with its search's flag replays it.
  */
 import fc from 'fast-check';
 import { parseArgs } from 'node:util';
@@ -17,12 +18,19 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     path: { type: 'string' },
     owner: { type: 'boolean', default: false },
+    batched: { type: 'boolean', default: false },
   },
 });
+const USAGE =
+  'usage: npm run sim -- --seeds N [--seed S] [--path P] [--batched | --owner]  (N and S whole numbers)';
 const runs = Number(values.seeds);
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
-  console.error('usage: npm run sim -- --seeds N [--seed S] [--path P] [--owner]  (N and S whole numbers)');
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || (values.owner && values.batched)) {
+  console.error(USAGE);
+  process.exit(2);
+}
+if (values.path !== undefined && !values.owner && !values.batched) {
+  console.error(`--path replays one search: add --batched or --owner\n${USAGE}`);
   process.exit(2);
 }
 
@@ -35,6 +43,7 @@ interface Found {
 
 /** The seeded search over `arbitrary`'s action lists, reported as the file comment says; its exit code. */
 async function search<A>(
+  name: 'batched' | 'owner',
   arbitrary: fc.Arbitrary<A[]>,
   run: (actions: A[]) => Promise<Found | undefined>,
   counted: object,
@@ -49,7 +58,7 @@ async function search<A>(
       steps += actions.length;
       if (done % 100 === 0)
         console.error(
-          `${done}/${runs} runs, ${steps} steps, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+          `${name}: ${done}/${runs} runs, ${steps} steps, ${((Date.now() - started) / 1000).toFixed(0)} s`,
         );
       return violation === undefined;
     }),
@@ -57,15 +66,14 @@ async function search<A>(
   );
   if (!result.failed) {
     console.log(
-      `no violation in ${runs} runs (${steps} steps, seed ${seed}, ${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(counted)}`,
+      `${name}: no violation in ${runs} runs (${steps} steps, seed ${seed}, ${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(counted)}`,
     );
     return 0;
   }
   const actions = result.counterexample![0];
   const violation = await run(actions);
-  const owner = values.owner ? ' --owner' : '';
   console.log(
-    `VIOLATION (seed ${seed}, path ${result.counterexamplePath}; replay: npm run sim -- --seeds 1 --seed ${seed} --path ${result.counterexamplePath}${owner})`,
+    `VIOLATION in ${name} (seed ${seed}, path ${result.counterexamplePath}; replay: npm run sim -- --seeds 1 --seed ${seed} --path ${result.counterexamplePath} --${name})`,
   );
   console.log(`${violation?.invariant} at step ${violation?.step}: ${violation?.message}`);
   console.log(`shortest actions found (${actions.length}): ${describeActions(actions)}`);
@@ -73,8 +81,10 @@ async function search<A>(
   return 1;
 }
 
-process.exit(
-  values.owner
-    ? await search(ownerActionsArbitrary, (actions) => simulateOwner(actions), ownerExercised)
-    : await search(actionsArbitrary, (actions) => simulate(actions), exercised),
-);
+const all = !values.owner && !values.batched;
+let code = 0;
+if (values.batched || all)
+  code ||= await search('batched', actionsArbitrary, (actions) => simulate(actions), exercised);
+if (values.owner || all)
+  code ||= await search('owner', ownerActionsArbitrary, (actions) => simulateOwner(actions), ownerExercised);
+process.exit(code);

@@ -64,7 +64,7 @@ if (values.trace !== undefined) {
         fail(`no planted bug for "${values.planted}"; one of ${PLANTED.map((p) => p.invariant).join(', ')}`));
   const mutant = await buildMutant(mutation, 'main.ts');
   try {
-    process.exitCode = await mutant.exec(simArgs);
+    process.exitCode = await mutant.exec(['--batched', ...simArgs]);
   } finally {
     await mutant.dispose();
   }
