@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { parseArgs } from 'node:util';
 import { actionsArbitrary, describeActions } from './actions.js';
 import { exercised } from './model.js';
-import { ownerActionsArbitrary, ownerExercised, simulateOwner } from './owner-protocol.js';
+import { ownerExercised, simulateOwner, switchingActionsArbitrary } from './owner-protocol.js';
 import { simulate } from './simulation.js';
 
 const { values } = parseArgs({
@@ -86,5 +86,10 @@ let code = 0;
 if (values.batched || all)
   code ||= await search('batched', actionsArbitrary, (actions) => simulate(actions), exercised);
 if (values.owner || all)
-  code ||= await search('owner', ownerActionsArbitrary, (actions) => simulateOwner(actions), ownerExercised);
+  code ||= await search(
+    'owner',
+    switchingActionsArbitrary,
+    (actions) => simulateOwner(actions),
+    ownerExercised,
+  );
 process.exit(code);

@@ -4,11 +4,12 @@
  *   regressions NAME...  each named trace's failures ([] when it passes), by name
  *   trace NAME           one named trace's run: its violation, if any, and its trace lines
  *   hunt RUNS [SEED] [without-cluster-quota]  the seeded hunt (hunt.ts) stopped at the first violation
- *   owner-hunt RUNS      the owner protocol's seeded hunt (owner-protocol.ts), likewise
+ *   owner-hunt RUNS [switching]  the owner protocol's seeded hunt (owner-protocol.ts), likewise;
+ *                        `switching`: with switches of mode (the fence)
  *   owner-regressions NAME...  each named owner trace's failures (owner-regressions.ts), by name
  */
 import { hunt } from './hunt.js';
-import { huntOwner } from './owner-protocol.js';
+import { huntOwner, ownerActionsArbitrary, switchingActionsArbitrary } from './owner-protocol.js';
 import { OWNER_REGRESSIONS, replayOwner } from './owner-regressions.js';
 import { REGRESSIONS, replay } from './regressions.js';
 import { simulate } from './simulation.js';
@@ -39,10 +40,11 @@ if (command === 'regressions') {
   }
   process.stdout.write(JSON.stringify(failures));
 } else if (command === 'owner-hunt') {
-  process.stdout.write(JSON.stringify(await huntOwner(Number(args[0]))));
+  const arbitrary = args[1] === 'switching' ? switchingActionsArbitrary : ownerActionsArbitrary;
+  process.stdout.write(JSON.stringify(await huntOwner(Number(args[0]), undefined, arbitrary)));
 } else {
   process.stderr.write(
-    'usage: mutant regressions NAME... | mutant trace NAME | mutant hunt RUNS [SEED] | mutant owner-hunt RUNS\n',
+    'usage: mutant regressions NAME... | mutant trace NAME | mutant hunt RUNS [SEED] | mutant owner-hunt RUNS [switching]\n',
   );
   process.exit(2);
 }

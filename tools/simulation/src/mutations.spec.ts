@@ -88,7 +88,11 @@ describe('planted bugs', () => {
     it.each(OWNER_PLANTED.map((p): [string, number, string, typeof p] => [p.invariant, p.runs, p.bug, p]))(
       '%s within %i runs: %s',
       async (_invariant, runs, _bug, planted) => {
-        const result = (await inMutant(planted, ['owner-hunt', String(runs)])) as HuntResult;
+        const result = (await inMutant(planted, [
+          'owner-hunt',
+          String(runs),
+          ...(planted.switching ? ['switching'] : []),
+        ])) as HuntResult;
         expect(result.violation?.invariant).toBe(planted.invariant);
         console.log(`${planted.invariant} found in run ${result.runs} of ${runs}: ${planted.bug}`);
       },

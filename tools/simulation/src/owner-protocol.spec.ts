@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describeActions } from './actions.js';
-import { OWNER_HUNT_SEED, ownerActionsArbitrary, ownerExercised, simulateOwner } from './owner-protocol.js';
+import {
+  OWNER_HUNT_SEED,
+  ownerActionsArbitrary,
+  ownerExercised,
+  simulateOwner,
+  switchingActionsArbitrary,
+} from './owner-protocol.js';
 import { OWNER_REGRESSIONS, replayOwner } from './owner-regressions.js';
 
 /** Seeds `npm test` always runs (a few seconds); `npm run sim -- --owner` hunts further. */
@@ -34,6 +40,25 @@ describe('the admission owner protocol', () => {
     expect(ownerExercised.decidedAgain).toBeGreaterThan(RUNS / 10);
     // Successors held long enough, and a count caught up, to drop what they charged.
     expect(ownerExercised.settled).toBeGreaterThan(0);
+  });
+
+  it(`${RUNS} seeded interleavings with switches of mode keep LIMIT and EXCLUSION after every step`, async () => {
+    const before = { ...ownerExercised };
+    await fc.assert(
+      fc.asyncProperty(switchingActionsArbitrary, async (actions) => {
+        const violation = await simulateOwner(actions);
+        if (violation)
+          throw new Error(
+            `${violation.invariant} violated at step ${violation.step}: ${violation.message}\n` +
+              `actions: ${describeActions(actions)}\ntrace:\n${violation.trace.slice(-60).join('\n')}`,
+          );
+      }),
+      { seed: OWNER_HUNT_SEED, numRuns: RUNS },
+    );
+    // Modes switched each way: batched webhooks were fenced beside owners, and decided once settled.
+    expect(ownerExercised.switched - before.switched).toBeGreaterThan(RUNS);
+    expect(ownerExercised.fenced - before.fenced).toBeGreaterThan(RUNS);
+    expect(ownerExercised.batchedAdmitted - before.batchedAdmitted).toBeGreaterThan(RUNS / 100);
   });
 
   it.each(Object.entries(OWNER_REGRESSIONS))('keeps the named trace: %s', async (_name, regression) => {

@@ -2,9 +2,11 @@
  * The admission owner's protocol (design C) searched on its own, before it joins the full simulation
  * (docs/development/simulation.md, "The owner protocol"): two webhook processes on clocks of their own
  * rates take the Lease and decide increases from memory through the product's OwnerAdmission,
- * crash, hand over and pause; the API server stores what was admitted within its deadline or never; the
- * reconciler counts with the real computeQuotaStatus and stamps its list's version. After every
- * action: LIMIT (what is stored fits the quota) and EXCLUSION (one process at most may decide).
+ * crash, hand over and pause; either may be replaced by a webhook of a batched mode (a rolling switch
+ * of mode), which decides behind the product's BatchedFence with claims written to the status; the
+ * API server stores what was admitted within its deadline or never; the reconciler counts with the
+ * real computeQuotaStatus and stamps its list's version. After every action: LIMIT (what is stored
+ * fits the quota) and EXCLUSION (one owner at most may decide).
  */
 import fc from 'fast-check';
 import type { KarmadaQuota, ResourceBinding } from '#api';
@@ -13,12 +15,15 @@ import { bindingCharge, computeQuotaStatus } from '#quota';
 import {
   AdmissionLease,
   asksNothing,
+  BatchedFence,
   bindingChange,
+  CasPerAdmission,
   OwnerAdmission,
   type AdmissionLeaseState,
+  type AdmissionStrategy,
   type LeaseApi,
 } from '#accounting';
-import { ConflictError } from '#service-kit';
+import { ConflictError, type QuotaStore } from '#service-kit';
 
 const NAMESPACE = 'team-a';
 const QUOTA = 'compute';
@@ -61,6 +66,8 @@ export type OwnerAction =
   | { t: 'sweep'; process: number }
   | { t: 'crash'; process: number }
   | { t: 'release'; process: number }
+  /** The process is replaced by one of the other mode (a step of a rolling switch; an owner hands over first). */
+  | { t: 'switch'; process: number }
   | { t: 'drift'; process: number; rate: number }
   | { t: 'tick'; ms: number };
 
@@ -79,6 +86,10 @@ export const ownerExercised = {
   budgetsCharged: 0,
   settled: 0,
   decidedAgain: 0,
+  /** Processes replaced by one of the other mode, and decisions a batched webhook made. */
+  switched: 0,
+  batchedAdmitted: 0,
+  fenced: 0,
 };
 
 export interface OwnerViolation {
@@ -110,6 +121,10 @@ interface Request {
 
 interface Process {
   identity: string;
+  mode: 'owner' | 'batched';
+  /** In a batched mode: the fence, and the CAS admission behind it (claims in the status). */
+  fence?: BatchedFence;
+  batched?: AdmissionStrategy;
   rate: number;
   /** Real time and monotonic reading when the rate last changed. */
   since: { real: number; mono: number };
@@ -209,7 +224,7 @@ class OwnerWorld {
   };
   readonly processes: Process[];
   constructor(readonly trace: string[]) {
-    this.processes = [this.start(0, 1), this.start(1, 1)];
+    this.processes = [this.start(0, 1, 'owner'), this.start(1, 1, 'owner')];
     // Installed and counted: the status stamps the (empty) list, and both watches show it.
     this.count();
     for (const p of this.processes) p.quota = structuredClone(this.quota);
@@ -220,7 +235,9 @@ class OwnerWorld {
    * status changed, or when an owner asked for a count (a quiet quota keeps its old stamp otherwise).
    */
   private count(): boolean {
-    const list = [...this.stored.entries()].map(([name, s]) => binding(name, s.cpu));
+    const list = [...this.stored.entries()].map(([name, s]) =>
+      binding(name, s.cpu, { uid: s.uid, resourceVersion: s.resourceVersion }),
+    );
     const result = computeQuotaStatus({
       quota: this.quota,
       bindings: list,
@@ -243,9 +260,15 @@ class OwnerWorld {
     return String(++this.version);
   }
 
-  private start(index: number, rate: number): Process {
+  private start(index: number, rate: number, mode: Process['mode']): Process {
     const identity = `webhook-${index}.${this.restarts++}`;
-    const process: Process = { identity, rate, since: { real: this.now, mono: 0 }, delivered: 0 } as Process;
+    const process: Process = {
+      identity,
+      mode,
+      rate,
+      since: { real: this.now, mono: 0 },
+      delivered: 0,
+    } as Process;
     process.lease = new AdmissionLease(
       this.host,
       { identity, address: `${identity}:8443`, durationMs: LEASE_MS, renewDeadlineMs: RENEW_DEADLINE_MS },
@@ -269,8 +292,39 @@ class OwnerWorld {
         monotonic: () => this.mono(process),
       },
     );
+    if (mode === 'batched') {
+      process.fence = new BatchedFence(
+        this.host,
+        { consistentVersion: async () => String(this.version) },
+        { durationMs: LEASE_MS, renewDeadlineMs: RENEW_DEADLINE_MS, landingWindowMs: LANDING_WINDOW_MS },
+        () => this.mono(process),
+      );
+      process.batched = process.fence.fenced(
+        new CasPerAdmission(this.quotaStore, {
+          ttlSeconds: 120,
+          landingWindowSeconds: LANDING_WINDOW_MS / 1000,
+          clock: () => this.now,
+        }),
+        watched,
+      );
+    }
     return process;
   }
+
+  /** The quota on the API server, as a batched webhook reads and writes it: compare-and-swap. */
+  private readonly quotaStore: QuotaStore = {
+    list: async () => [structuredClone(this.quota)],
+    writeStatus: async (quota) => {
+      if (quota.metadata?.resourceVersion !== this.quota.metadata?.resourceVersion)
+        throw new ConflictError('the quota changed');
+      this.quota = {
+        ...this.quota,
+        metadata: { ...this.quota.metadata, resourceVersion: this.nextVersion() },
+        status: structuredClone(quota.status),
+      };
+      return structuredClone(this.quota);
+    },
+  };
 
   private mono(p: Process): number {
     return p.since.mono + (this.now - p.since.real) * p.rate;
@@ -295,7 +349,11 @@ class OwnerWorld {
     const object = binding(r.name, r.cpu, { uid: r.uid });
     const change = bindingChange({ namespace: NAMESPACE, name: r.name }, object, chargeOf(r.cpu), false, old);
     if (asksNothing(change)) return true;
-    const outcome = await p.admission.admit(change, r.sentAt + WEBHOOK_TIMEOUT_MS);
+    const outcome = await (p.batched ?? p.admission).admit(change, r.sentAt + WEBHOOK_TIMEOUT_MS);
+    if (p.batched !== undefined) {
+      if (outcome.allowed) ownerExercised.batchedAdmitted++;
+      else if ('unavailable' in outcome) ownerExercised.fenced++;
+    }
     if (
       !outcome.allowed &&
       outcome.message.includes('took over from the batched webhooks or from an owner that did not hand over')
@@ -359,8 +417,10 @@ class OwnerWorld {
       case 'decide': {
         const r = this.open('sent', action.request);
         if (r === undefined) break;
-        // A process that does not own the Lease forwards the decision to the one that does.
-        if (!this.processes[r.to]!.lease.owns() && this.processes[1 - r.to]!.lease.owns()) r.to = 1 - r.to;
+        // An owner-mode process that does not own the Lease forwards the decision to the one that does.
+        const [called, other] = [this.processes[r.to]!, this.processes[1 - r.to]!];
+        if (called.mode === 'owner' && !called.lease.owns() && other.mode === 'owner' && other.lease.owns())
+          r.to = 1 - r.to;
         const p = this.processes[r.to]!;
         this.host.fault = action.fault ?? 'none';
         const allowed = await this.decide(p, r);
@@ -373,7 +433,7 @@ class OwnerWorld {
       case 'again': {
         const admitted = this.requests.filter((q) => q.state === 'decided' || q.state === 'allowed');
         const r = admitted[action.request % Math.max(1, admitted.length)];
-        const p = this.processes.find((q) => q.lease.owns());
+        const p = this.processes.find((q) => q.mode === 'owner' && q.lease.owns());
         if (r === undefined || p === undefined) break;
         const allowed = await this.decide(p, r);
         ownerExercised.decidedAgain++;
@@ -414,6 +474,15 @@ class OwnerWorld {
       }
       case 'lease': {
         const p = this.processes[action.process % 2]!;
+        if (p.fence !== undefined) {
+          this.host.fault = action.fault;
+          const view = await p.fence.step();
+          this.host.fault = 'none';
+          // It asks for counts of quotas behind its mark, as AdmissionFence does.
+          if (p.fence.awaitingCount(p.quota ? [p.quota] : []).length > 0) this.countRequested = true;
+          log(`${p.identity} (batched) reads the Lease: ${view.mode}`);
+          break;
+        }
         const carries = () =>
           p.admission.refusesAfterTakeover || Object.keys(p.lease.carried()?.ghosts ?? {}).length > 0;
         const unsettled = p.lease.owns() && carries();
@@ -473,11 +542,18 @@ class OwnerWorld {
         const i = action.process % 2;
         const p = this.processes[i]!;
         if (p.lease.carried() === undefined) break; // it holds no Lease to hand over
-        const claims = p.admission.claimsInFlight;
-        const released = await p.admission.release();
-        if (released) ownerExercised.handedOver++;
+        await this.handOver(p);
         this.restart(i);
-        log(`${p.identity} ${released ? 'hands the Lease over' : 'could not hand over'} (${claims} claims)`);
+        break;
+      }
+      case 'switch': {
+        const i = action.process % 2;
+        const p = this.processes[i]!;
+        if (p.lease.carried() !== undefined) await this.handOver(p);
+        const mode = p.mode === 'owner' ? 'batched' : 'owner';
+        this.restart(i, mode);
+        ownerExercised.switched++;
+        log(`${p.identity} is replaced by ${this.processes[i]!.identity}, a webhook in ${mode} mode`);
         break;
       }
       case 'drift': {
@@ -492,11 +568,21 @@ class OwnerWorld {
     }
   }
 
+  /** A graceful stop of an owner holding the Lease: it hands over what is in flight. */
+  private async handOver(p: Process): Promise<void> {
+    const claims = p.admission.claimsInFlight;
+    const released = await p.admission.release();
+    if (released) ownerExercised.handedOver++;
+    this.trace.push(
+      `t=${this.now} ${p.identity} ${released ? 'hands the Lease over' : 'could not hand over'} (${claims} claims)`,
+    );
+  }
+
   /** Process `i` starts again (a new identity, nothing in memory); what it had not answered fails. */
-  private restart(i: number): void {
+  private restart(i: number, mode = this.processes[i]!.mode): void {
     for (const r of this.requests)
       if (r.to === i && (r.state === 'sent' || r.state === 'decided')) r.state = 'done';
-    this.processes[i] = this.start(i, this.processes[i]!.rate);
+    this.processes[i] = this.start(i, this.processes[i]!.rate, mode);
   }
 
   private open(state: Request['state'], index: number): Request | undefined {
@@ -508,7 +594,7 @@ class OwnerWorld {
     const total = [...this.stored.values()].reduce((sum, s) => sum + s.cpu, 0);
     if (total > HARD_CPU)
       return { invariant: 'LIMIT', step, message: `${total} cpu stored of ${HARD_CPU}`, trace: this.trace };
-    const owners = this.processes.filter((p) => p.lease.owns());
+    const owners = this.processes.filter((p) => p.mode === 'owner' && p.lease.owns());
     if (owners.length > 1)
       return {
         invariant: 'EXCLUSION',
@@ -548,88 +634,102 @@ const leaseFault = fc.constantFrom<LeaseFault>(
 );
 
 /** Random actions: clients, the processes' decisions and Leases, landings, counts, watches and time. */
-export const ownerActionsArbitrary: fc.Arbitrary<OwnerAction[]> = fc.array(
-  fc.oneof(
-    {
-      weight: 5,
-      arbitrary: fc.record({
-        t: fc.constant('create' as const),
-        name: fc.nat({ max: 2 }),
-        cpu: fc.integer({ min: 1, max: 6 }),
-        to: processIndex,
-        twice: fc.constantFrom(false, false, false, true),
-      }),
-    },
-    {
-      weight: 4,
-      arbitrary: fc.record({
-        t: fc.constant('update' as const),
-        name: fc.nat({ max: 2 }),
-        cpu: fc.integer({ min: 0, max: 8 }),
-        to: processIndex,
-      }),
-    },
-    { weight: 2, arbitrary: fc.record({ t: fc.constant('delete' as const), name: fc.nat({ max: 2 }) }) },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('statusWrite' as const), name: fc.nat({ max: 2 }) }) },
-    { weight: 8, arbitrary: fc.record({ t: fc.constant('decide' as const), request, fault: leaseFault }) },
-    { weight: 2, arbitrary: fc.record({ t: fc.constant('again' as const), request }) },
-    { weight: 12, arbitrary: fc.record({ t: fc.constant('answer' as const), request }) },
-    { weight: 12, arbitrary: fc.record({ t: fc.constant('land' as const), request }) },
-    {
-      weight: 16,
-      arbitrary: fc.record({
-        t: fc.constant('lease' as const),
-        process: processIndex,
-        fault: leaseFault,
-      }),
-    },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('count' as const) }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('reconciler' as const), running: fc.boolean() }) },
-    {
-      weight: 3,
-      arbitrary: fc.record({
-        t: fc.constant('deliverBindings' as const),
-        process: processIndex,
-        events: fc.constantFrom(1, 1, 2),
-      }),
-    },
-    { weight: 4, arbitrary: fc.record({ t: fc.constant('deliverQuota' as const), process: processIndex }) },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('sweep' as const), process: processIndex }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('crash' as const), process: processIndex }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('release' as const), process: processIndex }) },
-    {
-      weight: 1,
-      arbitrary: fc.record({
-        t: fc.constant('drift' as const),
-        process: processIndex,
-        rate: fc.constantFrom(1 - MAX_DRIFT, 1, 1 + MAX_DRIFT),
-      }),
-    },
-    {
-      weight: 6,
-      arbitrary: fc.record({
-        t: fc.constant('tick' as const),
-        ms: fc.constantFrom(500, 1_000, 2_000, 5_000),
-      }),
-    },
-    // Everything stands still this long: Leases expire, requests pass their deadlines.
-    {
-      weight: 1,
-      arbitrary: fc.record({ t: fc.constant('tick' as const), ms: fc.constantFrom(12_000, 30_000, 70_000) }),
-    },
-  ),
-  { minLength: 20, maxLength: 300, size: 'max' },
+const ownerActions = [
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      t: fc.constant('create' as const),
+      name: fc.nat({ max: 2 }),
+      cpu: fc.integer({ min: 1, max: 6 }),
+      to: processIndex,
+      twice: fc.constantFrom(false, false, false, true),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      t: fc.constant('update' as const),
+      name: fc.nat({ max: 2 }),
+      cpu: fc.integer({ min: 0, max: 8 }),
+      to: processIndex,
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('delete' as const), name: fc.nat({ max: 2 }) }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('statusWrite' as const), name: fc.nat({ max: 2 }) }) },
+  { weight: 8, arbitrary: fc.record({ t: fc.constant('decide' as const), request, fault: leaseFault }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('again' as const), request }) },
+  { weight: 12, arbitrary: fc.record({ t: fc.constant('answer' as const), request }) },
+  { weight: 12, arbitrary: fc.record({ t: fc.constant('land' as const), request }) },
+  {
+    weight: 16,
+    arbitrary: fc.record({
+      t: fc.constant('lease' as const),
+      process: processIndex,
+      fault: leaseFault,
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('count' as const) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('reconciler' as const), running: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('deliverBindings' as const),
+      process: processIndex,
+      events: fc.constantFrom(1, 1, 2),
+    }),
+  },
+  { weight: 4, arbitrary: fc.record({ t: fc.constant('deliverQuota' as const), process: processIndex }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('sweep' as const), process: processIndex }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('crash' as const), process: processIndex }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('release' as const), process: processIndex }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('drift' as const),
+      process: processIndex,
+      rate: fc.constantFrom(1 - MAX_DRIFT, 1, 1 + MAX_DRIFT),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      t: fc.constant('tick' as const),
+      ms: fc.constantFrom(500, 1_000, 2_000, 5_000),
+    }),
+  },
+  // Everything stands still this long: Leases expire, requests pass their deadlines.
+  {
+    weight: 1,
+    arbitrary: fc.record({ t: fc.constant('tick' as const), ms: fc.constantFrom(12_000, 30_000, 70_000) }),
+  },
+] as const;
+const runOf = (actions: fc.Arbitrary<OwnerAction>): fc.Arbitrary<OwnerAction[]> =>
+  fc.array(actions, { minLength: 20, maxLength: 300, size: 'max' });
+
+/** Owner-mode processes only. */
+export const ownerActionsArbitrary = runOf(fc.oneof(...ownerActions));
+
+/** The same, with processes replaced by webhooks of the other mode (the fence between the modes). */
+export const switchingActionsArbitrary = runOf(
+  fc.oneof(...ownerActions, {
+    weight: 3,
+    arbitrary: fc.record({ t: fc.constant('switch' as const), process: processIndex }),
+  }),
 );
 
 /** The seed of the owner protocol's hunt `npm test` runs. */
 export const OWNER_HUNT_SEED = 20261130;
 
 /** The seeded search, stopped at the first violation: how many runs it takes to find a bug. */
-export async function huntOwner(numRuns: number, seed = OWNER_HUNT_SEED) {
+export async function huntOwner(
+  numRuns: number,
+  seed = OWNER_HUNT_SEED,
+  arbitrary: fc.Arbitrary<OwnerAction[]> = ownerActionsArbitrary,
+) {
   let runs = 0;
   let found: OwnerViolation | undefined;
   await fc.check(
-    fc.asyncProperty(ownerActionsArbitrary, async (actions) => {
+    fc.asyncProperty(arbitrary, async (actions) => {
       runs++;
       found = await simulateOwner(actions);
       return found === undefined;
