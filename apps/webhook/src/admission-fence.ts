@@ -62,10 +62,10 @@ export class AdmissionFence implements OnApplicationBootstrap, OnModuleDestroy {
     const fence = this.fence;
     new Gauge({
       name: 'karmada_quota_admission_fenced',
-      help: 'Whether this webhook (a batched ADMISSION_MODE) refuses increases now because of the admission Lease: an owner decides, or what it admitted is not counted yet on some quota',
+      help: 'Whether this webhook (a batched ADMISSION_MODE) refuses every increase now because the admission Lease does not let the batched modes decide (an owner decides, or its tenure has not settled)',
       registers: [registry],
       collect() {
-        this.set(fence.refusal(quotas.allWatched()) === undefined ? 0 : 1);
+        this.set(fence.refusal([]) === undefined ? 0 : 1);
       },
     });
   }

@@ -134,10 +134,11 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
     stopIntervals(this.scheduler, TICK);
-    clearTimeout(this.expiryRound);
     // A renew still running would make the handover's compare-and-swap fail.
     await this.ticking;
+    clearTimeout(this.expiryRound); // after the round: it may have set one
     const holding = this.admission.deciding;
     const handedOver = await this.admission.release().catch(() => false);
     if (handedOver) this.logger.log('handed the admission Lease over with the claims in flight');
@@ -151,7 +152,10 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
   /** A round due at the moment the holder's Lease would expire, when before the next retry. */
   private expiryRound?: NodeJS.Timeout;
 
+  private stopping = false;
+
   private tick(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
     this.ticking ??= this.round().finally(() => (this.ticking = undefined));
     return this.ticking;
   }
@@ -162,21 +166,23 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       if (step === 'acquired')
         this.logger.log(
           this.admission.refusesAfterTakeover
-            ? 'took the admission Lease from an owner that stopped without handing over and wrote no in-flight budgets (an older version): increases wait until the counts hold what it admitted'
+            ? 'took the admission Lease with what is in flight unknown (from the batched webhooks, or from an owner of an older version that stopped without handing over): increases wait until the counts hold what they admitted'
             : 'took the admission Lease: deciding',
         );
       if (step === 'lost')
         this.logger.warn('lost the admission Lease to another process: deciding nothing more');
       // Taken over the moment it expires, not up to a retry period later: increases fail closed
-      // meanwhile.
+      // meanwhile. Not when it has expired already: a takeover that failed waits the retry period.
       const expiresIn = this.admission.leaseExpiresInMs;
       if (
+        !this.stopping &&
         step === 'held elsewhere' &&
         expiresIn !== undefined &&
+        expiresIn > 0 &&
         expiresIn < this.options.retryPeriodSeconds * 1000
       ) {
         clearTimeout(this.expiryRound);
-        this.expiryRound = setTimeout(() => void this.tick(), Math.max(expiresIn, 0) + 1);
+        this.expiryRound = setTimeout(() => void this.tick(), expiresIn + 1).unref();
       }
     } catch (err) {
       this.logger.warn({ error: describeError(err) }, 'a round of the admission Lease failed');
