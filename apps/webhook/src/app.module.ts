@@ -34,6 +34,8 @@ import { AdmissionOwner } from './admission-owner.js';
 import { AdmissionPeer } from './admission-peer.js';
 import { AdmissionFence } from './admission-fence.js';
 
+type LeaseUserDependencies = [WatchedQuotaStore, StoredBindings, RedisClient, SchedulerRegistry, Registry];
+
 @Module({})
 export class WebhookModule {
   static forRoot(config: WebhookConfig): DynamicModule {
@@ -45,6 +47,8 @@ export class WebhookModule {
       landingWindowSeconds: config.ADMISSION_LANDING_WINDOW_SECONDS,
       clock: Date.now,
     };
+    // What the admission owner and the fence are made of (the order of LeaseUserDependencies).
+    const LEASE_USER_DEPENDENCIES = [WatchedQuotaStore, StoredBindings, REDIS, SchedulerRegistry, METRICS];
     // The admission Lease, read in every mode (the owner's, or the batched modes' fence).
     const admissionLeaseApi = () => new KubeAdmissionLeaseApi(karmada, { namespace: config.LEASE_NAMESPACE });
     const leaseTiming = {
@@ -139,14 +143,8 @@ export class WebhookModule {
           ? [
               {
                 provide: AdmissionOwner,
-                inject: [WatchedQuotaStore, StoredBindings, REDIS, SchedulerRegistry, METRICS],
-                useFactory: (
-                  quotas: WatchedQuotaStore,
-                  stored: StoredBindings,
-                  redis: RedisClient,
-                  scheduler: SchedulerRegistry,
-                  registry: Registry,
-                ) =>
+                inject: LEASE_USER_DEPENDENCIES,
+                useFactory: (...[quotas, stored, redis, scheduler, registry]: LeaseUserDependencies) =>
                   new AdmissionOwner(
                     karmada,
                     admissionLeaseApi(),
@@ -183,14 +181,8 @@ export class WebhookModule {
           : [
               {
                 provide: AdmissionFence,
-                inject: [WatchedQuotaStore, StoredBindings, REDIS, SchedulerRegistry, METRICS],
-                useFactory: (
-                  quotas: WatchedQuotaStore,
-                  stored: StoredBindings,
-                  redis: RedisClient,
-                  scheduler: SchedulerRegistry,
-                  registry: Registry,
-                ) =>
+                inject: LEASE_USER_DEPENDENCIES,
+                useFactory: (...[quotas, stored, redis, scheduler, registry]: LeaseUserDependencies) =>
                   new AdmissionFence(
                     admissionLeaseApi(),
                     quotas,
