@@ -112,7 +112,7 @@ export class AdmissionLease {
   expiresInMs(): number | undefined {
     const lease = this.heldElsewhere;
     if (lease === undefined || this.seen === undefined) return undefined;
-    return this.seen.at + this.durationOf(lease) - this.clock();
+    return leaseExpiry(lease, this.seen.at, this.options.durationMs) - this.clock();
   }
 
   /** Forgets the ghosts carried: the next renew writes the record without them. */
@@ -249,12 +249,7 @@ export class AdmissionLease {
 
   /** Whether the Lease's version has not changed for its duration, as this process saw it. */
   private expired(lease: AdmissionLeaseState, now: number): boolean {
-    return this.seen !== undefined && now - this.seen.at >= this.durationOf(lease);
-  }
-
-  /** The longer of the Lease's own duration and this process's. */
-  private durationOf(lease: AdmissionLeaseState): number {
-    return Math.max(lease.durationSeconds * 1000, this.options.durationMs);
+    return this.seen !== undefined && now >= leaseExpiry(lease, this.seen.at, this.options.durationMs);
   }
 
   /** Writes the Lease held by this process; false when another write came first or it failed. */
@@ -290,6 +285,19 @@ export class AdmissionLease {
       return false;
     }
   }
+}
+
+/**
+ * When a Lease whose version this process first saw at `seenAt` (its monotonic clock) expires unless
+ * renewed: after the longer of the Lease's own duration and `ownDurationMs`, the one this process
+ * assumes. Expiry is never judged on the Lease's wall-clock times.
+ */
+export function leaseExpiry(
+  lease: Pick<AdmissionLeaseState, 'durationSeconds'>,
+  seenAt: number,
+  ownDurationMs: number,
+): number {
+  return seenAt + Math.max(lease.durationSeconds * 1000, ownDurationMs);
 }
 
 /** Per quota key, the sum of two records' lists (ghosts and budgets), in wire form. */

@@ -45,6 +45,17 @@ function ownerOf(api: StoredLease, identity = 'owner') {
   return { lease, advance: (ms: number) => (clock.now += ms) };
 }
 
+/** A batched webhook that saw an owner hold the Lease, which then released it (not read since). */
+async function afterAnOwnerSeen() {
+  const api = new StoredLease();
+  const first = ownerOf(api, 'first');
+  await first.lease.step();
+  const webhook = batched(api);
+  await webhook.fence.step();
+  await first.lease.release({}, {});
+  return { api, ...webhook };
+}
+
 describe('BatchedFence', () => {
   it('marks a Lease no one made for the batched modes and decides at once, with nothing to wait for', async () => {
     const api = new StoredLease();
@@ -134,12 +145,7 @@ describe('BatchedFence', () => {
   });
 
   it('an owner taking the Lease during the wait starts it over when it goes', async () => {
-    const api = new StoredLease();
-    const first = ownerOf(api, 'first');
-    await first.lease.step();
-    const { fence, advance } = batched(api);
-    await fence.step();
-    await first.lease.release({}, {});
+    const { api, fence, advance } = await afterAnOwnerSeen();
     await fence.step();
     advance(W / 2);
     const second = ownerOf(api, 'second');
@@ -153,12 +159,7 @@ describe('BatchedFence', () => {
   it('an owner that took and released the Lease between two reads ended at the later release', async () => {
     // Found by review: the end was kept from the first release, and the mark came a landing window
     // after it, while the second owner's admissions could still land.
-    const api = new StoredLease();
-    const first = ownerOf(api, 'first');
-    await first.lease.step();
-    const { fence, advance } = batched(api);
-    await fence.step();
-    await first.lease.release({}, {});
+    const { api, fence, advance } = await afterAnOwnerSeen();
     expect(await fence.step()).toEqual({ mode: 'owner ended', waitMs: W });
     advance(W / 2);
     const second = ownerOf(api, 'second');

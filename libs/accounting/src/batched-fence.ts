@@ -20,6 +20,7 @@ import {
   type AdmissionRecord,
   type LeaseApi,
 } from '#service-kit';
+import { leaseExpiry } from './admission-lease.js';
 import { failClosed, type AdmissionStrategy } from './admission-strategy.js';
 import { ledgerKey } from './owner-ledger.js';
 
@@ -60,11 +61,6 @@ export class BatchedFence {
     /** Monotonic milliseconds. */
     private readonly clock: () => number,
   ) {}
-
-  /** What the last round saw. */
-  get view(): FenceView {
-    return this.last;
-  }
 
   /** One round: read the Lease; mark it for the batched modes when absent, or once an owner's tenure has settled. */
   async step(): Promise<FenceView> {
@@ -154,8 +150,7 @@ export class BatchedFence {
   }
 
   private expired(lease: AdmissionLeaseState, now: number): boolean {
-    const duration = Math.max(lease.durationSeconds * 1000, this.options.durationMs);
-    return this.seen !== undefined && now - this.seen.at >= duration;
+    return this.seen !== undefined && now >= leaseExpiry(lease, this.seen.at, this.options.durationMs);
   }
 
   /**
