@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { isJsonObject } from '#api';
 import { Quantity } from '#quantity';
+import { waitFor } from '../../federation/src/index.js';
 import { REPLICA_REQUEST } from './bodies.js';
 import type { HttpsJsonClient } from './https-client.js';
 import { metricValue, summarizeLatencies } from './stats.js';
@@ -161,6 +162,15 @@ export async function metricsText(client: HttpsJsonClient): Promise<string> {
   if (res.status !== 200 || typeof res.body !== 'string')
     throw new Error(`the webhook's /metrics answered ${res.status}`);
   return res.body;
+}
+
+/** Waits until the owner-mode webhook behind `client` holds the admission Lease (its owner gauge). */
+export async function awaitAdmissionOwner(client: HttpsJsonClient, describe: () => string): Promise<void> {
+  await waitFor(
+    'the owner-mode webhook to hold the admission Lease',
+    async () => metricValue(await metricsText(client), 'karmada_quota_admission_owner') === 1,
+    { timeoutMs: 60_000, describe },
+  );
 }
 
 /** A metric's increase over a load, summed over the webhooks. */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Federation, RunningService } from '../../federation/src/index.js';
+import type { BenchAdmissionMode } from './host.js';
 
 /** How big each scenario runs: `--quick` shrinks durations and sizes to fit a few minutes. */
 export interface BenchSizes {
@@ -79,6 +80,8 @@ export interface BenchContext {
   /** Redis with the bench's own database (15). */
   redisUrl: string;
   sizes: BenchSizes;
+  /** The protocol of the product's webhooks in replicas, end-to-end and user-latency (`--admission-mode`). */
+  admissionMode: BenchAdmissionMode;
   /** The product's services, once started (after the hot-quota scenario, which runs its own webhooks). */
   services: RunningService[];
   log: (message: string) => void;

@@ -54,6 +54,18 @@ export async function ownerModeEnv(
   return { ADMISSION_MODE: 'owner', LEASE_NAMESPACE: leaseNamespace };
 }
 
+/** The admission protocols the bench can run the product's webhooks in (`--admission-mode`). */
+export const BENCH_ADMISSION_MODES = ['batched', 'owner'] as const;
+export type BenchAdmissionMode = (typeof BENCH_ADMISSION_MODES)[number];
+
+/** The environment of a webhook in `mode`; in owner mode, with the admission Lease in `leaseNamespace`. */
+export const admissionModeEnv = async (
+  endpoint: ApiEndpoint,
+  mode: BenchAdmissionMode,
+  leaseNamespace: string,
+): Promise<NodeJS.ProcessEnv> =>
+  mode === 'owner' ? ownerModeEnv(endpoint, leaseNamespace) : { ADMISSION_MODE: mode };
+
 export async function createQuota(
   host: ApiEndpoint,
   namespace: string,

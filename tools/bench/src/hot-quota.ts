@@ -11,16 +11,15 @@ import {
   kubeConfigFor,
   sleep,
   startServices,
-  waitFor,
   type ApiEndpoint,
   type RunningService,
 } from '../../federation/src/index.js';
 import {
+  awaitAdmissionOwner,
   byNamespace,
   hardForPods,
   LoadResult,
   meanBatchSize,
-  metricsText,
   PER_REPLICA,
   postReview,
   runClients,
@@ -45,7 +44,7 @@ import {
 } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { openReconcileQueue, waitForIdleQueue } from './reconcile-queue.js';
-import { histogramMeanMs, metricValue, ratio } from './stats.js';
+import { histogramMeanMs, ratio } from './stats.js';
 
 export const ADMISSION_MODES = ['batched', 'cas-per-admission', 'owner'] as const;
 export type AdmissionMode = (typeof ADMISSION_MODES)[number];
@@ -371,12 +370,9 @@ export async function startContendedServices(
         maxSockets: ctx.sizes.hotQuotaClients,
       });
       webhooks.push(client);
-      if (options.mode === 'owner')
-        await waitFor(
-          'the owner-mode webhook to hold the admission Lease',
-          async () => metricValue(await metricsText(client), 'karmada_quota_admission_owner') === 1,
-          { timeoutMs: 60_000, describe: () => webhook.process.logTail() },
-        );
+      // The first replica takes the Lease; the others forward to it.
+      if (options.mode === 'owner' && replica === 1)
+        await awaitAdmissionOwner(client, () => webhook.process.logTail());
     }
   } catch (err) {
     await stop();

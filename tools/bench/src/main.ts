@@ -12,6 +12,7 @@ import {
   repoRoot,
   startPrivateRedis,
   startServices,
+  type RunningService,
 } from '../../federation/src/index.js';
 import { runAggregatorMembers } from './aggregator-members.js';
 import { runAggregatorScale, stopAggregatorScale } from './aggregator-scale.js';
@@ -26,7 +27,14 @@ import {
 } from './cpu-profile.js';
 import { runConvergence } from './convergence.js';
 import { runEndToEnd, type AdmittedBindings } from './end-to-end.js';
-import { deleteEveryQuota } from './host.js';
+import { awaitAdmissionOwner } from './admission-load.js';
+import {
+  admissionModeEnv,
+  BENCH_ADMISSION_MODES,
+  deleteEveryQuota,
+  type BenchAdmissionMode,
+} from './host.js';
+import { HttpsJsonClient } from './https-client.js';
 import { runHotQuota } from './hot-quota.js';
 import { describeCode, describeCommit, describeMachine } from './machine.js';
 import { renderMarkdown, renderTable, reportRows, targetChecks, type BenchReport } from './report.js';
@@ -51,7 +59,7 @@ const SCENARIOS = {
 } as const;
 type ScenarioKey = (typeof SCENARIOS)[keyof typeof SCENARIOS];
 
-const USAGE = `usage: npm run bench [-- [--quick] [--json FILE] [--only NAME,...]]
+const USAGE = `usage: npm run bench [-- [--quick] [--json FILE] [--only NAME,...] [--admission-mode MODE]]
   Starts a local federation (etcd, host and 2 member API servers, the product's services), runs
   every scenario, prints the figures against their targets and stops everything it started.
   aggregator-members and then user-latency run last, each on a federation of its own (20 members;
@@ -62,8 +70,27 @@ const USAGE = `usage: npm run bench [-- [--quick] [--json FILE] [--only NAME,...
                 resync needs end-to-end's bindings, so it runs that too
   --profile     CPU-profile the services each scenario starts (node --cpu-prof) into
                 bench-profiles/<start time>/<scenario>/, and print where their time went
+  --admission-mode MODE
+                the product's webhooks in replicas, end-to-end, convergence, resync and
+                user-latency run in ADMISSION_MODE=MODE (${BENCH_ADMISSION_MODES.join(' or ')};
+                default batched); hot-quota and webhook-alone measure every mode anyway
   Exit code 1 when a scenario's correctness check fails or a scenario cannot run.
   KEEP_BENCH_STATE=1 keeps the federation's logs and data (they are kept anyway after a failure).`;
+
+/** Waits until the product's owner-mode webhook holds the admission Lease. */
+async function productOwner(services: readonly RunningService[]): Promise<void> {
+  const webhook = services.find((s) => s.name === 'webhook')!;
+  const client = new HttpsJsonClient(webhook.url, {
+    ca: webhook.caPem!,
+    clientCertificate: webhook.clientCertificate,
+    maxSockets: 1,
+  });
+  try {
+    await awaitAdmissionOwner(client, () => webhook.process.logTail());
+  } finally {
+    client.close();
+  }
+}
 
 /** The bench's own Redis database: it is emptied before and after a run. */
 const REDIS_DB = 15;
@@ -75,6 +102,7 @@ async function main(): Promise<number> {
       json: { type: 'string' },
       only: { type: 'string' },
       profile: { type: 'boolean', default: false },
+      'admission-mode': { type: 'string', default: 'batched' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -90,6 +118,9 @@ async function main(): Promise<number> {
     selected.add(key);
   }
   if (selected.has('resync')) selected.add('endToEnd');
+  const admissionMode = values['admission-mode'] as BenchAdmissionMode;
+  if (!BENCH_ADMISSION_MODES.includes(admissionMode))
+    throw new Error(`--admission-mode: unknown mode "${admissionMode}"\n${USAGE}`);
   const sizes = values.quick ? QUICK : FULL;
   const started = Date.now();
   const log = (message: string) => {
@@ -134,6 +165,7 @@ async function main(): Promise<number> {
     commit: describeCommit(),
     code: describeCode(repoRoot()),
     mode: values.quick ? 'quick' : 'full',
+    admissionMode,
     ...(values.only ? { only: [...selected] } : {}),
     startedAt: new Date(started).toISOString(),
     durationSeconds: 0,
@@ -173,7 +205,15 @@ async function main(): Promise<number> {
     const needs = (...keys: ScenarioKey[]) => !interrupted && keys.some((key) => selected.has(key));
     if (needs('statusWrites', 'hotQuota', 'webhookAlone', 'replicas', 'endToEnd', 'convergence'))
       federation = await Federation.start({ stateDir, members: 2, log, hostProfiling: Boolean(profileDir) });
-    const ctx: BenchContext = { federation: federation!, redisUrl, sizes, services: [], log, profileDir };
+    const ctx: BenchContext = {
+      federation: federation!,
+      redisUrl,
+      sizes,
+      admissionMode,
+      services: [],
+      log,
+      profileDir,
+    };
     // Before any service runs: only the bench writes these statuses.
     await scenario('statusWrites', () => runStatusWrites(ctx));
     // First, while no webhook is registered: these start webhooks of their own, unregistered.
@@ -190,14 +230,19 @@ async function main(): Promise<number> {
       } catch (err) {
         log(`could not delete the quotas the scenarios before left behind, going on: ${describeError(err)}`);
       }
-      log('starting the product: webhook (batched), aggregator, reconciler');
+      log(`starting the product: webhook (${admissionMode}), aggregator, reconciler`);
       ctx.services = await startServices(ctx.federation, {
         redisUrl,
         services: ['webhook', 'aggregator', 'reconciler'],
         // The bench times a full resync itself; the periodic one would only disturb the figures.
-        env: { RESYNC_INTERVAL_SECONDS: '86400', LOG_LEVEL: 'warn' },
+        env: {
+          ...(await admissionModeEnv(ctx.federation.info.host, admissionMode, 'bench-admission-lease')),
+          RESYNC_INTERVAL_SECONDS: '86400',
+          LOG_LEVEL: 'warn',
+        },
         ...profiling(profileDir, 'end-to-end,convergence,resync'),
       });
+      if (admissionMode === 'owner') await productOwner(ctx.services);
     }
     let admitted: AdmittedBindings | undefined;
     await scenario('endToEnd', async () => {
@@ -244,7 +289,9 @@ async function main(): Promise<number> {
         log,
       });
       const onKarmada = karmadaFederation;
-      await scenario('userLatency', () => runUserLatency(onKarmada, { redisUrl, sizes, log, profileDir }));
+      await scenario('userLatency', () =>
+        runUserLatency(onKarmada, { redisUrl, sizes, admissionMode, log, profileDir }),
+      );
     }
   } catch (err) {
     report.failures.push(`the federation: ${describeError(err)}`);

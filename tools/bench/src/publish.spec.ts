@@ -90,7 +90,10 @@ describe('the published run', () => {
   });
 });
 
-type Publishable = Pick<BenchReport, 'mode' | 'commit' | 'code' | 'failures' | 'only' | 'profile'>;
+type Publishable = Pick<
+  BenchReport,
+  'mode' | 'commit' | 'code' | 'failures' | 'only' | 'profile' | 'admissionMode'
+>;
 const passing: Publishable = { mode: 'full', commit: 'abc1234', code: '0123456789abcdef', failures: [] };
 const webhookProfile = { durationMs: 60_000, busyMs: 40_000, topFunctions: [], topPackages: [] };
 const profiled: Publishable = {
@@ -149,6 +152,11 @@ describe('profileRefusals', () => {
       /failed 1 correctness audit/,
     ],
     ['uncommitted changes', { ...profiled, commit: 'abc1234-dirty' }, /uncommitted changes/],
+    [
+      'a profile of the owner mode for a run of the batched one',
+      { ...profiled, admissionMode: 'owner' },
+      /--admission-mode owner, the run batched: profile the mode the figures measured/,
+    ],
   ])('%s', (_what, report, refusal) => {
     const refusals = profileRefusals(report, passing);
     if (refusal) expect(refusals.join('\n')).toMatch(refusal);

@@ -60,8 +60,8 @@ export function publishRefusals(report: Published & Pick<BenchReport, 'only' | '
 
 /** Why `profiled` cannot be published as the profile of `run`: it must profile the same code, the webhook alone included. */
 export function profileRefusals(
-  profiled: Published & Pick<BenchReport, 'profile'>,
-  run: Pick<BenchReport, 'code'>,
+  profiled: Published & Pick<BenchReport, 'profile' | 'admissionMode'>,
+  run: Pick<BenchReport, 'code' | 'admissionMode'>,
 ): string[] {
   const refusals = committedAndPassing(profiled);
   if (!profiled.profile) refusals.push('it is not a --profile run');
@@ -70,6 +70,11 @@ export function profileRefusals(
   if (profiled.code !== run.code)
     refusals.push(
       `it measured other code (${profiled.commit}, digest ${profiled.code}) than the run (digest ${run.code}): profile the same commit`,
+    );
+  const modeOf = (report: Pick<BenchReport, 'admissionMode'>) => report.admissionMode ?? 'batched';
+  if (modeOf(profiled) !== modeOf(run))
+    refusals.push(
+      `it ran --admission-mode ${modeOf(profiled)}, the run ${modeOf(run)}: profile the mode the figures measured`,
     );
   return refusals;
 }
@@ -177,7 +182,7 @@ export function renderProfile(profiled: BenchReport): string {
   return [
     '### What the profile said',
     '',
-    `\`npm run bench -- --profile${profiled.only ? ` --only ${profiled.only.join(',')}` : ''}\` ` +
+    `\`npm run bench -- --profile${profiled.only ? ` --only ${profiled.only.join(',')}` : ''}${profiled.admissionMode === 'owner' ? ' --admission-mode owner' : ''}\` ` +
       `(${profiled.startedAt.slice(0, 10)}, ${profiled.commit}, the same code as the figures above): each ` +
       "service's V8 profile (busy: its sampled CPU time, of its life) and the Karmada API server's Go " +
       'profile over the first 15 s of each end-to-end half; the top functions by self time.',

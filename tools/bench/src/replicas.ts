@@ -31,7 +31,7 @@ const REPLICA_COUNTS = [
 ] as const;
 
 /**
- * The hot-quota load (batched) run by one webhook and one reconciler, then by two of each on the
+ * The hot-quota load (the run's admission mode) run by one webhook and one reconciler, then by two of each on the
  * same Redis (client c posts to webhook c mod 2): against one hot quota, then spread over
  * `manyQuotaNamespaces` quotas, fresh quotas for each replica count. Every quota is audited as in
  * hot-quota once the reconcilers are idle.
@@ -54,7 +54,7 @@ export async function runReplicas(ctx: BenchContext): Promise<ReplicasFigures> {
     ctx.log(`${label}: quotas, then ${replicas} webhook(s) and ${replicas} reconciler(s)`);
     await createContendedQuotas(host, [...sets.hotQuota, ...sets.manyQuotas]);
     const ours = await startContendedServices(ctx, {
-      mode: 'batched',
+      mode: ctx.admissionMode,
       replicas,
       instance: `replicas-${key}`,
       profileScenario: `replicas-${key}`,

@@ -401,3 +401,10 @@ test('renderMarkdown names the machine and escapes pipes', () => {
   );
   expect(markdown).toContain('| resync | FAILED | resync: the queue \\| never drained |  |  |');
 });
+
+test('renderMarkdown names the admission mode of a run in owner mode', () => {
+  const r: BenchReport = { ...report(), mode: 'full', admissionMode: 'owner' };
+  expect(renderMarkdown(r, reportRows(r))).toMatch(
+    /^Measured 2026-05-01 with `npm run bench -- --admission-mode owner` on/,
+  );
+});

@@ -4,6 +4,7 @@ import type { BenchSizes } from './context.js';
 import type { ConvergenceFigures } from './convergence.js';
 import type { BenchProfile } from './cpu-profile.js';
 import type { EndToEndFigures } from './end-to-end.js';
+import type { BenchAdmissionMode } from './host.js';
 import type { HotQuotaFigures, HotQuotaModeFigures } from './hot-quota.js';
 import type { Machine } from './machine.js';
 import type { ReplicaComparison, ReplicasFigures } from './replicas.js';
@@ -23,6 +24,8 @@ export interface BenchReport {
   /** A digest of the code measured (describeCode): equal for two runs of the same code. */
   code: string;
   mode: 'quick' | 'full';
+  /** `--admission-mode`: the protocol of the product's webhooks (absent in runs before it: batched). */
+  admissionMode?: BenchAdmissionMode;
   /** With `--only`: the scenarios it ran; absent when every scenario ran. */
   only?: string[];
   startedAt: string;
@@ -540,8 +543,12 @@ export function renderTable(rows: readonly Row[]): string {
 export function renderMarkdown(report: BenchReport, rows: readonly Row[]): string {
   const m = report.machine;
   const escape = (s: string) => s.replaceAll('|', '\\|');
+  const flags = [
+    ...(report.mode === 'quick' ? ['--quick'] : []),
+    ...(report.admissionMode === 'owner' ? ['--admission-mode owner'] : []),
+  ];
   return [
-    `Measured ${report.startedAt.slice(0, 10)} with \`npm run bench${report.mode === 'quick' ? ' -- --quick' : ''}\` on ${m.cpus} CPUs ` +
+    `Measured ${report.startedAt.slice(0, 10)} with \`npm run bench${flags.length ? ` -- ${flags.join(' ')}` : ''}\` on ${m.cpus} CPUs ` +
       `(${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}, Kubernetes ${m.kubernetes}, etcd ${m.etcd}; ` +
       `load average ${m.loadAverage} at the start.`,
     '',

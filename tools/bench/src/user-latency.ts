@@ -12,12 +12,14 @@ import { isApiStatus } from '#api';
 import { bindingsPath, realisticBinding } from './bodies.js';
 import { profiling, type BenchSizes } from './context.js';
 import {
+  admissionModeEnv,
   createFederatedResourceQuota,
   createNamespaces,
   createQuota,
   inParallel,
   until,
   withdrawWebhook,
+  type BenchAdmissionMode,
 } from './host.js';
 import { HttpsJsonClient } from './https-client.js';
 import { ratio, summarizeLatencies, type LatencySummary } from './stats.js';
@@ -68,7 +70,13 @@ const BURST_TIMEOUT_MS = 600_000;
  */
 export async function runUserLatency(
   federation: Federation,
-  options: { redisUrl: string; sizes: BenchSizes; log: (message: string) => void; profileDir?: string },
+  options: {
+    redisUrl: string;
+    sizes: BenchSizes;
+    admissionMode: BenchAdmissionMode;
+    log: (message: string) => void;
+    profileDir?: string;
+  },
 ): Promise<UserLatencyFigures> {
   const { sizes, log } = options;
   const host = federation.info.host;
@@ -90,11 +98,16 @@ export async function runUserLatency(
     for (const mode of MODES) {
       let services: RunningService[] = [];
       if (mode === 'ours') {
-        log('user-latency (ours): starting the webhook, aggregator and reconciler');
+        log(
+          `user-latency (ours): starting the webhook (${options.admissionMode}), aggregator and reconciler`,
+        );
         services = await startServices(federation, {
           redisUrl: options.redisUrl,
           services: ['webhook', 'aggregator', 'reconciler'],
-          env: { LOG_LEVEL: 'warn' },
+          env: {
+            ...(await admissionModeEnv(host, options.admissionMode, 'user-latency-admission-lease')),
+            LOG_LEVEL: 'warn',
+          },
           ...profiling(options.profileDir, 'user-latency'),
         });
       }

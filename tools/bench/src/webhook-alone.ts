@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { KarmadaQuota, ResourceBinding } from '#api';
-import { startServices, waitFor, type ApiEndpoint, type RunningService } from '../../federation/src/index.js';
+import { startServices, type ApiEndpoint, type RunningService } from '../../federation/src/index.js';
 import {
+  awaitAdmissionOwner,
   byNamespace,
   hardForPods,
   LoadResult,
@@ -211,14 +212,7 @@ async function runOwner(
   const metric = async (name: string) => metricValue(await metricsText(client), name);
   let forwarder: Awaited<ReturnType<typeof startAloneWebhook>> | undefined;
   try {
-    await waitFor(
-      'the owner-mode webhook to hold the admission Lease',
-      async () => (await metric(OWNER)) === 1,
-      {
-        timeoutMs: 60_000,
-        describe: () => webhook.process.logTail(),
-      },
-    );
+    await awaitAdmissionOwner(client, () => webhook.process.logTail());
     const warmUp = Array<string>(clients).fill(namespace);
     await runPart(client, warmUp, WARM_UP_SECONDS);
     const claimsBefore = await metric(OWNER_CLAIMS);
@@ -269,7 +263,6 @@ async function runOwner(
   }
 }
 
-const OWNER = 'karmada_quota_admission_owner';
 const OWNER_CLAIMS = 'karmada_quota_admission_owner_claims';
 
 /**
