@@ -1162,7 +1162,8 @@ describe('the Helm chart charts/karmada-quota', () => {
       ['webhook', 'create', 'leases.coordination.k8s.io', undefined, true],
       ['webhook', 'update', 'leases.coordination.k8s.io', undefined, true],
       ['webhook', 'delete', 'leases.coordination.k8s.io', undefined, false],
-      ['webhook', 'list', 'leases.coordination.k8s.io', undefined, false],
+      ['webhook', 'list', 'leases.coordination.k8s.io', undefined, true],
+      ['webhook', 'watch', 'leases.coordination.k8s.io', undefined, true],
       ['webhook', 'update', 'leases.coordination.k8s.io', 'kube-system', false],
       // aggregator: Cluster and quota informers, member credentials, cluster and membership Leases
       ['aggregator', 'watch', 'clusters.cluster.karmada.io', undefined, true],

@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { RESOURCE_BINDING, type ResourceBinding } from '#api';
-import { sleep } from '../../tools/federation/src/index.js';
+import { ADMISSION_LEASE_NAME } from '#service-kit';
+import { SYSTEM_NAMESPACE, sleep } from '../../tools/federation/src/index.js';
 import { eventually } from '../support/federation.js';
 import { get, metricValue } from './support/metrics.js';
 import { expectRecountMatches } from './support/recount.js';
@@ -62,6 +63,23 @@ const forwarded = async (replica: number, result: string): Promise<number> => {
 };
 
 const objects = () => scenario.chaos.hostApi(k8s.CustomObjectsApi);
+
+/**
+ * Reads the admission Lease every 50 ms from now until its holder changes: how long after its holder's
+ * last renew (its renewTime) the next holder took it (its acquireTime). Both are this machine's clock.
+ */
+async function takeoverGapMs(): Promise<number> {
+  const api = scenario.chaos.hostApi(k8s.CoordinationV1Api);
+  const read = () => api.readNamespacedLease({ name: ADMISSION_LEASE_NAME, namespace: SYSTEM_NAMESPACE });
+  const holder = (await read()).spec!.holderIdentity;
+  let lastRenew = 0;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
+    const lease = await read();
+    if (lease.spec!.holderIdentity === holder) lastRenew = new Date(lease.spec!.renewTime!).getTime();
+    else if (lease.spec!.holderIdentity) return new Date(lease.spec!.acquireTime!).getTime() - lastRenew;
+  }
+  throw new Error(`the admission Lease was still held by ${holder} after 60 s`);
+}
 
 /**
  * 'unavailable': our webhook failed closed; 'unreached': the API server could not call a webhook
@@ -161,16 +179,18 @@ function load(prefix: string) {
   };
 }
 
-/** An increase admitted again: the first create after `since` not refused for the owner's absence. */
-const admittingAgain = (since: number) =>
-  eventually(
-    async () => {
-      const outcome = await createOnce(`probe-${Date.now()}`, '100m');
-      return outcome === 'admitted' || outcome === 'denied' ? Date.now() - since : undefined;
-    },
-    (refusedFor) => refusedFor !== undefined,
-    60_000,
-  );
+/**
+ * How long after `since` an increase is decided again (admitted or denied, not refused for the owner's
+ * absence): probes 50 ms apart, so the figure is late by at most that and a probe's round trip.
+ */
+async function admittingAgain(since: number): Promise<number> {
+  while (Date.now() - since < 60_000) {
+    const outcome = await createOnce(`probe-${Date.now()}`, '100m');
+    if (outcome === 'admitted' || outcome === 'denied') return Date.now() - since;
+    await sleep(50);
+  }
+  throw new Error('increases were still refused 60 s after the owner went');
+}
 
 test('two replicas, one owner: never over the limit, the other forwards, no claim in any status', async () => {
   const first = await eventually(owner, (o) => o !== undefined, 30_000);
@@ -199,6 +219,7 @@ test('the owner killed mid-load: the other replica takes over charging its budge
   const survivor = 1 - dying;
   const running = load('killed');
   await sleep(1_000);
+  const takeover = takeoverGapMs();
   await scenario.webhooks[dying]!.process.kill();
   const killedAt = Date.now();
   // A decrease through the survivor at once, before it holds the Lease: admitted.
@@ -219,8 +240,15 @@ test('the owner killed mid-load: the other replica takes over charging its budge
   process.stderr.write(
     `[admission-owner] increases refused for ${refusedFor} ms after the owner was killed\n`,
   );
-  // The Lease, its last renew's age (up to the retry period) and a probe's round trip; never the window.
-  expect(refusedFor).toBeLessThan(LEASE_SECONDS * 1000 + 4_000);
+  // The survivor's watch saw the dead owner's last renew as it landed, and it took the Lease the moment
+  // that expired: a Lease duration after it, never sooner, and not a retry period later (as when it
+  // saw the renew only at its next read). So increases were refused at most the Lease duration after
+  // the kill, and the taking write and a probe (500 ms); never the window.
+  const gap = await takeover;
+  process.stderr.write(`[admission-owner] the survivor took the Lease ${gap} ms after the last renew\n`);
+  expect(gap).toBeGreaterThanOrEqual(LEASE_SECONDS * 1000);
+  expect(gap).toBeLessThan(LEASE_SECONDS * 1000 + 150);
+  expect(refusedFor).toBeLessThan(LEASE_SECONDS * 1000 + 500);
   expect(refusedFor).toBeLessThan(LANDING_WINDOW_SECONDS * 1000);
   expect(running.outcomes.some((o) => o.outcome === 'unavailable' && o.at > killedAt)).toBe(true);
   expect(await storedMilliCpu()).toBeLessThanOrEqual(10_000);

@@ -9,6 +9,8 @@ import { Gauge, type Registry } from 'prom-client';
 import { AdmissionLease, OwnerAdmission, selectionOf } from '#accounting';
 import { describeError, RESOURCE_BINDING, type ResourceBinding } from '#api';
 import {
+  admissionLeaseInformer,
+  admissionLeaseStateOf,
   closeQueue,
   customObjectInformer,
   ResilientInformer,
@@ -28,6 +30,8 @@ export interface AdmissionOwnerOptions {
   landingWindowSeconds: number;
   /** Where this process answers forwarded decisions (host:port, written in the Lease record). */
   address: string;
+  /** Where the Lease is (LEASE_NAMESPACE): watched, so a renew counts from when it lands. */
+  leaseNamespace: string;
 }
 
 const TICK = 'admission-owner';
@@ -41,6 +45,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
   readonly admission: OwnerAdmission;
   private readonly logger = new Logger('admission-owner');
   private readonly bindings: ResilientInformer<ResourceBinding>;
+  private readonly leaseWatch: ResilientInformer<k8s.V1Lease>;
   /** The round of the Lease running now, if any: one at a time. */
   private ticking?: Promise<void>;
 
@@ -119,6 +124,24 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       },
       10_000,
     );
+    const leaseSeen = (lease: k8s.V1Lease | undefined) => {
+      this.admission.leaseObserved(lease && admissionLeaseStateOf(lease));
+      this.armExpiryRound();
+    };
+    this.leaseWatch = new ResilientInformer<k8s.V1Lease>(
+      admissionLeaseInformer(karmada, options.leaseNamespace),
+      {
+        upsert: leaseSeen,
+        remove: () => leaseSeen(undefined),
+        synced: () => this.logger.log('watching the admission Lease'),
+        failed: (err) =>
+          this.logger.warn(
+            { error: describeError(err) },
+            `the watch of the admission Lease failed (it needs list and watch on leases in ${options.leaseNamespace}): the Lease is read each retry period meanwhile, so a takeover after a crash may wait up to a retry period longer`,
+          ),
+      },
+      10_000,
+    );
     this.logger.warn(
       `ADMISSION_MODE=owner is experimental; identity ${identity}, answering forwarded decisions at ${options.address}`,
     );
@@ -126,6 +149,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     void this.bindings.start();
+    void this.leaseWatch.start();
     this.scheduler.addInterval(
       TICK,
       setInterval(() => void this.tick(), this.options.retryPeriodSeconds * 1000),
@@ -146,13 +170,24 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.warn(
         'could not hand the admission Lease over: the next owner takes it once it expires and refuses increases until the counts hold what this one admitted',
       );
-    await Promise.all([this.bindings.stop(), closeQueue(this.reconciles)]);
+    await Promise.all([this.bindings.stop(), this.leaseWatch.stop(), closeQueue(this.reconciles)]);
   }
 
   /** A round due at the moment the holder's Lease would expire, when before the next retry. */
   private expiryRound?: NodeJS.Timeout;
 
   private stopping = false;
+
+  /**
+   * Taken over the moment the Lease held elsewhere expires, not up to a retry period later: increases
+   * fail closed meanwhile. Not when it has expired already: a takeover that failed waits the retry period.
+   */
+  private armExpiryRound(): void {
+    const expiresIn = this.admission.leaseExpiresInMs;
+    if (this.stopping || expiresIn === undefined || expiresIn <= 0) return;
+    clearTimeout(this.expiryRound);
+    this.expiryRound = setTimeout(() => void this.tick(), expiresIn + 1).unref();
+  }
 
   private tick(): Promise<void> {
     if (this.stopping) return Promise.resolve();
@@ -171,19 +206,7 @@ export class AdmissionOwner implements OnApplicationBootstrap, OnModuleDestroy {
         );
       if (step === 'lost')
         this.logger.warn('lost the admission Lease to another process: deciding nothing more');
-      // Taken over the moment it expires, not up to a retry period later: increases fail closed
-      // meanwhile. Not when it has expired already: a takeover that failed waits the retry period.
-      const expiresIn = this.admission.leaseExpiresInMs;
-      if (
-        !this.stopping &&
-        step === 'held elsewhere' &&
-        expiresIn !== undefined &&
-        expiresIn > 0 &&
-        expiresIn < this.options.retryPeriodSeconds * 1000
-      ) {
-        clearTimeout(this.expiryRound);
-        this.expiryRound = setTimeout(() => void this.tick(), expiresIn + 1).unref();
-      }
+      if (step === 'held elsewhere') this.armExpiryRound();
     } catch (err) {
       this.logger.warn({ error: describeError(err) }, 'a round of the admission Lease failed');
     }

@@ -156,6 +156,7 @@ export class WebhookModule {
                       ...leaseTiming,
                       ttlSeconds: config.RESERVATION_TTL_SECONDS,
                       address: peerAddress(config),
+                      leaseNamespace: config.LEASE_NAMESPACE,
                     },
                     registry,
                   ),

@@ -68,6 +68,39 @@ describe('AdmissionLease', () => {
     expect(a.lease.expiresInMs()).toBeUndefined(); // a holds it
   });
 
+  it("a renew its watch shows counts from then, not from the next read: a crashed holder's Lease expires sooner", async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    await b.lease.step();
+    b.advance(900);
+    await a.lease.step(); // renewed, then a crashes
+    b.lease.observe(api.lease); // the watch delivers the renew at once
+    expect(b.lease.expiresInMs()).toBe(D);
+    b.lease.observe(api.lease); // the same version again (a relist): still counted from its first sighting
+    b.advance(D - 1);
+    expect(await b.lease.step()).toBe('held elsewhere'); // the read shows the same version
+    b.advance(1);
+    expect(await b.lease.step()).toBe('acquired');
+  });
+
+  it('a version its watch shows that a round had already passed only moves expiry later', async () => {
+    const api = new StoredLease();
+    const a = process(api, 'a');
+    const b = process(api, 'b');
+    await a.lease.step();
+    const older = api.lease!;
+    await a.lease.step();
+    await b.lease.step(); // reads the newer version
+    b.advance(1_000);
+    b.lease.observe(older); // a late event of the older one
+    expect(b.lease.expiresInMs()).toBe(D);
+    b.lease.observe(undefined); // deleted: nothing held elsewhere until the next read
+    expect(b.lease.expiresInMs()).toBeUndefined();
+    expect(b.lease.holderAddress()).toBeUndefined();
+  });
+
   it.each([
     [
       'the budgets it wrote, as ghosts beside those it carried',

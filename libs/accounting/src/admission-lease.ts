@@ -115,6 +115,15 @@ export class AdmissionLease {
     return leaseExpiry(lease, this.seen.at, this.options.durationMs) - this.clock();
   }
 
+  /**
+   * A version of the Lease seen between rounds (its watch): expiry runs from when a version was first
+   * seen, so seeing a renew sooner than the next read lets a successor take over sooner after a crash.
+   * A version older than one a round read starts over (its expiry only later); the next round reads.
+   */
+  observe(lease: AdmissionLeaseState | undefined): void {
+    this.see(lease, this.clock());
+  }
+
   /** Forgets the ghosts carried: the next renew writes the record without them. */
   dropGhosts(): void {
     if (this.tenure) this.tenure.record = { ...this.tenure.record, ghosts: {}, unknownInFlight: false };
@@ -168,13 +177,7 @@ export class AdmissionLease {
       return 'unreachable'; // the holder's address stays known until the Lease would expire
     }
     const now = this.clock();
-    if (lease !== undefined && this.seen?.resourceVersion !== lease.resourceVersion)
-      this.seen = { resourceVersion: lease.resourceVersion, at: now };
-    if (lease === undefined) this.seen = undefined;
-    this.heldElsewhere =
-      lease !== undefined && lease.holder !== '' && lease.holder !== this.options.identity
-        ? lease
-        : undefined;
+    this.see(lease, now);
 
     // Only this process writes its identity (one per process): a Lease naming it is this one's, even
     // when the answer to its last write was lost.
@@ -245,6 +248,16 @@ export class AdmissionLease {
     } catch {
       return false; // it expires instead, and the successor treats it as a crash
     }
+  }
+
+  private see(lease: AdmissionLeaseState | undefined, now: number): void {
+    if (lease !== undefined && this.seen?.resourceVersion !== lease.resourceVersion)
+      this.seen = { resourceVersion: lease.resourceVersion, at: now };
+    if (lease === undefined) this.seen = undefined;
+    this.heldElsewhere =
+      lease !== undefined && lease.holder !== '' && lease.holder !== this.options.identity
+        ? lease
+        : undefined;
   }
 
   /** Whether the Lease's version has not changed for its duration, as this process saw it. */

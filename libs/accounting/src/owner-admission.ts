@@ -10,7 +10,7 @@
 import type { KarmadaQuota, ResourceBinding } from '#api';
 import { formatList, parseResourceList } from '#quantity';
 import { isResourceVersion, quotaName, type QuotaClaim } from '#quota';
-import type { AdmissionLease, AdmissionRecord, LeaseStep } from './admission-lease.js';
+import type { AdmissionLease, AdmissionLeaseState, AdmissionRecord, LeaseStep } from './admission-lease.js';
 import {
   failClosed,
   type AdmissionOutcome,
@@ -248,6 +248,11 @@ export class OwnerAdmission implements AdmissionStrategy {
   /** How long until the Lease another process holds expires by this clock, unless renewed meanwhile. */
   get leaseExpiresInMs(): number | undefined {
     return this.lease.expiresInMs();
+  }
+
+  /** A version of the Lease its watch delivered (AdmissionLease.observe). */
+  leaseObserved(lease: AdmissionLeaseState | undefined): void {
+    this.lease.observe(lease);
   }
 
   /** Where another process holding the Lease answers forwarded changes; undefined while this one decides. */

@@ -174,6 +174,23 @@ export interface KubeAdmissionLeaseOptions {
  * The admission Lease (ADMISSION_LEASE_NAME) on the Karmada API server: a create, or a replace by
  * compare-and-swap on resourceVersion. Not retried here: AdmissionLease's next round reads afresh.
  */
+/**
+ * A watch of the admission Lease alone (list and watch on leases, by a field selector on its name):
+ * an owner-mode process sees each renew as it lands, not only at its next read.
+ */
+export function admissionLeaseInformer(kc: k8s.KubeConfig, namespace: string): k8s.Informer<k8s.V1Lease> {
+  const api = kc.makeApiClient(k8s.CoordinationV1Api);
+  const fieldSelector = `metadata.name=${ADMISSION_LEASE_NAME}`;
+  return new k8s.ListWatch<k8s.V1Lease>(
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+    new k8s.Watch(kc),
+    () => api.listNamespacedLease({ namespace, fieldSelector }),
+    false,
+    undefined,
+    fieldSelector,
+  );
+}
+
 export class KubeAdmissionLeaseApi implements LeaseApi {
   private readonly api: k8s.CoordinationV1Api;
   private readonly namespace: string;

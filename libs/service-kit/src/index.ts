@@ -53,6 +53,7 @@ export { leaseNamespaceMissing, microTime } from './leases.js';
 export {
   ADMISSION_ANNOTATION,
   ADMISSION_LEASE_NAME,
+  admissionLeaseInformer,
   admissionLeaseObjectFor,
   admissionLeaseStateOf,
   admissionRecordOf,

@@ -24,6 +24,7 @@ export {
   registerMember,
   registerWebhook,
   serviceAccountToken,
+  SYSTEM_NAMESPACE,
   unregisterMember,
   WEBHOOK_CONFIGURATION_NAME,
 } from './host-setup.js';

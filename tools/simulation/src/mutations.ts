@@ -302,6 +302,19 @@ export const OWNER_PLANTED: readonly OwnerPlantedBug[] = [
     ],
   },
   {
+    bug: "a new version of the Lease (a read's or its watch's) counted from an older one's sighting",
+    invariant: 'EXCLUSION',
+    runs: 500,
+    switching: true,
+    edits: [
+      {
+        file: 'libs/accounting/src/admission-lease.ts',
+        from: 'this.seen = { resourceVersion: lease.resourceVersion, at: now };',
+        to: 'this.seen = { resourceVersion: lease.resourceVersion, at: this.seen?.at ?? now };',
+      },
+    ],
+  },
+  {
     bug: "a predecessor's ghosts settled on tenure alone, by a count older than the window",
     invariant: 'LIMIT',
     runs: 30000,
