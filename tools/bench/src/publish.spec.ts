@@ -83,6 +83,44 @@ describe('the published run', () => {
     expect(failedClosedWords(withClosed(2, 3))).toBe('5 creates failed closed, the Karmada API server late');
   });
 
+  it("README headlines an owner-mode run's owner figures, and says no claim is a status write", () => {
+    const run = structuredClone(latest);
+    run.admissionMode = 'owner';
+    if (
+      !run.hotQuota ||
+      !('batched' in run.hotQuota) ||
+      !run.webhookAlone ||
+      !('oneQuota' in run.webhookAlone)
+    )
+      throw new Error(`${LATEST_RUN} lacks hot-quota or webhook-alone figures`);
+    run.hotQuota.owner = {
+      ...run.hotQuota.batched,
+      admissionsPerSec: 4_321,
+      p99Ms: 12.3,
+      allowed: 777,
+      errors: 2,
+    };
+    run.webhookAlone.owner = {
+      ...run.webhookAlone.oneQuota,
+      admissionsPerSec: 2_468,
+      p99Ms: 21,
+      bindings: 1,
+      cpuUsPerReview: 1,
+      oversizedAdmitted: 0,
+      bindingsAdmitted: 1,
+      ownerClaims: 1,
+    };
+    const part = readmePart(run, latestProfile);
+    expect(part).toMatch(/^The latest full `npm run bench -- --admission-mode owner` \(/);
+    expect(part).toMatch(/\| figure \| KarmadaQuota \(owner mode\) \| Karmada FRQ \| target \|/);
+    expect(part).toMatch(/\| 64 clients, one quota: requests\/s, p99 \| 4,321, 12 ms \|/);
+    expect(part).toMatch(/\| same load: admitted \/ failed closed \/ status exact \| 777 \/ 2 \/ yes \|/);
+    expect(part).toMatch(/\| webhook alone, 64 clients: requests\/s, p99 \| 2,468, 21 ms \|/);
+    expect(part).not.toMatch(/each claim is a status write/);
+    if (run.endToEnd && 'withWebhook' in run.endToEnd) run.endToEnd.withWebhook.failedClosed = 0;
+    expect(failedClosedWords(run)).toBe('2 creates failed closed, the Karmada API server late');
+  });
+
   it('the README row of a scenario that did not run says so', () => {
     expect(readmePart({ ...latest, userLatency: undefined }, latestProfile)).toMatch(
       /\| Deployment to pods, one at a time: p99 vs no quota \| not measured \|/,

@@ -94,7 +94,8 @@ export function readmeProfile(run: BenchReport, profiled: BenchReport): string {
         `${ms(e2e.withoutWebhook.apiServerCpuMsPerCreate)} without`,
     );
   const writes = figuresOf(run.statusWrites, 'runs')?.runs ?? [];
-  if (writes.length > 0)
+  // In owner mode no claim is written: the owner decides from memory.
+  if (writes.length > 0 && run.admissionMode !== 'owner')
     parts.push(
       `each claim is a status write (${writes.map((w) => `${ms(w.apiServerCpuMsPerWrite)} with ${w.entries} entries`).join(', ')})`,
     );
@@ -119,7 +120,10 @@ export function readmeProfile(run: BenchReport, profiled: BenchReport): string {
 export function failedClosedWords(run: BenchReport): string {
   const closed =
     (figuresOf(run.endToEnd, 'withWebhook')?.withWebhook.failedClosed ?? 0) +
-    (figuresOf(run.hotQuota, 'batched')?.batched.errors ?? 0);
+    ((run.admissionMode === 'owner'
+      ? figuresOf(run.hotQuota, 'batched')?.owner
+      : figuresOf(run.hotQuota, 'batched')?.batched
+    )?.errors ?? 0);
   return closed === 0
     ? 'no create failed'
     : `${closed} ${closed === 1 ? 'create' : 'creates'} failed closed, the Karmada API server late`;
@@ -128,7 +132,7 @@ export function failedClosedWords(run: BenchReport): string {
 /** README's generated part: which run, its headline figures against Karmada's and the targets, where the CPU went. */
 export function readmePart(run: BenchReport, profiled: BenchReport): string {
   return [
-    `The latest full \`npm run bench\` (${run.startedAt.slice(0, 10)}, ${run.commit}, ${run.machine.cpus} CPUs; ` +
+    `The latest full \`npm run bench${run.admissionMode === 'owner' ? ' -- --admission-mode owner' : ''}\` (${run.startedAt.slice(0, 10)}, ${run.commit}, ${run.machine.cpus} CPUs; ` +
       '[all figures](docs/development/bench.md#latest-figures)): every correctness audit passed ' +
       `(nothing over-admitted, every status exact, ${failedClosedWords(run)}).`,
     '',

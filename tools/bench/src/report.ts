@@ -564,7 +564,11 @@ export function renderMarkdown(report: BenchReport, rows: readonly Row[]): strin
  */
 export function renderReadmeSummary(report: BenchReport): string {
   const hot = figuresOf(report.hotQuota, 'batched');
-  const alone = figuresOf(report.webhookAlone, 'oneQuota');
+  const owner = report.admissionMode === 'owner';
+  // A run in owner mode headlines the owner's parts of hot-quota and webhook-alone.
+  const ours = hot && (owner ? hot.owner : hot.batched);
+  const aloneFigures = figuresOf(report.webhookAlone, 'oneQuota');
+  const alone = owner ? aloneFigures?.owner : aloneFigures;
   const e2e = figuresOf(report.endToEnd, 'withWebhook');
   const convergence = figuresOf(report.convergence, 'p99Ms');
   const resync = figuresOf(report.resync, 'seconds');
@@ -577,13 +581,13 @@ export function renderReadmeSummary(report: BenchReport): string {
   const rows: [string, string, string, string][] = [
     [
       `${sizes.hotQuotaClients} clients, one quota: requests/s, p99`,
-      hot ? perSec(hot.batched) : missing,
+      ours ? perSec(ours) : missing,
       hot ? perSec(hot.karmadaFrq) : '',
       '10x FRQ',
     ],
     [
       'same load: admitted / failed closed / status exact',
-      hot ? `${count(hot.batched.allowed)} / ${count(hot.batched.errors)} / yes` : missing,
+      ours ? `${count(ours.allowed)} / ${count(ours.errors)} / yes` : missing,
       hot
         ? `${count(hot.karmadaFrq.allowed)} / ${count(hot.karmadaFrq.errors)} / ${hot.karmadaFrq.statusDrift.length ? 'no' : 'yes'}`
         : '',
@@ -627,7 +631,7 @@ export function renderReadmeSummary(report: BenchReport): string {
     ],
   ];
   return [
-    '| figure | KarmadaQuota | Karmada FRQ | target |',
+    `| figure | KarmadaQuota${owner ? ' (owner mode)' : ''} | Karmada FRQ | target |`,
     '| --- | --- | --- | --- |',
     ...rows.map((cells) => `| ${cells.join(' | ')} |`),
   ].join('\n');
