@@ -33,6 +33,8 @@ export const GENERATED_START = '<!-- written by npm run bench:publish -->';
 export const GENERATED_END = '<!-- end of bench:publish -->';
 /** The profile README quotes: the webhook alone, its own process under the admission load. */
 export const WEBHOOK_ALONE_PROFILE = 'webhook-alone/webhook-alone';
+/** The owner-mode webhook of the same scenario: README's for a run with --admission-mode owner. */
+const OWNER_ALONE_PROFILE = 'webhook-alone-owner/webhook-alone-owner';
 
 type Published = Pick<BenchReport, 'mode' | 'commit' | 'code' | 'failures'>;
 
@@ -99,10 +101,11 @@ export function readmeProfile(run: BenchReport, profiled: BenchReport): string {
     parts.push(
       `each claim is a status write (${writes.map((w) => `${ms(w.apiServerCpuMsPerWrite)} with ${w.entries} entries`).join(', ')})`,
     );
-  const webhook = profiled.profile?.services[WEBHOOK_ALONE_PROFILE];
+  const owner = run.admissionMode === 'owner';
+  const webhook = profiled.profile?.services[owner ? OWNER_ALONE_PROFILE : WEBHOOK_ALONE_PROFILE];
   if (webhook)
     parts.push(
-      `the webhook alone was busy ${seconds(webhook.busyMs)} of ${seconds(webhook.durationMs)}, most in ` +
+      `the ${owner ? 'owner ' : ''}webhook alone was busy ${seconds(webhook.busyMs)} of ${seconds(webhook.durationMs)}, most in ` +
         webhook.topFunctions
           // V8's pseudo-frames ((program), (garbage collector)) name no code to look at.
           .filter((f) => !f.name.startsWith('('))
