@@ -18,7 +18,7 @@ const RUNS = [
 
 const { outputFile, rest } = withoutOutputFile(process.argv.slice(2));
 // A run the caller narrowed to some projects is one jest, as asked.
-if (rest.includes('--selectProjects')) process.exit(await jest(rest, undefined));
+if (rest.includes('--selectProjects')) process.exit(await jest(process.argv.slice(2), undefined));
 
 const reports = mkdtempSync(join(tmpdir(), 'karmada-quota-jest-'));
 // Test paths that match only one run's files leave the other with none: only both finding none fails.
