@@ -58,10 +58,13 @@ export async function ownerModeEnv(
 export const BENCH_ADMISSION_MODES = ['batched', 'owner'] as const;
 export type BenchAdmissionMode = (typeof BENCH_ADMISSION_MODES)[number];
 
-/** The environment of a webhook in `mode`; in owner mode, with the admission Lease in `leaseNamespace`. */
+/**
+ * The environment of a webhook in `mode` (an ADMISSION_MODE: hot-quota runs cas-per-admission too);
+ * in owner mode, with the admission Lease in `leaseNamespace`.
+ */
 export const admissionModeEnv = async (
   endpoint: ApiEndpoint,
-  mode: BenchAdmissionMode,
+  mode: string,
   leaseNamespace: string,
 ): Promise<NodeJS.ProcessEnv> =>
   mode === 'owner' ? ownerModeEnv(endpoint, leaseNamespace) : { ADMISSION_MODE: mode };

@@ -31,6 +31,7 @@ import { admissionReview, realisticBinding, scheduledClusters } from './bodies.j
 import { CorrectnessError, profiling, type BenchContext } from './context.js';
 import { auditHotQuota, auditPassed, claimKey, mergeAudits, type HotQuotaAudit } from './hot-quota-audit.js';
 import {
+  admissionModeEnv,
   createClusterQuota,
   createFederatedResourceQuota,
   createNamespaces,
@@ -38,7 +39,6 @@ import {
   deleteClusterQuota,
   FEDERATED_RESOURCE_QUOTA,
   inParallel,
-  ownerModeEnv,
   readClusterQuota,
   readQuota,
 } from './host.js';
@@ -352,10 +352,7 @@ export async function startContendedServices(
         // A scale-down stored before the reconciler has settled the scale-up it follows holds the
         // larger charge until that reservation's expiration: 10 s, so the audit can see it settle.
         env: {
-          ADMISSION_MODE: options.mode,
-          ...(options.mode === 'owner'
-            ? await ownerModeEnv(ctx.federation.info.host, 'hot-quota-owner-lease')
-            : {}),
+          ...(await admissionModeEnv(ctx.federation.info.host, options.mode, 'hot-quota-owner-lease')),
           RESERVATION_TTL_SECONDS: String(RESERVATION_TTL_SECONDS),
           ADMISSION_LANDING_WINDOW_SECONDS: String(RESERVATION_TTL_SECONDS / 2),
           LOG_LEVEL: 'warn',
