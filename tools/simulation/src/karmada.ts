@@ -12,9 +12,7 @@ import {
   describePlacement,
   exercised,
   isDuplicated,
-  KEYS,
   LANDING_LIMIT_MS,
-  limitedKeys,
   MEMBERS,
   namespaceOf,
   targetOn,
@@ -167,9 +165,6 @@ export function land(sim: Simulation, req: Request): void {
     }
     return;
   }
-  const chargedBefore = Object.fromEntries(
-    sim.specs.map((q) => [q.name, Object.fromEntries(KEYS.map((key) => [key, sim.charged(q, key)]))]),
-  );
   const object = structuredClone(req.object);
   object.metadata!.resourceVersion = sim.host.nextVersion();
   if (req.oldVersion === undefined && sim.terminating.some((t) => t.name === name && !t.handMade))
@@ -178,29 +173,29 @@ export function land(sim: Simulation, req: Request): void {
   // the pods it takes away begin terminating. What that gives the members beyond what the change
   // was admitted for (a copy taken off a member runs on, terminating, beside the one its charge
   // lets start elsewhere) is Karmada's doing, not the admission's (RUNS).
-  unadmittedRuns(
-    sim,
-    kindOf(object),
-    name,
-    () => {
-      sim.host.storeBinding(object);
-      if (!sim.pods.has(name)) return;
-      const on = sim.podsOf(object).map((n, m) => Math.min(n, sim.runsOn(object, m)));
-      const elsewhere = (m: number) =>
-        targetOn(object, m) === 0 && MEMBERS.some((_, i) => targetOn(object, i) > 0);
-      sim.setPods(name, object.metadata!.uid!, on, (m) =>
-        object.metadata?.deletionTimestamp ? 'deleted' : elsewhere(m) ? 'moved' : 'scaledDown',
-      );
-    },
-    req.beforeEdit,
+  // A change decided before an edit raises the edited quotas' ceilings by what it adds.
+  sim.growChargesUnadmitted(
+    () =>
+      unadmittedRuns(
+        sim,
+        kindOf(object),
+        name,
+        () => {
+          sim.host.storeBinding(object);
+          if (!sim.pods.has(name)) return;
+          const on = sim.podsOf(object).map((n, m) => Math.min(n, sim.runsOn(object, m)));
+          const elsewhere = (m: number) =>
+            targetOn(object, m) === 0 && MEMBERS.some((_, i) => targetOn(object, i) > 0);
+          sim.setPods(name, object.metadata!.uid!, on, (m) =>
+            object.metadata?.deletionTimestamp ? 'deleted' : elsewhere(m) ? 'moved' : 'scaledDown',
+          );
+        },
+        req.beforeEdit,
+      ),
+    (q) => req.beforeEdit.has(q.name),
   );
-  for (const q of sim.specs) {
-    if (!req.beforeEdit.has(q.name)) continue;
-    const ceiling = sim.ceilings.get(q.name)!;
-    for (const key of limitedKeys(q))
-      ceiling[key] += Math.max(0, sim.charged(q, key) - chargedBefore[q.name]![key]);
-    sim.awaitingRecount.set(q.name, ++sim.staleLandings);
-  }
+  for (const q of sim.specs)
+    if (req.beforeEdit.has(q.name)) sim.awaitingRecount.set(q.name, ++sim.staleLandings);
   // Every quota limits cpu: one that selects the binding and was not edited since the decision
   // must have refused a binding whose pods its charge cannot bound.
   const limiting = sim.specs.filter(

@@ -19,6 +19,7 @@ import {
   exercised,
   KEYS,
   LANDING_LIMIT_MS,
+  limitedKeys,
   limitsOf,
   MAX_CLOCK_SKEW_MS,
   MEMBERS,
@@ -539,6 +540,43 @@ export abstract class ModelState {
   /** What the stored bindings a quota selects are charged on `key`. */
   charged(quota: QuotaSpec, key: Key): number {
     return this.inScope(quota).reduce((sum, b) => sum + this.chargeNow(b)[key], 0);
+  }
+
+  /**
+   * Runs `change`, which grows stored charges with no admission (an OverridePolicy, a landing decided
+   * before an edit, a finished Job running again), and raises the LIMIT ceiling of each quota `of`
+   * selects by what it adds, until a recount covers it. The ClusterKarmadaQuota measures it over every
+   * namespace selected anywhere (the API server's labels or a replica's view), not only those LIMIT
+   * counts now: a namespace out of the count while a view lags keeps its allowance when it comes
+   * back (regressions.ts, "an override landing while a replica's view lags a relabel"). Returns the
+   * quotas whose charges grew.
+   */
+  growChargesUnadmitted(change: () => void, of: (q: QuotaSpec) => boolean = () => true): Set<string> {
+    const quotas = this.specs.filter(of);
+    const measure = () => {
+      this.countIn = NAMESPACES.filter(
+        (_, i) => this.labelled[i] || this.webhookLabelled.some((view) => view[i]),
+      );
+      try {
+        return quotas.map((q) => limitedKeys(q).map((key) => this.charged(q, key)));
+      } finally {
+        this.countIn = undefined;
+      }
+    };
+    const before = measure();
+    change();
+    const after = measure();
+    const grew = new Set<string>();
+    quotas.forEach((q, i) => {
+      const ceiling = this.ceilings.get(q.name)!;
+      limitedKeys(q).forEach((key, j) => {
+        const added = after[i]![j]! - before[i]![j]!;
+        if (added <= 0) return;
+        ceiling[key] += added;
+        grew.add(q.name);
+      });
+    });
+    return grew;
   }
 
   /**

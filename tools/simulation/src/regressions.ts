@@ -3043,6 +3043,79 @@ export const REGRESSIONS: Record<string, Regression> = {
       'request 1 stored: CREATE Job b0 (uid-1) replicas=6',
     ],
   },
+  // Found by `npm run sim -- --seeds 10000` (seed 760877546), the model's: team-b leaves and comes
+  // back, webhook-1 sees the two label changes after webhook-0. An OverridePolicy made while b6's
+  // change to 1 pod on member2 is in flight runs 2 there (a documented cause, allowed while no count
+  // sees it); the change lands while webhook-1's lagging view keeps team-b out of LIMIT's count, so
+  // its growth raised no ceiling, and when team-b came back b5's 6 pods and b0's 3 were admitted
+  // against b6's claim of 1: 11 of 10, beyond hard only by the override. Growth with no admission
+  // is now measured over every namespace selected anywhere (growChargesUnadmitted). Nothing to undo.
+  "an override landing while a replica's view lags a relabel": {
+    clusterQuota: true,
+    undone: [],
+    actions: [
+      { t: 'createKind', b: 6, kind: 'Job', replicas: 0, high: false, replica: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      {
+        t: 'update',
+        b: 6,
+        replicas: 1,
+        high: false,
+        replica: 0,
+        spread: 1,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'label', ns: 1 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'label', ns: 1 },
+      { t: 'labelDeliver', replica: 0 },
+      { t: 'sync', n: 2 },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'complete', i: 0 },
+      { t: 'reconcileCluster' },
+      { t: 'override', b: 6, m: 1, replicas: 2 },
+      { t: 'complete', i: 0 },
+      {
+        t: 'create',
+        b: 5,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'createKind', b: 0, kind: 'Job', replicas: 3, high: false, replica: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 3 },
+      { t: 'land', i: 0 },
+      {
+        t: 'update',
+        b: 5,
+        replicas: 6,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'surge', i: 0, n: 1 },
+    ],
+    shows: [
+      'webhook-1 sees namespace team-b unlabelled',
+      'OverridePolicy: member2 runs 2 of b6 wherever its binding schedules it there',
+      'request 1 stored: UPDATE b6 0->1 on ["member2=1"]',
+      'request 3 stored: CREATE Job b0 (uid-3) replicas=3',
+      'request 4 stored: UPDATE b5 0->6',
+    ],
+  },
 };
 
 /**

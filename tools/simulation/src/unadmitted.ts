@@ -9,7 +9,6 @@ import {
   BINDINGS,
   exercised,
   KEYS,
-  limitedKeys,
   MEMBERS,
   targetOn,
   type Action,
@@ -82,26 +81,21 @@ export function override(sim: Simulation, action: Extract<Action, { t: 'override
   const name = BINDINGS[action.b]!.name;
   const member = MEMBERS[action.m % MEMBERS.length]!;
   const stored = sim.versionOf(action.b);
-  const before = sim.specs.map((q) => limitedKeys(q).map((key) => sim.charged(q, key)));
-  unadmittedRuns(sim, stored === undefined ? 'Deployment' : kindOf(stored), name, () => {
-    const policy = sim.policies.get(name) ?? new Map<string, number>();
-    if (action.replicas < 0) policy.delete(member);
-    else policy.set(member, action.replicas);
-    if (policy.size === 0) sim.policies.delete(name);
-    else sim.policies.set(name, policy);
-    if (stored !== undefined && sim.pods.has(name)) {
-      const on = sim.podsOf(stored).map((n, m) => Math.min(n, sim.runsOn(stored, m)));
-      sim.setPods(name, stored.metadata!.uid!, on, () => 'scaledDown');
-    }
-  });
-  sim.specs.forEach((q, i) => {
-    const ceiling = sim.ceilings.get(q.name)!;
-    limitedKeys(q).forEach((key, j) => {
-      ceiling[key] += Math.max(0, sim.charged(q, key) - before[i]![j]!);
-    });
-    // Stored charges and those of changes in flight grew with no admission: counted by a recount.
-    sim.awaitingRecount.set(q.name, ++sim.staleLandings);
-  });
+  sim.growChargesUnadmitted(() =>
+    unadmittedRuns(sim, stored === undefined ? 'Deployment' : kindOf(stored), name, () => {
+      const policy = sim.policies.get(name) ?? new Map<string, number>();
+      if (action.replicas < 0) policy.delete(member);
+      else policy.set(member, action.replicas);
+      if (policy.size === 0) sim.policies.delete(name);
+      else sim.policies.set(name, policy);
+      if (stored !== undefined && sim.pods.has(name)) {
+        const on = sim.podsOf(stored).map((n, m) => Math.min(n, sim.runsOn(stored, m)));
+        sim.setPods(name, stored.metadata!.uid!, on, () => 'scaledDown');
+      }
+    }),
+  );
+  // Stored charges and those of changes in flight grew with no admission: counted by a recount.
+  for (const q of sim.specs) sim.awaitingRecount.set(q.name, ++sim.staleLandings);
   // A change of the name decided before the policy lands with it, as one decided before an edit.
   for (const req of sim.requests)
     if (!req.done && req.object.metadata?.name === name)
@@ -162,25 +156,18 @@ export function unadmitted(sim: Simulation, action: Extract<Action, { t: Unadmit
     sim.log(`members: finished Job ${name} re-created by Karmada, runs ${declared} pods`);
     unadmittedRuns(sim, kindOf(stored), name, () => sim.setPods(name, uid, targets, () => 'scaledDown'));
   } else {
-    const before = sim.specs.map((q) => limitedKeys(q).map((key) => sim.charged(q, key)));
-    unadmittedRuns(sim, kindOf(stored), name, () =>
-      sim.host.storeBinding({
-        ...stored,
-        metadata: { ...stored.metadata, resourceVersion: sim.host.nextVersion() },
-        status: runningStatus(stored),
-      }),
-    );
     // A charge grown with no admission: as for a change decided before an edit (LIMIT), the ceiling
     // rises by what it adds, and the accounting covers it once a recount has listed it.
-    sim.specs.forEach((q, i) => {
-      const ceiling = sim.ceilings.get(q.name)!;
-      limitedKeys(q).forEach((key, j) => {
-        const added = sim.charged(q, key) - before[i]![j]!;
-        if (added <= 0) return;
-        ceiling[key] += added;
-        sim.awaitingRecount.set(q.name, ++sim.staleLandings);
-      });
-    });
+    const grew = sim.growChargesUnadmitted(() =>
+      unadmittedRuns(sim, kindOf(stored), name, () =>
+        sim.host.storeBinding({
+          ...stored,
+          metadata: { ...stored.metadata, resourceVersion: sim.host.nextVersion() },
+          status: runningStatus(stored),
+        }),
+      ),
+    );
+    for (const q of grew) sim.awaitingRecount.set(q, ++sim.staleLandings);
     sim.log(`member: Job ${name} running again; Karmada writes the binding's status: running`);
   }
   exercised.unadmitted[action.t] = (exercised.unadmitted[action.t] ?? 0) + 1;
