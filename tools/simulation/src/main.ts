@@ -12,17 +12,29 @@ import { exercised } from './model.js';
 import { ownerExercised, simulateOwner, switchingActionsArbitrary } from './owner-protocol.js';
 import { simulate } from './simulation.js';
 
-const { values } = parseArgs({
-  options: {
-    seeds: { type: 'string', default: '1000' },
-    seed: { type: 'string' },
-    path: { type: 'string' },
-    owner: { type: 'boolean', default: false },
-    batched: { type: 'boolean', default: false },
-  },
-});
 const USAGE =
   'usage: npm run sim -- --seeds N [--seed S] [--path P] [--batched | --owner]  (N and S whole numbers)';
+const values = (() => {
+  try {
+    return parseArgs({
+      options: {
+        seeds: { type: 'string', default: '1000' },
+        seed: { type: 'string' },
+        path: { type: 'string' },
+        owner: { type: 'boolean', default: false },
+        batched: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const runs = Number(values.seeds);
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || (values.owner && values.batched)) {
