@@ -5,6 +5,7 @@ import { bindingCharge } from './charge.js';
 import {
   ABANDONED_AFTER_MS,
   admissionMark,
+  specDigest,
   decodeAdmittedMark,
   decodeWaiting,
   flushWaiting,
@@ -57,6 +58,29 @@ const refusal = {
   free: { cpu: '0' },
   retryVia: 'template' as const,
 };
+
+describe('specDigest', () => {
+  const spec = { replicas: 2, clusters: [{ name: 'm1', replicas: 2 }] };
+  it.each<[string, ResourceBinding, boolean]>([
+    ['the same spec', rb('web', spec), true],
+    ['the same spec on another object', rb('web', spec, 'uid-other'), true],
+    ['only the requeue poke differs', rb('web', { ...spec, rescheduleTriggeredAt: ago(0) }), true],
+    [
+      "only the template's class the services add differs",
+      rb('web', { ...spec, replicaRequirements: { priorityClassName: 'high' } }),
+      true,
+    ],
+    ['other replicas', rb('web', { ...spec, replicas: 3 }), false],
+    ['another placement', rb('web', { ...spec, clusters: [{ name: 'm2', replicas: 2 }] }), false],
+    [
+      'another resource request',
+      rb('web', { ...spec, replicaRequirements: { resourceRequest: { cpu: '1' } } }),
+      false,
+    ],
+  ])('%s: %p', (_name, other, same) => {
+    expect(specDigest(other) === specDigest(rb('web', spec))).toBe(same);
+  });
+});
 
 describe('admissionMark', () => {
   const at = new Date(ago(0));
@@ -359,7 +383,7 @@ describe('refusalNeedsWrite', () => {
 
 describe('decodeWaiting', () => {
   it('reads back what recordRefusal wrote', () => {
-    const written = record('web', { requeuedAt: ago(1) });
+    const written = record('web', { requeuedAt: ago(1), spec: 'digest' });
     expect(decodeWaiting(JSON.stringify(written))).toEqual(written);
   });
   it.each<[string, string]>([
@@ -369,6 +393,7 @@ describe('decodeWaiting', () => {
     ['a bad time', JSON.stringify({ ...record('web'), since: 'yesterday' })],
     ['an unknown writer', JSON.stringify({ ...record('web'), retryVia: 'user' })],
     ['a bad requeue time', JSON.stringify({ ...record('web'), requeuedAt: 'soon' })],
+    ['a number as spec digest', JSON.stringify({ ...record('web'), spec: 1 })],
   ])('refuses %s', (_, raw) => {
     expect(decodeWaiting(raw)).toHaveProperty('error');
   });
@@ -406,6 +431,29 @@ describe('liveWaiting', () => {
     const result = liveWaiting([r], bindings, NOW);
     expect(result.live).toEqual(live ? [r] : []);
     expect(result.forget).toEqual(live ? [] : [r]);
+  });
+
+  // web as stored: 3 replicas. A record carries the refused write's spec digest.
+  const stored = rb('web', { replicas: 3 });
+  it.each<[string, WaitingChange, boolean]>([
+    [
+      'its binding stored with the very spec refused (another write of it admitted): in place',
+      record('web', { spec: specDigest(stored) }),
+      false,
+    ],
+    [
+      'its binding stored with another spec: waiting',
+      record('web', { spec: specDigest(rb('web', { replicas: 4 })) }),
+      true,
+    ],
+    ['a record written before the digest existed: waiting', record('web'), true],
+    [
+      "a refused create's record, no binding of the name yet: waiting",
+      record('other', { uid: undefined, spec: specDigest(stored) }),
+      true,
+    ],
+  ])('%s', (_, r, live) => {
+    expect(liveWaiting([r], [stored], NOW).live).toEqual(live ? [r] : []);
   });
 });
 
@@ -757,6 +805,7 @@ describe('waitingRefusal', () => {
       retryVia: 'template',
       template: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
       priority: 100,
+      spec: specDigest(scaled),
     });
   });
 
@@ -772,6 +821,7 @@ describe('waitingRefusal', () => {
       retryVia: 'template',
       template: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
       priority: 100,
+      spec: specDigest(scaled),
     });
   });
 

@@ -10,6 +10,7 @@
  *   reactions: an annotation on the template re-runs the detector, `spec.rescheduleTriggeredAt` on the
  *   binding re-runs the scheduler.
  */
+import { createHash } from 'node:crypto';
 import {
   isJsonObject,
   sameJson,
@@ -66,6 +67,11 @@ export interface WaitingChange {
   template?: { apiVersion: string; kind: string; name: string };
   /** RFC 3339: when the reconciler last requeued it. */
   requeuedAt?: string;
+  /**
+   * The refused write's spec (specDigest): once the binding is stored with it, the change is in
+   * place and the wait is over (liveWaiting), however that write was admitted.
+   */
+  spec?: string;
 }
 
 /** The annotation a requeue sets on a template: any annotation change makes Karmada's detector retry. */
@@ -107,6 +113,29 @@ type Refusal = Extract<Decision, { allowed: false }>;
 
 /** A waiting change as one refusal describes it, before recordRefusal dates it. */
 export type RefusedChange = Omit<WaitingChange, 'since' | 'lastRefusedAt' | 'requeuedAt'>;
+
+/**
+ * A binding's spec as a short digest: a refused write and the binding stored with the same spec
+ * have the same. Left out: the requeue's poke (`spec.rescheduleTriggeredAt`, as specChanged does),
+ * and the priority class the services may add from the template (withTemplateClass: the webhook and
+ * the reconciler add it for different quotas; the template's resourceVersion in `spec.resource`
+ * tells its changes anyway). The API server serialises a custom object's keys sorted, so the same
+ * spec reads back as the same JSON.
+ */
+export function specDigest(object: ResourceBinding): string {
+  const given = object.spec?.replicaRequirements;
+  // withTemplateClass makes `replicaRequirements` for the class alone when the binding had none.
+  const rest = isJsonObject(given)
+    ? Object.fromEntries(Object.entries(given).filter(([key]) => key !== 'priorityClassName'))
+    : {};
+  const requirements = !isJsonObject(given) ? given : Object.keys(rest).length > 0 ? rest : undefined;
+  const spec = JSON.stringify({
+    ...object.spec,
+    rescheduleTriggeredAt: undefined,
+    replicaRequirements: requirements,
+  });
+  return createHash('sha256').update(spec).digest('base64url').slice(0, 16);
+}
 
 /**
  * Karmada's scheduling priority of a binding: `spec.schedulePriority.priority`, the value of the
@@ -154,6 +183,7 @@ export function waitingRefusal(
       ? { template: { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name } }
       : {}),
     ...(priority !== 0 ? { priority } : {}),
+    spec: specDigest(object),
   };
   if (refusal.shortfall === undefined) return { ...change, requested: {}, free: {} };
   // Each member's share too: a member cap the change can never fit under holds no room (member-caps.ts).
@@ -264,7 +294,8 @@ export function flushWaiting(
         ? mark
         : admitted;
   // A refusal repeated within REFUSAL_REWRITE_AFTER_MS is not written (refusalNeedsWrite): the record
-  // may stand for one that late, so only an admission after that ends it.
+  // may stand for one that late, so only an admission after that ends it (or the binding stored with
+  // the spec refused, liveWaiting).
   const ended = (record: WaitingChange, by: AdmittedMark): boolean =>
     record.uid === undefined ||
     (record.uid === by.uid &&
@@ -330,6 +361,7 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
     !isTime(value.lastRefusedAt) ||
     (value.retryVia !== 'template' && value.retryVia !== 'scheduler') ||
     (value.requeuedAt !== undefined && !isTime(value.requeuedAt)) ||
+    (value.spec !== undefined && typeof value.spec !== 'string') ||
     (value.needs !== undefined && !isWireList(value.needs)) ||
     (value.priority !== undefined && !Number.isInteger(value.priority))
   ) {
@@ -340,15 +372,18 @@ export function decodeWaiting(raw: string): WaitingChange | { error: string } {
 
 /**
  * The records still waiting, and the records to forget: those of deleted or re-created
- * bindings (withdrawn), refused creates whose binding now exists (created), requeued ones not refused since (admitted or withdrawn), and ones Karmada
- * stopped retrying (abandoned).
+ * bindings (withdrawn), refused creates whose binding now exists (created), refused updates whose
+ * binding is stored with the very spec refused (in place: another write of it was admitted, say
+ * Karmada's retry less than a second after the refusal, which cannot end the wait in flushWaiting),
+ * requeued ones not refused since (admitted or withdrawn), and ones Karmada stopped retrying
+ * (abandoned).
  */
 export function liveWaiting(
   records: readonly WaitingChange[],
   bindings: readonly ResourceBinding[],
   now: Date,
 ): { live: WaitingChange[]; forget: WaitingChange[] } {
-  const uids = new Map(bindings.map((b) => [b.metadata?.name, b.metadata?.uid]));
+  const byName = new Map(bindings.map((b) => [b.metadata?.name, b]));
   const live: WaitingChange[] = [];
   const forget: WaitingChange[] = [];
   for (const record of records) {
@@ -356,12 +391,18 @@ export function liveWaiting(
     const requeued = record.requeuedAt ? Date.parse(record.requeuedAt) : undefined;
     // A refused update names the stored binding's uid; a refused create has none (each attempt gets
     // a new one), and waits until a binding of that name exists.
-    const gone =
-      record.uid === undefined ? uids.has(record.binding) : uids.get(record.binding) !== record.uid;
+    const binding = byName.get(record.binding);
+    const gone = record.uid === undefined ? binding !== undefined : binding?.metadata?.uid !== record.uid;
+    const inPlace =
+      record.uid !== undefined &&
+      record.spec !== undefined &&
+      binding !== undefined &&
+      !gone &&
+      specDigest(binding) === record.spec;
     const settled =
       requeued !== undefined && lastRefused < requeued && now.getTime() - requeued > REQUEUE_SETTLE_MS;
     const abandoned = now.getTime() - lastRefused > ABANDONED_AFTER_MS;
-    if (gone || settled || abandoned) forget.push(record);
+    if (gone || inPlace || settled || abandoned) forget.push(record);
     else live.push(record);
   }
   return { live, forget };

@@ -191,6 +191,11 @@ export const actionArbitrary: fc.Arbitrary<Action> = fc.oneof(
       replica: fc.nat({ max: 1 }),
     }),
   },
+  // Karmada's own back-off: the writer of a refused write sends it again, with no requeue.
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('retry' as const), b: binding, replica: fc.nat({ max: 1 }) }),
+  },
   // A webhook replica tells Redis what it refused and admitted, in any order with the other's.
   {
     weight: 2,

@@ -3,7 +3,7 @@
  * LIMIT, ACCOUNTED, RUNS, DETECTED and LIVENESS, against the model's own recount (model-state.ts).
  */
 import type { KarmadaQuota, KarmadaQuotaStatus, ResourceBinding } from '#api';
-import { ABANDONED_AFTER_MS, STARVING_AFTER_MS, type ObservedCluster } from '#quota';
+import { ABANDONED_AFTER_MS, specChanged, STARVING_AFTER_MS, type ObservedCluster } from '#quota';
 import {
   BINDINGS,
   charge,
@@ -189,7 +189,10 @@ export abstract class Invariants extends ModelState {
    * could fit once enough frees holds the room (STARVING_AFTER_MS, by design).
    */
   protected liveness(step: number): Violation | undefined {
-    const live = this.waiting.live([...this.host.bindings.values()], this.now);
+    const live = this.waiting.live(
+      this.forServices([...this.host.bindings.values()], [...this.host.quotas.values()]),
+      this.now,
+    );
     // What the binding would hold in the quota once admitted is within its hard limit: as judged
     // when it was refused (its overrides then: the record keeps that charge; a policy changed since
     // is seen only when its write comes again).
@@ -208,13 +211,22 @@ export abstract class Invariants extends ModelState {
       const asked = this.host.quotas.has(q.name)
         ? Object.entries(record.requested).filter(([key]) => limitedKeys(q).includes(key as Key))
         : [];
-      if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
-      // Stored already by another write of the same spec, admitted before this refusal was recorded:
-      // the wait is over, though the record stays until it settles (re-sent, it asks nothing).
+      // Stored already by another write of the same spec: the wait is over, and a record still
+      // shown waiting after the settle rounds would stay until Karmada's retries stop (20 minutes).
       const stored = this.host.bindings.get(record.binding);
       const write = this.waiting.wantedWrite(record)!;
-      if (stored && stored.spec?.replicas === write.spec?.replicas && this.high(stored) === this.high(write))
-        continue;
+      if (
+        stored !== undefined &&
+        stored.metadata?.uid === record.uid &&
+        !specChanged(write, stored) &&
+        this.high(stored) === this.high(write)
+      )
+        return this.violation(
+          'LIVENESS',
+          step,
+          `${record.binding} still waits on quota ${record.quota} after ${REQUEUE_ROUNDS} requeue rounds, though its binding is stored with the spec it asks (${write.spec?.replicas} replicas${this.high(write) ? ' high' : ''}), refused last at ${record.lastRefusedAt}`,
+        );
+      if (!asked.every(([key, amount]) => milli(amount, key) <= this.free(q, key as Key))) continue;
       // More than hard once admitted, on a key it was not refused on (a limit lowered since): it can
       // never fit, whatever frees.
       if (this.host.quotas.has(q.name) && !couldFit(write, q)) continue;

@@ -193,6 +193,7 @@ export function land(sim: Simulation, req: Request): void {
         req.beforeEdit,
       ),
     (q) => req.beforeEdit.has(q.name),
+    req.overridden === true,
   );
   for (const q of sim.specs)
     if (req.beforeEdit.has(q.name)) sim.awaitingRecount.set(q.name, ++sim.staleLandings);
@@ -222,26 +223,56 @@ export function land(sim: Simulation, req: Request): void {
  * binding as stored now; nothing when the binding was created, deleted or re-created meanwhile.
  */
 export function resend(sim: Simulation, poke: Poke, replica: number): void {
-  const name = poke.record.binding;
+  sendAgain(sim, 'REQUEUED', poke.record.binding, poke.record.uid, poke.write, replica);
+}
+
+/**
+ * Karmada's own back-off (the 'retry' action): the writer of binding `name`'s last refused write
+ * sends it again, as a requeue's poke makes it do at once.
+ */
+export function retry(sim: Simulation, name: string, replica: number): void {
+  const answer = sim.lastAnswer.get(name);
+  if (answer === undefined || !answer.waits) return;
+  const write = answer.write;
+  exercised.retried++;
+  // A create's write names no stored version.
+  const uid = write.metadata?.resourceVersion ? write.metadata.uid : undefined;
+  sendAgain(sim, 'RETRIED', name, uid, write, replica);
+}
+
+/**
+ * `write`, refused for binding `name` (of object `uid`; none for a create), sent again against the
+ * binding as stored now: nothing when it was created, deleted or re-created meanwhile.
+ */
+function sendAgain(
+  sim: Simulation,
+  why: 'REQUEUED' | 'RETRIED',
+  name: string,
+  uid: string | undefined,
+  write: ResourceBinding,
+  replica: number,
+): void {
   const b = BINDING_INDEX.get(name)!;
   const stored = sim.versionOf(b);
-  const replicas = poke.write.spec?.replicas ?? 0;
-  const high = sim.high(poke.write);
-  if (poke.record.uid === undefined ? stored !== undefined : stored?.metadata?.uid !== poke.record.uid) {
-    sim.log(`requeue of ${name}: nothing to re-send, the binding changed meanwhile`);
+  const replicas = write.spec?.replicas ?? 0;
+  const high = sim.high(write);
+  if (uid === undefined ? stored !== undefined : stored?.metadata?.uid !== uid) {
+    sim.log(
+      `${why === 'REQUEUED' ? 'requeue' : 'retry'} of ${name}: nothing to re-send, the binding changed meanwhile`,
+    );
     return;
   }
-  exercised.requeueResent++;
+  if (why === 'REQUEUED') exercised.requeueResent++;
   // The write it wants, placement and kind as they were.
-  const rb = structuredClone(poke.write);
+  const rb = structuredClone(write);
   if (stored === undefined) {
-    const uid = `uid-${sim.nextId}`;
-    rb.metadata = { ...rb.metadata, uid, resourceVersion: '' };
+    const created = `uid-${sim.nextId}`;
+    rb.metadata = { ...rb.metadata, uid: created, resourceVersion: '' };
     delete rb.metadata.deletionTimestamp;
-    if (kindOf(rb) !== 'Deployment') sim.kinds.set(uid, kindOf(rb) as WorkloadKind);
+    if (kindOf(rb) !== 'Deployment') sim.kinds.set(created, kindOf(rb) as WorkloadKind);
     request(
       sim,
-      `REQUEUED CREATE ${name} (${uid}) replicas=${replicas}${high ? ' high' : ''}`,
+      `${why} CREATE ${name} (${created}) replicas=${replicas}${high ? ' high' : ''}`,
       rb,
       replica,
       false,
@@ -254,6 +285,6 @@ export function resend(sim: Simulation, poke: Poke, replica: number): void {
     resourceVersion: stored.metadata!.resourceVersion!,
     ...(stored.metadata?.deletionTimestamp ? { deletionTimestamp: stored.metadata.deletionTimestamp } : {}),
   };
-  const label = `REQUEUED UPDATE ${name} ${stored.spec!.replicas}->${replicas}${high ? ' high' : ''}`;
+  const label = `${why} UPDATE ${name} ${stored.spec!.replicas}->${replicas}${high ? ' high' : ''}`;
   request(sim, label, asUpdateOf(rb, stored), replica, false, stored);
 }

@@ -545,18 +545,25 @@ export abstract class ModelState {
   /**
    * Runs `change`, which grows stored charges with no admission (an OverridePolicy, a landing decided
    * before an edit, a finished Job running again), and raises the LIMIT ceiling of each quota `of`
-   * selects by what it adds, until a recount covers it. The ClusterKarmadaQuota measures it over every
+   * selects by what it adds, until a recount covers it. With `uncounted` (growth no count can have
+   * seen: an OverridePolicy's, a Job's running again), the ClusterKarmadaQuota measures it over every
    * namespace selected anywhere (the API server's labels or a replica's view), not only those LIMIT
-   * counts now: a namespace out of the count while a view lags keeps its allowance when it comes
-   * back (regressions.ts, "an override landing while a replica's view lags a relabel"). Returns the
-   * quotas whose charges grew.
+   * counts now: a namespace out of the count while a view lags keeps that allowance when it comes
+   * back (regressions.ts, "an override landing while a replica's view lags a relabel"). A change
+   * decided without the quota while a view lagged needs none: its namespace entering is an edit
+   * (namespaceEntered), and no batch trusts a count from before it. Returns the quotas that grew.
    */
-  growChargesUnadmitted(change: () => void, of: (q: QuotaSpec) => boolean = () => true): Set<string> {
+  growChargesUnadmitted(
+    change: () => void,
+    of: (q: QuotaSpec) => boolean = () => true,
+    uncounted = true,
+  ): Set<string> {
     const quotas = this.specs.filter(of);
     const measure = () => {
-      this.countIn = NAMESPACES.filter(
-        (_, i) => this.labelled[i] || this.webhookLabelled.some((view) => view[i]),
-      );
+      if (uncounted)
+        this.countIn = NAMESPACES.filter(
+          (_, i) => this.labelled[i] || this.webhookLabelled.some((view) => view[i]),
+        );
       try {
         return quotas.map((q) => limitedKeys(q).map((key) => this.charged(q, key)));
       } finally {

@@ -211,6 +211,11 @@ export type Action =
   | { t: 'override'; b: number; m: number; replicas: number }
   /** Karmada reacts to pending requeue `i` (a reconciler's poke): it re-sends the refused write. */
   | { t: 'requeue'; i: number; replica: number }
+  /**
+   * Karmada's back-off: the detector or scheduler sends binding `b`'s last refused write again (if
+   * its last answer was a refusal that waits), against the binding as stored now.
+   */
+  | { t: 'retry'; b: number; replica: number }
   | { t: 'waitingFlush'; replica: number }
   /**
    * An admin adds or removes namespace `ns`'s label the ClusterKarmadaQuota selects by (it enters or
@@ -237,6 +242,8 @@ export interface Request {
   done: boolean;
   /** Per quota, whether it was decided from a view older than the quota's last edit (see LIMIT). */
   beforeEdit: Set<string>;
+  /** Whether an OverridePolicy changed after its decision: what that adds is counted by no status yet. */
+  overridden?: boolean;
   /** The webhook replica it was sent to (a readmission's: the one the API server calls then). */
   replica?: number;
 }
@@ -484,6 +491,7 @@ export const exercised = {
   waitingRecorded: 0,
   requeued: 0,
   requeueResent: 0,
+  retried: 0,
   /** Quota edits by kind: a spec edit, a quota deleted, a quota created again. */
   quotaEdits: {} as Partial<Record<'edited' | 'deleted' | 'created', number>>,
   /** Checks that found a Warn or DryRun quota's stored charges over its hard limit (admitted, counted). */

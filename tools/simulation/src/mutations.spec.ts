@@ -69,6 +69,8 @@ describe('planted bugs', () => {
         expect(result.violation?.invariant).toBe(planted.invariant);
         console.log(`${planted.invariant} found in run ${result.runs} of ${runs}: ${planted.bug}`);
       },
+      // A run takes about 20 ms here, twice that beside the integration tests.
+      Math.max(120_000, 50 * Math.max(...PLANTED.map((p) => p.runs))),
     );
   });
 

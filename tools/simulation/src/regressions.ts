@@ -3116,6 +3116,123 @@ export const REGRESSIONS: Record<string, Regression> = {
       'request 4 stored: UPDATE b5 0->6',
     ],
   },
+  // Seen in test/karmada.test.ts as a flake (a Divided placement over a member's cap stayed in
+  // status.waiting), modelled once Karmada's own back-off retry was ('retry'): b3's change to 6 is
+  // refused with all 12 pods taken, recorded, room frees, the reconciler requeues it, and Karmada's
+  // retry is admitted 100 ms after the refusal. An admission less than a second after a refusal does
+  // not end the wait (a repeat of the refusal may not be written), and the record never settled or
+  // fit again, since the admitted change is counted: it stayed until abandoned after 20 minutes.
+  // Fixed: a record carries its refused write's spec digest (specDigest), and the reconciler forgets
+  // a record whose binding is stored with that very spec (liveWaiting).
+  'a retry admitted within a second of its refusal leaves no wait': {
+    undone: [
+      {
+        bug: 'a waiting record stays though its binding is stored with the very spec refused',
+        edits: [
+          {
+            file: 'libs/quota/src/waiting.ts',
+            from: '      specDigest(binding) === record.spec;',
+            to: '      specDigest(binding) === record.spec &&\n      false;',
+          },
+        ],
+        fails: 'LIVENESS',
+      },
+    ],
+    actions: [
+      {
+        t: 'create',
+        b: 4,
+        replicas: 6,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      {
+        t: 'create',
+        b: 3,
+        replicas: 5,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 1,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      {
+        t: 'update',
+        b: 3,
+        replicas: 6,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'waitingFlush', replica: 0 },
+      {
+        t: 'update',
+        b: 0,
+        replicas: 0,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'reconcile' },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'tick', ms: 100 },
+      { t: 'retry', b: 3, replica: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'waitingFlush', replica: 0 },
+    ],
+    shows: [
+      'request 3 answered refused: exceeded quota: all',
+      'reconciler requeues b3 (waiting on all)',
+      't+0.100s request 5 answered allowed',
+    ],
+  },
 };
 
 /**

@@ -51,9 +51,11 @@ describe('accounting simulation', () => {
     expect(exercised.detectionsBeyond).toBeGreaterThan(RUNS / 2);
     expect(exercised.unadmitted.jobRecreated).toBeGreaterThan(RUNS / 50);
     expect(exercised.unadmitted.jobRunsAgain).toBeGreaterThan(RUNS / 100);
-    // Refusals waited, and Karmada re-sent the writes the reconciler requeued.
+    // Refusals waited, Karmada re-sent the writes the reconciler requeued, and retried refused ones
+    // on its own back-off.
     expect(exercised.waitingRecorded).toBeGreaterThan(RUNS);
     expect(exercised.requeueResent).toBeGreaterThan(RUNS / 2);
+    expect(exercised.retried).toBeGreaterThan(RUNS / 5);
     // Pods went away terminating (scaled down, deleted, moved off a member, evicted, hand-made ones),
     // ran on until 'terminate' finished them, and RUNS counted them; workloads were created again
     // while their old pods terminated.

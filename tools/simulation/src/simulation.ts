@@ -34,6 +34,7 @@ import {
   land,
   landOne,
   resend,
+  retry,
   update,
   writeStatus,
 } from './karmada.js';
@@ -133,6 +134,8 @@ export class Simulation extends Invariants {
         if (poke !== undefined) resend(this, poke, action.replica % this.replicas.length);
         return;
       }
+      case 'retry':
+        return retry(this, BINDINGS[action.b % BINDINGS.length]!.name, action.replica % this.replicas.length);
       case 'waitingFlush':
         this.waiting.flush(this.now, action.replica % this.replicas.length);
         this.log(`webhook-${action.replica % this.replicas.length} flushes its waiting records`);

@@ -99,7 +99,10 @@ export function override(sim: Simulation, action: Extract<Action, { t: 'override
   // A change of the name decided before the policy lands with it, as one decided before an edit.
   for (const req of sim.requests)
     if (!req.done && req.object.metadata?.name === name)
-      for (const q of sim.specs) req.beforeEdit.add(q.name);
+      for (const q of sim.specs) {
+        req.beforeEdit.add(q.name);
+        req.overridden = true;
+      }
   sim.log(
     action.replicas < 0
       ? `OverridePolicy of ${name} on ${member} removed`
