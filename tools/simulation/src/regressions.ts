@@ -3233,6 +3233,77 @@ export const REGRESSIONS: Record<string, Regression> = {
       't+0.100s request 5 answered allowed',
     ],
   },
+  // Found by `npm run sim -- --seeds 10000` (seed 768478340), the model's: webhook-1's clock is
+  // 1,001 ms behind. b1's update is refused (the cluster quota's status unknown) and recorded; the
+  // reconciler requeues it, and webhook-1 refuses the re-sent write (quota all's status unknown),
+  // its clock putting that refusal before the stored one, so the flush drops it, and the record
+  // settles: the wait is lost until Karmada's next retry, the documented limit for decisions closer
+  // than the clocks differ (waiting-changes.md, Replicas). The model counted no inversion because
+  // both refusals asked nothing; a refusal dropped after a requeue of the record now counts.
+  // Nothing to undo.
+  'a refusal dropped by a clock behind, after a requeue, is an inversion': {
+    clusterQuota: true,
+    undone: [],
+    actions: [
+      { t: 'createKind', b: 1, kind: 'Job', replicas: 0, high: false, replica: 0 },
+      { t: 'label', ns: 0 },
+      { t: 'edit', q: 0, edit: 'scope', cpu: 2000 },
+      { t: 'label', ns: 1 },
+      { t: 'reconcileCluster' },
+      { t: 'skew', who: 1, ms: -1001 },
+      { t: 'fault', i: 0, fault: 'as of its start' },
+      { t: 'complete', i: 0 },
+      { t: 'createKind', b: 0, kind: 'Job', replicas: 0, high: false, replica: 0 },
+      { t: 'land', i: 0 },
+      { t: 'reconcileCluster' },
+      { t: 'fault', i: 0, fault: 'answer lost' },
+      {
+        t: 'update',
+        b: 1,
+        replicas: 1,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'sync', n: 2 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 3 },
+      { t: 'labelDeliver', replica: 1 },
+      { t: 'edit', q: 0, edit: 'scope', cpu: 2000 },
+      { t: 'reconcile' },
+      { t: 'complete', i: 0 },
+      { t: 'tick', ms: 1000 },
+      {
+        t: 'update',
+        b: 1,
+        replicas: 0,
+        high: true,
+        replica: 1,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'fault', i: 0, fault: 'as of its start' },
+      { t: 'complete', i: 0 },
+      { t: 'reconcile' },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      { t: 'requeue', i: 0, replica: 1 },
+      { t: 'tick', ms: 1 },
+      { t: 'pods', b: 0, n: 1, m: 0 },
+    ],
+    shows: [
+      'clock of webhook-1 set -1001 ms off',
+      'reconciler requeues b1 (waiting on ClusterKarmadaQuota/shared)',
+      'request 4 answered refused: status unknown for quota: all',
+    ],
+  },
 };
 
 /**

@@ -159,7 +159,16 @@ export class WaitingModel {
     const storedSeq = stored === undefined ? 0 : (this.recordSeq.get(field) ?? 0);
     const refused = news.refused;
     if (refused !== undefined && next === stored) {
-      if (stored !== undefined && sameJson(stored.requested, refused.change.requested)) return false;
+      // The same refusal stored already loses nothing, unless a requeue since it would let it settle.
+      const settling =
+        stored?.requeuedAt !== undefined && time(stored.requeuedAt) > time(stored.lastRefusedAt);
+      if (
+        stored !== undefined &&
+        !settling &&
+        stored.quota === refused.change.quota &&
+        sameJson(stored.requested, refused.change.requested)
+      )
+        return false;
       const by = stored !== undefined && storedSeq >= (mark?.seq ?? 0) ? stored.lastRefusedAt : mark?.mark.at;
       return (
         by !== undefined &&
