@@ -3304,6 +3304,85 @@ export const REGRESSIONS: Record<string, Regression> = {
       'request 4 answered refused: status unknown for quota: all',
     ],
   },
+  // Found by `npm run sim -- --seeds 10000` (seed 769001403), the model's: two writes of b0 are
+  // refused in one millisecond on the two replicas, 0->6 then 0->1. Webhook-0's admission of the
+  // requeued 0->1 replaces its refusal before it flushes, and webhook-1's older refusal, flushed
+  // after the requeue, is stamped after it and stays: the documented limit for decisions of one
+  // millisecond, put right by Karmada's next retry (waiting-changes.md, Replicas). The model
+  // compared the written refusal only with the stored record, not with the refusal decided after it
+  // that never reached the hash. Nothing to undo.
+  'a refusal written after a later one of the same millisecond is an inversion': {
+    clusterQuota: true,
+    undone: [],
+    actions: [
+      { t: 'createKind', b: 0, kind: 'Job', replicas: 0, high: false, replica: 0 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 5,
+        high: false,
+        replica: 0,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'complete', i: 0 },
+      {
+        t: 'create',
+        b: 0,
+        replicas: 6,
+        high: false,
+        replica: 1,
+        dryRun: false,
+        spread: 0,
+        duplicated: false,
+      },
+      { t: 'complete', i: 0 },
+      { t: 'land', i: 0 },
+      { t: 'complete', i: 0 },
+      {
+        t: 'update',
+        b: 0,
+        replicas: 2,
+        high: false,
+        replica: 1,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      { t: 'complete', i: 1 },
+      { t: 'complete', i: 1 },
+      { t: 'tick', ms: 121000 },
+      {
+        t: 'update',
+        b: 0,
+        replicas: 1,
+        high: false,
+        replica: 0,
+        spread: 0,
+        duplicated: false,
+        unscheduled: false,
+      },
+      {
+        t: 'update',
+        b: 0,
+        replicas: 6,
+        high: false,
+        replica: 1,
+        spread: 2,
+        duplicated: true,
+        unscheduled: false,
+      },
+      { t: 'reconcileCluster' },
+      { t: 'sync', n: 1 },
+    ],
+    shows: [
+      't+121.000s request 5 answered refused: exceeded quota: all',
+      't+121.000s request 4 answered refused: exceeded quota: all',
+      'request 6 stored: REQUEUED UPDATE b0 0->1',
+    ],
+  },
 };
 
 /**

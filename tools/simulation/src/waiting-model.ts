@@ -54,6 +54,8 @@ export class WaitingModel {
   private readonly newsSeq = new Map<WaitingNews, { admitted?: number; refused?: number }>();
   private readonly recordSeq = new Map<string, number>();
   private readonly markSeq = new Map<string, number>();
+  /** Per record field, the refusal decided last, by any replica: its order and its decider's time. */
+  private readonly latestRefusal = new Map<string, { seq: number; at: number }>();
   /**
    * Bindings whose record replicas flushed out of the order they decided in, by more than the
    * product can tell apart (decisions within the clocks' skew, or of one millisecond: the limit
@@ -98,6 +100,7 @@ export class WaitingModel {
     const news = this.newsOf(replica, change.binding);
     news.refused = { change, at: new Date(now) };
     this.newsSeq.set(news, { ...this.newsSeq.get(news), refused: ++this.decided });
+    this.latestRefusal.set(waitingField(change), { seq: this.decided, at: now });
     return true;
   }
 
@@ -176,6 +179,18 @@ export class WaitingModel {
         time(by) > refused.at.getTime()
       );
     }
+    // A refusal written though another of the field was decided after it, no later by the clocks (its
+    // news never reached the hash: that replica's admission of it replaced it, say).
+    const latest = this.latestRefusal.get(field);
+    if (
+      refused !== undefined &&
+      next !== undefined &&
+      next !== stored &&
+      latest !== undefined &&
+      latest.seq > (seq.refused ?? 0) &&
+      latest.at <= refused.at.getTime()
+    )
+      return true;
     if (stored === undefined || next === stored) return false;
     if (next === undefined)
       return storedSeq > (seq.admitted ?? 0) && time(stored.lastRefusedAt) < time(news.admitted!.at);
