@@ -98,11 +98,10 @@ export function override(sim: Simulation, action: Extract<Action, { t: 'override
   for (const q of sim.specs) sim.awaitingRecount.set(q.name, ++sim.staleLandings);
   // A change of the name decided before the policy lands with it, as one decided before an edit.
   for (const req of sim.requests)
-    if (!req.done && req.object.metadata?.name === name)
-      for (const q of sim.specs) {
-        req.beforeEdit.add(q.name);
-        req.overridden = true;
-      }
+    if (!req.done && req.object.metadata?.name === name) {
+      for (const q of sim.specs) req.beforeEdit.add(q.name);
+      req.overridden = true;
+    }
   sim.log(
     action.replicas < 0
       ? `OverridePolicy of ${name} on ${member} removed`
