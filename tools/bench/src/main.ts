@@ -58,6 +58,8 @@ const SCENARIOS = {
   'user-latency': 'userLatency',
 } as const;
 type ScenarioKey = (typeof SCENARIOS)[keyof typeof SCENARIOS];
+/** Scenarios whose figures are timings only, with no correctness audit: `--audited` leaves them out. */
+const UNAUDITED: readonly ScenarioKey[] = ['userLatency'];
 
 const USAGE = `usage: npm run bench [-- [--quick] [--json FILE] [--only NAME,...] [--admission-mode MODE]]
   Starts a local federation (etcd, host and 2 member API servers, the product's services), runs
@@ -68,6 +70,8 @@ const USAGE = `usage: npm run bench [-- [--quick] [--json FILE] [--only NAME,...
   --json FILE   also write the figures and the machine as JSON to FILE
   --only NAMES  run only these scenarios (${Object.keys(SCENARIOS).join(', ')});
                 resync needs end-to-end's bindings, so it runs that too
+  --audited     run only the scenarios with a correctness audit (every one but user-latency, whose
+                figures are timings only): what CI runs, for its audits
   --profile     CPU-profile the services each scenario starts (node --cpu-prof) into
                 bench-profiles/<start time>/<scenario>/, and print where their time went
   --admission-mode MODE
@@ -101,6 +105,7 @@ async function main(): Promise<number> {
       quick: { type: 'boolean', default: false },
       json: { type: 'string' },
       only: { type: 'string' },
+      audited: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       'admission-mode': { type: 'string', default: 'batched' },
       help: { type: 'boolean', short: 'h' },
@@ -117,6 +122,7 @@ async function main(): Promise<number> {
     if (!key) throw new Error(`--only: unknown scenario "${name}"\n${USAGE}`);
     selected.add(key);
   }
+  if (values.audited) for (const key of UNAUDITED) selected.delete(key);
   if (selected.has('resync')) selected.add('endToEnd');
   const admissionMode = values['admission-mode'] as BenchAdmissionMode;
   if (!BENCH_ADMISSION_MODES.includes(admissionMode))
@@ -166,7 +172,7 @@ async function main(): Promise<number> {
     code: describeCode(repoRoot()),
     mode: values.quick ? 'quick' : 'full',
     admissionMode,
-    ...(values.only ? { only: [...selected] } : {}),
+    ...(values.only || values.audited ? { only: [...selected] } : {}),
     startedAt: new Date(started).toISOString(),
     durationSeconds: 0,
     sizes,
