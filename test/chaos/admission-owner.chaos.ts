@@ -179,6 +179,10 @@ function load(prefix: string) {
   };
 }
 
+/** How many of each outcome. */
+const tally = (outcomes: readonly Outcome[]): Partial<Record<Outcome, number>> =>
+  outcomes.reduce<Partial<Record<Outcome, number>>>((t, o) => ({ ...t, [o]: (t[o] ?? 0) + 1 }), {});
+
 /**
  * How long after `since` an increase is decided again (admitted or denied, not refused for the owner's
  * absence): probes 50 ms apart, so the figure is late by at most that and a probe's round trip.
@@ -195,18 +199,34 @@ async function admittingAgain(since: number): Promise<number> {
 test('two replicas, one owner: never over the limit, the other forwards, no claim in any status', async () => {
   const first = await eventually(owner, (o) => o !== undefined, 30_000);
   const other = 1 - first!;
-  const outcomes = await Promise.all(Array.from({ length: 15 }, (_, i) => createOnce(`first-${i}`)));
-  expect(outcomes.filter((o) => o === 'admitted')).toHaveLength(10);
-  expect(outcomes.filter((o) => o === 'denied')).toHaveLength(5);
+  const names = Array.from({ length: 15 }, (_, i) => `first-${i}`);
+  const outcomes = await Promise.all(names.map((name) => createOnce(name)));
+  const claimsSettled = () =>
+    eventually(
+      async () => metricValue(await metrics(first!), 'karmada_quota_admission_owner_claims'),
+      (claims) => claims === 0,
+      30_000,
+    );
+  await claimsSettled();
+  // On a loaded machine a create may fail closed (the API server's call or a forward out of time);
+  // Karmada sends such a write again. Sent again once what its decision may have claimed has lapsed
+  // (the landing window), each is decided, and the tally is exact.
+  const failedClosed = names.filter((_, i) => outcomes[i] === 'unavailable' || outcomes[i] === 'unreached');
+  process.stderr.write(
+    `[admission-owner] ${failedClosed.length} of 15 creates failed closed and were sent again\n`,
+  );
+  for (const name of failedClosed) {
+    let outcome: Outcome;
+    do outcome = await createOnce(name);
+    while (outcome === 'unavailable' || outcome === 'unreached');
+    outcomes[names.indexOf(name)] = outcome;
+  }
+  expect(tally(outcomes)).toEqual({ admitted: 10, denied: 5 });
   expect(await storedMilliCpu()).toBe(10_000);
   // The proxy spread the API server's connections: the other replica's changes were decided by the owner.
   expect(await forwarded(other, 'answered')).toBeGreaterThan(0);
-  expect(await forwarded(other, 'failed')).toBe(0);
-  await eventually(
-    async () => metricValue(await metrics(first!), 'karmada_quota_admission_owner_claims'),
-    (claims) => claims === 0,
-    30_000,
-  );
+  expect(await forwarded(other, 'failed')).toBeLessThanOrEqual(failedClosed.length);
+  await claimsSettled();
   expect(await createOnce('one-too-many')).toBe('denied');
   // Nothing was written to a status by admission: no version of the quota ever listed a claim.
   expect(scenario.recorder.of('team').every((sample) => sample.reservations.length === 0)).toBe(true);
