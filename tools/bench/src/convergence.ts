@@ -33,28 +33,32 @@ const REFLECT_TIMEOUT_MS = 60_000;
 const SWEEP_MARGIN_MS = 20_000;
 
 /**
- * Waits until every claim end-to-end left on its quotas has expired and the sweep has had time to drop
- * it (the scenarios before end-to-end had their quotas deleted).
+ * Waits until no quota end-to-end drove lists a claim (the reconciler retired them as their bindings
+ * landed), or until the last one listed has expired and the sweep has had time to drop it (the
+ * scenarios before end-to-end had their quotas deleted).
  */
-async function untilEarlierClaimsExpired(ctx: BenchContext, host: ApiEndpoint): Promise<void> {
+async function untilEarlierClaimsGone(ctx: BenchContext, host: ApiEndpoint): Promise<void> {
   const objects = kubeConfigFor(host).makeApiClient(k8s.CustomObjectsApi);
-  const quotas = (
-    (await objects.listClusterCustomObject({ ...KARMADA_QUOTA, labelSelector: `${RESYNC_LABEL}=true` })) as {
-      items: KarmadaQuota[];
-    }
-  ).items;
-  const lastExpiry = Math.max(
-    0,
-    ...quotas.flatMap((q) =>
-      (q.status?.reservations ?? []).map((r) => Date.parse(r.expirationTime ?? '') || 0),
-    ),
-  );
-  const waitMs = lastExpiry + SWEEP_MARGIN_MS - Date.now();
-  if (waitMs <= 0) return;
+  const claims = async () =>
+    (
+      (await objects.listClusterCustomObject({
+        ...KARMADA_QUOTA,
+        labelSelector: `${RESYNC_LABEL}=true`,
+      })) as {
+        items: KarmadaQuota[];
+      }
+    ).items.flatMap((q) => q.status?.reservations ?? []);
+  const listed = await claims();
+  if (listed.length === 0) return;
+  const lastExpiry = Math.max(0, ...listed.map((r) => Date.parse(r.expirationTime ?? '') || 0));
+  const deadline = lastExpiry + SWEEP_MARGIN_MS;
   ctx.log(
-    `convergence: waiting ${Math.ceil(waitMs / 1000)} s for earlier scenarios' claims to expire and be swept`,
+    `convergence: waiting for earlier scenarios' ${listed.length} claims to be retired, or expired and ` +
+      `swept (at most ${Math.max(0, Math.ceil((deadline - Date.now()) / 1000))} s)`,
   );
-  await sleep(waitMs);
+  const started = Date.now();
+  while (Date.now() < deadline && (await claims()).length > 0) await sleep(1_000);
+  ctx.log(`convergence: waited ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
 /**
@@ -74,9 +78,9 @@ export async function runConvergence(ctx: BenchContext): Promise<ConvergenceFigu
   await createQuota(host, NAMESPACE, QUOTA, { pods: '100k', cpu: '10k' });
 
   // Pod churn alone: not behind the reconciles an earlier scenario (end-to-end) left, queued or due:
-  // its claims expire up to RESERVATION_TTL_SECONDS (120 s) after it ends, and the expiry sweep
-  // (every 15 s) queues each namespace holding an expired one.
-  await untilEarlierClaimsExpired(ctx, host);
+  // a claim still listed expires up to RESERVATION_TTL_SECONDS (120 s) after it ends, and the expiry
+  // sweep (every 15 s) queues each namespace holding an expired one; a retired claim queues nothing.
+  await untilEarlierClaimsGone(ctx, host);
   const reconcileQueue = openReconcileQueue(ctx.redisUrl);
   try {
     ctx.log('convergence: waiting until the reconciler has no job queued');
