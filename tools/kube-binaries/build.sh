@@ -19,41 +19,32 @@ module_version() { # module dir, module path -> version required by that wrapper
   (cd "$here/$1" && go list -m -f '{{.Version}}' "$2")
 }
 
-exec_name() { # package path -> the name go build gives its binary (a /vN suffix is skipped)
-  local name="${1##*/}"
-  if [[ "$name" =~ ^v[0-9]+$ ]]; then name="${1%/*}"; name="${name##*/}"; fi
-  echo "$name"
-}
-
 build() { # wrapper dir, version, output dir, then "binary=package" pairs
   local dir="$1" version="$2" out="$3"; shift 3
   local missing=()
   for pair in "$@"; do [ -x "$out/${pair%%=*}" ] || missing+=("$pair"); done
   if [ ${#missing[@]} -eq 0 ]; then echo "$out"; return; fi
   mkdir -p "$out"
-  local pkgs=() bins=()
-  for pair in "${missing[@]}"; do bins+=("${pair%%=*}"); pkgs+=("${pair#*=}"); done
-  echo "building ${bins[*]} $version (first run on this machine: this takes minutes)..." >&2
-  local ldflags="" tags=""
-  case "${pkgs[0]}" in
-    k8s.io/kubernetes/*)
-      ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean" ;;
-    github.com/karmada-io/karmada/*)
-      ldflags="-X github.com/karmada-io/karmada/pkg/version.gitVersion=$version"
-      # As Karmada's own hack/build.sh builds its releases: without this tag k8s.io/api v0.35 types
-      # are no protobuf messages, and karmada-scheduler panics at its first scheduler-estimator call.
-      tags="kubernetes_protomessage_one_more_release" ;;
-    helm.sh/helm/*)
-      ldflags="-X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
-  esac
-  # One go build for all of a module's binaries: it links them in parallel. Into a directory of this
-  # process, then renamed, so neither an interrupted build nor one racing it (parallel test workers
-  # on a cold cache) ever leaves a broken binary cached.
-  local partial="$out/.partial.$$"
-  rm -rf "$partial" && mkdir -p "$partial"
-  (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$partial/" "${pkgs[@]}")
-  for i in "${!bins[@]}"; do mv -f "$partial/$(exec_name "${pkgs[$i]}")" "$out/${bins[$i]}"; done
-  rm -rf "$partial"
+  for pair in "${missing[@]}"; do
+    local bin="${pair%%=*}" pkg="${pair#*=}"
+    echo "building $bin $version (first run on this machine: this takes minutes)..." >&2
+    local ldflags="" tags=""
+    case "$pkg" in
+      k8s.io/kubernetes/*)
+        ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean" ;;
+      github.com/karmada-io/karmada/*)
+        ldflags="-X github.com/karmada-io/karmada/pkg/version.gitVersion=$version"
+        # As Karmada's own hack/build.sh builds its releases: without this tag k8s.io/api v0.35 types
+        # are no protobuf messages, and karmada-scheduler panics at its first scheduler-estimator call.
+        tags="kubernetes_protomessage_one_more_release" ;;
+      helm.sh/helm/*)
+        ldflags="-X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
+    esac
+    # Build to a temp name of this process and rename, so neither an interrupted build nor one racing
+    # it (parallel test workers on a cold cache) ever leaves a broken binary cached.
+    (cd "$here/$dir" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out/.$bin.partial.$$" "$pkg")
+    mv -f "$out/.$bin.partial.$$" "$out/$bin"
+  done
   echo "$out"
 }
 
@@ -75,20 +66,11 @@ etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kube_version="$(module_version kubernetes k8s.io/kubernetes)"
 helm_version="$(module_version helm helm.sh/helm/v4)"
 registry_version="$(module_version registry github.com/google/go-containerregistry)"
-# Helm and the registry beside etcd and Kubernetes: a cold build waits on the module proxy and links
-# alone at times, leaving a core idle.
-tools_out="$(mktemp)"
-trap 'wait; rm -f "$tools_out"' EXIT
-(
-  build helm "$helm_version" "$cache/helm-$helm_version" "helm=helm.sh/helm/v4/cmd/helm"
-  build registry "$registry_version" "$cache/registry-$registry_version" \
-    "registry=github.com/google/go-containerregistry/cmd/registry"
-) >"$tools_out" &
-tools=$!
 build etcd "$etcd_version" "$cache/etcd-$etcd_version" "etcd=go.etcd.io/etcd/server/v3"
 build kubernetes "$kube_version" "$cache/kubernetes-$kube_version" \
   "kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver" \
   "kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager" \
   "kubectl=k8s.io/kubernetes/cmd/kubectl"
-wait "$tools"
-cat "$tools_out"
+build helm "$helm_version" "$cache/helm-$helm_version" "helm=helm.sh/helm/v4/cmd/helm"
+build registry "$registry_version" "$cache/registry-$registry_version" \
+  "registry=github.com/google/go-containerregistry/cmd/registry"
